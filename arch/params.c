@@ -1,0 +1,223 @@
+/*
+ * params.c -- every config parameter, declared once.
+ *
+ * These tables drive the binding of a config to struct arch_chip (bind.c),
+ * the defaults, `sim help config`, docs/config-reference.md and the error for
+ * an unknown key. To add a parameter: add a field to arch.h and a row here.
+ */
+#include "arch_int.h"
+
+#include <string.h>
+
+#define F(st, fld) offsetof(struct st, fld), sizeof(((struct st *)0)->fld)
+
+/* clang-format off */
+#define INT(k, st, fld, fl, def, lo, hi, d)   {k, P_INT, UNIT_NONE, fl, def, lo, hi, NULL, F(st, fld), d}
+#define FLT(k, st, fld, fl, def, lo, hi, d)   {k, P_FLOAT, UNIT_NONE, fl, def, lo, hi, NULL, F(st, fld), d}
+#define BOOL(k, st, fld, def, d)              {k, P_BOOL, UNIT_NONE, 0, def, 0, 1, NULL, F(st, fld), d}
+#define STR(k, st, fld, fl, d)                {k, P_STR, UNIT_NONE, fl, NULL, 0, 0, NULL, F(st, fld), d}
+#define ENUM(k, st, fld, fl, def, ch, d)      {k, P_ENUM, UNIT_NONE, fl, def, 0, 0, ch, F(st, fld), d}
+#define QTY(k, u, st, fld, fl, def, lo, hi, d) {k, P_QTY, u, fl, def, lo, hi, NULL, F(st, fld), d}
+
+#define REQ PF_REQUIRED
+#define ANY 1e30
+
+static const struct arch_param chip_params[] = {
+	STR("vendor", arch_chip, vendor, REQ, "vendor, e.g. \"NVIDIA\""),
+	STR("name", arch_chip, name, REQ, "product name, e.g. \"H100 SXM5 80GB\""),
+	STR("arch", arch_chip, archname, 0, "microarchitecture, e.g. \"Hopper\""),
+	STR("process", arch_chip, process, 0, "process node, e.g. \"TSMC 4N\""),
+	STR("form", arch_chip, form, 0, "form factor: SXM, PCIe, OAM, ..."),
+	INT("year", arch_chip, year, 0, NULL, 1990, 2100, "year of launch"),
+	QTY("tdp", UNIT_POWER, arch_chip, tdp_w, 0, NULL, 0, 1e5, "board power (TDP); absent = unpublished"),
+	QTY("price", UNIT_USD, arch_chip, price_usd, 0, NULL, 0, 1e8, "list price; absent = unpublished"),
+	STR("notes", arch_chip, notes, 0, "what is unpublished and the assumption made instead"),
+};
+
+static const struct arch_param dies_params[] = {
+	INT("count", arch_dies, count, 0, "1", 1, 64, "compute dies (chiplets); compute units and L2 split evenly"),
+	INT("io_count", arch_dies, io_count, 0, "0", 0, 64, "I/O dies the compute dies sit on (MI300X: 4)"),
+	ENUM("topology", arch_dies, topology, 0, "pair", "pair|ring|mesh|full|via_io",
+	     "how dies connect: pair (2 dies), ring, mesh, full, via_io (through I/O dies)"),
+	QTY("d2d_bandwidth", UNIT_BANDWIDTH, arch_dies, d2d_bw_Bps, 0, NULL, 0, ANY,
+	    "die-to-die bandwidth between two neighbouring dies, per direction"),
+	QTY("d2d_latency", UNIT_TIME, arch_dies, d2d_latency_s, 0, NULL, 0, 1e-3,
+	    "extra latency of an access that crosses a die boundary"),
+};
+
+#define VEC(dt, name) FLT("vector." name, arch_unit, vec[dt], 0, NULL, 0, 1e6, \
+	"vector " name " FMA results per clock per unit (fp32 lanes: 128 on H100)")
+#define MAT(dt, name) FLT("matrix." name, arch_unit, mat[dt], 0, NULL, 0, 1e7, \
+	"dense " name " MACs per clock per matrix unit")
+
+static const struct arch_param unit_params[] = {
+	ENUM("kind", arch_unit, kind, REQ, NULL,
+	     "sm|cu|aicore|cube|vector|mlu_core|tensorcore|tile|tpc|mme|pe|core|spc|xe_core",
+	     "what a unit is: NVIDIA SM, AMD CU, Ascend AI core, TPU TensorCore, IPU tile ..."),
+	INT("count", arch_unit, count, REQ, NULL, 1, 1e6, "units on the chip (all dies)"),
+	QTY("clock", UNIT_FREQ, arch_unit, clock_hz, REQ, NULL, 1e6, 1e10,
+	    "clock of vector peaks and fp64 matrix peaks (boost clock)"),
+	QTY("tensor_clock", UNIT_FREQ, arch_unit, tensor_clock_hz, 0, NULL, 1e6, 1e10,
+	    "clock of tf32-and-narrower matrix peaks where the vendor uses a lower one (H100: 1830 MHz); default: clock"),
+	INT("warp_size", arch_unit, warp_size, 0, "32", 1, 1024, "threads per warp (NVIDIA 32) or wavefront (AMD 64)"),
+	INT("schedulers", arch_unit, schedulers, 0, "4", 1, 64, "warp schedulers (issue slots) per unit"),
+	INT("max_warps", arch_unit, max_warps, 0, "64", 1, 4096, "resident warps per unit"),
+	INT("max_ctas", arch_unit, max_ctas, 0, "32", 1, 1024, "resident CTAs (thread blocks) per unit"),
+	QTY("registers", UNIT_BYTES, arch_unit, regfile_bytes, 0, NULL, 0, 1e9, "register file per unit"),
+	QTY("shared_mem", UNIT_BYTES, arch_unit, smem_bytes, 0, NULL, 0, 1e9,
+	    "shared memory / LDS / local buffer usable per unit"),
+	QTY("l1", UNIT_BYTES, arch_unit, l1_bytes, 0, NULL, 0, 1e9, "L1 data cache per unit (combined with shared memory where it is)"),
+	VEC(DT_FP64, "fp64"), VEC(DT_FP32, "fp32"), VEC(DT_FP16, "fp16"), VEC(DT_BF16, "bf16"),
+	VEC(DT_INT32, "int32"),
+	FLT("vector.int8", arch_unit, vec[DT_INT8], 0, NULL, 0, 1e6, "vector int8 dot-product MACs per clock per unit (dp4a: 4 x int32 lanes)"),
+	FLT("vector.sfu", arch_unit, sfu, 0, NULL, 0, 1e6, "special-function results (exp, rsqrt ...) per clock per unit"),
+	INT("matrix.units", arch_unit, mat_units, 0, "0", 0, 1024, "matrix units (tensor cores, cubes, MXUs) per compute unit"),
+	MAT(DT_FP64, "fp64"), MAT(DT_FP32, "fp32"), MAT(DT_TF32, "tf32"), MAT(DT_FP16, "fp16"),
+	MAT(DT_BF16, "bf16"), MAT(DT_FP8, "fp8"), MAT(DT_FP4, "fp4"), MAT(DT_INT8, "int8"),
+	MAT(DT_INT4, "int4"),
+	FLT("matrix.fp16_acc16", arch_unit, mat_fp16_acc16, 0, NULL, 0, 1e7,
+	    "fp16 MACs per clock with fp16 accumulate, where faster than matrix.fp16 (GeForce); default: matrix.fp16"),
+	FLT("matrix.sparsity", arch_unit, sparsity, 0, "1", 1, 16, "speed-up of 2:4 structured sparsity (2 on A100/H100; 1 = none)"),
+};
+
+#define MEMTYPES "HBM|HBM2|HBM2e|HBM3|HBM3e|GDDR5|GDDR5X|GDDR6|GDDR6X|GDDR7|LPDDR4|LPDDR4X|LPDDR5|LPDDR5X|DDR4|DDR5|SRAM"
+
+static const struct arch_param dram_params[] = {
+	ENUM("type", arch_mem, type, REQ, NULL, MEMTYPES, "device memory technology (SRAM for chips without DRAM)"),
+	QTY("capacity", UNIT_BYTES, arch_mem, size_bytes, REQ, NULL, 1e6, 1e15, "capacity"),
+	QTY("bandwidth", UNIT_BANDWIDTH, arch_mem, bw_Bps, 0, NULL, 1e6, 1e15,
+	    "peak bandwidth; default: bus_width x data_rate"),
+	QTY("latency", UNIT_TIME, arch_mem, latency_s, 0, NULL, 0, 1e-3, "load-to-use latency of a miss to device memory"),
+	INT("stacks", arch_mem, stacks, 0, NULL, 0, 64, "HBM stacks (or memory channels)"),
+	FLT("bus_width", arch_mem, bus_bits, 0, NULL, 0, 1e5, "interface width in bits (H100: 5120)"),
+	QTY("data_rate", UNIT_BANDWIDTH, arch_mem, data_rate_bps, 0, NULL, 0, 1e12, "per-pin data rate, e.g. \"6.4 Gb/s\""),
+};
+
+static const struct arch_param cache_params[] = {
+	STR("type", arch_mem, type, 0, "what it is called: \"L2\", \"Infinity Cache\", \"SRAM\""),
+	QTY("size", UNIT_BYTES, arch_mem, size_bytes, REQ, NULL, 1e3, 1e12, "capacity (whole chip)"),
+	QTY("bandwidth", UNIT_BANDWIDTH, arch_mem, bw_Bps, 0, NULL, 0, 1e16, "peak read bandwidth (whole chip)"),
+	QTY("latency", UNIT_TIME, arch_mem, latency_s, 0, NULL, 0, 1e-3, "load-to-use latency of a hit"),
+	INT("slices", arch_mem, slices, 0, NULL, 0, 4096, "slices / partitions"),
+};
+
+#define LINKKINDS "nvlink|nvlink_c2c|pcie|hccs|xgmi|infinity_fabric|mlulink|blink|esl|ici|ipulink|mtlink|metaxlink|" \
+	"roce|ethernet|infiniband|cxl|d2d|other"
+
+static const struct arch_param link_params[] = {
+	ENUM("kind", arch_link, kind, REQ, NULL, LINKKINDS, "link technology"),
+	STR("version", arch_link, version, 0, "generation, e.g. \"4.0\""),
+	INT("count", arch_link, count, 0, "1", 1, 1024, "links of this kind per device"),
+	QTY("bandwidth", UNIT_BANDWIDTH, arch_link, bw_Bps, 0, NULL, 1e6, 1e14,
+	    "per link, per direction; default for pcie: gen x lanes"),
+	QTY("latency", UNIT_TIME, arch_link, latency_s, 0, NULL, 0, 1e-2, "one-hop latency"),
+	INT("gen", arch_link, pcie_gen, 0, NULL, 1, 7, "PCIe generation (kind pcie)"),
+	INT("lanes", arch_link, pcie_lanes, 0, NULL, 1, 32, "PCIe lanes (kind pcie)"),
+};
+
+static const struct arch_param system_params[] = {
+	INT("devices_per_node", arch_system, devices_per_node, REQ, NULL, 1, 1024, "devices in one node (DGX H100: 8)"),
+	ENUM("topology", arch_system, topology, 0, "switch", "switch|full_mesh|hybrid_cube_mesh|ring|torus|pcie_host",
+	     "intra-node topology"),
+	STR("link", arch_system, link, 0, "name of the links.* group that connects devices in a node; default: none (PCIe)"),
+	INT("switches", arch_system, switches, 0, "0", 0, 64, "switch chips in a node (DGX H100: 4 NVSwitches)"),
+	QTY("switch_latency", UNIT_TIME, arch_system, switch_latency_s, 0, NULL, 0, 1e-3, "latency through a node switch"),
+	BOOL("in_switch_reduction", arch_system, in_switch_reduction, "false", "switch reduces in the network (NVLS / SHARP)"),
+	INT("nics_per_device", arch_system, nics_per_device, 0, "0", 0, 64, "scale-out NICs per device"),
+	QTY("nic_bandwidth", UNIT_BANDWIDTH, arch_system, nic_bw_Bps, 0, NULL, 0, 1e13, "per NIC, per direction (\"400 Gb/s\")"),
+	QTY("nic_latency", UNIT_TIME, arch_system, nic_latency_s, 0, NULL, 0, 1e-2, "NIC-to-NIC latency of one hop"),
+	ENUM("fabric", arch_system, fabric, 0, "none", "none|fat_tree|rail_optimized|torus|dragonfly", "inter-node fabric"),
+	INT("nodes", arch_system, nodes, 0, "0", 0, 1e6, "nodes in the cluster; 0 = as many as the trace's ranks need"),
+	INT("fabric_tiers", arch_system, fabric_tiers, 0, "2", 0, 5, "switch tiers of the fabric"),
+	FLT("oversubscription", arch_system, oversubscription, 0, "1", 1, 64, "fabric oversubscription (1 = non-blocking)"),
+	QTY("fabric_latency", UNIT_TIME, arch_system, fabric_latency_s, 0, NULL, 0, 1e-2, "latency per fabric switch hop"),
+};
+
+#define PUBM(dt, name) QTY("matrix." name, UNIT_FLOPS, arch_published, mat[dt], 0, NULL, 0, 1e18, \
+	"published dense " name " matrix peak (OPS for ints)")
+#define PUBV(dt, name) QTY("vector." name, UNIT_FLOPS, arch_published, vec[dt], 0, NULL, 0, 1e18, \
+	"published " name " vector (non-tensor) peak")
+
+static const struct arch_param published_params[] = {
+	PUBM(DT_FP64, "fp64"), PUBM(DT_FP32, "fp32"), PUBM(DT_TF32, "tf32"), PUBM(DT_FP16, "fp16"),
+	PUBM(DT_BF16, "bf16"), PUBM(DT_FP8, "fp8"), PUBM(DT_FP4, "fp4"), PUBM(DT_INT8, "int8"),
+	PUBM(DT_INT4, "int4"),
+	PUBV(DT_FP64, "fp64"), PUBV(DT_FP32, "fp32"), PUBV(DT_FP16, "fp16"), PUBV(DT_BF16, "bf16"),
+	PUBV(DT_INT8, "int8"),
+	STR("source", arch_published, source, 0, "where the published figures come from"),
+};
+/* clang-format on */
+
+#define N(a) (int)(sizeof a / sizeof a[0])
+
+const struct arch_section arch_sections[] = {
+	{"chip", SF_REQUIRED, chip_params, N(chip_params), "the product"},
+	{"dies", 0, dies_params, N(dies_params), "chiplets and die-to-die links (default: one die)"},
+	{"compute.*", SF_REQUIRED | SF_MULTI, unit_params, N(unit_params),
+	 "groups of identical compute units, one group per kind (most chips have one: compute.sm, compute.cu ...)"},
+	{"memory.device", SF_REQUIRED, dram_params, N(dram_params), "device memory: HBM, GDDR, LPDDR, DDR (or SRAM)"},
+	{"memory.l2", 0, cache_params, N(cache_params), "last-level on-chip cache shared by the compute units"},
+	{"memory.llc", 0, cache_params, N(cache_params),
+	 "a further on-chip level: Infinity Cache, large SRAM, L3 (between L2 and device memory)"},
+	{"links.*", SF_MULTI, link_params, N(link_params),
+	 "chip-to-chip and host links, one group per kind (links.nvlink, links.pcie ...)"},
+	{"system", 0, system_params, N(system_params), "the node and cluster the device is deployed in"},
+	{"published", 0, published_params, N(published_params),
+	 "vendor figures, printed beside the derived ones by `sim info` (never used by the model)"},
+};
+const int arch_nsections = N(arch_sections);
+
+static const char *type_text(const struct arch_param *p, char *buf, size_t len)
+{
+	switch (p->type) {
+	case P_INT: return "integer";
+	case P_FLOAT: return "number";
+	case P_BOOL: return "true|false";
+	case P_STR: return "string";
+	case P_ENUM: snprintf(buf, len, "one of %s", p->choices); return buf;
+	case P_QTY: snprintf(buf, len, "%s, e.g. %s", units_kind_name(p->unit), units_example(p->unit)); return buf;
+	}
+	return "?";
+}
+
+void arch_params_help(FILE *f, int md)
+{
+	char buf[400];
+	if (md) {
+		fprintf(f, "# Config reference\n\n"
+			   "Generated by `sim help config --markdown` from the parameter tables in "
+			   "`arch/params.c`; do not edit by hand.\n\n"
+			   "A config is a libconfig file. Quantities are strings with units (`\"3.35 TB/s\"`, "
+			   "`\"1830 MHz\"`, `\"50 MiB\"`, `\"1 us\"`): decimal prefixes are powers of 1000 "
+			   "(TB = 1e12 B), binary ones powers of 1024 (TiB = 2^40 B), `b` is a bit and `B` a byte. "
+			   "A key not listed here is an error. `inherits = \"base.cfg\";` at the top level loads "
+			   "another config (relative to this one) and overrides it key by key; `--set path=value` "
+			   "overrides are applied last. `*` in a path stands for a group name of your choice "
+			   "(`compute.sm`, `links.nvlink`).\n\n");
+	} else {
+		fprintf(f, "Config parameters (libconfig; quantities are strings with units, e.g. \"3.35 TB/s\").\n"
+			   "A key not listed is an error. `inherits = \"base.cfg\";` merges another config; "
+			   "--set path=value overrides last.\n");
+	}
+	for (int s = 0; s < arch_nsections; s++) {
+		const struct arch_section *sec = &arch_sections[s];
+		if (md)
+			fprintf(f, "## `%s`%s\n\n%s.\n\n| key | type | default | description |\n|---|---|---|---|\n",
+				sec->prefix, (sec->flags & SF_REQUIRED) ? " (required)" : "", sec->desc);
+		else
+			fprintf(f, "\n[%s]%s  %s\n", sec->prefix, (sec->flags & SF_REQUIRED) ? " (required)" : "",
+				sec->desc);
+		for (int i = 0; i < sec->nparams; i++) {
+			const struct arch_param *p = &sec->params[i];
+			const char *def = (p->flags & PF_REQUIRED) ? "required" : p->def ? p->def : "unset";
+			if (md)
+				fprintf(f, "| `%s.%s` | %s | %s | %s |\n", sec->prefix, p->key,
+					type_text(p, buf, sizeof buf), def, p->desc);
+			else
+				fprintf(f, "  %-28s %-10s %s\n  %28s (%s)\n", p->key, def, p->desc, "",
+					type_text(p, buf, sizeof buf));
+		}
+		if (md)
+			fprintf(f, "\n");
+	}
+}

@@ -1,0 +1,33 @@
+/*
+ * cli.h -- what the subcommands share: option parsing helpers and the
+ * command table entries (sim/main.c dispatches).
+ */
+#ifndef SIM_CLI_H
+#define SIM_CLI_H
+
+#include "arch.h"
+
+#define CLI_MAX_SETS 16
+
+/* Options every subcommand that reads a config accepts. */
+struct cli_common {
+	const char *sets[CLI_MAX_SETS]; /* --set path=value, in order */
+	int nsets;
+	int json;
+};
+
+/*
+ * Consumes a common option at argv[*i] (advancing *i past its value).
+ * Returns 1 if consumed, 0 if not a common option, -1 on a usage error
+ * (message printed).
+ */
+int cli_common_opt(struct cli_common *o, int argc, char **argv, int *i, const char *cmd);
+/* Prints "sim CMD: msg" and a pointer to help; returns SIM_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Loads a config with the overrides, printing the error; NULL on failure. */
+struct arch_chip *cli_load(const char *path, const struct cli_common *o, int *exit_code);
+
+int cmd_info(int argc, char **argv);
+extern const char cmd_info_help[];
+
+#endif

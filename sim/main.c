@@ -1,0 +1,194 @@
+/*
+ * main.c -- the `sim` command line: subcommand dispatch, help, version.
+ *
+ * Every subcommand reports errors on stderr as one line "path:line: message"
+ * (or "sim CMD: message" for usage errors) and exits with a documented code
+ * (see `sim --help`); stdout carries only the requested report.
+ */
+#include "cli.h"
+
+#include <simgrid/forward.h> /* SG_BEGIN_DECL, needed by version.h */
+#include <simgrid/version.h>
+#include <gsl/gsl_version.h>
+#include <libconfig.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef SIM_VERSION
+#define SIM_VERSION "0.0.0"
+#endif
+
+static int cmd_help(int argc, char **argv);
+
+static const char cmd_help_help[] =
+	"usage: sim help [COMMAND | config [--markdown] | units]\n"
+	"\n"
+	"Prints help on a command, the config parameter reference (generated from\n"
+	"the parameter tables; --markdown writes docs/config-reference.md), or the\n"
+	"units a quantity may be written in.\n";
+
+struct command {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *summary;
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{"info", cmd_info, "describe a chip: units, memory, links, system, derived peaks", cmd_info_help},
+	{"help", cmd_help, "help on a command, the config reference, or units", cmd_help_help},
+};
+#define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: sim COMMAND [ARGS]\n"
+		   "\n"
+		   "sim predicts how GPUs and accelerators run AI workloads from a description of\n"
+		   "their microarchitecture (configs/*.cfg).\n"
+		   "\n"
+		   "commands:\n");
+	for (int i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n"
+		   "options:\n"
+		   "  -h, --help     this help (sim help COMMAND for a command's)\n"
+		   "  -V, --version  version of sim and of the libraries it uses\n"
+		   "\n"
+		   "examples:\n"
+		   "  sim info configs/h100.cfg\n"
+		   "  sim info configs/a100.cfg --json\n"
+		   "  sim info configs/h100.cfg --set compute.sm.count=114\n"
+		   "  sim help config\n"
+		   "\n"
+		   "exit codes:\n"
+		   "  0 ok, 2 usage error, 65 bad trace, 66 input file missing,\n"
+		   "  70 internal error, 73 cannot write output, 78 bad config\n");
+}
+
+static void units_help(void)
+{
+	printf("Quantities are written as a number and a unit, in quotes in a config:\n"
+	       "  size        B KB MB GB TB PB (powers of 1000), KiB MiB GiB TiB PiB (powers of 1024)\n"
+	       "  bandwidth   B/s KB/s MB/s GB/s TB/s PB/s, KiB/s ... TiB/s, GBps TBps;\n"
+	       "              bits: b/s kb/s Mb/s Gb/s Tb/s, bps Mbps Gbps Tbps (1 B = 8 b)\n"
+	       "  frequency   Hz kHz MHz GHz\n"
+	       "  time        s ms us ns ps\n"
+	       "  power       W kW mW\n"
+	       "  throughput  FLOPS GFLOPS TFLOPS PFLOPS, FLOP/s ... PFLOP/s, OPS GOPS TOPS POPS\n"
+	       "  price       USD\n"
+	       "Examples: \"3.35 TB/s\", \"1830 MHz\", \"50 MiB\", \"400 Gb/s\", \"1 us\", \"700 W\".\n"
+	       "Decimal prefixes are exact powers of ten: \"3.35 TB/s\" is 3.35e12 bytes/s.\n");
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stdout);
+		return SIM_EXIT_OK;
+	}
+	if (argc > 3 || (argc == 3 && strcmp(argv[1], "config")))
+		return cli_usage_error("help", "too many arguments");
+	if (!strcmp(argv[1], "config")) {
+		if (argc == 3 && strcmp(argv[2], "--markdown"))
+			return cli_usage_error("help", "unknown option '%s'", argv[2]);
+		arch_params_help(stdout, argc == 3);
+		return SIM_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "units")) {
+		units_help();
+		return SIM_EXIT_OK;
+	}
+	for (int i = 0; i < NCOMMANDS; i++) {
+		if (!strcmp(argv[1], commands[i].name)) {
+			fputs(commands[i].help, stdout);
+			return SIM_EXIT_OK;
+		}
+	}
+	return cli_usage_error("help", "no command or topic '%s' (commands: info, help; topics: config, units)",
+			       argv[1]);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "sim %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see sim help %s)\n", cmd);
+	return SIM_EXIT_USAGE;
+}
+
+int cli_common_opt(struct cli_common *o, int argc, char **argv, int *i, const char *cmd)
+{
+	const char *a = argv[*i];
+	if (!strcmp(a, "--json")) {
+		o->json = 1;
+		return 1;
+	}
+	if (!strcmp(a, "--set") || !strncmp(a, "--set=", 6)) {
+		const char *v = a[5] == '=' ? a + 6 : NULL;
+		if (!v) {
+			if (*i + 1 >= argc) {
+				cli_usage_error(cmd, "--set needs path=value");
+				return -1;
+			}
+			v = argv[++*i];
+		}
+		if (o->nsets == CLI_MAX_SETS) {
+			cli_usage_error(cmd, "more than %d --set options", CLI_MAX_SETS);
+			return -1;
+		}
+		o->sets[o->nsets++] = v;
+		return 1;
+	}
+	return 0;
+}
+
+struct arch_chip *cli_load(const char *path, const struct cli_common *o, int *exit_code)
+{
+	struct arch_error err;
+	struct arch_chip *c = arch_load(path, o->sets, o->nsets, &err);
+	if (!c) {
+		arch_error_print(&err, stderr);
+		*exit_code = err.exit_code;
+	}
+	return c;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return SIM_EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+		usage(stdout);
+		return SIM_EXIT_OK;
+	}
+	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+		int maj, min, patch;
+		sg_version_get(&maj, &min, &patch);
+		printf("sim %s (SimGrid %d.%d.%d, libconfig %d.%d, GSL %s)\n", SIM_VERSION, maj, min, patch,
+		       LIBCONFIG_VER_MAJOR, LIBCONFIG_VER_MINOR, GSL_VERSION);
+		return SIM_EXIT_OK;
+	}
+	for (int i = 0; i < NCOMMANDS; i++) {
+		if (!strcmp(cmd, commands[i].name)) {
+			/* `sim CMD --help` is `sim help CMD` */
+			for (int k = 2; k < argc; k++) {
+				if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+					fputs(commands[i].help, stdout);
+					return SIM_EXIT_OK;
+				}
+			}
+			return commands[i].fn(argc - 1, argv + 1);
+		}
+	}
+	fprintf(stderr, "sim: unknown command '%s' (see sim --help)\n", cmd);
+	return SIM_EXIT_USAGE;
+}
