@@ -21,33 +21,21 @@
 enum {
 	SIM_EXIT_OK = 0,
 	SIM_EXIT_USAGE = 2,
-	SIM_EXIT_TRACE = 65,    /* bad trace (EX_DATAERR) */
-	SIM_EXIT_NOINPUT = 66,  /* input file does not exist (EX_NOINPUT) */
-	SIM_EXIT_INTERNAL = 70, /* internal error (EX_SOFTWARE) */
-	SIM_EXIT_CANTCREAT = 73,/* cannot write output (EX_CANTCREAT) */
-	SIM_EXIT_CONFIG = 78,   /* bad config (EX_CONFIG) */
+	SIM_EXIT_TRACE = 65,     /* bad trace (EX_DATAERR) */
+	SIM_EXIT_NOINPUT = 66,   /* input file does not exist (EX_NOINPUT) */
+	SIM_EXIT_INTERNAL = 70,  /* internal error (EX_SOFTWARE) */
+	SIM_EXIT_CANTCREAT = 73, /* cannot write output (EX_CANTCREAT) */
+	SIM_EXIT_CONFIG = 78,    /* bad config (EX_CONFIG) */
 };
 
 /* Data types of vector lanes and matrix units. */
-enum arch_dtype {
-	DT_FP64,
-	DT_FP32,
-	DT_TF32,
-	DT_FP16,
-	DT_BF16,
-	DT_FP8,
-	DT_FP4,
-	DT_INT32,
-	DT_INT8,
-	DT_INT4,
-	DT_COUNT
-};
+enum arch_dtype { DT_FP64, DT_FP32, DT_TF32, DT_FP16, DT_BF16, DT_FP8, DT_FP4, DT_INT32, DT_INT8, DT_INT4, DT_COUNT };
 const char *arch_dtype_name(enum arch_dtype dt);
 int arch_dtype_parse(const char *name); /* -1 if unknown */
 int arch_dtype_is_int(enum arch_dtype dt);
 
-#define ARCH_NAME_MAX 64
-#define ARCH_TEXT_MAX 512
+#define ARCH_NAME_MAX  64
+#define ARCH_TEXT_MAX  512
 #define ARCH_MAX_UNITS 4
 #define ARCH_MAX_LINKS 8
 
@@ -100,11 +88,11 @@ struct arch_link {
 
 /* Dies (chiplets) and the die-to-die links between them. */
 struct arch_dies {
-	long count;            /* compute dies; units and L2 split evenly */
-	long io_count;         /* I/O dies (0 = none) */
+	long count;                   /* compute dies; units and L2 split evenly */
+	long io_count;                /* I/O dies (0 = none) */
 	char topology[ARCH_NAME_MAX]; /* pair|ring|mesh|full|via_io */
-	double d2d_bw_Bps;     /* per die pair, per direction */
-	double d2d_latency_s;  /* extra latency of a crossing */
+	double d2d_bw_Bps;            /* per die pair, per direction */
+	double d2d_latency_s;         /* extra latency of a crossing */
 };
 
 /* The node and cluster the device is deployed in. */
@@ -115,15 +103,15 @@ struct arch_system {
 	char link[ARCH_NAME_MAX];     /* name of the links.* group used inside a node */
 	long switches;                /* switch chips per node (topology switch) */
 	double switch_latency_s;
-	int in_switch_reduction;      /* NVLS / SHARP capable switch */
+	int in_switch_reduction; /* NVLS / SHARP capable switch */
 	long nics_per_device;
-	double nic_bw_Bps;            /* per NIC, per direction */
+	double nic_bw_Bps; /* per NIC, per direction */
 	double nic_latency_s;
-	char fabric[ARCH_NAME_MAX];   /* none|fat_tree|rail_optimized|torus|dragonfly */
-	long nodes;                   /* 0 = from the trace's rank count */
+	char fabric[ARCH_NAME_MAX]; /* none|fat_tree|rail_optimized|torus|dragonfly */
+	long nodes;                 /* 0 = from the trace's rank count */
 	long fabric_tiers;
-	double oversubscription;      /* 1 = non-blocking */
-	double fabric_latency_s;      /* per switch hop */
+	double oversubscription; /* 1 = non-blocking */
+	double fabric_latency_s; /* per switch hop */
 };
 
 /* Figures the vendor published, kept only for comparison with derived ones. */
@@ -139,23 +127,23 @@ struct arch_chip {
 	char name[ARCH_NAME_MAX];
 	char archname[ARCH_NAME_MAX]; /* microarchitecture: Hopper, CDNA 3 ... */
 	char process[ARCH_NAME_MAX];
-	char form[ARCH_NAME_MAX];     /* SXM, PCIe, OAM ... */
+	char form[ARCH_NAME_MAX]; /* SXM, PCIe, OAM ... */
 	long year;
-	double tdp_w;      /* 0 = unpublished */
-	double price_usd;  /* 0 = unpublished */
+	double tdp_w;     /* 0 = unpublished */
+	double price_usd; /* 0 = unpublished */
 	char notes[ARCH_TEXT_MAX];
 	struct arch_dies dies;
 	int nunits;
 	struct arch_unit units[ARCH_MAX_UNITS];
 	struct arch_mem dram; /* device memory */
 	struct arch_mem l2;
-	struct arch_mem llc;  /* Infinity Cache / L3 / large on-chip SRAM */
+	struct arch_mem llc; /* Infinity Cache / L3 / large on-chip SRAM */
 	int nlinks;
 	struct arch_link links[ARCH_MAX_LINKS];
 	struct arch_system sys;
 	struct arch_published pub;
-	int nsets;           /* --set overrides applied */
-	char sets[16][160];  /* their text, recorded for reports */
+	int nsets;          /* --set overrides applied */
+	char sets[16][160]; /* their text, recorded for reports */
 };
 
 /* A load error: where, what, and the exit code it maps to. */
@@ -172,11 +160,10 @@ void arch_error_print(const struct arch_error *e, FILE *f);
  * Loads a config and applies `--set path=value` overrides in order.
  * Returns NULL and fills *err on any error. Free with arch_free().
  */
-struct arch_chip *arch_load(const char *path, const char *const *sets, int nsets,
-			    struct arch_error *err);
+struct arch_chip *arch_load(const char *path, const char *const *sets, int nsets, struct arch_error *err);
 /* The same from a string; `inherits` is resolved against basedir. */
-struct arch_chip *arch_load_string(const char *text, const char *name, const char *basedir,
-				   const char *const *sets, int nsets, struct arch_error *err);
+struct arch_chip *arch_load_string(const char *text, const char *name, const char *basedir, const char *const *sets,
+                                   int nsets, struct arch_error *err);
 void arch_free(struct arch_chip *c);
 
 /* Derived figures (arch/derive.c). FLOP/s; 0 where the chip has no unit. */

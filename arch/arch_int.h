@@ -17,9 +17,9 @@ enum ptype {
 	P_INT,   /* integer count */
 	P_FLOAT, /* plain number (rates per clock, ratios) */
 	P_BOOL,
-	P_STR,   /* free text */
-	P_ENUM,  /* one of `choices` */
-	P_QTY,   /* quantity with a unit of kind `unit` */
+	P_STR,  /* free text */
+	P_ENUM, /* one of `choices` */
+	P_QTY,  /* quantity with a unit of kind `unit` */
 };
 
 #define PF_REQUIRED 1u
@@ -39,7 +39,7 @@ struct arch_param {
 
 /* A section: a group of the config bound to one struct. */
 #define SF_REQUIRED 1u /* must be present */
-#define SF_MULTI 2u    /* prefix ends in ".*": any number of named groups */
+#define SF_MULTI    2u /* prefix ends in ".*": any number of named groups */
 
 struct arch_section {
 	const char *prefix; /* "chip", "memory.l2", "compute.*" */
@@ -81,6 +81,6 @@ int arch_bind(struct kvmap *m, struct arch_chip *c, struct arch_error *err);
 int arch_check(struct kvmap *m, struct arch_chip *c, struct arch_error *err);
 
 void arch_errorf(struct arch_error *e, const char *file, int line, int code, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+    __attribute__((format(printf, 5, 6)));
 
 #endif

@@ -50,15 +50,13 @@ static void fmt_num(const struct arch_param *p, double v, char *buf, size_t len)
 
 /* Parses text written on the command line or as a default. */
 static int parse_text(const struct arch_param *p, const char *text, int quoted, double *num, const char **str,
-		      char *why, size_t wl)
+                      char *why, size_t wl)
 {
 	char *end;
 	*str = text;
 	switch (p->type) {
-	case P_STR:
-		return 0;
-	case P_ENUM:
-		return 0; /* checked by the caller */
+	case P_STR: return 0;
+	case P_ENUM: return 0; /* checked by the caller */
 	case P_BOOL:
 		if (!strcmp(text, "true") || !strcmp(text, "yes") || !strcmp(text, "1"))
 			*num = 1;
@@ -88,21 +86,19 @@ static int parse_text(const struct arch_param *p, const char *text, int quoted, 
 			return -1;
 		}
 		return units_parse(text, UNIT_NONE, num, why, wl);
-	case P_QTY:
-		return units_parse(text, p->unit, num, why, wl);
+	case P_QTY: return units_parse(text, p->unit, num, why, wl);
 	}
 	return -1;
 }
 
 /* Parses a config leaf according to the parameter's type. */
-static int parse_kv(const struct arch_param *p, const struct kv *v, double *num, const char **str, char *why,
-		    size_t wl)
+static int parse_kv(const struct arch_param *p, const struct kv *v, double *num, const char **str, char *why, size_t wl)
 {
 	switch (v->type) {
 	case KV_STR:
 		if (v->quoted && (p->type == P_INT || p->type == P_FLOAT)) {
-			snprintf(why, wl, "\"%s\" is a string; expected a %s without quotes", v->s,
-				 p->type == P_INT ? "integer" : "number");
+			snprintf(why, wl, "\"%s\" is a string; expected %s without quotes", v->s,
+			         p->type == P_INT ? "an integer" : "a number");
 			return -1;
 		}
 		return parse_text(p, v->s, v->quoted, num, str, why, wl);
@@ -123,7 +119,7 @@ static int parse_kv(const struct arch_param *p, const struct kv *v, double *num,
 		}
 		if (p->type == P_QTY) {
 			snprintf(why, wl, "%g has no unit; expected a %s in quotes such as %s", v->f,
-				 units_kind_name(p->unit), units_example(p->unit));
+			         units_kind_name(p->unit), units_example(p->unit));
 			return -1;
 		}
 		if (p->type == P_INT) {
@@ -138,7 +134,7 @@ static int parse_kv(const struct arch_param *p, const struct kv *v, double *num,
 	case P_BOOL: snprintf(why, wl, "expected true or false"); break;
 	case P_QTY:
 		snprintf(why, wl, "expected a %s in quotes such as %s", units_kind_name(p->unit),
-			 units_example(p->unit));
+		         units_example(p->unit));
 		break;
 	default: snprintf(why, wl, "expected a string in quotes"); break;
 	}
@@ -162,7 +158,7 @@ static int enum_ok(const char *choices, const char *s)
 
 /* Stores a parsed value at the parameter's offset, after checking it. */
 static int store(const struct arch_param *p, void *base, double num, const char *str, const char *path,
-		 const char *file, int line, struct arch_error *err)
+                 const char *file, int line, struct arch_error *err)
 {
 	char *at = (char *)base + p->off;
 	char a[48], b[48], c[48];
@@ -171,18 +167,17 @@ static int store(const struct arch_param *p, void *base, double num, const char 
 	case P_ENUM:
 		if (p->type == P_ENUM && !enum_ok(p->choices, str)) {
 			arch_errorf(err, file, line, SIM_EXIT_CONFIG, "%s: \"%s\" is not one of %s", path, str,
-				    p->choices);
+			            p->choices);
 			return -1;
 		}
 		if (strlen(str) >= p->size) {
 			arch_errorf(err, file, line, SIM_EXIT_CONFIG, "%s: text longer than %zu characters", path,
-				    p->size - 1);
+			            p->size - 1);
 			return -1;
 		}
 		memcpy(at, str, strlen(str) + 1);
 		return 0;
-	default:
-		break;
+	default: break;
 	}
 	if (!(num >= p->lo && num <= p->hi)) {
 		fmt_num(p, num, a, sizeof a);
@@ -190,10 +185,10 @@ static int store(const struct arch_param *p, void *base, double num, const char 
 		fmt_num(p, p->hi, c, sizeof c);
 		if (p->hi >= 1e29)
 			arch_errorf(err, file, line, SIM_EXIT_CONFIG, "%s: %s is out of range; expected at least %s",
-				    path, a, b);
+			            path, a, b);
 		else
-			arch_errorf(err, file, line, SIM_EXIT_CONFIG,
-				    "%s: %s is out of range; expected %s to %s", path, a, b, c);
+			arch_errorf(err, file, line, SIM_EXIT_CONFIG, "%s: %s is out of range; expected %s to %s", path,
+			            a, b, c);
 		return -1;
 	}
 	if (p->type == P_INT)
@@ -220,7 +215,7 @@ static void group_where(struct kvmap *m, const char *group, const char **file, i
 }
 
 static int bind_group(struct kvmap *m, const struct arch_section *s, const char *group, void *base,
-		      struct arch_error *err)
+                      struct arch_error *err)
 {
 	char path[512], why[400];
 	for (int i = 0; i < s->nparams; i++) {
@@ -244,13 +239,13 @@ static int bind_group(struct kvmap *m, const struct arch_section *s, const char 
 			group_where(m, group, &file, &line);
 			if (p->type == P_QTY)
 				snprintf(ex, sizeof ex, " (a %s such as %s)", units_kind_name(p->unit),
-					 units_example(p->unit));
+				         units_example(p->unit));
 			else if (p->type == P_ENUM)
 				snprintf(ex, sizeof ex, " (one of %s)", p->choices);
 			else
 				ex[0] = '\0';
-			arch_errorf(err, file, line, SIM_EXIT_CONFIG, "%s: missing required key '%s'%s", group,
-				    p->key, ex);
+			arch_errorf(err, file, line, SIM_EXIT_CONFIG, "%s: missing required key '%s'%s", group, p->key,
+			            ex);
 			return -1;
 		} else if (p->def) {
 			if (parse_text(p, p->def, 0, &num, &str, why, sizeof why) ||
@@ -265,7 +260,7 @@ static int bind_group(struct kvmap *m, const struct arch_section *s, const char 
 
 /* Names of the groups under "x." for a section "x.*", in order of appearance. */
 static int list_groups(struct kvmap *m, const char *x, char names[][ARCH_NAME_MAX], int max, int *n,
-		       struct arch_error *err)
+                       struct arch_error *err)
 {
 	size_t xl = strlen(x);
 	*n = 0;
@@ -284,7 +279,7 @@ static int list_groups(struct kvmap *m, const char *x, char names[][ARCH_NAME_MA
 			continue;
 		if (*n == max || gl >= ARCH_NAME_MAX) {
 			arch_errorf(err, m->v[i].file, m->v[i].line, SIM_EXIT_CONFIG,
-				    *n == max ? "%s: more than %d groups" : "%s: group name too long", x, max);
+			            *n == max ? "%s: more than %d groups" : "%s: group name too long", x, max);
 			return -1;
 		}
 		memcpy(names[*n], g, gl);
@@ -369,8 +364,8 @@ int arch_bind(struct kvmap *m, struct arch_chip *c, struct arch_error *err)
 			if (list_groups(m, x, names, max, &n, err))
 				return -1;
 			if (n == 0 && (sec->flags & SF_REQUIRED)) {
-				arch_errorf(err, m->n ? m->v[0].file : c->path, 0, SIM_EXIT_CONFIG,
-					    "missing section '%s' (at least one group, e.g. %s.sm = { ... })", x, x);
+				arch_errorf(err, c->path, 1, SIM_EXIT_CONFIG,
+				            "missing section '%s' (at least one group, e.g. %s.sm = { ... })", x, x);
 				return -1;
 			}
 			for (int g = 0; g < n; g++) {
@@ -388,8 +383,8 @@ int arch_bind(struct kvmap *m, struct arch_chip *c, struct arch_error *err)
 		}
 		if (!has_group(m, sec->prefix)) {
 			if (sec->flags & SF_REQUIRED) {
-				arch_errorf(err, m->n ? m->v[0].file : c->path, 0, SIM_EXIT_CONFIG,
-					    "missing section '%s' (%s)", sec->prefix, sec->desc);
+				arch_errorf(err, c->path, 1, SIM_EXIT_CONFIG, "missing section '%s' (%s)", sec->prefix,
+				            sec->desc);
 				return -1;
 			}
 			if (!strcmp(sec->prefix, "dies") && bind_group(m, sec, sec->prefix, &c->dies, err))
@@ -411,10 +406,10 @@ int arch_bind(struct kvmap *m, struct arch_chip *c, struct arch_error *err)
 		suggest(m, v->path, best, sizeof best);
 		if (best[0])
 			arch_errorf(err, v->file, v->line, SIM_EXIT_CONFIG, "unknown key '%s' (did you mean '%s'?)",
-				    v->path, best);
+			            v->path, best);
 		else
-			arch_errorf(err, v->file, v->line, SIM_EXIT_CONFIG,
-				    "unknown key '%s' (see `sim help config`)", v->path);
+			arch_errorf(err, v->file, v->line, SIM_EXIT_CONFIG, "unknown key '%s' (see `sim help config`)",
+			            v->path);
 		return -1;
 	}
 	return 0;

@@ -21,6 +21,10 @@
 #include <string.h>
 
 #define MAX_DEPTH 16
+#define SYNTAX_HINT(cf)                                                                                                \
+	(config_error_type(cf) == CONFIG_ERR_PARSE && strstr(config_error_text(cf), "syntax")                          \
+	     ? " (settings are written name = value; and groups name = { ... };)"                                      \
+	     : "")
 
 void arch_errorf(struct arch_error *e, const char *file, int line, int code, const char *fmt, ...)
 {
@@ -98,10 +102,10 @@ static int kv_put(struct kvmap *m, struct kv *v, struct arch_error *err)
 			return 0;
 		}
 		if (is_group_of(o->path, v->path) || is_group_of(v->path, o->path)) {
-			arch_errorf(err, v->file, v->line, SIM_EXIT_CONFIG,
-				    "'%s' is a %s here but a %s in %s:%d", v->path,
-				    is_group_of(o->path, v->path) ? "value" : "group",
-				    is_group_of(o->path, v->path) ? "group" : "value", o->file, o->line);
+			int deeper = is_group_of(o->path, v->path); /* v sets a key inside o */
+			arch_errorf(err, v->file, v->line, SIM_EXIT_CONFIG, "'%s' is a %s here but a %s in %s:%d",
+			            deeper ? o->path : v->path, deeper ? "group" : "value", deeper ? "value" : "group",
+			            o->file, o->line);
 			kv_clear(v);
 			return -1;
 		}
@@ -121,8 +125,7 @@ static int kv_put(struct kvmap *m, struct kv *v, struct arch_error *err)
 }
 
 /* Flattens one libconfig setting (recursively) into the map. */
-static int flatten(struct kvmap *m, config_setting_t *s, const char *prefix, const char *file,
-		   struct arch_error *err)
+static int flatten(struct kvmap *m, config_setting_t *s, const char *prefix, const char *file, struct arch_error *err)
 {
 	const char *name = config_setting_name(s);
 	char path[512];
@@ -152,7 +155,7 @@ static int flatten(struct kvmap *m, config_setting_t *s, const char *prefix, con
 	case CONFIG_TYPE_ARRAY:
 	case CONFIG_TYPE_LIST:
 		arch_errorf(err, file, line, SIM_EXIT_CONFIG,
-			    "%s: lists and arrays are not used in sim configs; expected a value or a { group }", path);
+		            "%s: lists and arrays are not used in sim configs; expected a value or a { group }", path);
 		return -1;
 	case CONFIG_TYPE_INT:
 		v.type = KV_INT;
@@ -177,9 +180,7 @@ static int flatten(struct kvmap *m, config_setting_t *s, const char *prefix, con
 		v.s = xstrdup(config_setting_get_string(s));
 		v.quoted = 1;
 		break;
-	default:
-		arch_errorf(err, file, line, SIM_EXIT_CONFIG, "%s: unsupported value", path);
-		return -1;
+	default: arch_errorf(err, file, line, SIM_EXIT_CONFIG, "%s: unsupported value", path); return -1;
 	}
 	v.path = xstrdup(path);
 	v.file = xstrdup(file);
@@ -203,22 +204,22 @@ struct chain {
 	int n;
 };
 
-static int load_config(struct kvmap *m, config_t *cf, const char *file, const char *dir,
-		       struct chain *ch, struct arch_error *err);
+static int load_config(struct kvmap *m, config_t *cf, const char *file, const char *dir, struct chain *ch,
+                       struct arch_error *err);
 
 /* Reads one file (path as the user or an `inherits` wrote it) and merges it. */
-static int load_file(struct kvmap *m, const char *file, struct chain *ch, int from_line,
-		     const char *from_file, struct arch_error *err)
+static int load_file(struct kvmap *m, const char *file, struct chain *ch, int from_line, const char *from_file,
+                     struct arch_error *err)
 {
 	char canon[PATH_MAX], dir[PATH_MAX];
 	FILE *f = fopen(file, "r");
 	if (!f) {
 		if (ch->n == 0)
 			arch_errorf(err, file, 0, errno == ENOENT ? SIM_EXIT_NOINPUT : SIM_EXIT_CONFIG,
-				    "cannot open config: %s", strerror(errno));
+			            "cannot open config: %s", strerror(errno));
 		else
-			arch_errorf(err, from_file, from_line, SIM_EXIT_CONFIG, "inherits: cannot open '%s': %s",
-				    file, strerror(errno));
+			arch_errorf(err, from_file, from_line, SIM_EXIT_CONFIG, "inherits: cannot open '%s': %s", file,
+			            strerror(errno));
 		return -1;
 	}
 	fclose(f);
@@ -227,7 +228,7 @@ static int load_file(struct kvmap *m, const char *file, struct chain *ch, int fr
 	for (int i = 0; i < ch->n; i++) {
 		if (strcmp(ch->files[i], canon) == 0) {
 			arch_errorf(err, from_file, from_line, SIM_EXIT_CONFIG,
-				    "inherits loop: '%s' is already being loaded", file);
+			            "inherits loop: '%s' is already being loaded", file);
 			return -1;
 		}
 	}
@@ -242,8 +243,8 @@ static int load_file(struct kvmap *m, const char *file, struct chain *ch, int fr
 	int rc;
 	if (config_read_file(&cf, file) != CONFIG_TRUE) {
 		const char *ef = config_error_file(&cf);
-		arch_errorf(err, ef ? ef : file, config_error_line(&cf), SIM_EXIT_CONFIG, "%s",
-			    config_error_text(&cf));
+		arch_errorf(err, ef ? ef : file, config_error_line(&cf), SIM_EXIT_CONFIG, "%s%s",
+		            config_error_text(&cf), SYNTAX_HINT(&cf));
 		rc = -1;
 	} else {
 		ch->files[ch->n++] = canon;
@@ -255,8 +256,8 @@ static int load_file(struct kvmap *m, const char *file, struct chain *ch, int fr
 }
 
 /* Merges an already parsed config: its parent first, then its own leaves. */
-static int load_config(struct kvmap *m, config_t *cf, const char *file, const char *dir,
-		       struct chain *ch, struct arch_error *err)
+static int load_config(struct kvmap *m, config_t *cf, const char *file, const char *dir, struct chain *ch,
+                       struct arch_error *err)
 {
 	config_setting_t *root = config_root_setting(cf);
 	config_setting_t *inh = config_setting_get_member(root, "inherits");
@@ -265,11 +266,11 @@ static int load_config(struct kvmap *m, config_t *cf, const char *file, const ch
 		const char *parent = config_setting_get_string(inh);
 		if (config_setting_type(inh) != CONFIG_TYPE_STRING || !parent || !parent[0]) {
 			arch_errorf(err, file, line, SIM_EXIT_CONFIG,
-				    "inherits: expected a file name in quotes, e.g. inherits = \"h100.cfg\";");
+			            "inherits: expected a file name in quotes, e.g. inherits = \"h100.cfg\";");
 			return -1;
 		}
 		char ppath[PATH_MAX];
-		if (parent[0] == '/')
+		if (parent[0] == '/' || !strcmp(dir, "."))
 			snprintf(ppath, sizeof ppath, "%s", parent);
 		else
 			snprintf(ppath, sizeof ppath, "%s/%s", dir, parent);
@@ -286,7 +287,7 @@ static int apply_sets(struct kvmap *m, const char *const *sets, int nsets, struc
 		const char *eq = strchr(sets[i], '=');
 		if (!eq || eq == sets[i] || !eq[1]) {
 			arch_errorf(err, "--set", i + 1, SIM_EXIT_CONFIG,
-				    "'%s': expected path=value, e.g. --set compute.sm.count=114", sets[i]);
+			            "'%s': expected path=value, e.g. --set compute.sm.count=114", sets[i]);
 			return -1;
 		}
 		struct kv v = {0};
@@ -311,7 +312,7 @@ static int apply_sets(struct kvmap *m, const char *const *sets, int nsets, struc
 }
 
 static struct arch_chip *finish(struct kvmap *m, const char *name, const char *const *sets, int nsets,
-				struct arch_error *err)
+                                struct arch_error *err)
 {
 	struct arch_chip *c = NULL;
 	if (apply_sets(m, sets, nsets, err))
@@ -348,8 +349,8 @@ struct arch_chip *arch_load(const char *path, const char *const *sets, int nsets
 	return finish(&m, path, sets, nsets, err);
 }
 
-struct arch_chip *arch_load_string(const char *text, const char *name, const char *basedir,
-				   const char *const *sets, int nsets, struct arch_error *err)
+struct arch_chip *arch_load_string(const char *text, const char *name, const char *basedir, const char *const *sets,
+                                   int nsets, struct arch_error *err)
 {
 	struct kvmap m = {0};
 	struct chain ch = {.n = 0};
@@ -358,7 +359,8 @@ struct arch_chip *arch_load_string(const char *text, const char *name, const cha
 	config_init(&cf);
 	config_set_include_dir(&cf, basedir);
 	if (config_read_string(&cf, text) != CONFIG_TRUE) {
-		arch_errorf(err, name, config_error_line(&cf), SIM_EXIT_CONFIG, "%s", config_error_text(&cf));
+		arch_errorf(err, name, config_error_line(&cf), SIM_EXIT_CONFIG, "%s%s", config_error_text(&cf),
+		            SYNTAX_HINT(&cf));
 		config_destroy(&cf);
 		return NULL;
 	}
@@ -371,4 +373,7 @@ struct arch_chip *arch_load_string(const char *text, const char *name, const cha
 	return finish(&m, name, sets, nsets, err);
 }
 
-void arch_free(struct arch_chip *c) { free(c); }
+void arch_free(struct arch_chip *c)
+{
+	free(c);
+}

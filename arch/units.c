@@ -25,58 +25,53 @@ struct unit {
 
 /* Longest symbols first is not needed: matching is on the whole suffix. */
 static const struct unit units[] = {
-	{"B", UNIT_BYTES, 0, 0},	  {"KB", UNIT_BYTES, 3, 0},
-	{"kB", UNIT_BYTES, 3, 0},	  {"MB", UNIT_BYTES, 6, 0},
-	{"GB", UNIT_BYTES, 9, 0},	  {"TB", UNIT_BYTES, 12, 0},
-	{"PB", UNIT_BYTES, 15, 0},	  {"KiB", UNIT_BYTES, 0, 10},
-	{"MiB", UNIT_BYTES, 0, 20},	  {"GiB", UNIT_BYTES, 0, 30},
-	{"TiB", UNIT_BYTES, 0, 40},	  {"PiB", UNIT_BYTES, 0, 50},
+    {"B", UNIT_BYTES, 0, 0},          {"KB", UNIT_BYTES, 3, 0},         {"kB", UNIT_BYTES, 3, 0},
+    {"MB", UNIT_BYTES, 6, 0},         {"GB", UNIT_BYTES, 9, 0},         {"TB", UNIT_BYTES, 12, 0},
+    {"PB", UNIT_BYTES, 15, 0},        {"KiB", UNIT_BYTES, 0, 10},       {"MiB", UNIT_BYTES, 0, 20},
+    {"GiB", UNIT_BYTES, 0, 30},       {"TiB", UNIT_BYTES, 0, 40},       {"PiB", UNIT_BYTES, 0, 50},
 
-	{"B/s", UNIT_BANDWIDTH, 0, 0},	  {"KB/s", UNIT_BANDWIDTH, 3, 0},
-	{"kB/s", UNIT_BANDWIDTH, 3, 0},	  {"MB/s", UNIT_BANDWIDTH, 6, 0},
-	{"GB/s", UNIT_BANDWIDTH, 9, 0},	  {"TB/s", UNIT_BANDWIDTH, 12, 0},
-	{"PB/s", UNIT_BANDWIDTH, 15, 0},  {"KiB/s", UNIT_BANDWIDTH, 0, 10},
-	{"MiB/s", UNIT_BANDWIDTH, 0, 20}, {"GiB/s", UNIT_BANDWIDTH, 0, 30},
-	{"TiB/s", UNIT_BANDWIDTH, 0, 40}, {"GBps", UNIT_BANDWIDTH, 9, 0},
-	{"TBps", UNIT_BANDWIDTH, 12, 0},  {"MBps", UNIT_BANDWIDTH, 6, 0},
-	{"b/s", UNIT_BANDWIDTH, 0, -3},	  {"kb/s", UNIT_BANDWIDTH, 3, -3},
-	{"Kb/s", UNIT_BANDWIDTH, 3, -3},  {"Mb/s", UNIT_BANDWIDTH, 6, -3},
-	{"Gb/s", UNIT_BANDWIDTH, 9, -3},  {"Tb/s", UNIT_BANDWIDTH, 12, -3},
-	{"bps", UNIT_BANDWIDTH, 0, -3},	  {"kbps", UNIT_BANDWIDTH, 3, -3},
-	{"Mbps", UNIT_BANDWIDTH, 6, -3},  {"Gbps", UNIT_BANDWIDTH, 9, -3},
-	{"Tbps", UNIT_BANDWIDTH, 12, -3},
+    {"B/s", UNIT_BANDWIDTH, 0, 0},    {"KB/s", UNIT_BANDWIDTH, 3, 0},   {"kB/s", UNIT_BANDWIDTH, 3, 0},
+    {"MB/s", UNIT_BANDWIDTH, 6, 0},   {"GB/s", UNIT_BANDWIDTH, 9, 0},   {"TB/s", UNIT_BANDWIDTH, 12, 0},
+    {"PB/s", UNIT_BANDWIDTH, 15, 0},  {"KiB/s", UNIT_BANDWIDTH, 0, 10}, {"MiB/s", UNIT_BANDWIDTH, 0, 20},
+    {"GiB/s", UNIT_BANDWIDTH, 0, 30}, {"TiB/s", UNIT_BANDWIDTH, 0, 40}, {"GBps", UNIT_BANDWIDTH, 9, 0},
+    {"TBps", UNIT_BANDWIDTH, 12, 0},  {"MBps", UNIT_BANDWIDTH, 6, 0},   {"b/s", UNIT_BANDWIDTH, 0, -3},
+    {"kb/s", UNIT_BANDWIDTH, 3, -3},  {"Kb/s", UNIT_BANDWIDTH, 3, -3},  {"Mb/s", UNIT_BANDWIDTH, 6, -3},
+    {"Gb/s", UNIT_BANDWIDTH, 9, -3},  {"Tb/s", UNIT_BANDWIDTH, 12, -3}, {"bps", UNIT_BANDWIDTH, 0, -3},
+    {"kbps", UNIT_BANDWIDTH, 3, -3},  {"Mbps", UNIT_BANDWIDTH, 6, -3},  {"Gbps", UNIT_BANDWIDTH, 9, -3},
+    {"Tbps", UNIT_BANDWIDTH, 12, -3},
 
-	{"Hz", UNIT_FREQ, 0, 0},	  {"kHz", UNIT_FREQ, 3, 0},
-	{"MHz", UNIT_FREQ, 6, 0},	  {"GHz", UNIT_FREQ, 9, 0},
+    {"Hz", UNIT_FREQ, 0, 0},          {"kHz", UNIT_FREQ, 3, 0},         {"MHz", UNIT_FREQ, 6, 0},
+    {"GHz", UNIT_FREQ, 9, 0},
 
-	{"s", UNIT_TIME, 0, 0},		  {"ms", UNIT_TIME, -3, 0},
-	{"us", UNIT_TIME, -6, 0},	  {"\xc2\xb5s", UNIT_TIME, -6, 0},
-	{"ns", UNIT_TIME, -9, 0},	  {"ps", UNIT_TIME, -12, 0},
+    {"s", UNIT_TIME, 0, 0},           {"ms", UNIT_TIME, -3, 0},         {"us", UNIT_TIME, -6, 0},
+    {"\xc2\xb5s", UNIT_TIME, -6, 0},  {"ns", UNIT_TIME, -9, 0},         {"ps", UNIT_TIME, -12, 0},
 
-	{"W", UNIT_POWER, 0, 0},	  {"mW", UNIT_POWER, -3, 0},
-	{"kW", UNIT_POWER, 3, 0},
+    {"W", UNIT_POWER, 0, 0},          {"mW", UNIT_POWER, -3, 0},        {"kW", UNIT_POWER, 3, 0},
 
-	{"FLOPS", UNIT_FLOPS, 0, 0},	  {"GFLOPS", UNIT_FLOPS, 9, 0},
-	{"TFLOPS", UNIT_FLOPS, 12, 0},	  {"PFLOPS", UNIT_FLOPS, 15, 0},
-	{"FLOP/s", UNIT_FLOPS, 0, 0},	  {"GFLOP/s", UNIT_FLOPS, 9, 0},
-	{"TFLOP/s", UNIT_FLOPS, 12, 0},	  {"PFLOP/s", UNIT_FLOPS, 15, 0},
-	{"OPS", UNIT_FLOPS, 0, 0},	  {"GOPS", UNIT_FLOPS, 9, 0},
-	{"TOPS", UNIT_FLOPS, 12, 0},	  {"POPS", UNIT_FLOPS, 15, 0},
+    {"FLOPS", UNIT_FLOPS, 0, 0},      {"GFLOPS", UNIT_FLOPS, 9, 0},     {"TFLOPS", UNIT_FLOPS, 12, 0},
+    {"PFLOPS", UNIT_FLOPS, 15, 0},    {"FLOP/s", UNIT_FLOPS, 0, 0},     {"GFLOP/s", UNIT_FLOPS, 9, 0},
+    {"TFLOP/s", UNIT_FLOPS, 12, 0},   {"PFLOP/s", UNIT_FLOPS, 15, 0},   {"OPS", UNIT_FLOPS, 0, 0},
+    {"GOPS", UNIT_FLOPS, 9, 0},       {"TOPS", UNIT_FLOPS, 12, 0},      {"POPS", UNIT_FLOPS, 15, 0},
 
-	{"USD", UNIT_USD, 0, 0},
+    {"USD", UNIT_USD, 0, 0},
 };
 #define NUNITS (sizeof units / sizeof units[0])
 
 static const char *kind_names[UNIT_KIND_COUNT] = {
-	"number", "size", "bandwidth", "frequency", "time", "power", "throughput", "price",
+    "number", "size", "bandwidth", "frequency", "time", "power", "throughput", "price",
 };
 static const char *kind_examples[UNIT_KIND_COUNT] = {
-	"4", "\"50 MiB\"", "\"3.35 TB/s\"", "\"1830 MHz\"", "\"1 us\"", "\"700 W\"",
-	"\"989.4 TFLOPS\"", "\"25000 USD\"",
+    "4", "\"50 MiB\"", "\"3.35 TB/s\"", "\"1830 MHz\"", "\"1 us\"", "\"700 W\"", "\"989.4 TFLOPS\"", "\"25000 USD\"",
 };
 
-const char *units_kind_name(enum unit_kind kind) { return kind_names[kind]; }
-const char *units_example(enum unit_kind kind) { return kind_examples[kind]; }
+const char *units_kind_name(enum unit_kind kind)
+{
+	return kind_names[kind];
+}
+const char *units_example(enum unit_kind kind)
+{
+	return kind_examples[kind];
+}
 
 static const struct unit *find_unit(const char *sym, size_t len)
 {
@@ -131,8 +126,8 @@ int units_parse(const char *text, enum unit_kind kind, double *out, char *why, s
 		p++;
 	size_t n = scan_number(p, mant, sizeof mant, &exp10);
 	if (n == 0) {
-		snprintf(why, whylen, "\"%s\" is not a number; expected a %s such as %s", text,
-			 kind_names[kind], kind_examples[kind]);
+		snprintf(why, whylen, "\"%s\" is not a number; expected a %s such as %s", text, kind_names[kind],
+		         kind_examples[kind]);
 		return -1;
 	}
 	const char *u = p + n;
@@ -145,8 +140,8 @@ int units_parse(const char *text, enum unit_kind kind, double *out, char *why, s
 	if (ulen) {
 		un = find_unit(u, ulen);
 		if (!un) {
-			snprintf(why, whylen, "unknown unit \"%.*s\" in \"%s\"; expected a %s such as %s",
-				 (int)ulen, u, text, kind_names[kind], kind_examples[kind]);
+			snprintf(why, whylen, "unknown unit \"%.*s\" in \"%s\"; expected a %s such as %s", (int)ulen, u,
+			         text, kind_names[kind], kind_examples[kind]);
 			return -1;
 		}
 	}
@@ -155,13 +150,13 @@ int units_parse(const char *text, enum unit_kind kind, double *out, char *why, s
 		return -1;
 	}
 	if (kind != UNIT_NONE && !un) {
-		snprintf(why, whylen, "\"%s\" has no unit; expected a %s such as %s", text,
-			 kind_names[kind], kind_examples[kind]);
+		snprintf(why, whylen, "\"%s\" has no unit; expected a %s such as %s", text, kind_names[kind],
+		         kind_examples[kind]);
 		return -1;
 	}
 	if (un && un->kind != kind) {
-		snprintf(why, whylen, "\"%s\" is a %s; expected a %s such as %s", text,
-			 kind_names[un->kind], kind_names[kind], kind_examples[kind]);
+		snprintf(why, whylen, "\"%s\" is a %s; expected a %s such as %s", text, kind_names[un->kind],
+		         kind_names[kind], kind_examples[kind]);
 		return -1;
 	}
 	snprintf(buf, sizeof buf, "%se%ld", mant, exp10 + (un ? un->pow10 : 0));
@@ -181,19 +176,23 @@ struct fmt_unit {
 	const char *sym;
 	double scale;
 };
-static const struct fmt_unit fmt_bytes_bin[] = {
-	{"PiB", 1125899906842624.0}, {"TiB", 1099511627776.0}, {"GiB", 1073741824.0},
-	{"MiB", 1048576.0}, {"KiB", 1024.0}, {"B", 1}, {NULL, 0}};
+static const struct fmt_unit fmt_bytes_bin[] = {{"PiB", 1125899906842624.0},
+                                                {"TiB", 1099511627776.0},
+                                                {"GiB", 1073741824.0},
+                                                {"MiB", 1048576.0},
+                                                {"KiB", 1024.0},
+                                                {"B", 1},
+                                                {NULL, 0}};
 static const struct fmt_unit fmt_bytes_dec[] = {{"PB", 1e15}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6},
-						 {"KB", 1e3}, {"B", 1}, {NULL, 0}};
+                                                {"KB", 1e3},  {"B", 1},     {NULL, 0}};
 static const struct fmt_unit fmt_bw[] = {{"PB/s", 1e15}, {"TB/s", 1e12}, {"GB/s", 1e9}, {"MB/s", 1e6},
-					 {"KB/s", 1e3}, {"B/s", 1}, {NULL, 0}};
+                                         {"KB/s", 1e3},  {"B/s", 1},     {NULL, 0}};
 static const struct fmt_unit fmt_freq[] = {{"GHz", 1e9}, {"MHz", 1e6}, {"kHz", 1e3}, {"Hz", 1}, {NULL, 0}};
-static const struct fmt_unit fmt_time[] = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9},
-					   {"ps", 1e-12}, {NULL, 0}};
+static const struct fmt_unit fmt_time[] = {{"s", 1},     {"ms", 1e-3},  {"us", 1e-6},
+                                           {"ns", 1e-9}, {"ps", 1e-12}, {NULL, 0}};
 static const struct fmt_unit fmt_power[] = {{"kW", 1e3}, {"W", 1}, {"mW", 1e-3}, {NULL, 0}};
-static const struct fmt_unit fmt_flops[] = {{"PFLOPS", 1e15}, {"TFLOPS", 1e12}, {"GFLOPS", 1e9},
-					    {"FLOPS", 1}, {NULL, 0}};
+static const struct fmt_unit fmt_flops[] = {
+    {"PFLOPS", 1e15}, {"TFLOPS", 1e12}, {"GFLOPS", 1e9}, {"FLOPS", 1}, {NULL, 0}};
 static const struct fmt_unit fmt_usd[] = {{"USD", 1}, {NULL, 0}};
 
 /* Formats with the largest unit not above v; "" if t has none. */

@@ -14,27 +14,27 @@
 #include <string.h>
 
 const char cmd_info_help[] =
-	"usage: sim info CONFIG [--json] [--set path=value]...\n"
-	"\n"
-	"Describes the chip of CONFIG: compute units and clocks, vector lanes and\n"
-	"matrix units, memory hierarchy, links, the node and cluster it sits in,\n"
-	"TDP and price; then its peaks per dtype, derived from the microarchitecture\n"
-	"(units x MACs/clk x 2 x clock), beside the published figure the config\n"
-	"cites and the difference; and its ridge points (FLOP/byte) against device\n"
-	"memory and L2.\n"
-	"\n"
-	"options:\n"
-	"  --json              print JSON instead (TFLOP/s, bytes, bytes/s; null\n"
-	"                      where the chip has no unit for a dtype)\n"
-	"  --set path=value    override a config parameter (repeatable), e.g.\n"
-	"                      --set compute.sm.count=114 --set memory.device.bandwidth=\"4 TB/s\"\n"
-	"\n"
-	"examples:\n"
-	"  sim info configs/h100.cfg\n"
-	"  sim info configs/mi300x.cfg --json\n";
+    "usage: sim info CONFIG [--json] [--set path=value]...\n"
+    "\n"
+    "Describes the chip of CONFIG: compute units and clocks, vector lanes and\n"
+    "matrix units, memory hierarchy, links, the node and cluster it sits in,\n"
+    "TDP and price; then its peaks per dtype, derived from the microarchitecture\n"
+    "(units x MACs/clk x 2 x clock), beside the published figure the config\n"
+    "cites and the difference; and its ridge points (FLOP/byte) against device\n"
+    "memory and L2.\n"
+    "\n"
+    "options:\n"
+    "  --json              print JSON instead (TFLOP/s, bytes, bytes/s; null\n"
+    "                      where the chip has no unit for a dtype)\n"
+    "  --set path=value    override a config parameter (repeatable), e.g.\n"
+    "                      --set compute.sm.count=114 --set memory.device.bandwidth=\"4 TB/s\"\n"
+    "\n"
+    "examples:\n"
+    "  sim info configs/h100.cfg\n"
+    "  sim info configs/mi300x.cfg --json\n";
 
 static const enum arch_dtype mat_dts[] = {DT_FP64, DT_FP32, DT_TF32, DT_FP16, DT_BF16,
-					  DT_FP8,  DT_FP4,  DT_INT8, DT_INT4};
+                                          DT_FP8,  DT_FP4,  DT_INT8, DT_INT4};
 static const enum arch_dtype vec_dts[] = {DT_FP64, DT_FP32, DT_FP16, DT_BF16, DT_INT32, DT_INT8};
 #define NMAT (int)(sizeof mat_dts / sizeof mat_dts[0])
 #define NVEC (int)(sizeof vec_dts / sizeof vec_dts[0])
@@ -169,11 +169,10 @@ static void print_peak_row(const char *cls, enum arch_dtype dt, double derived, 
 	if (pub > 0 && derived > 0) {
 		double e = 100.0 * (derived - pub) / pub;
 		snprintf(diff, sizeof diff, "%+.1f%%", fabs(e) < 0.05 ? 0.0 : e);
-	}
-	else
+	} else
 		snprintf(diff, sizeof diff, "-");
-	printf("  %-6s %-5s %16s %16s %8s %16s\n", cls, arch_dtype_name(dt), tf(derived, dt, a, 32),
-	       tf(pub, dt, b, 32), diff, sparse > derived ? tf(sparse, dt, s, 32) : "-");
+	printf("  %-6s %-5s %16s %16s %8s %16s\n", cls, arch_dtype_name(dt), tf(derived, dt, a, 32), tf(pub, dt, b, 32),
+	       diff, sparse > derived ? tf(sparse, dt, s, 32) : "-");
 }
 
 static void print_text(const struct arch_chip *c)

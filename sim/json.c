@@ -55,7 +55,10 @@ void json_begin(struct json *j, FILE *f, int pretty)
 	j->pretty = pretty;
 }
 
-void json_end(struct json *j) { fputc('\n', j->f); }
+void json_end(struct json *j)
+{
+	fputc('\n', j->f);
+}
 
 static void open_(struct json *j, const char *k, char c)
 {
@@ -76,10 +79,22 @@ static void close_(struct json *j, char c)
 	fputc(c, j->f);
 }
 
-void json_obj(struct json *j, const char *k) { open_(j, k, '{'); }
-void json_obj_end(struct json *j) { close_(j, '}'); }
-void json_arr(struct json *j, const char *k) { open_(j, k, '['); }
-void json_arr_end(struct json *j) { close_(j, ']'); }
+void json_obj(struct json *j, const char *k)
+{
+	open_(j, k, '{');
+}
+void json_obj_end(struct json *j)
+{
+	close_(j, '}');
+}
+void json_arr(struct json *j, const char *k)
+{
+	open_(j, k, '[');
+}
+void json_arr_end(struct json *j)
+{
+	close_(j, ']');
+}
 
 void json_str(struct json *j, const char *k, const char *v)
 {

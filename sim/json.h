@@ -15,7 +15,7 @@ struct json {
 };
 
 void json_begin(struct json *j, FILE *f, int pretty);
-void json_end(struct json *j); /* final newline */
+void json_end(struct json *j);                  /* final newline */
 void json_obj(struct json *j, const char *key); /* key NULL inside arrays / at top */
 void json_obj_end(struct json *j);
 void json_arr(struct json *j, const char *key);

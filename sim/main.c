@@ -7,10 +7,10 @@
  */
 #include "cli.h"
 
-#include <simgrid/forward.h> /* SG_BEGIN_DECL, needed by version.h */
-#include <simgrid/version.h>
 #include <gsl/gsl_version.h>
 #include <libconfig.h>
+#include <simgrid/forward.h> /* SG_BEGIN_DECL, needed by version.h */
+#include <simgrid/version.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +22,11 @@
 
 static int cmd_help(int argc, char **argv);
 
-static const char cmd_help_help[] =
-	"usage: sim help [COMMAND | config [--markdown] | units]\n"
-	"\n"
-	"Prints help on a command, the config parameter reference (generated from\n"
-	"the parameter tables; --markdown writes docs/config-reference.md), or the\n"
-	"units a quantity may be written in.\n";
+static const char cmd_help_help[] = "usage: sim help [COMMAND | config [--markdown] | units]\n"
+                                    "\n"
+                                    "Prints help on a command, the config parameter reference (generated from\n"
+                                    "the parameter tables; --markdown writes docs/config-reference.md), or the\n"
+                                    "units a quantity may be written in.\n";
 
 struct command {
 	const char *name;
@@ -37,35 +36,35 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"info", cmd_info, "describe a chip: units, memory, links, system, derived peaks", cmd_info_help},
-	{"help", cmd_help, "help on a command, the config reference, or units", cmd_help_help},
+    {"info", cmd_info, "describe a chip: units, memory, links, system, derived peaks", cmd_info_help},
+    {"help", cmd_help, "help on a command, the config reference, or units", cmd_help_help},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: sim COMMAND [ARGS]\n"
-		   "\n"
-		   "sim predicts how GPUs and accelerators run AI workloads from a description of\n"
-		   "their microarchitecture (configs/*.cfg).\n"
-		   "\n"
-		   "commands:\n");
+	           "\n"
+	           "sim predicts how GPUs and accelerators run AI workloads from a description of\n"
+	           "their microarchitecture (configs/*.cfg).\n"
+	           "\n"
+	           "commands:\n");
 	for (int i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n"
-		   "options:\n"
-		   "  -h, --help     this help (sim help COMMAND for a command's)\n"
-		   "  -V, --version  version of sim and of the libraries it uses\n"
-		   "\n"
-		   "examples:\n"
-		   "  sim info configs/h100.cfg\n"
-		   "  sim info configs/a100.cfg --json\n"
-		   "  sim info configs/h100.cfg --set compute.sm.count=114\n"
-		   "  sim help config\n"
-		   "\n"
-		   "exit codes:\n"
-		   "  0 ok, 2 usage error, 65 bad trace, 66 input file missing,\n"
-		   "  70 internal error, 73 cannot write output, 78 bad config\n");
+	           "options:\n"
+	           "  -h, --help     this help (sim help COMMAND for a command's)\n"
+	           "  -V, --version  version of sim and of the libraries it uses\n"
+	           "\n"
+	           "examples:\n"
+	           "  sim info configs/h100.cfg\n"
+	           "  sim info configs/a100.cfg --json\n"
+	           "  sim info configs/h100.cfg --set compute.sm.count=114\n"
+	           "  sim help config\n"
+	           "\n"
+	           "exit codes:\n"
+	           "  0 ok, 2 usage error, 65 bad trace, 66 input file missing,\n"
+	           "  70 internal error, 73 cannot write output, 78 bad config\n");
 }
 
 static void units_help(void)
@@ -108,7 +107,7 @@ static int cmd_help(int argc, char **argv)
 		}
 	}
 	return cli_usage_error("help", "no command or topic '%s' (commands: info, help; topics: config, units)",
-			       argv[1]);
+	                       argv[1]);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

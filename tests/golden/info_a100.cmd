@@ -1,0 +1,1 @@
+info configs/a100.cfg

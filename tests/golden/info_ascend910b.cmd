@@ -1,0 +1,1 @@
+info configs/ascend910b.cfg

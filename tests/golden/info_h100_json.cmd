@@ -1,0 +1,1 @@
+info configs/h100.cfg --json

@@ -1,0 +1,1 @@
+info configs/mi300x.cfg

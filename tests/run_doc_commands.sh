@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Every `sim ...` command shown in README.md and docs/*.md (a line that starts
+# with "sim " or "$ sim " in a ```sh code block; synopses go in plain ``` or
+# ```text blocks) is run from the repository
+# root and must exit 0. Set-up lines (apt-get, cmake, ctest) are run by
+# .ci/run itself. docs/config-reference.md must be what `sim help config
+# --markdown` prints (regenerate it with that command).
+# usage: run_doc_commands.sh SIM REPO_ROOT
+set -u
+sim=$1 root=$2
+cd "$root" || exit 1
+fails=0 n=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for doc in README.md docs/*.md; do
+	awk '/^```/{if (f) f=0; else f=($0 ~ /^```(sh|bash|console)$/); next} f && /^(\$ )?sim /{sub(/^\$ /,""); print}' "$doc" >"$tmp/cmds"
+	while IFS= read -r line; do
+		n=$((n + 1))
+		# output redirections in docs write into a scratch directory
+		line=${line//> docs\//> $tmp\/}
+		eval "set -- ${line#sim }"
+		if ! (cd "$root" && "$sim" "$@") >"$tmp/out" 2>"$tmp/err" </dev/null; then
+			fails=$((fails + 1))
+			echo "FAIL $doc: $line"
+			head -n 5 "$tmp/err"
+		fi
+	done <"$tmp/cmds"
+done
+n=$((n + 1))
+if ! "$sim" help config --markdown | diff -q - docs/config-reference.md >/dev/null; then
+	fails=$((fails + 1))
+	echo "FAIL docs/config-reference.md is stale: sim help config --markdown > docs/config-reference.md"
+fi
+echo "$((n - fails)) passed, $fails failed"
+[ "$fails" = 0 ]

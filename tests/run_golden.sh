@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Golden outputs: tests/golden/NAME.cmd holds the arguments of `sim` (run
+# from the repository root); its stdout must equal NAME.out byte for byte.
+# usage: run_golden.sh SIM REPO_ROOT [--update]
+set -u
+sim=$1 root=$2 update=${3:-}
+cd "$root" || exit 1
+fails=0 n=0
+for cmd in tests/golden/*.cmd; do
+	n=$((n + 1))
+	want=${cmd%.cmd}.out
+	eval "set -- $(cat "$cmd")"
+	got=$("$sim" "$@" 2>&1; echo "exit $?")
+	if [ "$update" = --update ]; then
+		printf '%s\n' "$got" >"$want"
+		continue
+	fi
+	if ! diff -u "$want" <(printf '%s\n' "$got") >/tmp/golden_diff.$$; then
+		fails=$((fails + 1))
+		echo "FAIL $cmd (run with --update after checking the change):"
+		head -n 40 /tmp/golden_diff.$$
+	fi
+done
+rm -f /tmp/golden_diff.$$
+echo "$((n - fails)) passed, $fails failed"
+[ "$fails" = 0 ]
