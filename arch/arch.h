@@ -71,7 +71,9 @@ struct arch_mem {
 	long slices;              /* cache slices / partitions */
 	long stacks;              /* HBM stacks / memory channels */
 	double bus_bits;          /* interface width, 0 = unknown */
-	double data_rate_bps;     /* per-pin data rate, 0 = unknown */
+	double data_rate_bps;     /* per-pin data rate (bytes/s per pin), 0 = unknown */
+	double bytes_per_clk;     /* cache: read bytes per clock, whole chip */
+	double clock_hz;          /* cache: its clock, default the first unit group's */
 };
 
 /* A family of identical chip-to-chip or host links. */

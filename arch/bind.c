@@ -338,9 +338,10 @@ static void suggest(struct kvmap *m, const char *path, char *best, size_t len)
 		for (int g = 0; g < ng; g++) {
 			for (int i = 0; i < sec->nparams; i++) {
 				if (sec->flags & SF_MULTI)
-					snprintf(cand, sizeof cand, "%s.%s.%s", prefix, names[g], sec->params[i].key);
+					snprintf(cand, sizeof cand, "%.60s.%.60s.%.60s", prefix, names[g],
+					         sec->params[i].key);
 				else
-					snprintf(cand, sizeof cand, "%s.%s", prefix, sec->params[i].key);
+					snprintf(cand, sizeof cand, "%.60s.%.60s", prefix, sec->params[i].key);
 				int d = edit_distance(path, cand);
 				if (d < bestd) {
 					bestd = d;

@@ -208,6 +208,14 @@ int arch_check(struct kvmap *m, struct arch_chip *c, struct arch_error *err)
 			     "memory.device: missing 'bandwidth' (e.g. \"3.35 TB/s\"), or bus_width and data_rate to "
 			     "derive it from");
 	}
+	struct arch_mem *caches[] = {&c->l2, &c->llc};
+	for (int i = 0; i < 2; i++) {
+		struct arch_mem *k = caches[i];
+		if (k->clock_hz == 0)
+			k->clock_hz = c->units[0].clock_hz;
+		if (k->bw_Bps == 0 && k->bytes_per_clk > 0)
+			k->bw_Bps = k->bytes_per_clk * k->clock_hz;
+	}
 	for (int i = 0; i < c->nlinks; i++) {
 		struct arch_link *l = &c->links[i];
 		char p[256];

@@ -96,7 +96,10 @@ static const struct arch_param dram_params[] = {
 static const struct arch_param cache_params[] = {
 	STR("type", arch_mem, type, 0, "what it is called: \"L2\", \"Infinity Cache\", \"SRAM\""),
 	QTY("size", UNIT_BYTES, arch_mem, size_bytes, REQ, NULL, 1e3, 1e12, "capacity (whole chip)"),
-	QTY("bandwidth", UNIT_BANDWIDTH, arch_mem, bw_Bps, 0, NULL, 0, 1e16, "peak read bandwidth (whole chip)"),
+	QTY("bandwidth", UNIT_BANDWIDTH, arch_mem, bw_Bps, 0, NULL, 0, 1e16,
+	    "peak read bandwidth (whole chip); default: bytes_per_clock x clock"),
+	FLT("bytes_per_clock", arch_mem, bytes_per_clk, 0, NULL, 0, 1e7, "read bytes per clock, whole chip (A100 L2: 5120)"),
+	QTY("clock", UNIT_FREQ, arch_mem, clock_hz, 0, NULL, 1e6, 1e10, "clock of bytes_per_clock; default: the first compute group's clock"),
 	QTY("latency", UNIT_TIME, arch_mem, latency_s, 0, NULL, 0, 1e-3, "load-to-use latency of a hit"),
 	INT("slices", arch_mem, slices, 0, NULL, 0, 4096, "slices / partitions"),
 };

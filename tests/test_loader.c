@@ -82,6 +82,12 @@ int main(int argc, char **argv)
 	c = arch_load_string("inherits = \"parent.cfg\"; chip = { name = \"S\"; };", "<string>", dir, NULL, 0, &err);
 	CHECK(c && !strcmp(c->name, "S") && c->units[0].count == 100, "load from a string");
 	arch_free(c);
+	/* cache bandwidth derived from bytes per clock at the first unit group's clock */
+	c = arch_load_string(
+	    "inherits = \"parent.cfg\"; memory = { llc = { size = \"64 MiB\"; bytes_per_clock = 4096.0; }; };",
+	    "<string>", dir, NULL, 0, &err);
+	CHECK(c && near(c->llc.bw_Bps, 4096 * 1.5e9), "llc bandwidth from bytes per clock");
+	arch_free(c);
 	c = arch_load_string("chip = {", "<string>", dir, NULL, 0, &err);
 	CHECK(!c && err.exit_code == 78 && err.line == 1, "syntax error in a string: line %d", err.line);
 

@@ -50,7 +50,7 @@ static void collect(const char *rel)
 	for (int i = 0; i < n; i++) {
 		char relp[512], full[2600];
 		struct stat st;
-		snprintf(relp, sizeof relp, "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
+		snprintf(relp, sizeof relp, "%.200s%s%.255s", rel, rel[0] ? "/" : "", names[i]);
 		snprintf(full, sizeof full, "%s/configs/%s", root, relp);
 		if (stat(full, &st))
 			continue;
@@ -104,7 +104,7 @@ static void check(const char *cfg, const char *cls, const char *dtn, double pub_
 static void read_table(const char *file)
 {
 	char path[2048], line[2048];
-	snprintf(path, sizeof path, "%s/tests/peaks/%s", root, file);
+	snprintf(path, sizeof path, "%.1000s/tests/peaks/%.255s", root, file);
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		printf("FAIL cannot open %s\n", path);
