@@ -46,6 +46,8 @@ struct arch_section {
 	unsigned flags;
 	const struct arch_param *params;
 	int nparams;
+	size_t chip_off; /* where the section's struct lives in struct arch_chip */
+	size_t stride;   /* SF_MULTI: size of one element of that array */
 	const char *desc;
 };
 

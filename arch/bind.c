@@ -16,28 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Where a value of the section lives in the chip. */
+/* Where a value of the section lives in the chip (idx-th group of x.*). */
 static void *section_target(struct arch_chip *c, const struct arch_section *s, int idx)
 {
-	if (!strcmp(s->prefix, "chip"))
-		return c;
-	if (!strcmp(s->prefix, "dies"))
-		return &c->dies;
-	if (!strcmp(s->prefix, "compute.*"))
-		return &c->units[idx];
-	if (!strcmp(s->prefix, "memory.device"))
-		return &c->dram;
-	if (!strcmp(s->prefix, "memory.l2"))
-		return &c->l2;
-	if (!strcmp(s->prefix, "memory.llc"))
-		return &c->llc;
-	if (!strcmp(s->prefix, "links.*"))
-		return &c->links[idx];
-	if (!strcmp(s->prefix, "system"))
-		return &c->sys;
-	if (!strcmp(s->prefix, "published"))
-		return &c->pub;
-	return NULL;
+	return (char *)c + s->chip_off + (size_t)idx * s->stride;
 }
 
 static void fmt_num(const struct arch_param *p, double v, char *buf, size_t len)

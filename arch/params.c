@@ -153,19 +153,23 @@ static const struct arch_param published_params[] = {
 
 #define N(a) (int)(sizeof a / sizeof a[0])
 
+#define AT(fld)  offsetof(struct arch_chip, fld), 0
+#define ARR(fld) offsetof(struct arch_chip, fld), sizeof(((struct arch_chip *)0)->fld[0])
+
 const struct arch_section arch_sections[] = {
-    {"chip", SF_REQUIRED, chip_params, N(chip_params), "the product"},
-    {"dies", 0, dies_params, N(dies_params), "chiplets and die-to-die links (default: one die)"},
-    {"compute.*", SF_REQUIRED | SF_MULTI, unit_params, N(unit_params),
+    {"chip", SF_REQUIRED, chip_params, N(chip_params), 0, 0, "the product"},
+    {"dies", 0, dies_params, N(dies_params), AT(dies), "chiplets and die-to-die links (default: one die)"},
+    {"compute.*", SF_REQUIRED | SF_MULTI, unit_params, N(unit_params), ARR(units),
      "groups of identical compute units, one group per kind (most chips have one: compute.sm, compute.cu ...)"},
-    {"memory.device", SF_REQUIRED, dram_params, N(dram_params), "device memory: HBM, GDDR, LPDDR, DDR (or SRAM)"},
-    {"memory.l2", 0, cache_params, N(cache_params), "last-level on-chip cache shared by the compute units"},
-    {"memory.llc", 0, cache_params, N(cache_params),
+    {"memory.device", SF_REQUIRED, dram_params, N(dram_params), AT(dram),
+     "device memory: HBM, GDDR, LPDDR, DDR (or SRAM)"},
+    {"memory.l2", 0, cache_params, N(cache_params), AT(l2), "last-level on-chip cache shared by the compute units"},
+    {"memory.llc", 0, cache_params, N(cache_params), AT(llc),
      "a further on-chip level: Infinity Cache, large SRAM, L3 (between L2 and device memory)"},
-    {"links.*", SF_MULTI, link_params, N(link_params),
+    {"links.*", SF_MULTI, link_params, N(link_params), ARR(links),
      "chip-to-chip and host links, one group per kind (links.nvlink, links.pcie ...)"},
-    {"system", 0, system_params, N(system_params), "the node and cluster the device is deployed in"},
-    {"published", 0, published_params, N(published_params),
+    {"system", 0, system_params, N(system_params), AT(sys), "the node and cluster the device is deployed in"},
+    {"published", 0, published_params, N(published_params), AT(pub),
      "vendor figures, printed beside the derived ones by `sim info` (never used by the model)"},
 };
 const int arch_nsections = N(arch_sections);
