@@ -16,6 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A group's name is written at the start of its struct (bind of x.*). */
+_Static_assert(offsetof(struct arch_unit, name) == 0, "name first in struct arch_unit");
+_Static_assert(offsetof(struct arch_link, name) == 0, "name first in struct arch_link");
+
 /* Where a value of the section lives in the chip (idx-th group of x.*). */
 static void *section_target(struct arch_chip *c, const struct arch_section *s, int idx)
 {
