@@ -76,6 +76,8 @@ struct kvmap {
 
 void kv_free(struct kvmap *m);
 struct kv *kv_find(struct kvmap *m, const char *path);
+/* file:line of a key if set, else of the first key of its nearest enclosing group. */
+void kv_where(struct kvmap *m, const char *path, const char **file, int *line);
 
 /* Binds the merged map to a chip (bind.c). Returns 0 or -1 with *err set. */
 int arch_bind(struct kvmap *m, struct arch_chip *c, struct arch_error *err);

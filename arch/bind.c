@@ -186,20 +186,6 @@ static int store(const struct arch_param *p, void *base, double num, const char 
 	return 0;
 }
 
-/* File and line to blame for something missing in a group: its first leaf. */
-static void group_where(struct kvmap *m, const char *group, const char **file, int *line)
-{
-	for (int i = 0; i < m->n; i++) {
-		if (!strncmp(m->v[i].path, group, strlen(group)) && m->v[i].path[strlen(group)] == '.') {
-			*file = m->v[i].file;
-			*line = m->v[i].line;
-			return;
-		}
-	}
-	*file = m->n ? m->v[0].file : "config";
-	*line = 0;
-}
-
 static int bind_group(struct kvmap *m, const struct arch_section *s, const char *group, void *base,
                       struct arch_error *err)
 {
@@ -222,7 +208,7 @@ static int bind_group(struct kvmap *m, const struct arch_section *s, const char 
 			const char *file;
 			int line;
 			char ex[160];
-			group_where(m, group, &file, &line);
+			kv_where(m, path, &file, &line); /* path is absent: its group */
 			if (p->type == P_QTY)
 				snprintf(ex, sizeof ex, " (a %s such as %s)", units_kind_name(p->unit),
 				         units_example(p->unit));

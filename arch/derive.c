@@ -112,37 +112,11 @@ long arch_total_units(const struct arch_chip *c)
 	return n;
 }
 
-/* file:line of a key if it was set, else of its group's first key. */
-static void where(struct kvmap *m, const char *path, const char **file, int *line)
-{
-	struct kv *v = kv_find(m, path);
-	if (v) {
-		*file = v->file;
-		*line = v->line;
-		return;
-	}
-	char group[256];
-	snprintf(group, sizeof group, "%s", path);
-	for (char *dot; (dot = strrchr(group, '.'));) {
-		*dot = '\0';
-		size_t n = strlen(group);
-		for (int i = 0; i < m->n; i++) {
-			if (!strncmp(m->v[i].path, group, n) && m->v[i].path[n] == '.') {
-				*file = m->v[i].file;
-				*line = m->v[i].line;
-				return;
-			}
-		}
-	}
-	*file = m->n ? m->v[0].file : "config";
-	*line = 0;
-}
-
 #define FAIL(path, ...)                                                                                                \
 	do {                                                                                                           \
 		const char *f_;                                                                                        \
 		int l_;                                                                                                \
-		where(m, path, &f_, &l_);                                                                              \
+		kv_where(m, path, &f_, &l_);                                                                           \
 		arch_errorf(err, f_, l_, SIM_EXIT_CONFIG, __VA_ARGS__);                                                \
 		return -1;                                                                                             \
 	} while (0)

@@ -79,6 +79,31 @@ struct kv *kv_find(struct kvmap *m, const char *path)
 	return NULL;
 }
 
+void kv_where(struct kvmap *m, const char *path, const char **file, int *line)
+{
+	struct kv *v = kv_find(m, path);
+	if (v) {
+		*file = v->file;
+		*line = v->line;
+		return;
+	}
+	char group[256];
+	snprintf(group, sizeof group, "%s", path);
+	for (char *dot; (dot = strrchr(group, '.'));) {
+		*dot = '\0';
+		size_t n = strlen(group);
+		for (int i = 0; i < m->n; i++) {
+			if (!strncmp(m->v[i].path, group, n) && m->v[i].path[n] == '.') {
+				*file = m->v[i].file;
+				*line = m->v[i].line;
+				return;
+			}
+		}
+	}
+	*file = m->n ? m->v[0].file : "config";
+	*line = 0;
+}
+
 /* Is a a proper dotted prefix of b ("x.y" of "x.y.z")? */
 static int is_group_of(const char *a, const char *b)
 {

@@ -36,8 +36,10 @@ const char cmd_info_help[] =
 static const enum arch_dtype mat_dts[] = {DT_FP64, DT_FP32, DT_TF32, DT_FP16, DT_BF16,
                                           DT_FP8,  DT_FP4,  DT_INT8, DT_INT4};
 static const enum arch_dtype vec_dts[] = {DT_FP64, DT_FP32, DT_FP16, DT_BF16, DT_INT32, DT_INT8};
-#define NMAT (int)(sizeof mat_dts / sizeof mat_dts[0])
-#define NVEC (int)(sizeof vec_dts / sizeof vec_dts[0])
+static const enum arch_dtype ridge_dts[] = {DT_FP64, DT_FP32, DT_TF32, DT_FP16, DT_BF16, DT_FP8, DT_INT8};
+#define NMAT   (int)(sizeof mat_dts / sizeof mat_dts[0])
+#define NRIDGE (int)(sizeof ridge_dts / sizeof ridge_dts[0])
+#define NVEC   (int)(sizeof vec_dts / sizeof vec_dts[0])
 
 static const char *fmtq(double v, enum unit_kind k, char *buf, size_t len)
 {
@@ -234,8 +236,7 @@ static void print_text(const struct arch_chip *c)
 		printf("  published: %s\n", c->pub.source);
 
 	printf("\nridge points (FLOP/byte)   device memory        L2\n");
-	static const enum arch_dtype ridge_dts[] = {DT_FP64, DT_FP32, DT_TF32, DT_FP16, DT_BF16, DT_FP8, DT_INT8};
-	for (int i = 0; i < (int)(sizeof ridge_dts / sizeof ridge_dts[0]); i++) {
+	for (int i = 0; i < NRIDGE; i++) {
 		enum arch_dtype dt = ridge_dts[i];
 		if (arch_peak(c, dt) <= 0)
 			continue;
@@ -322,11 +323,10 @@ static void print_json(const struct arch_chip *c)
 	json_mem(&j, "llc", &c->llc);
 	json_obj_end(&j);
 	json_obj(&j, "ridge_flop_per_byte");
-	static const enum arch_dtype rd[] = {DT_FP64, DT_FP32, DT_TF32, DT_FP16, DT_BF16, DT_FP8, DT_INT8};
-	for (int i = 0; i < (int)(sizeof rd / sizeof rd[0]); i++) {
-		json_obj(&j, arch_dtype_name(rd[i]));
-		json_num_or_null(&j, "device", arch_ridge(c, rd[i], &c->dram));
-		json_num_or_null(&j, "l2", arch_ridge(c, rd[i], &c->l2));
+	for (int i = 0; i < NRIDGE; i++) {
+		json_obj(&j, arch_dtype_name(ridge_dts[i]));
+		json_num_or_null(&j, "device", arch_ridge(c, ridge_dts[i], &c->dram));
+		json_num_or_null(&j, "l2", arch_ridge(c, ridge_dts[i], &c->l2));
 		json_obj_end(&j);
 	}
 	json_obj_end(&j);
