@@ -343,10 +343,10 @@ int arch_bind(struct kvmap *m, struct arch_chip *c, struct arch_error *err)
 			}
 			for (int g = 0; g < n; g++) {
 				void *base = section_target(c, sec, g);
-				snprintf(group, sizeof group, "%s.%s", x, names[g]);
+				snprintf(group, sizeof group, "%.120s.%.63s", x, names[g]);
 				if (bind_group(m, sec, group, base, err))
 					return -1;
-				snprintf((char *)base, ARCH_NAME_MAX, "%s", names[g]); /* name is the first field */
+				snprintf((char *)base, ARCH_NAME_MAX, "%.63s", names[g]); /* name is the first field */
 			}
 			if (!strcmp(x, "compute"))
 				c->nunits = n;
