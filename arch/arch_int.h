@@ -76,6 +76,8 @@ struct kvmap {
 
 void kv_free(struct kvmap *m);
 struct kv *kv_find(struct kvmap *m, const char *path);
+/* The first leaf under "group." in file order, or NULL. */
+struct kv *kv_first_in(struct kvmap *m, const char *group);
 /* file:line of a key if set, else of the first key of its nearest enclosing group. */
 void kv_where(struct kvmap *m, const char *path, const char **file, int *line);
 

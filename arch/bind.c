@@ -262,11 +262,7 @@ static int list_groups(struct kvmap *m, const char *x, char names[][ARCH_NAME_MA
 
 static int has_group(struct kvmap *m, const char *prefix)
 {
-	size_t n = strlen(prefix);
-	for (int i = 0; i < m->n; i++)
-		if (!strncmp(m->v[i].path, prefix, n) && m->v[i].path[n] == '.')
-			return 1;
-	return 0;
+	return kv_first_in(m, prefix) != NULL;
 }
 
 /* Levenshtein distance, for "did you mean". */

@@ -79,26 +79,28 @@ struct kv *kv_find(struct kvmap *m, const char *path)
 	return NULL;
 }
 
+struct kv *kv_first_in(struct kvmap *m, const char *group)
+{
+	size_t n = strlen(group);
+	for (int i = 0; i < m->n; i++)
+		if (!strncmp(m->v[i].path, group, n) && m->v[i].path[n] == '.')
+			return &m->v[i];
+	return NULL;
+}
+
 void kv_where(struct kvmap *m, const char *path, const char **file, int *line)
 {
 	struct kv *v = kv_find(m, path);
+	char group[256];
+	snprintf(group, sizeof group, "%s", path);
+	for (char *dot; !v && (dot = strrchr(group, '.'));) {
+		*dot = '\0';
+		v = kv_first_in(m, group);
+	}
 	if (v) {
 		*file = v->file;
 		*line = v->line;
 		return;
-	}
-	char group[256];
-	snprintf(group, sizeof group, "%s", path);
-	for (char *dot; (dot = strrchr(group, '.'));) {
-		*dot = '\0';
-		size_t n = strlen(group);
-		for (int i = 0; i < m->n; i++) {
-			if (!strncmp(m->v[i].path, group, n) && m->v[i].path[n] == '.') {
-				*file = m->v[i].file;
-				*line = m->v[i].line;
-				return;
-			}
-		}
 	}
 	*file = m->n ? m->v[0].file : "config";
 	*line = 0;
