@@ -123,6 +123,22 @@ struct arch_published {
 	char source[ARCH_TEXT_MAX];
 };
 
+/*
+ * Constants of the device model that are not on a datasheet. Their defaults
+ * are fitted once, over every validation row (docs/validation.md shows the
+ * fit); a config overrides one only with a cited reason.
+ */
+struct arch_model {
+	double launch_s;         /* gap between back-to-back kernels on a stream */
+	double dram_eff;         /* fraction of peak device-memory bandwidth a stream reaches */
+	double l2_eff;           /* fraction of peak L2 bandwidth a stream reaches */
+	double mma_eff;          /* fraction of the matrix units' issue rate a main loop sustains */
+	double loaded_latency;   /* memory latency under full load, as a multiple of the idle one */
+	double bytes_per_thread; /* bytes a thread of an elementwise kernel keeps in flight */
+	double dram_latency_s;   /* used where memory.device.latency is unset */
+	double l2_latency_s;     /* used where memory.l2.latency is unset */
+};
+
 struct arch_chip {
 	char path[ARCH_TEXT_MAX]; /* the file it was loaded from */
 	char vendor[ARCH_NAME_MAX];
@@ -144,6 +160,7 @@ struct arch_chip {
 	struct arch_link links[ARCH_MAX_LINKS];
 	struct arch_system sys;
 	struct arch_published pub;
+	struct arch_model model;
 	int nsets;          /* --set overrides applied */
 	char sets[16][160]; /* their text, recorded for reports */
 };

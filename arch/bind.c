@@ -356,8 +356,10 @@ int arch_bind(struct kvmap *m, struct arch_chip *c, struct arch_error *err)
 				            sec->desc);
 				return -1;
 			}
-			if (!strcmp(sec->prefix, "dies") && bind_group(m, sec, sec->prefix, &c->dies, err))
-				return -1; /* one die by default */
+			/* absent sections with defaults: one die; the model's fitted constants */
+			if ((!strcmp(sec->prefix, "dies") || !strcmp(sec->prefix, "model")) &&
+			    bind_group(m, sec, sec->prefix, section_target(c, sec, 0), err))
+				return -1;
 			continue;
 		}
 		if (bind_group(m, sec, sec->prefix, section_target(c, sec, 0), err))

@@ -149,6 +149,23 @@ static const struct arch_param published_params[] = {
 	PUBV(DT_INT8, "int8"),
 	STR("source", arch_published, source, 0, "where the published figures come from"),
 };
+static const struct arch_param model_params[] = {
+	QTY("launch_overhead", UNIT_TIME, arch_model, launch_s, 0, "2 us", 0, 1e-3,
+	    "gap between back-to-back kernels on one stream (launch, ramp-up and drain)"),
+	FLT("dram_efficiency", arch_model, dram_eff, 0, "0.92", 0.1, 1,
+	    "fraction of peak device-memory bandwidth a streaming kernel reaches (refresh, turnaround)"),
+	FLT("l2_efficiency", arch_model, l2_eff, 0, "0.9", 0.1, 1, "fraction of peak L2 bandwidth a streaming kernel reaches"),
+	FLT("mma_efficiency", arch_model, mma_eff, 0, "0.95", 0.1, 1,
+	    "fraction of the matrix units' rate a GEMM main loop sustains (issue and sync overhead)"),
+	FLT("loaded_latency", arch_model, loaded_latency, 0, "1.5", 1, 10,
+	    "memory latency under full load as a multiple of the idle latency (queueing)"),
+	QTY("bytes_per_thread", UNIT_BYTES, arch_model, bytes_per_thread, 0, "16 B", 1, 1024,
+	    "bytes each thread of an elementwise kernel keeps in flight (one 16-byte vector load)"),
+	QTY("dram_latency", UNIT_TIME, arch_model, dram_latency_s, 0, "500 ns", 1e-9, 1e-4,
+	    "device-memory latency used where memory.device.latency is unset"),
+	QTY("l2_latency", UNIT_TIME, arch_model, l2_latency_s, 0, "200 ns", 1e-9, 1e-4,
+	    "L2 hit latency used where memory.l2.latency is unset"),
+};
 /* clang-format on */
 
 #define N(a) (int)(sizeof a / sizeof a[0])
@@ -169,6 +186,9 @@ const struct arch_section arch_sections[] = {
     {"links.*", SF_MULTI, link_params, N(link_params), ARR(links),
      "chip-to-chip and host links, one group per kind (links.nvlink, links.pcie ...)"},
     {"system", 0, system_params, N(system_params), AT(sys), "the node and cluster the device is deployed in"},
+    {"model", 0, model_params, N(model_params), AT(model),
+     "constants of the device model that no datasheet gives; defaults fitted over all validation rows "
+     "(docs/validation.md)"},
     {"published", 0, published_params, N(published_params), AT(pub),
      "vendor figures, printed beside the derived ones by `sim info` (never used by the model)"},
 };

@@ -1,0 +1,2 @@
+/* model.c -- placeholder; being written. */
+#include "model.h"

@@ -1,0 +1,2 @@
+/* op.c -- placeholder; being written. */
+#include "op.h"

@@ -1,0 +1,108 @@
+/*
+ * op.h -- one operation of a workload: the vocabulary `sim op` reads and the
+ * trace format reuses (a trace line is an op line plus scheduling keys).
+ *
+ * An op is written as one line: a kind, then key=value arguments in any
+ * order, e.g.
+ *
+ *   gemm m=4096 n=4096 k=4096 dtype=fp16
+ *   attn b=8 h=32 hkv=8 sq=2048 skv=2048 d=128 causal=1 dtype=bf16 impl=flash2 dir=bwd
+ *   elem op=layernorm n=67108864 cols=4096 dtype=fp16
+ *   copy bytes=1GiB src=hbm dst=hbm
+ *   conv n=32 c=64 h=56 w=56 k=64 r=3 s=3 stride=1 pad=1 dtype=fp16
+ *   embedding tokens=16384 dim=12288 vocab=50257 dtype=fp16
+ *
+ * Sizes are positive integers (no units); `bytes=` takes a quantity with a
+ * unit (units_parse, UNIT_BYTES). workloads/ depends only on arch/.
+ */
+#ifndef SIM_OP_H
+#define SIM_OP_H
+
+#include <stddef.h>
+
+enum op_kind { OP_GEMM, OP_ATTN, OP_ELEM, OP_COPY, OP_CONV, OP_EMBED, OP_KIND_COUNT };
+
+enum op_trans { TR_NN, TR_NT, TR_TN, TR_TT };
+enum op_epilogue { EPI_NONE, EPI_BIAS, EPI_GELU, EPI_RELU, EPI_BIAS_GELU, EPI_BIAS_RELU, EPI_COUNT };
+enum op_attn_impl { ATTN_FLASH2, ATTN_FLASH3, ATTN_NAIVE, ATTN_DECODE, ATTN_PAGED, ATTN_IMPL_COUNT };
+enum op_dir { DIR_FWD, DIR_BWD };
+enum op_elem {
+	EL_ADD,       /* c = a + b */
+	EL_MUL,       /* c = a * b */
+	EL_GELU,      /* tanh approximation */
+	EL_SILU,      /* x * sigmoid(x) */
+	EL_SWIGLU,    /* silu(a) * b: reads 2n, writes n */
+	EL_RELU,
+	EL_LAYERNORM, /* row-wise over `cols` */
+	EL_RMSNORM,   /* row-wise over `cols` */
+	EL_SOFTMAX,   /* row-wise over `cols` */
+	EL_ROPE,      /* rotary embedding on n elements */
+	EL_CAST,      /* dtype -> to */
+	EL_ADAM,      /* optimizer step on n parameters (fp32 master, m, v) */
+	EL_READ,      /* reduction of one stream (STREAM "read") */
+	EL_TRIAD,     /* a = b + s*c (STREAM "triad") */
+	EL_COPY,      /* b = a inside device memory, by a kernel */
+	EL_COUNT
+};
+enum op_place { PLACE_HBM, PLACE_HOST };
+
+struct op {
+	enum op_kind kind;
+	int dtype;     /* enum arch_dtype of the inputs */
+	int acc_dtype; /* accumulate / output type (gemm, conv: acc=), -1 = default */
+
+	/* gemm (and conv/embedding lowered to it): C[m,n] = A[m,k] B[k,n], batch times */
+	long long m, n, k, batch;
+	enum op_trans trans;
+	enum op_epilogue epilogue;
+
+	/* attn: b sequences, h query heads, hkv key/value heads (h % hkv == 0) */
+	long long b, h, hkv, sq, skv, d;
+	int causal;
+	enum op_attn_impl impl;
+	enum op_dir dir;
+	long long page; /* paged: tokens per KV page (default 16) */
+
+	/* elem: n elements; row ops reduce over cols (default: n, one row) */
+	enum op_elem elem;
+	long long elems, cols;
+	int to_dtype; /* cast target, -1 = default (fp32) */
+
+	/* copy */
+	double bytes;
+	enum op_place src, dst;
+
+	/* conv (implicit GEMM, keys n c h w k r s stride pad): batch n (in `batch`),
+	   channels c -> k, image h x w, filter r x s; embedding: tokens, dim, vocab */
+	long long cin, cout, ih, iw, r, s, stride, pad;
+	long long tokens, dim, vocab;
+
+	/* inputs resident in L2 when they fit (produced just before): warm=1 */
+	int warm;
+};
+
+/*
+ * Parses one op line. Keys in `extra` (a NULL-terminated list, may be NULL)
+ * are accepted and ignored: the trace parser owns them (stream=, after=).
+ * Returns 0, or -1 with a one-line reason in why ("gemm: missing k=",
+ * "gemm: m=0 must be a positive integer", "unknown op kind 'gem' (expected
+ * gemm|attn|elem|copy|conv|embedding)").
+ */
+int op_parse(const char *line, const char *const *extra, struct op *op, char *why, size_t whylen);
+
+/*
+ * The canonical text of an op: kind and every argument that affects timing,
+ * in a fixed order with defaults filled in. Equal ops give equal text; it is
+ * the memoization key and what reports print. Returns the length written.
+ */
+size_t op_format(const struct op *op, char *buf, size_t len);
+
+/* Useful work: FLOPs as the usual benchmarks count them (2mnk for a GEMM,
+   4 b h sq skv d for attention forward, halved when causal, x2.5 backward). */
+double op_flops(const struct op *op);
+
+const char *op_kind_name(enum op_kind k);
+const char *op_elem_name(enum op_elem e);
+const char *op_attn_impl_name(enum op_attn_impl i);
+
+#endif
