@@ -59,6 +59,9 @@ struct arch_unit {
 	double mat[DT_COUNT];     /* dense MACs per clock per matrix unit */
 	double mat_fp16_acc16;    /* fp16 MACs/clk with fp16 accumulate (0 = fp16) */
 	double sparsity;          /* 2:4 structured sparsity speed-up (1 = none) */
+	double mat_pj;            /* energy of a dense 16-bit MAC with its operand delivery, pJ (0 = no power limit) */
+	int mat_async;            /* matrix ops issue asynchronously (Hopper wgmma): softmax overlaps them */
+	double smem_Bpc;          /* shared-memory bandwidth, bytes per clock per unit */
 };
 
 /* One memory level: device memory (HBM/GDDR/...) or an on-chip cache/SRAM. */
@@ -131,6 +134,8 @@ struct arch_published {
 struct arch_model {
 	double launch_s;         /* gap between back-to-back kernels on a stream */
 	double dram_eff;         /* fraction of peak device-memory bandwidth a stream reaches */
+	double write_cost;       /* bandwidth a written byte takes, in read bytes (bus turnaround) */
+	double static_power;     /* share of TDP not available to the matrix units (leakage, memory, uncore) */
 	double l2_eff;           /* fraction of peak L2 bandwidth a stream reaches */
 	double mma_eff;          /* fraction of the matrix units' issue rate a main loop sustains */
 	double loaded_latency;   /* memory latency under full load, as a multiple of the idle one */

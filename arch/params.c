@@ -77,6 +77,15 @@ static const struct arch_param unit_params[] = {
 	MAT(DT_INT4, "int4"),
 	FLT("matrix.fp16_acc16", arch_unit, mat_fp16_acc16, 0, NULL, 0, 1e7,
 	    "fp16 MACs per clock with fp16 accumulate, where faster than matrix.fp16 (GeForce); default: matrix.fp16"),
+	FLT("matrix.pj_per_mac", arch_unit, mat_pj, 0, "0", 0, 100,
+	    "energy of one dense 16-bit MAC with its operand delivery, in pJ (other dtypes scale with their bits); "
+	    "with chip.tdp it sets the clock a power-limited GEMM sustains; 0 = never power-limited. Fitted: "
+	    "docs/validation.md"),
+	BOOL("matrix.async", arch_unit, mat_async, "false",
+	     "matrix instructions issue asynchronously from shared memory (Hopper wgmma, Blackwell tcgen05): "
+	     "a warp can do vector or SFU work while its matrix op runs (FlashAttention-3)"),
+	FLT("shared_mem_bandwidth", arch_unit, smem_Bpc, 0, "128", 1, 1e5,
+	    "shared-memory (LDS) bytes per clock per unit (NVIDIA: 32 banks x 4 B = 128)"),
 	FLT("matrix.sparsity", arch_unit, sparsity, 0, "1", 1, 16, "speed-up of 2:4 structured sparsity on tf32 and narrower types (2 on A100/H100; 1 = none)"),
 };
 
@@ -150,10 +159,14 @@ static const struct arch_param published_params[] = {
 	STR("source", arch_published, source, 0, "where the published figures come from"),
 };
 static const struct arch_param model_params[] = {
-	QTY("launch_overhead", UNIT_TIME, arch_model, launch_s, 0, "2 us", 0, 1e-3,
+	QTY("launch_overhead", UNIT_TIME, arch_model, launch_s, 0, "4 us", 0, 1e-3,
 	    "gap between back-to-back kernels on one stream (launch, ramp-up and drain)"),
 	FLT("dram_efficiency", arch_model, dram_eff, 0, "0.92", 0.1, 1,
 	    "fraction of peak device-memory bandwidth a streaming kernel reaches (refresh, turnaround)"),
+	FLT("dram_write_cost", arch_model, write_cost, 0, "1.25", 1, 4,
+	    "device-memory bandwidth a written byte takes, in read bytes (read/write bus turnaround)"),
+	FLT("static_power", arch_model, static_power, 0, "0.3", 0, 0.9,
+	    "share of chip.tdp not available to the matrix units (leakage, memory, uncore)"),
 	FLT("l2_efficiency", arch_model, l2_eff, 0, "0.9", 0.1, 1, "fraction of peak L2 bandwidth a streaming kernel reaches"),
 	FLT("mma_efficiency", arch_model, mma_eff, 0, "0.95", 0.1, 1,
 	    "fraction of the matrix units' rate a GEMM main loop sustains (issue and sync overhead)"),

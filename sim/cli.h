@@ -29,5 +29,7 @@ struct arch_chip *cli_load(const char *path, const struct cli_common *o, int *ex
 
 int cmd_info(int argc, char **argv);
 extern const char cmd_info_help[];
+int cmd_op(int argc, char **argv);
+extern const char cmd_op_help[];
 
 #endif

@@ -48,8 +48,9 @@ enum op_place { PLACE_HBM, PLACE_HOST };
 
 struct op {
 	enum op_kind kind;
-	int dtype;     /* enum arch_dtype of the inputs */
-	int acc_dtype; /* accumulate / output type (gemm, conv: acc=), -1 = default */
+	int dtype;     /* enum arch_dtype of the inputs (-1 for copy, which has none) */
+	int acc_dtype; /* accumulate / output type (gemm, conv: acc=), -1 = default;
+	                  op_parse fills it in for gemm and conv, -1 for other kinds */
 
 	/* gemm (and conv/embedding lowered to it): C[m,n] = A[m,k] B[k,n], batch times */
 	long long m, n, k, batch;
@@ -66,7 +67,7 @@ struct op {
 	/* elem: n elements; row ops reduce over cols (default: n, one row) */
 	enum op_elem elem;
 	long long elems, cols;
-	int to_dtype; /* cast target, -1 = default (fp32) */
+	int to_dtype; /* cast target, -1 = default (fp32); op_parse fills it in for cast */
 
 	/* copy */
 	double bytes;
@@ -86,7 +87,7 @@ struct op {
  * are accepted and ignored: the trace parser owns them (stream=, after=).
  * Returns 0, or -1 with a one-line reason in why ("gemm: missing k=",
  * "gemm: m=0 must be a positive integer", "unknown op kind 'gem' (expected
- * gemm|attn|elem|copy|conv|embedding)").
+ * gemm|attn|elem|copy|conv|embedding)"). On refusal *op is left untouched.
  */
 int op_parse(const char *line, const char *const *extra, struct op *op, char *why, size_t whylen);
 
@@ -94,11 +95,17 @@ int op_parse(const char *line, const char *const *extra, struct op *op, char *wh
  * The canonical text of an op: kind and every argument that affects timing,
  * in a fixed order with defaults filled in. Equal ops give equal text; it is
  * the memoization key and what reports print. Returns the length written.
+ * (snprintf-like: the length of the whole text, so a result >= len means it
+ * was cut; OP_TEXT_MAX always suffices.)
  */
+#define OP_TEXT_MAX 512
 size_t op_format(const struct op *op, char *buf, size_t len);
 
 /* Useful work: FLOPs as the usual benchmarks count them (2mnk for a GEMM,
-   4 b h sq skv d for attention forward, halved when causal, x2.5 backward). */
+   4 b h sq skv d for attention forward, halved when causal, x2.5 backward).
+   Causal counts the unmasked (query, key) pairs exactly, the queries aligned
+   to the end of the keys: sq (sq + 1) / 2 when sq == skv. conv: 2 M N K of
+   its implicit GEMM (M = n p q, N = k, K = c r s); copy, embedding: 0. */
 double op_flops(const struct op *op);
 
 const char *op_kind_name(enum op_kind k);

@@ -1,0 +1,1 @@
+op configs/h100.cfg gemm m=8192 n=8192 k=8192 dtype=bf16 --explain

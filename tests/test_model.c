@@ -1,0 +1,155 @@
+/*
+ * test_model.c -- behaviours the device model must show, each a property
+ * that can fail: wave quantization, tile padding, the kernel search on
+ * skinny shapes, memoization, FlashAttention-3 vs -2 on Hopper, causal
+ * masking, decode bound by the KV cache, Little's law, power limits.
+ * usage: test_model ROOT
+ */
+#include "model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int fails;
+static const char *root;
+
+static struct arch_chip *load(const char *name, const char *set)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/configs/%s", root, name);
+	struct arch_error err;
+	const char *sets[1] = {set};
+	struct arch_chip *c = arch_load(path, sets, set ? 1 : 0, &err);
+	if (!c) {
+		arch_error_print(&err, stderr);
+		fails++;
+	}
+	return c;
+}
+
+static struct dm_result run(const struct arch_chip *c, const char *line)
+{
+	struct op op;
+	struct dm_result r;
+	char why[256];
+	memset(&r, 0, sizeof r);
+	if (op_parse(line, NULL, &op, why, sizeof why) || dm_predict(c, &op, &r, NULL, why, sizeof why)) {
+		printf("FAIL %s: %s\n", line, why);
+		fails++;
+	}
+	return r;
+}
+
+#define CHECK(cond, ...)                                                                                               \
+	do {                                                                                                           \
+		if (!(cond)) {                                                                                         \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
+			printf(__VA_ARGS__);                                                                           \
+			printf("\n");                                                                                  \
+			fails++;                                                                                       \
+		}                                                                                                      \
+	} while (0)
+
+int main(int argc, char **argv)
+{
+	root = argc > 1 ? argv[1] : ".";
+	struct arch_chip *h = load("h100.cfg", NULL), *a = load("a100.cfg", NULL);
+	if (!h || !a)
+		return 1;
+
+	/* wave quantization: 132 SMs; a 133rd tile can only be absorbed by a different kernel, never for free */
+	struct dm_result w1 = run(h, "gemm m=128 n=16896 k=8192 dtype=bf16"); /* 132 tiles of 128x128 */
+	struct dm_result w2 = run(h, "gemm m=128 n=17024 k=8192 dtype=bf16"); /* 133 tiles */
+	CHECK(w2.time_s > w1.time_s, "133 tiles (%.3g s) should cost more than 132 (%.3g s)", w2.time_s, w1.time_s);
+	CHECK(w1.kern.waves <= 1.0 || w1.kern.splitk > 1, "132 tiles should fit one wave (%s, %.2f waves)",
+	      w1.kern.name, w1.kern.waves);
+
+	/* tile padding: 4097 rows cost about like 4224, more than 4096 */
+	struct dm_result p0 = run(a, "gemm m=4096 n=4096 k=4096 dtype=fp16");
+	struct dm_result p1 = run(a, "gemm m=4097 n=4096 k=4096 dtype=fp16");
+	CHECK(p1.time_s > p0.time_s * 1.01, "4097 rows (%.3g) vs 4096 (%.3g): padding not charged", p1.time_s,
+	      p0.time_s);
+	CHECK(p1.tflops < p0.tflops, "padding must lower achieved TFLOP/s");
+
+	/* large GEMMs approach but never exceed the peak */
+	struct dm_result big = run(a, "gemm m=16384 n=16384 k=16384 dtype=fp16");
+	CHECK(big.peak_frac > 0.7 && big.peak_frac < 1.0, "large GEMM at %.2f of peak", big.peak_frac);
+	CHECK(big.bound == B_MATRIX, "large GEMM bound by %s", dm_bound_name(big.bound));
+
+	/* decode-sized GEMMs (M = 1..16) read the weights: bound by device memory, not the matrix units */
+	struct dm_result dec = run(h, "gemm m=8 n=8192 k=8192 dtype=bf16");
+	CHECK(dec.bound == B_DRAM || dec.bound == B_LATENCY || dec.bound == B_LAUNCH, "decode GEMM bound by %s",
+	      dm_bound_name(dec.bound));
+	CHECK(dec.kern.splitk > 1 || dec.kern.tile_m <= 32, "skinny GEMM should pick a small tile or split-K (%s)",
+	      dec.kern.name);
+
+	/* memoization returns the same answer */
+	struct op op;
+	char why[256];
+	struct dm_result m1, m2;
+	op_parse("gemm m=3000 n=5000 k=7000 dtype=bf16", NULL, &op, why, sizeof why);
+	dm_predict(h, &op, &m1, NULL, why, sizeof why);
+	dm_predict_cached(h, &op, &m2, why, sizeof why);
+	dm_predict_cached(h, &op, &m2, why, sizeof why);
+	CHECK(m1.time_s == m2.time_s && !strcmp(m1.kern.name, m2.kern.name), "memoized result differs");
+
+	/* FlashAttention-3 overlaps softmax with matrix work on Hopper: faster than FA2 */
+	struct dm_result f2 = run(h, "attn b=4 h=16 sq=4096 skv=4096 d=128 dtype=bf16 impl=flash2");
+	struct dm_result f3 = run(h, "attn b=4 h=16 sq=4096 skv=4096 d=128 dtype=bf16 impl=flash3");
+	CHECK(f3.time_s < f2.time_s * 0.95, "flash3 %.3g s vs flash2 %.3g s", f3.time_s, f2.time_s);
+
+	/* causal: about half the work, but lower TFLOP/s than non-causal (imbalance, diagonal) at short seqs */
+	struct dm_result nc = run(a, "attn b=32 h=16 sq=512 skv=512 d=128 dtype=fp16 impl=flash2");
+	struct dm_result ca = run(a, "attn b=32 h=16 sq=512 skv=512 d=128 causal=1 dtype=fp16 impl=flash2");
+	CHECK(ca.time_s < nc.time_s && ca.time_s > 0.45 * nc.time_s, "causal %.3g vs full %.3g", ca.time_s, nc.time_s);
+	CHECK(ca.tflops < nc.tflops, "causal should reach fewer TFLOP/s");
+
+	/* backward costs more than forward */
+	struct dm_result bw = run(a, "attn b=4 h=16 sq=4096 skv=4096 d=128 dtype=fp16 impl=flash2 dir=bwd");
+	struct dm_result fw = run(a, "attn b=4 h=16 sq=4096 skv=4096 d=128 dtype=fp16 impl=flash2");
+	CHECK(bw.time_s > 2 * fw.time_s, "bwd %.3g vs fwd %.3g", bw.time_s, fw.time_s);
+
+	/* decode attention reads the KV cache: device-memory bound, time ~ bytes / bandwidth */
+	struct dm_result kv = run(h, "attn b=64 h=32 hkv=8 sq=1 skv=8192 d=128 dtype=bf16 impl=decode");
+	CHECK(kv.bound == B_DRAM, "decode attention bound by %s", dm_bound_name(kv.bound));
+	double kvbytes = 2.0 * 64 * 8 * 8192 * 128 * 2;
+	CHECK(kv.time_s > kvbytes / h->dram.bw_Bps, "decode faster than the KV cache can be read");
+
+	/* softmax's exp: on the same bytes, softmax takes longer than a plain copy-like op */
+	struct dm_result sm = run(a, "elem op=softmax n=134217728 cols=4096 dtype=fp16");
+	struct dm_result cp = run(a, "elem op=relu n=134217728 dtype=fp16");
+	CHECK(sm.time_s > cp.time_s, "softmax %.3g vs relu %.3g", sm.time_s, cp.time_s);
+
+	/* Little's law: tiny elementwise ops cannot reach full bandwidth */
+	struct dm_result tiny = run(h, "elem op=add n=65536 dtype=fp16");
+	CHECK(tiny.bound == B_LAUNCH, "tiny op bound by %s", dm_bound_name(tiny.bound));
+
+	/* power: a higher TDP never slows a GEMM down, and a power-limited one speeds up */
+	struct arch_chip *h2 = load("h100.cfg", "chip.tdp=1000W");
+	if (h2) {
+		struct dm_result lo = run(h, "gemm m=8192 n=8192 k=8192 dtype=fp8");
+		struct dm_result hi = run(h2, "gemm m=8192 n=8192 k=8192 dtype=fp8");
+		CHECK(hi.time_s < lo.time_s, "1000 W (%.3g s) should beat 700 W (%.3g s)", hi.time_s, lo.time_s);
+		arch_free(h2);
+	}
+
+	/* more HBM bandwidth helps a memory-bound op and not a compute-bound one */
+	struct arch_chip *hb = load("h100.cfg", "memory.device.bandwidth=6TB/s");
+	if (hb) {
+		struct dm_result m0 = run(h, "elem op=add n=1073741824 dtype=bf16");
+		struct dm_result mb = run(hb, "elem op=add n=1073741824 dtype=bf16");
+		CHECK(mb.time_s < 0.7 * m0.time_s, "bandwidth did not speed a stream up");
+		struct dm_result g0 = run(h, "gemm m=16384 n=16384 k=16384 dtype=bf16");
+		struct dm_result gb = run(hb, "gemm m=16384 n=16384 k=16384 dtype=bf16");
+		CHECK(fabs(gb.time_s / g0.time_s - 1) < 0.05, "bandwidth changed a compute-bound GEMM by %.1f%%",
+		      100 * (gb.time_s / g0.time_s - 1));
+		arch_free(hb);
+	}
+
+	dm_cache_clear();
+	arch_free(h);
+	arch_free(a);
+	printf("%s\n", fails ? "FAILED" : "all model properties hold");
+	return fails != 0;
+}

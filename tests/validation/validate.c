@@ -1,0 +1,1153 @@
+/*
+ * validate.c -- the device model against published hardware measurements.
+ *
+ * Inputs (ROOT is the repository root):
+ *   MEASUREMENTS_TSV   published measurements, one per row: id category
+ *                      device software workload params value unit source note
+ *                      (tests/validation/measurements-public.tsv is a
+ *                      verbatim copy of shared/reference/measurements-public.tsv)
+ *   ROOT/tests/validation/cases.tsv    id config sets metric ops: how a row is
+ *                      simulated (the format is described at its top)
+ *   ROOT/tests/validation/skipped.tsv  id reason: rows the model cannot express
+ *
+ * Every measurement of the categories in `cats` below must be in exactly one
+ * of the two files. Each case is predicted (ops' times summed, one config
+ * load per distinct config and overrides), its error is (predicted -
+ * measured) / measured, and each category's mean absolute error (MAPE) must
+ * stay under its threshold. Exit 0 when all of that holds, 1 otherwise (the
+ * reasons go to stderr, one line each, naming the id), 2 on a usage error.
+ *
+ * It prints the per-category summary and the five worst rows, and writes a
+ * Markdown report (docs/validation.md is that file). With --fit it re-runs
+ * every case with each fitted constant of the `model` config section scaled
+ * by 0.7 ... 1.3 and adds the pooled MAPE per value to the report.
+ *
+ * usage: validate ROOT MEASUREMENTS_TSV OUT_MD [--fit]
+ */
+#include "arch.h"
+#include "model.h"
+#include "op.h"
+
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Categories checked, and the largest mean absolute error each may have. */
+static const struct {
+	const char *name;
+	double threshold;
+} cats[] = {
+    {"gemm", 0.10},
+    {"attention", 0.12},
+    {"memory", 0.10},
+    {"sim_validation", 0.12},
+};
+#define NCATS (int)(sizeof cats / sizeof cats[0])
+
+/* Fitted constants of the `model` section: the sensitivity sweep of --fit.
+   Ranges are those of the parameter table (arch/params.c). */
+enum fk_kind { FK_PLAIN, FK_TIME, FK_BYTES };
+static const struct {
+	const char *key;
+	size_t off; /* in struct arch_model */
+	enum fk_kind kind;
+	double lo, hi;
+} fitkeys[] = {
+    {"model.launch_overhead", offsetof(struct arch_model, launch_s), FK_TIME, 0, 1e-3},
+    {"model.dram_efficiency", offsetof(struct arch_model, dram_eff), FK_PLAIN, 0.1, 1},
+    {"model.l2_efficiency", offsetof(struct arch_model, l2_eff), FK_PLAIN, 0.1, 1},
+    {"model.mma_efficiency", offsetof(struct arch_model, mma_eff), FK_PLAIN, 0.1, 1},
+    {"model.loaded_latency", offsetof(struct arch_model, loaded_latency), FK_PLAIN, 1, 10},
+    {"model.bytes_per_thread", offsetof(struct arch_model, bytes_per_thread), FK_BYTES, 1, 1024},
+    {"model.dram_latency", offsetof(struct arch_model, dram_latency_s), FK_TIME, 1e-9, 1e-4},
+    {"model.l2_latency", offsetof(struct arch_model, l2_latency_s), FK_TIME, 1e-9, 1e-4},
+    {"model.dram_write_cost", offsetof(struct arch_model, write_cost), FK_PLAIN, 1, 4},
+    {"model.static_power", offsetof(struct arch_model, static_power), FK_PLAIN, 0, 0.9},
+};
+#define NFITKEYS (int)(sizeof fitkeys / sizeof fitkeys[0])
+static const double factors[] = {0.7, 0.85, 1.0, 1.15, 1.3};
+#define NFACTORS (int)(sizeof factors / sizeof factors[0])
+
+#define MAX_OPS  8
+#define MAX_SETS 12
+#define NWORST   5
+#define WHYLEN   1024 /* reasons; composed ones cut their parts with %.Ns */
+
+struct meas {
+	char id[32];
+	char cat[32];
+	char device[160];
+	char value_text[32];
+	double value;
+	char unit[32];
+	char source[640];
+	int line;
+	int in_cases, in_skipped;
+};
+
+enum metric { M_TFLOPS, M_MS, M_US, M_GBPS, M_GELEMS };
+static const char *const metric_unit[] = {"TFLOP/s", "ms", "us", "GB/s", "G elements/s"};
+
+struct vcase {
+	char id[32];
+	int meas; /* index into ms[] */
+	int line;
+	char config[256];
+	char sets_text[640];
+	char sets[MAX_SETS][320];
+	int nsets;
+	enum metric metric;
+	double metric_arg;
+	char ops_text[2048];
+	char op_text[MAX_OPS][320];
+	struct op ops[MAX_OPS];
+	int nops;
+	int chip; /* index into chips[] */
+	int ok;   /* parsed and predicted */
+	double pred, err;
+	char why[WHYLEN];
+};
+
+struct chipent {
+	char config[256];
+	char sets_text[640];
+	struct arch_chip *c;
+};
+
+struct skip {
+	char id[32];
+	char reason[512];
+};
+
+static struct meas *ms;
+static int nms;
+static struct vcase *vs;
+static int nvs;
+static struct chipent *chips;
+static int nchips;
+static struct skip *sk;
+static int nsk;
+static int failures;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("validate: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	failures++;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n);
+	if (!q) {
+		fprintf(stderr, "validate: out of memory\n");
+		exit(1);
+	}
+	return q;
+}
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t n = strlen(s);
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+		s[--n] = '\0';
+	return s;
+}
+
+/* Splits a line in place at tabs; returns the number of fields (<= max). */
+static int split_tabs(char *line, char **f, int max)
+{
+	int n = 0;
+	char *p = line;
+	size_t len = strlen(p);
+	while (len > 0 && (p[len - 1] == '\n' || p[len - 1] == '\r'))
+		p[--len] = '\0';
+	while (n < max) {
+		f[n++] = p;
+		char *t = strchr(p, '\t');
+		if (!t)
+			break;
+		*t = '\0';
+		p = t + 1;
+	}
+	return n;
+}
+
+static int cat_index(const char *name)
+{
+	for (int i = 0; i < NCATS; i++)
+		if (!strcmp(cats[i].name, name))
+			return i;
+	return -1;
+}
+
+static int find_meas(const char *id)
+{
+	for (int i = 0; i < nms; i++)
+		if (!strcmp(ms[i].id, id))
+			return i;
+	return -1;
+}
+
+static int read_measurements(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "validate: cannot open %s\n", path);
+		return -1;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0;
+	while (getline(&line, &cap, f) > 0) {
+		lineno++;
+		char *fl[10];
+		if (lineno == 1)
+			continue; /* header */
+		if (!trim(line)[0])
+			continue;
+		int n = split_tabs(line, fl, 10);
+		if (n < 9) {
+			fail("%s:%d: expected 10 tab-separated columns, found %d", path, lineno, n);
+			continue;
+		}
+		if (find_meas(fl[0]) >= 0) {
+			fail("%s:%d: %s: duplicate id", path, lineno, fl[0]);
+			continue;
+		}
+		ms = xrealloc(ms, (size_t)(nms + 1) * sizeof *ms);
+		struct meas *m = &ms[nms++];
+		memset(m, 0, sizeof *m);
+		snprintf(m->id, sizeof m->id, "%s", fl[0]);
+		snprintf(m->cat, sizeof m->cat, "%s", fl[1]);
+		snprintf(m->device, sizeof m->device, "%s", fl[2]);
+		snprintf(m->value_text, sizeof m->value_text, "%s", fl[6]);
+		snprintf(m->unit, sizeof m->unit, "%s", fl[7]);
+		snprintf(m->source, sizeof m->source, "%s", fl[8]);
+		m->line = lineno;
+		char *end;
+		m->value = strtod(fl[6], &end);
+		if (end == fl[6] || *end || !(m->value > 0))
+			fail("%s:%d: %s: value '%s' is not a positive number", path, lineno, m->id, fl[6]);
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+static int parse_metric(const char *text, struct vcase *v)
+{
+	static const char *const names[] = {"tflops", "ms", "us", "GBps=", "Gelems="};
+	for (int i = 0; i < 5; i++) {
+		size_t n = strlen(names[i]);
+		if (names[i][n - 1] != '=') {
+			if (!strcmp(text, names[i])) {
+				v->metric = (enum metric)i;
+				v->metric_arg = 0;
+				return 0;
+			}
+			continue;
+		}
+		if (strncmp(text, names[i], n))
+			continue;
+		char *end;
+		double a = strtod(text + n, &end);
+		if (end == text + n || *end || !(a > 0))
+			return -1;
+		v->metric = (enum metric)i;
+		v->metric_arg = a;
+		return 0;
+	}
+	return -1;
+}
+
+/* Splits `text` at `sep` into trimmed pieces; returns their number, -1 if
+   more than max or one is empty or too long. */
+static int split_list(const char *text, char sep, char (*out)[320], int max, size_t outlen)
+{
+	char buf[2048];
+	snprintf(buf, sizeof buf, "%s", text);
+	int n = 0;
+	char *p = buf;
+	for (;;) {
+		char *s = strchr(p, sep);
+		if (s)
+			*s = '\0';
+		char *t = trim(p);
+		if (!t[0] || n >= max || strlen(t) >= outlen)
+			return -1;
+		snprintf(out[n++], outlen, "%s", t);
+		if (!s)
+			break;
+		p = s + 1;
+	}
+	return n;
+}
+
+static int find_chip(const char *config, const char *sets_text)
+{
+	for (int i = 0; i < nchips; i++)
+		if (!strcmp(chips[i].config, config) && !strcmp(chips[i].sets_text, sets_text))
+			return i;
+	return -1;
+}
+
+static void read_cases(const char *root)
+{
+	char path[1200];
+	snprintf(path, sizeof path, "%s/tests/validation/cases.tsv", root);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fail("cannot open %s", path);
+		return;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0;
+	while (getline(&line, &cap, f) > 0) {
+		lineno++;
+		char *t = trim(line);
+		if (!t[0] || t[0] == '#')
+			continue;
+		char *fl[6];
+		int n = split_tabs(line, fl, 6);
+		if (n != 5) {
+			fail("cases.tsv:%d: expected 5 tab-separated columns (id config sets metric ops), found %d",
+			     lineno, n);
+			continue;
+		}
+		vs = xrealloc(vs, (size_t)(nvs + 1) * sizeof *vs);
+		struct vcase *v = &vs[nvs];
+		memset(v, 0, sizeof *v);
+		v->line = lineno;
+		v->chip = -1;
+		snprintf(v->id, sizeof v->id, "%s", trim(fl[0]));
+		v->meas = find_meas(v->id);
+		if (v->meas < 0) {
+			fail("cases.tsv:%d: %s: no such id in the measurements file", lineno, v->id);
+			continue;
+		}
+		struct meas *m = &ms[v->meas];
+		if (m->in_cases) {
+			fail("cases.tsv:%d: %s: listed twice", lineno, v->id);
+			continue;
+		}
+		m->in_cases = 1;
+		if (cat_index(m->cat) < 0) {
+			fail("cases.tsv:%d: %s: category '%s' is not validated here", lineno, v->id, m->cat);
+			continue;
+		}
+		snprintf(v->config, sizeof v->config, "%s", trim(fl[1]));
+		snprintf(v->sets_text, sizeof v->sets_text, "%s", trim(fl[2]));
+		if (strcmp(v->sets_text, "-")) {
+			v->nsets = split_list(v->sets_text, ';', v->sets, MAX_SETS, sizeof v->sets[0]);
+			if (v->nsets < 0) {
+				fail(
+				    "cases.tsv:%d: %s: bad sets '%s' (expected - or path=value;path=value, at most %d)",
+				    lineno, v->id, v->sets_text, MAX_SETS);
+				continue;
+			}
+		}
+		if (parse_metric(trim(fl[3]), v)) {
+			fail("cases.tsv:%d: %s: bad metric '%s' (expected tflops|ms|us|GBps=<bytes>|Gelems=<n>)",
+			     lineno, v->id, fl[3]);
+			continue;
+		}
+		if (strcmp(metric_unit[v->metric], m->unit)) {
+			fail("cases.tsv:%d: %s: metric %s gives %s but the measurement is in %s", lineno, v->id,
+			     trim(fl[3]), metric_unit[v->metric], m->unit);
+			continue;
+		}
+		snprintf(v->ops_text, sizeof v->ops_text, "%s", trim(fl[4]));
+		v->nops = split_list(v->ops_text, ';', v->op_text, MAX_OPS, sizeof v->op_text[0]);
+		if (v->nops < 0) {
+			fail("cases.tsv:%d: %s: bad ops list (1 to %d ops separated by ' ; ')", lineno, v->id, MAX_OPS);
+			continue;
+		}
+		int bad = 0;
+		for (int i = 0; i < v->nops && !bad; i++) {
+			char why[WHYLEN];
+			if (op_parse(v->op_text[i], NULL, &v->ops[i], why, sizeof why)) {
+				fail("%s: op '%s': %s", v->id, v->op_text[i], why);
+				snprintf(v->why, sizeof v->why, "op does not parse: %.900s", why);
+				bad = 1;
+			}
+		}
+		nvs++;
+		if (bad)
+			continue;
+		v->chip = find_chip(v->config, v->sets_text);
+		if (v->chip < 0) {
+			chips = xrealloc(chips, (size_t)(nchips + 1) * sizeof *chips);
+			struct chipent *ce = &chips[nchips];
+			memset(ce, 0, sizeof *ce);
+			snprintf(ce->config, sizeof ce->config, "%s", v->config);
+			snprintf(ce->sets_text, sizeof ce->sets_text, "%s", v->sets_text);
+			v->chip = nchips++;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+static void read_skipped(const char *root)
+{
+	char path[1200];
+	snprintf(path, sizeof path, "%s/tests/validation/skipped.tsv", root);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fail("cannot open %s", path);
+		return;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0;
+	while (getline(&line, &cap, f) > 0) {
+		lineno++;
+		char *t = trim(line);
+		if (!t[0] || t[0] == '#')
+			continue;
+		char *fl[3];
+		int n = split_tabs(line, fl, 3);
+		if (n != 2 || !trim(fl[1])[0]) {
+			fail("skipped.tsv:%d: expected 2 tab-separated columns (id reason)", lineno);
+			continue;
+		}
+		int mi = find_meas(trim(fl[0]));
+		if (mi < 0) {
+			fail("skipped.tsv:%d: %s: no such id in the measurements file", lineno, trim(fl[0]));
+			continue;
+		}
+		if (ms[mi].in_skipped) {
+			fail("skipped.tsv:%d: %s: listed twice", lineno, ms[mi].id);
+			continue;
+		}
+		if (cat_index(ms[mi].cat) < 0) {
+			fail("skipped.tsv:%d: %s: category '%s' is not validated here", lineno, ms[mi].id, ms[mi].cat);
+			continue;
+		}
+		ms[mi].in_skipped = 1;
+		sk = xrealloc(sk, (size_t)(nsk + 1) * sizeof *sk);
+		snprintf(sk[nsk].id, sizeof sk[nsk].id, "%s", ms[mi].id);
+		snprintf(sk[nsk].reason, sizeof sk[nsk].reason, "%s", trim(fl[1]));
+		nsk++;
+	}
+	free(line);
+	fclose(f);
+}
+
+static void check_coverage(void)
+{
+	for (int i = 0; i < nms; i++) {
+		if (cat_index(ms[i].cat) < 0)
+			continue;
+		if (ms[i].in_cases && ms[i].in_skipped)
+			fail("%s: in both cases.tsv and skipped.tsv", ms[i].id);
+		else if (!ms[i].in_cases && !ms[i].in_skipped)
+			fail("%s (%s): in neither cases.tsv nor skipped.tsv", ms[i].id, ms[i].cat);
+	}
+}
+
+static struct arch_chip *load_chip(const char *root, const struct vcase *v, const char *extra, char *why, size_t whylen)
+{
+	char path[1200];
+	const char *sets[MAX_SETS + 1];
+	int n = 0;
+	snprintf(path, sizeof path, "%s/%s", root, v->config);
+	for (int i = 0; i < v->nsets; i++)
+		sets[n++] = v->sets[i];
+	if (extra)
+		sets[n++] = extra;
+	struct arch_error err;
+	memset(&err, 0, sizeof err);
+	struct arch_chip *c = arch_load(path, sets, n, &err);
+	if (!c) {
+		if (err.line > 0)
+			snprintf(why, whylen, "%.300s:%d: %.600s", err.file[0] ? err.file : v->config, err.line,
+			         err.msg);
+		else
+			snprintf(why, whylen, "%.300s: %.600s", err.file[0] ? err.file : v->config, err.msg);
+	}
+	return c;
+}
+
+/* The case's prediction in the measurement's unit; -1 with why on failure. */
+static int predict(const struct arch_chip *c, const struct vcase *v, double *out, char *why, size_t whylen)
+{
+	double t = 0, flops = 0;
+	for (int i = 0; i < v->nops; i++) {
+		struct dm_result r;
+		char w[WHYLEN] = "";
+		memset(&r, 0, sizeof r);
+		if (dm_predict(c, &v->ops[i], &r, NULL, w, sizeof w)) {
+			snprintf(why, whylen, "'%.300s': %.600s", v->op_text[i], w[0] ? w : "prediction failed");
+			return -1;
+		}
+		if (!(r.time_s > 0) || !isfinite(r.time_s)) {
+			snprintf(why, whylen, "'%.300s': predicted time %g s is not positive", v->op_text[i], r.time_s);
+			return -1;
+		}
+		t += r.time_s;
+		flops += op_flops(&v->ops[i]);
+	}
+	switch (v->metric) {
+	case M_TFLOPS: *out = flops / t / 1e12; break;
+	case M_MS: *out = t * 1e3; break;
+	case M_US: *out = t * 1e6; break;
+	case M_GBPS:
+	case M_GELEMS: *out = v->metric_arg / t / 1e9; break;
+	}
+	return 0;
+}
+
+struct catstat {
+	int n;
+	double mape, bias, sd;
+};
+
+static struct catstat stats_of(int cat)
+{
+	struct catstat s = {0, 0, 0, NAN};
+	double *a = malloc(sizeof(double) * (size_t)(nvs + 1));
+	double *e = malloc(sizeof(double) * (size_t)(nvs + 1));
+	if (!a || !e) {
+		fprintf(stderr, "validate: out of memory\n");
+		exit(1);
+	}
+	for (int i = 0; i < nvs; i++) {
+		if (!vs[i].ok || (cat >= 0 && cat_index(ms[vs[i].meas].cat) != cat))
+			continue;
+		a[s.n] = fabs(vs[i].err);
+		e[s.n] = vs[i].err;
+		s.n++;
+	}
+	if (s.n > 0) {
+		s.mape = gsl_stats_mean(a, 1, (size_t)s.n);
+		s.bias = gsl_stats_mean(e, 1, (size_t)s.n);
+	}
+	if (s.n > 1)
+		s.sd = gsl_stats_sd(e, 1, (size_t)s.n);
+	free(a);
+	free(e);
+	return s;
+}
+
+static int rows_in(int cat)
+{
+	int n = 0;
+	for (int i = 0; i < nvs; i++)
+		n += cat_index(ms[vs[i].meas].cat) == cat;
+	return n;
+}
+
+static int cmp_worst(const void *pa, const void *pb)
+{
+	const struct vcase *a = &vs[*(const int *)pa], *b = &vs[*(const int *)pb];
+	double ea = fabs(a->err), eb = fabs(b->err);
+	if (ea != eb)
+		return ea < eb ? 1 : -1;
+	return strcmp(a->id, b->id);
+}
+
+/* Markdown cell text: '|' escaped, shortened to max characters. */
+static void md_cell(FILE *f, const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	size_t lim = n > max ? max - 3 : n;
+	for (size_t i = 0; i < lim; i++) {
+		if (s[i] == '|')
+			fputc('\\', f);
+		fputc(s[i], f);
+	}
+	if (n > max)
+		fputs("...", f);
+}
+
+static void md_ops(FILE *f, const struct vcase *v)
+{
+	char parts[MAX_OPS][320];
+	int n = split_list(v->ops_text, ';', parts, MAX_OPS, sizeof parts[0]);
+	if (n < 0) {
+		fputc('`', f);
+		md_cell(f, v->ops_text, sizeof v->ops_text);
+		fputc('`', f);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		if (i)
+			fputs(" ; ", f);
+		fputc('`', f);
+		md_cell(f, parts[i], sizeof parts[i]);
+		fputc('`', f);
+	}
+}
+
+static void pct(char *buf, size_t len, double x)
+{
+	if (isnan(x))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f%%", 100 * x);
+}
+
+static void spct(char *buf, size_t len, double x)
+{
+	if (isnan(x))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%+.1f%%", 100 * x);
+}
+
+/* The pooled MAPE of every case with one fitted constant scaled. */
+struct fitcell {
+	double mape;  /* NAN if a case failed */
+	double shown; /* the value a chip without its own override gets */
+	int clamped;
+	int failed;
+	char why[WHYLEN];
+};
+
+static double clampv(double v, double lo, double hi, int *clamped)
+{
+	if (v < lo) {
+		*clamped = 1;
+		return lo;
+	}
+	if (v > hi) {
+		*clamped = 1;
+		return hi;
+	}
+	return v;
+}
+
+static double get_model(const struct arch_chip *c, int k)
+{
+	double v;
+	memcpy(&v, (const char *)&c->model + fitkeys[k].off, sizeof v);
+	return v;
+}
+
+static void fmt_set(char *buf, size_t len, int k, double v)
+{
+	switch (fitkeys[k].kind) {
+	case FK_TIME: snprintf(buf, len, "%s=%.6g ns", fitkeys[k].key, v * 1e9); break;
+	case FK_BYTES: snprintf(buf, len, "%s=%.6g B", fitkeys[k].key, v); break;
+	case FK_PLAIN: snprintf(buf, len, "%s=%.6g", fitkeys[k].key, v); break;
+	}
+}
+
+static void fmt_value(char *buf, size_t len, int k, double v)
+{
+	switch (fitkeys[k].kind) {
+	case FK_TIME:
+		if (v >= 1e-6)
+			snprintf(buf, len, "%.4g us", v * 1e6);
+		else
+			snprintf(buf, len, "%.4g ns", v * 1e9);
+		break;
+	case FK_BYTES: snprintf(buf, len, "%.4g B", v); break;
+	case FK_PLAIN: snprintf(buf, len, "%.4g", v); break;
+	}
+}
+
+/* The value most chips carry (the parameter's default unless every config
+   overrides it). */
+static double common_value(int k)
+{
+	double best = 0;
+	int bestn = 0;
+	for (int i = 0; i < nchips; i++) {
+		if (!chips[i].c)
+			continue;
+		double v = get_model(chips[i].c, k);
+		int n = 0;
+		for (int j = 0; j < nchips; j++)
+			n += chips[j].c && get_model(chips[j].c, k) == v;
+		if (n > bestn) {
+			bestn = n;
+			best = v;
+		}
+	}
+	return best;
+}
+
+/* Whether a chip's overrides set key. */
+static int sets_key(const struct chipent *ce, const char *key)
+{
+	size_t n = strlen(key);
+	for (const char *p = ce->sets_text; (p = strstr(p, key)) != NULL; p += n)
+		if ((p == ce->sets_text || p[-1] == ';' || p[-1] == ' ') && p[n] == '=')
+			return 1;
+	return 0;
+}
+
+static struct fitcell sweep(const char *root, int k, double factor, double overall)
+{
+	struct fitcell fc;
+	memset(&fc, 0, sizeof fc);
+	fc.shown = clampv(factor * common_value(k), fitkeys[k].lo, fitkeys[k].hi, &fc.clamped);
+	if (factor == 1.0) {
+		fc.mape = overall;
+		fc.clamped = 0;
+		return fc;
+	}
+	double sum = 0;
+	int n = 0;
+	for (int ci = 0; ci < nchips; ci++) {
+		if (!chips[ci].c)
+			continue;
+		if (sets_key(&chips[ci], fitkeys[k].key)) {
+			/* the case sets this constant itself (a condition of the
+			   measurement): it keeps its value */
+			for (int i = 0; i < nvs; i++)
+				if (vs[i].chip == ci && vs[i].ok) {
+					sum += fabs(vs[i].err);
+					n++;
+				}
+			continue;
+		}
+		int clamped = 0;
+		double v = clampv(factor * get_model(chips[ci].c, k), fitkeys[k].lo, fitkeys[k].hi, &clamped);
+		fc.clamped |= clamped;
+		char set[200], why[WHYLEN];
+		fmt_set(set, sizeof set, k, v);
+		const struct vcase *first = NULL;
+		for (int i = 0; i < nvs && !first; i++)
+			if (vs[i].chip == ci && vs[i].ok)
+				first = &vs[i];
+		if (!first)
+			continue;
+		struct arch_chip *c = load_chip(root, first, set, why, sizeof why);
+		if (!c) {
+			if (!fc.failed)
+				snprintf(fc.why, sizeof fc.why, "%s: %.900s", first->id, why);
+			fc.failed++;
+			continue;
+		}
+		for (int i = 0; i < nvs; i++) {
+			if (vs[i].chip != ci || !vs[i].ok)
+				continue;
+			double p;
+			if (predict(c, &vs[i], &p, why, sizeof why)) {
+				if (!fc.failed)
+					snprintf(fc.why, sizeof fc.why, "%s: %.900s", vs[i].id, why);
+				fc.failed++;
+				continue;
+			}
+			sum += fabs((p - ms[vs[i].meas].value) / ms[vs[i].meas].value);
+			n++;
+		}
+		dm_cache_clear();
+		arch_free(c);
+	}
+	fc.mape = fc.failed || n == 0 ? NAN : sum / n;
+	return fc;
+}
+
+/* The per-chip fitted constant: compute.<group>.matrix.pj_per_mac of the
+   group that runs the chip's GEMMs, scaled by factor, over the rows of one
+   chip entry (a config with the sets of its cases). NAN when not fitted. */
+static int pj_group(const struct arch_chip *c)
+{
+	int g = -1;
+	for (int i = 0; i < c->nunits; i++)
+		if (c->units[i].mat_pj > 0 && (g < 0 || c->units[i].mat_pj > c->units[g].mat_pj))
+			g = i;
+	return g;
+}
+
+static double pj_sweep(const char *root, int ci, double factor)
+{
+	const struct arch_chip *c0 = chips[ci].c;
+	int g = c0 ? pj_group(c0) : -1;
+	if (g < 0 || sets_key(&chips[ci], "matrix.pj_per_mac"))
+		return NAN;
+	char set[200], why[WHYLEN];
+	snprintf(set, sizeof set, "compute.%.60s.matrix.pj_per_mac=%.6g", c0->units[g].name,
+	         factor * c0->units[g].mat_pj);
+	const struct vcase *first = NULL;
+	for (int i = 0; i < nvs && !first; i++)
+		if (vs[i].chip == ci && vs[i].ok)
+			first = &vs[i];
+	if (!first)
+		return NAN;
+	struct arch_chip *c = load_chip(root, first, set, why, sizeof why);
+	if (!c)
+		return NAN;
+	double sum = 0;
+	int n = 0;
+	for (int i = 0; i < nvs; i++) {
+		double p;
+		if (vs[i].chip != ci || !vs[i].ok || predict(c, &vs[i], &p, why, sizeof why))
+			continue;
+		sum += fabs((p - ms[vs[i].meas].value) / ms[vs[i].meas].value);
+		n++;
+	}
+	dm_cache_clear();
+	arch_free(c);
+	return n ? sum / n : NAN;
+}
+
+static void write_pj_fit(FILE *f, const char *root)
+{
+	fprintf(f, "### Power: `matrix.pj_per_mac` per chip\n\n"
+	           "The energy of a dense 16-bit MAC (with its operand delivery) sets, with `chip.tdp` and "
+	           "`model.static_power`, the clock a power-limited GEMM sustains. It is fitted per chip family "
+	           "over that chip's rows (the configs cite the rows); the table re-runs those rows with the "
+	           "value scaled, MAPE over the rows of the config and overrides in the first column. A chip "
+	           "that inherits the value (H200 from H100, GB200 from B200) is an out-of-family check.\n\n");
+	fprintf(f, "| config (case overrides) | group | pJ/MAC | rows |");
+	for (int j = 0; j < NFACTORS; j++)
+		fprintf(f, " x%.2f |", factors[j]);
+	fprintf(f, "\n|---|---|---:|---:|");
+	for (int j = 0; j < NFACTORS; j++)
+		fprintf(f, "---:|");
+	fprintf(f, "\n");
+	for (int ci = 0; ci < nchips; ci++) {
+		const struct arch_chip *c = chips[ci].c;
+		int g = c ? pj_group(c) : -1;
+		if (g < 0)
+			continue;
+		int rows = 0;
+		for (int i = 0; i < nvs; i++)
+			rows += vs[i].chip == ci && vs[i].ok;
+		double m[NFACTORS];
+		int best = -1;
+		for (int j = 0; j < NFACTORS; j++) {
+			m[j] = pj_sweep(root, ci, factors[j]);
+			if (!isnan(m[j]) && (best < 0 || m[j] < m[best] - 5e-5))
+				best = j;
+		}
+		if (best < 0)
+			continue;
+		for (int j = 0; j < NFACTORS; j++) /* a tie goes to the value in the config */
+			if (factors[j] == 1.0 && !isnan(m[j]) && m[j] - m[best] < 5e-5)
+				best = j;
+		fprintf(f, "| `%s`%s%s | %s | %.3g | %d |", chips[ci].config, chips[ci].sets_text[0] ? " " : "",
+		        chips[ci].sets_text, c->units[g].name, c->units[g].mat_pj, rows);
+		for (int j = 0; j < NFACTORS; j++)
+			fprintf(f, j == best ? " **%.2f%%** |" : " %.2f%% |", 100 * m[j]);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "\n");
+}
+
+static void write_report(FILE *f, const struct catstat *cs, const struct catstat *all, const int *order, int nok,
+                         int fit, struct fitcell (*cells)[NFACTORS])
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	fprintf(f, "# Validation against published measurements\n\n");
+	fprintf(f, "The device model (`sim/model.c`) predicts the duration of one op on one chip. This page compares "
+	           "its predictions with published hardware measurements: every row of the categories gemm, "
+	           "attention, memory and sim_validation in `tests/validation/measurements-public.tsv` (a copy of "
+	           "`shared/reference/measurements-public.tsv`, see `tests/validation/README.md`) is either "
+	           "simulated as a case of `tests/validation/cases.tsv` (config, `--set` overrides such as the "
+	           "clock measured during the run, the op lines whose times are summed, and how the time converts "
+	           "to the measurement's unit) or listed with its reason in `tests/validation/skipped.tsv`.\n\n");
+	fprintf(f, "The error of a row is (predicted - measured) / measured; a category's MAPE is the mean of its "
+	           "absolute errors, its bias the mean of the signed ones, sd their standard deviation. The ctest "
+	           "`validation` fails when a category's MAPE exceeds its threshold, when an op does not parse or "
+	           "predict, or when a row is in neither file; `validation_doc` fails when this page is stale. "
+	           "Regenerate it from the repository root with:\n\n");
+	fprintf(f, "```\ncmake -S . -B build && cmake --build build\n"
+	           "build/tests/validate . tests/validation/measurements-public.tsv docs/validation.md --fit\n```\n\n");
+
+	fprintf(f, "## Summary\n\n");
+	fprintf(f, "| category | rows | MAPE | bias | sd | threshold | result |\n");
+	fprintf(f, "|---|---:|---:|---:|---:|---:|---|\n");
+	for (int c = 0; c < NCATS; c++) {
+		pct(b1, sizeof b1, cs[c].n ? cs[c].mape : NAN);
+		spct(b2, sizeof b2, cs[c].n ? cs[c].bias : NAN);
+		pct(b3, sizeof b3, cs[c].sd);
+		pct(b4, sizeof b4, cats[c].threshold);
+		int rows = rows_in(c);
+		const char *res = cs[c].n < rows                              ? "FAIL (cases failed)"
+		                  : cs[c].n && cs[c].mape > cats[c].threshold ? "FAIL"
+		                                                              : "pass";
+		fprintf(f, "| %s | %d | %s | %s | %s | %s | %s |\n", cats[c].name, rows, b1, b2, b3, b4, res);
+	}
+	pct(b1, sizeof b1, all->n ? all->mape : NAN);
+	spct(b2, sizeof b2, all->n ? all->bias : NAN);
+	pct(b3, sizeof b3, all->sd);
+	fprintf(f, "| all | %d | %s | %s | %s | | |\n\n", nvs, b1, b2, b3);
+	fprintf(f, "%d rows simulated, %d skipped.\n\n", nvs, nsk);
+
+	fprintf(f, "## Worst rows\n\n");
+	fprintf(f, "| id | device | predicted | measured | unit | error |\n|---|---|---:|---:|---|---:|\n");
+	for (int i = 0; i < nok && i < NWORST; i++) {
+		const struct vcase *v = &vs[order[i]];
+		const struct meas *m = &ms[v->meas];
+		spct(b1, sizeof b1, v->err);
+		fprintf(f, "| %s | ", v->id);
+		md_cell(f, m->device, 200);
+		fprintf(f, " | %.4g | %s | %s | %s |\n", v->pred, m->value_text, m->unit, b1);
+	}
+	fprintf(f, "\n");
+
+	for (int c = 0; c < NCATS; c++) {
+		fprintf(f, "## %s\n\n", cats[c].name);
+		fprintf(f, "| id | device | config | op(s) | predicted | measured | unit | error | source |\n");
+		fprintf(f, "|---|---|---|---|---:|---:|---|---:|---|\n");
+		for (int i = 0; i < nvs; i++) {
+			const struct vcase *v = &vs[i];
+			const struct meas *m = &ms[v->meas];
+			if (cat_index(m->cat) != c)
+				continue;
+			fprintf(f, "| %s | ", v->id);
+			md_cell(f, m->device, 200);
+			fputs(" | `", f);
+			md_cell(f, v->config, 300);
+			fputs("`", f);
+			for (int j = 0; j < v->nsets; j++) {
+				fputs(j ? " `" : " --set `", f);
+				md_cell(f, v->sets[j], sizeof v->sets[j]);
+				fputs("`", f);
+			}
+			fputs(" | ", f);
+			md_ops(f, v);
+			if (v->ok) {
+				spct(b1, sizeof b1, v->err);
+				fprintf(f, " | %.4g | %s | %s | %s | ", v->pred, m->value_text, m->unit, b1);
+			} else {
+				fprintf(f, " | failed: ");
+				md_cell(f, v->why, 300);
+				fprintf(f, " | %s | %s | - | ", m->value_text, m->unit);
+			}
+			md_cell(f, m->source, 80);
+			fputs(" |\n", f);
+		}
+		fprintf(f, "\n");
+	}
+
+	fprintf(f, "## Skipped rows\n\n| id | category | device | reason |\n|---|---|---|---|\n");
+	for (int i = 0; i < nms; i++) {
+		if (!ms[i].in_skipped)
+			continue;
+		for (int j = 0; j < nsk; j++) {
+			if (strcmp(sk[j].id, ms[i].id))
+				continue;
+			fprintf(f, "| %s | %s | ", ms[i].id, ms[i].cat);
+			md_cell(f, ms[i].device, 200);
+			fputs(" | ", f);
+			md_cell(f, sk[j].reason, 600);
+			fputs(" |\n", f);
+		}
+	}
+	fprintf(f, "\n");
+
+	if (!fit)
+		return;
+	fprintf(f, "## Fitted constants\n\n");
+	fprintf(f, "The `model` section of a config (`sim help config`) holds the constants of the device model that "
+	           "no datasheet gives. Their defaults are fitted over all rows above. Each line below re-runs every "
+	           "case with one constant scaled by the factor in the column head (each config's own value is "
+	           "scaled, so a config that overrides a constant keeps its ratio to the default; values are clamped "
+	           "to the parameter's allowed range) and gives the MAPE over all rows pooled; the lowest of a line is "
+	           "in bold (a tie goes to x1.00). A minimum at x1.0 with higher values on both sides means the "
+	           "default sits at the "
+	           "fitted optimum; a flat line means the rows do not constrain that constant. A case that sets a "
+	           "constant itself (a condition of its measurement, such as the per-call overhead of a host-timed "
+	           "harness) keeps its value.\n\n");
+	if (nok < nvs)
+		fprintf(f, "Only the %d rows that predict are counted (%d failed).\n\n", nok, nvs - nok);
+	fprintf(f, "| constant | default |");
+	for (int j = 0; j < NFACTORS; j++)
+		fprintf(f, " x%.2f |", factors[j]);
+	fprintf(f, "\n|---|---:|");
+	for (int j = 0; j < NFACTORS; j++)
+		fprintf(f, "---:|");
+	fprintf(f, "\n");
+	int any_clamped = 0, any_failed = 0;
+	for (int k = 0; k < NFITKEYS; k++) {
+		char dv[40];
+		fmt_value(dv, sizeof dv, k, common_value(k));
+		fprintf(f, "| `%s` | %s |", fitkeys[k].key, dv);
+		int best = -1;
+		for (int j = 0; j < NFACTORS; j++)
+			if (!isnan(cells[k][j].mape) && (best < 0 || cells[k][j].mape < cells[k][best].mape))
+				best = j;
+		/* a tie at the printed precision goes to the default */
+		for (int j = 0; j < NFACTORS; j++)
+			if (factors[j] == 1.0 && best >= 0 && !isnan(cells[k][j].mape) &&
+			    cells[k][j].mape - cells[k][best].mape < 5e-5)
+				best = j;
+		for (int j = 0; j < NFACTORS; j++) {
+			const struct fitcell *fc = &cells[k][j];
+			if (isnan(fc->mape)) {
+				fprintf(f, " failed |");
+				any_failed = 1;
+				continue;
+			}
+			snprintf(b1, sizeof b1, "%.2f%%", 100 * fc->mape);
+			fprintf(f, j == best ? " **%s**" : " %s", b1);
+			if (fc->clamped) {
+				fmt_value(dv, sizeof dv, k, fc->shown);
+				fprintf(f, " (clamped: %s)", dv);
+				any_clamped = 1;
+			}
+			fprintf(f, " |");
+		}
+		fprintf(f, "\n");
+	}
+	fprintf(f, "\n");
+	if (any_clamped)
+		fprintf(f, "\"clamped\": the scaled value left the allowed range and the bound was used.\n\n");
+	if (any_failed) {
+		fprintf(f, "\"failed\": some case did not predict with that value:\n\n");
+		for (int k = 0; k < NFITKEYS; k++)
+			for (int j = 0; j < NFACTORS; j++)
+				if (isnan(cells[k][j].mape) && cells[k][j].why[0]) {
+					fprintf(f, "- `%s` x%.2f: ", fitkeys[k].key, factors[j]);
+					md_cell(f, cells[k][j].why, 400);
+					fprintf(f, "\n");
+				}
+		fprintf(f, "\n");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int fit = 0;
+	const char *pos[3];
+	int npos = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--fit"))
+			fit = 1;
+		else if (npos < 3 && argv[i][0] != '-')
+			pos[npos++] = argv[i];
+		else
+			npos = 99;
+	}
+	if (npos != 3) {
+		fprintf(stderr, "usage: validate ROOT MEASUREMENTS_TSV OUT_MD [--fit]\n");
+		return 2;
+	}
+	const char *root = pos[0];
+	if (read_measurements(pos[1]))
+		return 1;
+	read_cases(root);
+	read_skipped(root);
+	check_coverage();
+
+	/* Load each distinct config + overrides once. */
+	for (int ci = 0; ci < nchips; ci++) {
+		const struct vcase *first = NULL;
+		for (int i = 0; i < nvs && !first; i++)
+			if (vs[i].chip == ci)
+				first = &vs[i];
+		char why[WHYLEN];
+		chips[ci].c = load_chip(root, first, NULL, why, sizeof why);
+		if (!chips[ci].c)
+			for (int i = 0; i < nvs; i++)
+				if (vs[i].chip == ci) {
+					fail("%s: config: %s", vs[i].id, why);
+					snprintf(vs[i].why, sizeof vs[i].why, "config: %.900s", why);
+				}
+	}
+	int nok = 0;
+	for (int i = 0; i < nvs; i++) {
+		struct vcase *v = &vs[i];
+		if (v->chip < 0 || !chips[v->chip].c)
+			continue;
+		char why[WHYLEN];
+		if (predict(chips[v->chip].c, v, &v->pred, why, sizeof why)) {
+			fail("%s: %s", v->id, why);
+			snprintf(v->why, sizeof v->why, "%.900s", why);
+			continue;
+		}
+		v->ok = 1;
+		v->err = (v->pred - ms[v->meas].value) / ms[v->meas].value;
+		nok++;
+	}
+
+	struct catstat cs[NCATS], all = stats_of(-1);
+	for (int c = 0; c < NCATS; c++) {
+		cs[c] = stats_of(c);
+		if (cs[c].n && cs[c].mape > cats[c].threshold)
+			fail("%s: MAPE %.1f%% exceeds the threshold %.0f%%", cats[c].name, 100 * cs[c].mape,
+			     100 * cats[c].threshold);
+	}
+	int *order = malloc(sizeof(int) * (size_t)(nok + 1));
+	if (!order)
+		return 1;
+	for (int i = 0, j = 0; i < nvs; i++)
+		if (vs[i].ok)
+			order[j++] = i;
+	qsort(order, (size_t)nok, sizeof *order, cmp_worst);
+
+	struct fitcell(*cells)[NFACTORS] = NULL;
+	if (fit) {
+		cells = calloc(NFITKEYS, sizeof *cells);
+		if (!cells)
+			return 1;
+		for (int k = 0; k < NFITKEYS; k++)
+			for (int j = 0; j < NFACTORS; j++)
+				cells[k][j] = sweep(root, k, factors[j], all.mape);
+	}
+
+	/* stdout: the summary and the worst rows */
+	char b1[32], b2[32], b3[32], b4[32];
+	printf("%-15s %5s %8s %8s %8s %9s  %s\n", "category", "rows", "MAPE", "bias", "sd", "threshold", "result");
+	for (int c = 0; c < NCATS; c++) {
+		pct(b1, sizeof b1, cs[c].n ? cs[c].mape : NAN);
+		spct(b2, sizeof b2, cs[c].n ? cs[c].bias : NAN);
+		pct(b3, sizeof b3, cs[c].sd);
+		pct(b4, sizeof b4, cats[c].threshold);
+		int rows = rows_in(c);
+		printf("%-15s %5d %8s %8s %8s %9s  %s\n", cats[c].name, rows, b1, b2, b3, b4,
+		       cs[c].n < rows                              ? "FAIL (cases failed)"
+		       : cs[c].n && cs[c].mape > cats[c].threshold ? "FAIL"
+		                                                   : "pass");
+	}
+	pct(b1, sizeof b1, all.n ? all.mape : NAN);
+	spct(b2, sizeof b2, all.n ? all.bias : NAN);
+	pct(b3, sizeof b3, all.sd);
+	printf("%-15s %5d %8s %8s %8s\n", "all", nvs, b1, b2, b3);
+	printf("\nworst rows:\n");
+	for (int i = 0; i < nok && i < NWORST; i++) {
+		const struct vcase *v = &vs[order[i]];
+		spct(b1, sizeof b1, v->err);
+		printf("  %-5s %-44.44s predicted %10.4g  measured %10s %-12s error %s\n", v->id, ms[v->meas].device,
+		       v->pred, ms[v->meas].value_text, ms[v->meas].unit, b1);
+	}
+
+	FILE *f = fopen(pos[2], "w");
+	if (!f) {
+		fprintf(stderr, "validate: cannot write %s\n", pos[2]);
+		return 1;
+	}
+	write_report(f, cs, &all, order, nok, fit, cells);
+	if (fit)
+		write_pj_fit(f, pos[0]);
+	if (fclose(f)) {
+		fprintf(stderr, "validate: cannot write %s\n", pos[2]);
+		return 1;
+	}
+
+	dm_cache_clear();
+	for (int i = 0; i < nchips; i++)
+		if (chips[i].c)
+			arch_free(chips[i].c);
+	free(chips);
+	free(vs);
+	free(ms);
+	free(sk);
+	free(order);
+	free(cells);
+	if (failures) {
+		fprintf(stderr, "validate: %d problem%s\n", failures, failures == 1 ? "" : "s");
+		return 1;
+	}
+	return 0;
+}
