@@ -124,6 +124,16 @@ static int pick_unit(const struct arch_chip *c, int dt, int *matrix, double *mac
 	return best;
 }
 
+/* pick_unit, or a reason naming the chip and dtype. */
+static int need_unit(const struct arch_chip *c, int dt, int *matrix, double *macs_per_clk, double *clock, char *why,
+                     size_t wl)
+{
+	int gi = pick_unit(c, dt, matrix, macs_per_clk, clock);
+	if (gi < 0)
+		snprintf(why, wl, "%s has no matrix or vector unit for %s", c->name, arch_dtype_name(dt));
+	return gi;
+}
+
 /* The group that runs elementwise work: the one with the most fp32 lanes. */
 static int pick_vector_unit(const struct arch_chip *c)
 {
@@ -343,11 +353,9 @@ static int gemm_time(const struct arch_chip *c, const struct gemm_in *g, struct 
 {
 	int matrix;
 	double macs_clk, clock;
-	int gi = pick_unit(c, g->dt, &matrix, &macs_clk, &clock);
-	if (gi < 0) {
-		snprintf(why, wl, "%s has no matrix or vector unit for %s", c->name, arch_dtype_name(g->dt));
+	int gi = need_unit(c, g->dt, &matrix, &macs_clk, &clock, why, wl);
+	if (gi < 0)
 		return -1;
-	}
 	const struct arch_unit *u = &c->units[gi];
 	if (matrix && g->acc == DT_FP16 && g->dt == DT_FP16 && u->mat_fp16_acc16 > 0)
 		macs_clk = u->mat_units * u->mat_fp16_acc16;
@@ -579,11 +587,9 @@ static int attn_flash(const struct arch_chip *c, const struct op *op, struct dm_
 {
 	int matrix;
 	double macs_clk, clock;
-	int gi = pick_unit(c, op->dtype, &matrix, &macs_clk, &clock);
-	if (gi < 0) {
-		snprintf(why, wl, "%s has no matrix or vector unit for %s", c->name, arch_dtype_name(op->dtype));
+	int gi = need_unit(c, op->dtype, &matrix, &macs_clk, &clock, why, wl);
+	if (gi < 0)
 		return -1;
-	}
 	const struct arch_unit *u = &c->units[gi];
 	if (op->impl == ATTN_FLASH3 && !u->mat_async) {
 		snprintf(why, wl,
@@ -736,11 +742,9 @@ static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm
 {
 	int matrix;
 	double macs_clk, clock;
-	int gi = pick_unit(c, op->dtype, &matrix, &macs_clk, &clock);
-	if (gi < 0) {
-		snprintf(why, wl, "%s has no matrix or vector unit for %s", c->name, arch_dtype_name(op->dtype));
+	int gi = need_unit(c, op->dtype, &matrix, &macs_clk, &clock, why, wl);
+	if (gi < 0)
 		return -1;
-	}
 	const struct arch_unit *u = &c->units[gi];
 	struct memsys ms;
 	memsys_of(c, &ms);
