@@ -848,7 +848,7 @@ static void write_report(FILE *f, const struct catstat *cs, const struct catstat
 {
 	char b1[32], b2[32], b3[32], b4[32];
 	fprintf(f, "# Validation against published measurements\n\n");
-	fprintf(f, "The device model (`sim/model.c`) predicts the duration of one op on one chip. This page compares "
+	fprintf(f, "The device model (`sim/model*.c`) predicts the duration of one op on one chip. This page compares "
 	           "its predictions with published hardware measurements: every row of the categories gemm, "
 	           "attention, memory and sim_validation in `tests/validation/measurements-public.tsv` (a copy of "
 	           "`shared/reference/measurements-public.tsv`, see `tests/validation/README.md`) is either "

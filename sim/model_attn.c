@@ -1,0 +1,281 @@
+/*
+ * model_attn.c -- attention: FlashAttention-2/-3 forward and backward, decode
+ * and paged decode (split-KV), and naive attention as separate kernels.
+ */
+#include "model_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* attention                                                            */
+
+int attn_flash(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
+{
+	int matrix;
+	double macs_clk, clock;
+	int gi = need_unit(c, op->dtype, &matrix, &macs_clk, &clock, why, wl);
+	if (gi < 0)
+		return -1;
+	const struct arch_unit *u = &c->units[gi];
+	if (op->impl == ATTN_FLASH3 && !u->mat_async) {
+		snprintf(why, wl,
+		         "impl=flash3 needs asynchronous matrix units (%s has compute.%s.matrix.async = false); "
+		         "use impl=flash2",
+		         c->name, u->name);
+		return -1;
+	}
+	struct memsys ms;
+	memsys_of(c, &ms);
+	double ea = dt_bytes(op->dtype), d = (double)op->d;
+	int bwd = op->dir == DIR_BWD, fa3 = op->impl == ATTN_FLASH3;
+	/* block sizes: rows of Q per CTA (br) and keys per inner iteration (bc) */
+	int br = bwd ? (op->d <= 64 ? 128 : 64) : (op->d <= 128 ? 128 : 64);
+	int bc = bwd ? 128 : (op->d <= 64 || fa3 ? 128 : 64);
+	int warps = fa3 ? 12 : (bwd ? 8 : 4);
+	/* shared memory: Q (or K,V for bwd) block resident, K/V (or Q/dO) blocks double-buffered */
+	double smem =
+	    bwd ? (2.0 * bc * d + 2 * 2.0 * br * d + (double)br * bc) * ea : ((double)br * d + 2.0 * bc * d) * ea;
+	double occ = dmin((double)u->max_ctas, floor((double)u->max_warps / warps));
+	if (u->smem_bytes > 0)
+		occ = dmin(occ, floor(u->smem_bytes / smem));
+	if (u->regfile_bytes > 0)
+		occ = dmin(occ, floor(u->regfile_bytes / (warps * 32.0 * 255 * 4 * 0.5)));
+	if (occ < 1)
+		occ = 1;
+	/* the outer blocks (CTAs) and inner iterations */
+	long long outer = bwd ? op->skv : op->sq, inner_len = bwd ? op->sq : op->skv;
+	int bo = bwd ? bc : br, bi = bwd ? br : bc;
+	long long nout = cdiv(outer, bo), heads = op->b * op->h;
+	/* per inner iteration, per CTA: MACs, exps, lane ops */
+	double mm = (double)bo * bi * d * (bwd ? 5 : 2);
+	double ex_ops = (double)bo * bi * 1.5; /* exp, and the packed conversion of P to 16 bits (same pipe) */
+	double lane = (double)bo * bi * (bwd ? 6 : 5) + (bwd ? 0 : (double)bo * d);
+	double rate = macs_clk * clock * c->model.mma_eff;
+	double lanes = u->vec[DT_FP32] * clock, sfu = u->sfu > 0 ? u->sfu * clock : lanes / 4;
+	double t_mma = mm / rate, t_sfu = lanes > 0 ? ex_ops / sfu : 0, t_vec = lanes > 0 ? lane / lanes : 0;
+	/* shared memory: every warp reads the streamed blocks for its rows (fwd: K and V; bwd: Q and dO
+	   through five products); async matrix units read them once per warpgroup */
+	double smem_it = (bwd ? 5.0 : 2.0) * (fa3 ? 2 : warps) * bi * d * ea;
+	double t_smem = smem_it / (u->smem_Bpc * clock);
+	/* pipes overlap as far as independent instructions allow: within a warp (ILP) and across the
+	   warps sharing a scheduler; FlashAttention-3 overlaps them by design (ping-pong warpgroups) */
+	double wps = occ * warps / (double)u->schedulers;
+	double ov = fa3 ? 1 : 1 - 1 / (1 + wps);
+	double other = t_sfu + t_vec;
+	double tmax = dmax(t_mma, dmax(t_smem, other));
+	double t_it = tmax + (1 - ov) * (t_mma + t_smem + other - tmax);
+	/* bytes per iteration through L2: the streamed blocks (+ dQ fp32 atomics in bwd) */
+	double it_l2 = 2.0 * bi * d * ea + (bwd ? (double)bi * d * 4 * 2 : 0);
+	double fly = 2.0 * bi * d * ea; /* one stage ahead */
+	/* iterations per CTA: causal blocks stop at the diagonal (queries aligned to the end of keys) */
+	long long total_it = 0, max_it = 0;
+	long long off = op->skv - op->sq; /* key index of query 0 */
+	long long nin = cdiv(inner_len, bi);
+	for (long long i = 0; i < nout; i++) {
+		long long n = nin;
+		if (op->causal) {
+			if (!bwd) { /* query rows [i*bo, i*bo+bo) see keys < off + row + 1 */
+				long long last = off + dmin((double)(i + 1) * bo, (double)op->sq);
+				n = dmax(0, dmin((double)nin, (double)cdiv(last, bi)));
+			} else { /* key block i is seen by query rows >= i*bo - off */
+				long long first = (long long)dmax(0, (double)(i * bo - off));
+				n = first >= op->sq ? 0 : nin - first / bi;
+			}
+		}
+		total_it += n;
+		if (n > max_it)
+			max_it = n;
+	}
+	/* dispatch: every head has the same blocks; slots take CTAs as they free (longest first) */
+	long long slots = (long long)(u->count * occ);
+	long long ctas = nout * heads;
+	double t_cta_fixed = ms.lat_dram + (double)bo * d * ea * (bwd ? 4 : 1) / (ms.dram_bw / (double)u->count);
+	double sm_time; /* makespan of the pipes, each slot a 1/occ share of a unit */
+	{
+		/* LPT onto slots: with equal heads this is about total/slots, bounded below by the longest CTA */
+		double per_it = t_it * occ; /* a CTA sharing its unit with occ-1 others */
+		double tot = (double)total_it * heads * per_it + ctas * t_cta_fixed;
+		double longest = max_it * per_it + t_cta_fixed;
+		long long waves = cdiv(ctas, slots);
+		sm_time = dmax(tot / (double)slots, longest);
+		if (!op->causal) /* equal CTAs: whole waves */
+			sm_time = (double)waves * (nin * per_it + t_cta_fixed);
+	}
+	/* device memory: Q, K, V, O (and dO, dQ, dK, dV, LSE in bwd), K/V re-read per head group if L2 is small */
+	double q = (double)op->b * op->h * op->sq * d * ea, kv = 2.0 * op->b * op->hkv * op->skv * d * ea;
+	double dram = bwd ? 3 * q + 2 * kv + (double)op->b * op->h * op->sq * 4 * 3 : 2 * q + kv;
+	double l2 = (double)total_it * heads * it_l2 + dram;
+	double t[B_COUNT] = {0};
+	t[matrix ? B_MATRIX : B_VECTOR] = (double)total_it * heads * t_mma / (double)u->count;
+	t[B_SFU] = (double)total_it * heads * t_sfu / (double)u->count;
+	t[B_VECTOR] += (double)total_it * heads * t_vec / (double)u->count;
+	t[B_DRAM] = dram / ms.dram_bw;
+	t[B_L2] = ms.l2_bw > 0 ? l2 / ms.l2_bw : 0;
+	t[B_LATENCY] = (double)total_it * heads * it_l2 * ms.lat_l2 / (fly * (double)slots);
+	double body = dmax(sm_time, dmax(t[B_DRAM], dmax(t[B_L2], t[B_LATENCY])));
+	int kernels = bwd ? 3 : 1; /* bwd: dO.O row sums, the main kernel, dQ conversion */
+	double extra = 0;
+	if (bwd) /* the two small passes: read O, dO; read dQ fp32, write dQ */
+		extra = (2 * q + (double)op->b * op->h * op->sq * d * 6) / ms.dram_bw + 2 * ms.lat_dram;
+	double launch = kernels * c->model.launch_s;
+	t[B_LAUNCH] = launch;
+	r->time_s = launch + body + extra;
+	memcpy(r->t_res, t, sizeof t);
+	r->bound = bound_of(t, launch, r->time_s);
+	if (r->bound != B_LAUNCH && sm_time >= body && t[B_SFU] + t[B_VECTOR] > t[B_MATRIX] && !matrix)
+		r->bound = B_VECTOR;
+	r->bytes_dram = dram;
+	r->bytes_l2 = l2;
+	r->bytes_smem = l2;
+	r->clock_hz = clock;
+	r->unit_group = gi;
+	r->uses_matrix = matrix;
+	r->peak_flops = 2 * macs_clk * clock * u->count;
+	struct dm_kernel *k = &r->kern;
+	snprintf(k->name, sizeof k->name, "%s_%s_%dx%d", fa3 ? "flash3" : "flash2", bwd ? "bwd" : "fwd", bo, bi);
+	k->tile_m = bo, k->tile_n = bi, k->tile_k = op->d > 0 ? (int)op->d : 0, k->stages = 2, k->splitk = 1;
+	k->ctas = ctas, k->ctas_per_unit = (int)occ, k->waves = (double)ctas / (double)slots, k->kernels = kernels;
+	if (ex) {
+		xp(ex, "unit: %ld x %s, matrix %.0f MAC/clk, %.0f fp32 lanes, %.0f SFU/clk at %.0f MHz\n", u->count,
+		   u->name, macs_clk, u->vec[DT_FP32], u->sfu, clock / 1e6);
+		xp(ex,
+		   "blocks: %d %s rows per CTA, %d per inner step; %lld CTAs, %.0f per unit (%d warps each, "
+		   "%.0f KiB shared memory)\n",
+		   bo, bwd ? "key" : "query", bi, ctas, occ, warps, smem / 1024);
+		xp(ex,
+		   "inner step: matrix %.0f ns, shared memory %.0f ns, exp %.0f ns, other lane ops %.0f ns; "
+		   "overlap %.0f%% (%s) -> %.0f ns\n",
+		   t_mma * 1e9, t_smem * 1e9, t_sfu * 1e9, t_vec * 1e9, ov * 100,
+		   fa3 ? "FlashAttention-3 ping-pong on async matrix units" : "other warps on the same scheduler",
+		   t_it * 1e9);
+		if (op->causal)
+			xp(ex, "causal: %lld of %lld inner steps per head are computed; the longest CTA has %lld\n",
+			   total_it, nout * nin, max_it);
+	}
+	return 0;
+}
+
+/* decode / paged: one (or a few) query rows per sequence against the KV cache */
+int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
+{
+	int matrix;
+	double macs_clk, clock;
+	int gi = need_unit(c, op->dtype, &matrix, &macs_clk, &clock, why, wl);
+	if (gi < 0)
+		return -1;
+	const struct arch_unit *u = &c->units[gi];
+	struct memsys ms;
+	memsys_of(c, &ms);
+	double ea = dt_bytes(op->dtype), d = (double)op->d;
+	double kv = 2.0 * op->b * op->hkv * op->skv * d * ea;
+	double q = (double)op->b * op->h * op->sq * d * ea;
+	/* split the keys so that every unit has work (FlashDecoding) */
+	long long groups = op->b * op->hkv;
+	long long split = (long long)dmax(1, dmin(ceil(2.0 * u->count / (double)groups), (double)cdiv(op->skv, 256)));
+	long long ctas = groups * split;
+	double chunk = (double)op->skv / split;
+	/* in flight per CTA: a few blocks of keys; a page is the unit of a paged load */
+	double blk = op->impl == ATTN_PAGED ? dmin(64.0, (double)op->page) : 64.0;
+	double fly_cta = 4 * blk * d * ea * 2;
+	double occ = dmax(1, dmin((double)u->max_ctas, floor((double)u->max_warps / 4)));
+	double resident = dmin((double)ctas, u->count * occ);
+	double little = resident * fly_cta / ms.lat_dram;
+	double rows = (double)op->sq * op->h / op->hkv;        /* query rows sharing one K/V stream */
+	double macs = 2.0 * dmax(rows, 16) * chunk * d * ctas; /* padded to 16 rows on matrix units */
+	double t[B_COUNT] = {0};
+	t[B_DRAM] = (kv + 2 * q) / ms.dram_bw;
+	t[B_LATENCY] = kv / little;
+	t[matrix ? B_MATRIX : B_VECTOR] = macs / (macs_clk * clock * u->count);
+	t[B_SFU] = rows * op->skv * op->b * op->hkv / (u->sfu > 0 ? u->sfu * clock * u->count : 1e12);
+	double page_s = 0;
+	if (op->impl == ATTN_PAGED) /* a block-table lookup before each page of each CTA */
+		page_s = ceil(chunk / (double)op->page) / (fly_cta / (blk * d * ea * 2)) * ms.lat_l2 / 4;
+	double body = 0;
+	for (int i = 0; i < B_COUNT; i++)
+		body = dmax(body, t[i]);
+	int kernels = split > 1 ? 2 : 1; /* the split results are combined by a second kernel */
+	double launch = kernels * c->model.launch_s;
+	t[B_LAUNCH] = launch;
+	r->time_s = launch + ms.lat_dram * kernels + body + page_s;
+	memcpy(r->t_res, t, sizeof t);
+	r->bound = bound_of(t, launch, r->time_s);
+	r->bytes_dram = kv + 2 * q;
+	r->bytes_l2 = kv + 2 * q;
+	r->bytes_smem = kv;
+	r->clock_hz = clock;
+	r->unit_group = gi;
+	r->uses_matrix = matrix;
+	r->peak_flops = 2 * macs_clk * clock * u->count;
+	struct dm_kernel *k = &r->kern;
+	snprintf(k->name, sizeof k->name, "%s_split%lld", op->impl == ATTN_PAGED ? "paged_decode" : "flash_decode",
+	         split);
+	k->tile_m = (int)dmax(rows, 16), k->tile_n = (int)blk, k->tile_k = (int)op->d, k->stages = 4;
+	k->splitk = (int)split, k->ctas = ctas, k->ctas_per_unit = (int)occ;
+	k->waves = (double)ctas / (u->count * occ), k->kernels = kernels;
+	if (ex) {
+		xp(ex, "decode: %lld sequences x %lld KV heads, %lld keys each: KV cache %.4g MB to read\n", op->b,
+		   op->hkv, op->skv, kv / 1e6);
+		xp(ex,
+		   "split-KV: %lld splits -> %lld CTAs; %.0f KiB in flight per CTA -> %.0f GB/s by Little's law "
+		   "(device memory %.0f GB/s)\n",
+		   split, ctas, fly_cta / 1024, little / 1e9, ms.dram_bw / 1e9);
+	}
+	return 0;
+}
+
+/* naive attention: the separate kernels of an eager framework */
+int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
+{
+	struct op parts[8];
+	int np = 0;
+	long long bh = op->b * op->h;
+	struct op g = {0};
+	g.kind = OP_GEMM, g.dtype = op->dtype, g.acc_dtype = DT_FP32, g.to_dtype = -1;
+	struct op e = {0};
+	e.kind = OP_ELEM, e.dtype = op->dtype, e.to_dtype = -1;
+	e.elems = bh * op->sq * op->skv;
+	e.cols = op->skv;
+#define GEMM(M, N, K) (g.m = (M), g.n = (N), g.k = (K), g.batch = bh, parts[np++] = g)
+	if (op->dir == DIR_FWD) {
+		GEMM(op->sq, op->skv, op->d); /* S = Q K^T */
+		if (op->causal) {             /* masked_fill */
+			e.elem = EL_ADD, parts[np++] = e;
+		}
+		e.elem = EL_SOFTMAX, parts[np++] = e;
+		GEMM(op->sq, op->d, op->skv); /* O = P V */
+	} else {
+		GEMM(op->skv, op->d, op->sq);        /* dV = P^T dO */
+		GEMM(op->sq, op->skv, op->d);        /* dP = dO V^T */
+		e.elem = EL_SWIGLU, parts[np++] = e; /* dS = P * (dP - rowsum): two streams in, one out */
+		GEMM(op->sq, op->d, op->skv);        /* dQ = dS K */
+		GEMM(op->skv, op->d, op->sq);        /* dK = dS^T Q */
+	}
+#undef GEMM
+	double t[B_COUNT] = {0}, tot = 0, dram = 0, l2 = 0, smem = 0;
+	for (int i = 0; i < np; i++) {
+		struct dm_result p;
+		memset(&p, 0, sizeof p);
+		if (dm_predict(c, &parts[i], &p, NULL, why, wl))
+			return -1;
+		tot += p.time_s, dram += p.bytes_dram, l2 += p.bytes_l2, smem += p.bytes_smem;
+		for (int j = 0; j < B_COUNT; j++)
+			t[j] += p.t_res[j];
+		if (ex) {
+			char buf[256];
+			op_format(&parts[i], buf, sizeof buf);
+			xp(ex, "  kernel %d: %s -> %.2f us (%s)\n", i + 1, buf, p.time_s * 1e6, dm_bound_name(p.bound));
+		}
+		if (i == 0)
+			r->clock_hz = p.clock_hz, r->unit_group = p.unit_group, r->uses_matrix = p.uses_matrix,
+			r->peak_flops = p.peak_flops;
+	}
+	r->time_s = tot;
+	memcpy(r->t_res, t, sizeof t);
+	r->bound = bound_of(t, t[B_LAUNCH], tot);
+	r->bytes_dram = dram, r->bytes_l2 = l2, r->bytes_smem = smem;
+	snprintf(r->kern.name, sizeof r->kern.name, "naive_%s_%d_kernels", op->dir == DIR_BWD ? "bwd" : "fwd", np);
+	r->kern.kernels = np;
+	return 0;
+}

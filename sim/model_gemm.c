@@ -1,0 +1,229 @@
+/*
+ * model_gemm.c -- GEMM (and conv lowered to it): the kernel search over tiles,
+ * stages and split-K, occupancy, traffic per level, waves, and the power limit
+ * on the clock. model_int.h has the map of the device model.
+ */
+#include "model_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* GEMM                                                                 */
+
+struct gemm_cand {
+	int bm, bn, bk, stages, split, occ, warps;
+	double time, t[B_COUNT];
+	double l2_B, dram_B, smem_B;
+	double work; /* MACs including padding */
+	long long ctas;
+};
+
+static const int tiles_mn[][2] = {{256, 128}, {128, 256}, {128, 128}, {256, 64}, {64, 256}, {128, 64},
+                                  {64, 128},  {64, 64},   {128, 32},  {32, 128}, {64, 32},  {32, 64},
+                                  {16, 128},  {16, 256},  {16, 64},   {32, 256}, {32, 32},  {16, 32}};
+static const int splits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+
+static double out_bytes(int dt, int acc)
+{
+	if (dt == DT_INT8 || dt == DT_INT4)
+		return 4;
+	if (acc == DT_FP16 || acc == DT_BF16)
+		return 2;
+	return dmax(dt_bytes(dt), 2); /* fp8/fp4 GEMMs write bf16; fp32/tf32 write fp32 */
+}
+
+/* Times one candidate; returns 0 if it does not fit the unit. */
+static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, const struct gemm_in *g,
+                          double macs_clk, double clock, int matrix, const struct memsys *ms, struct gemm_cand *x)
+{
+	double ea = dt_bytes(g->dt), ec = out_bytes(g->dt, g->acc);
+	int bm = x->bm, bn = x->bn, bk = x->bk, S = x->stages, sp = x->split;
+	/* resources of one CTA */
+	x->warps = (int)dmin((double)u->max_warps, dmax(2, dmin(8, bm * bn / 4096.0)));
+	double smem = (double)S * (bm + bn) * bk * ea;
+	double regs = (double)bm * bn * 4 + x->warps * 32.0 * 64 * 4; /* fp32 accumulators + 64 regs/thread */
+	double occ = (double)u->max_ctas;
+	if (u->smem_bytes > 0)
+		occ = dmin(occ, floor(u->smem_bytes / smem));
+	if (u->regfile_bytes > 0)
+		occ = dmin(occ, floor(u->regfile_bytes / regs));
+	occ = dmin(occ, floor((double)u->max_warps / x->warps));
+	if (occ < 1)
+		return 0;
+	x->occ = (int)occ;
+	long long tm = cdiv(g->m, bm), tn = cdiv(g->n, bn);
+	long long kc = cdiv(g->k, sp);
+	long long kit = cdiv(kc, bk);
+	if (sp > 1 && kc < 2LL * bk)
+		return 0;
+	x->ctas = tm * tn * g->batch * sp;
+	/* work of one CTA: the padded tile */
+	double macs = (double)bm * bn * (double)(kit * bk);
+	x->work = macs * (double)x->ctas;
+	struct wave_cost w;
+	w.mma_s = macs / (macs_clk * clock * c->model.mma_eff);
+	/* shared memory: operands read by the warps (64x64 warp tiles re-read each) */
+	double wm = dmin(bm, 64), wn = dmin(bn, 64);
+	double smem_rd = macs * ea * (1.0 / wm + 1.0 / wn);
+	double smem_t = smem_rd / (u->smem_Bpc * clock);
+	if (!u->mat_async && smem_t > w.mma_s) /* async MMA reads operands from shared memory itself */
+		w.mma_s = smem_t;
+	double rows = (double)dmin(bm, g->m), cols = (double)dmin(bn, g->n);
+	w.l2_B = (double)kit * bk * (rows + cols) * ea;
+	double cw = rows * cols * (sp > 1 ? 4 : ec); /* partials in fp32 when split */
+	/* device memory: each operand panel once per wave that needs it, unless all fits */
+	double a_all = g->a_bytes > 0 ? g->a_bytes : (double)g->m * g->k * ea;
+	double b_all = (double)g->k * g->n * ea;
+	double in_once = (a_all + b_all) * g->batch;
+	double dram_in;
+	long long slots = (long long)u->count * x->occ;
+	if (g->warm && in_once <= 0.5 * ms->cache)
+		dram_in = 0;
+	else if ((a_all + b_all) <= 0.5 * ms->cache || x->ctas <= slots)
+		dram_in = in_once;
+	else {
+		/* a wave covers about a square block of tiles */
+		long long wv = slots / sp;
+		double wc = dmin((double)tn, ceil(sqrt((double)wv))), wr = dmin((double)tm, ceil(wv / wc));
+		double waves = (double)tm * tn * g->batch / (wr * wc);
+		double a_share = a_all / ((double)g->m * g->k * ea); /* conv: the input, not its im2col */
+		dram_in = dmax(in_once, waves * (wr * bm * ea * a_share + wc * bn * ea) * (double)g->k);
+		dram_in = dmin(dram_in, (double)x->ctas * w.l2_B); /* never more than L2 traffic */
+	}
+	double dram_out = (double)g->m * g->n * g->batch * ec;
+	if (sp > 1)
+		dram_out += (double)g->m * g->n * g->batch * 4 * 2 * sp; /* partials written and read back */
+	x->dram_B = dram_in + dram_out;
+	w.dram_B = x->dram_B / (double)x->ctas;
+	w.fly_B = (double)(S - 1) * (rows + cols) * bk * ea;
+	double hit = x->ctas * w.l2_B > 0 ? 1 - dram_in / (x->ctas * w.l2_B) : 1;
+	w.lat = ms->lat_l2 + (1 - hit) * (ms->lat_dram - ms->lat_l2);
+	/* prologue: the first stage arrives after a miss; epilogue writes C */
+	w.fixed_s = ms->lat_dram + cw / (ms->dram_bw / (double)u->count);
+	memset(x->t, 0, sizeof x->t);
+	x->time = waves_time(x->ctas, u->count, x->occ, &w, ms, x->t, matrix ? B_MATRIX : B_VECTOR);
+	if (sp > 1) /* reduction of the partials: a memory-bound pass */
+		x->time += (double)g->m * g->n * g->batch * (4.0 * sp + ec) / ms->dram_bw + ms->lat_dram;
+	x->l2_B = x->ctas * w.l2_B;
+	x->smem_B = x->ctas * (w.l2_B + smem_rd);
+	return 1;
+}
+
+/* The kernel search: every tile, stage count and split-K that fits; the fastest two. */
+static int gemm_search(const struct arch_chip *c, const struct arch_unit *u, const struct gemm_in *g, double macs_clk,
+                       double clock, int matrix, const struct memsys *ms, int bk, struct gemm_cand *best,
+                       struct gemm_cand *second)
+{
+	memset(best, 0, sizeof *best);
+	memset(second, 0, sizeof *second);
+	best->time = second->time = INFINITY;
+	int ncand = 0;
+	for (size_t ti = 0; ti < sizeof tiles_mn / sizeof tiles_mn[0]; ti++)
+		for (int S = 2; S <= 8; S++)
+			for (size_t si = 0; si < sizeof splits / sizeof splits[0]; si++) {
+				struct gemm_cand x = {0};
+				x.bm = tiles_mn[ti][0], x.bn = tiles_mn[ti][1], x.bk = bk, x.stages = S;
+				x.split = splits[si];
+				if (!gemm_cand_time(c, u, g, macs_clk, clock, matrix, ms, &x))
+					continue;
+				ncand++;
+				/* the fastest; within 0.1% the one with less padded work (as a library would) */
+				int tie = fabs(x.time - best->time) < 1e-3 * best->time;
+				if (tie ? x.work < best->work : x.time < best->time)
+					*second = *best, *best = x;
+				else if (x.time < second->time)
+					*second = x;
+			}
+	return ncand;
+}
+
+int gemm_time(const struct arch_chip *c, const struct gemm_in *g, struct dm_result *r, FILE *ex, char *why, size_t wl)
+{
+	int matrix;
+	double macs_clk, clock;
+	int gi = need_unit(c, g->dt, &matrix, &macs_clk, &clock, why, wl);
+	if (gi < 0)
+		return -1;
+	const struct arch_unit *u = &c->units[gi];
+	if (matrix && g->acc == DT_FP16 && g->dt == DT_FP16 && u->mat_fp16_acc16 > 0)
+		macs_clk = u->mat_units * u->mat_fp16_acc16;
+	struct memsys ms;
+	memsys_of(c, &ms);
+	double ea = dt_bytes(g->dt);
+	int bk = (int)dmax(8, 128 / ea);
+	if (!matrix)
+		bk = (int)dmax(8, 32 / ea);
+	struct gemm_cand best, second;
+	int ncand = gemm_search(c, u, g, macs_clk, clock, matrix, &ms, bk, &best, &second);
+	/* power: the matrix units' dynamic power at this clock and duty cycle must fit the TDP
+	   left after static power; above it the clock drops (P ~ f^2 near the top of the DVFS range) */
+	double boost = clock, pdyn = 0, avail = 0;
+	if (ncand && matrix && u->mat_pj > 0 && c->tdp_w > 0) {
+		double duty = dmin(1, best.t[B_MATRIX] / best.time);
+		pdyn = (double)u->count * macs_clk * clock * u->mat_pj * 1e-12 * (dt_bytes(g->dt) / 2) * duty;
+		avail = c->tdp_w * (1 - c->model.static_power);
+		if (pdyn > avail) {
+			clock *= sqrt(avail / pdyn);
+			ncand = gemm_search(c, u, g, macs_clk, clock, matrix, &ms, bk, &best, &second);
+		}
+	}
+	if (!ncand) {
+		snprintf(why, wl, "%s: no GEMM tile fits its shared memory and registers", c->name);
+		return -1;
+	}
+	double launch = c->model.launch_s;
+	r->time_s = best.time + launch;
+	memcpy(r->t_res, best.t, sizeof r->t_res);
+	r->t_res[B_LAUNCH] = launch;
+	r->bytes_dram = best.dram_B;
+	r->bytes_l2 = best.l2_B;
+	r->bytes_smem = best.smem_B;
+	r->clock_hz = clock;
+	r->unit_group = gi;
+	r->uses_matrix = matrix;
+	r->peak_flops = 2 * macs_clk * boost * u->count; /* the datasheet peak, not the power-limited one */
+	struct dm_kernel *k = &r->kern;
+	snprintf(k->name, sizeof k->name, "gemm_%dx%dx%d_s%d_k%d", best.bm, best.bn, best.bk, best.stages, best.split);
+	k->tile_m = best.bm, k->tile_n = best.bn, k->tile_k = best.bk, k->stages = best.stages;
+	k->splitk = best.split, k->ctas = best.ctas, k->ctas_per_unit = best.occ;
+	k->waves = (double)best.ctas / ((double)u->count * best.occ);
+	k->kernels = 1;
+	r->bound = bound_of(r->t_res, launch, r->time_s);
+	if (ex) {
+		xp(ex, "unit: %ld x %s, %s pipe %.0f MAC/clk at %.0f MHz (peak %.1f TFLOP/s %s)\n", u->count, u->name,
+		   matrix ? "matrix" : "vector", macs_clk, clock / 1e6, r->peak_flops / 1e12, arch_dtype_name(g->dt));
+		if (pdyn > avail)
+			xp(ex,
+			   "power: the matrix units would draw %.0f W at %.0f MHz, %.0f W of the %.0f W TDP is left "
+			   "after "
+			   "static power: the clock drops to %.0f MHz\n",
+			   pdyn, boost / 1e6, avail, c->tdp_w, clock / 1e6);
+		char l2txt[32];
+		if (ms.l2_bw > 0)
+			snprintf(l2txt, sizeof l2txt, "%.0f GB/s", ms.l2_bw / 1e9);
+		else
+			snprintf(l2txt, sizeof l2txt, "unknown (not a limit)");
+		xp(ex,
+		   "memory: device %.0f GB/s reachable (x%.2f of peak), L2 %s, latency %.0f ns miss / %.0f ns "
+		   "hit under load, cache for reuse %.0f MiB\n",
+		   ms.dram_bw / 1e9, c->model.dram_eff, l2txt, ms.lat_dram * 1e9, ms.lat_l2 * 1e9,
+		   ms.cache / 1048576.0);
+		xp(ex,
+		   "kernel search: %d candidates (tile, stages, split-K) fit the unit; fastest %s %.2f us, next "
+		   "%dx%d s%d k%d %.2f us\n",
+		   ncand, k->name, best.time * 1e6, second.bm, second.bn, second.stages, second.split,
+		   second.time * 1e6);
+		xp(ex,
+		   "occupancy: %d CTA(s) of %d warps per unit (shared memory %.0f KiB each); %lld CTAs = %.2f "
+		   "waves on %ld units\n",
+		   best.occ, best.warps, best.stages * (best.bm + best.bn) * best.bk * ea / 1024, best.ctas, k->waves,
+		   u->count);
+		long long tm = cdiv(g->m, best.bm), tn = cdiv(g->n, best.bn);
+		xp(ex, "padding: %lld x %lld tiles cover %lld x %lld (%.1f%% of the work is padding)\n", tm, tn,
+		   tm * best.bm, tn * best.bn,
+		   100.0 * (1 - (double)g->m * g->n / ((double)tm * best.bm * (double)tn * best.bn)));
+	}
+	return 0;
+}

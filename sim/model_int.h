@@ -1,0 +1,89 @@
+/*
+ * model_int.h -- private to the device model (sim/model*.c): the helpers the
+ * kernel families share and each family's entry point. sim/model.h is the
+ * public API.
+ *
+ *   model.c         helpers, waves, copies, the op dispatch, the memo
+ *   model_gemm.c    GEMM and conv: the kernel search, traffic, power limit
+ *   model_stream.c  memory-bound kernels: elementwise, row ops, embedding
+ *   model_attn.c    attention: FlashAttention-2/-3, decode and paged, naive
+ */
+#ifndef SIM_MODEL_INT_H
+#define SIM_MODEL_INT_H
+
+#include "model.h"
+
+#include <stdio.h>
+
+void xp(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+double dt_bytes(int dt);
+static inline double dmax(double a, double b)
+{
+	return a > b ? a : b;
+}
+static inline double dmin(double a, double b)
+{
+	return a < b ? a : b;
+}
+static inline long long cdiv(long long a, long long b)
+{
+	return (a + b - 1) / b;
+}
+
+/* Memory of the chip, as the kernels see it. */
+struct memsys {
+	double dram_bw;  /* reachable device-memory bandwidth, B/s */
+	double l2_bw;    /* reachable L2 bandwidth, B/s (0 = unknown: not a limit) */
+	double lat_dram; /* loaded latency of a miss, s */
+	double lat_l2;   /* loaded latency of an L2 hit, s */
+	double cache;    /* bytes of on-chip cache a GEMM's panels can live in */
+};
+void memsys_of(const struct arch_chip *c, struct memsys *m);
+
+/* The unit group and pipe that run dtype dt (the best matrix unit, else the
+   best vector unit); -1 if none. need_unit also writes the reason to why. */
+int pick_unit(const struct arch_chip *c, int dt, int *matrix, double *macs_per_clk, double *clock);
+int need_unit(const struct arch_chip *c, int dt, int *matrix, double *macs_per_clk, double *clock, char *why,
+              size_t wl);
+int pick_vector_unit(const struct arch_chip *c);
+double unit_threads(const struct arch_unit *u);
+
+/* waves: CTAs of equal work dispatched onto units x occupancy slots */
+struct wave_cost {
+	double mma_s;   /* one CTA's pipe time when it has a unit to itself */
+	double l2_B;    /* bytes one CTA loads through L2 */
+	double dram_B;  /* device-memory bytes per CTA (average) */
+	double fly_B;   /* bytes one CTA keeps in flight */
+	double lat;     /* latency those bytes see */
+	double fixed_s; /* prologue + epilogue of one CTA */
+};
+double waves_time(long long ctas, long units, int occ, const struct wave_cost *k, const struct memsys *m, double *t,
+                  enum dm_bound pipe);
+enum dm_bound bound_of(const double *t, double launch, double total);
+
+struct gemm_in {
+	long long m, n, k, batch;
+	int dt, acc;
+	double a_bytes; /* compulsory bytes of A (0 = m*k*elem); conv reads its input instead */
+	int warm;       /* inputs already in L2 if they fit */
+};
+int gemm_time(const struct arch_chip *c, const struct gemm_in *g, struct dm_result *r, FILE *ex, char *why, size_t wl);
+
+struct stream_in {
+	double rd, wr;   /* bytes read and written in device memory */
+	double l2_extra; /* further bytes re-read through L2 (hits) */
+	double vec_ops;  /* fp32 lane operations */
+	double sfu_ops;  /* special-function operations */
+	double threads;  /* threads the kernel has (its parallelism) */
+	double fly_per_thread;
+	int warm; /* input is L2-resident if it fits */
+};
+void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm_result *r, FILE *ex);
+void elem_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex);
+
+int attn_flash(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
+int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
+int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
+int copy_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
+
+#endif

@@ -1,0 +1,135 @@
+/*
+ * model_stream.c -- memory-bound kernels: elementwise and row ops (and the
+ * embedding gather), timed by bytes, pipes and Little's law.
+ */
+#include "model_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* memory-bound kernels                                                 */
+
+void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm_result *r, FILE *ex)
+{
+	struct memsys ms;
+	memsys_of(c, &ms);
+	int gi = pick_vector_unit(c);
+	const struct arch_unit *u = &c->units[gi];
+	double units = (double)u->count;
+	double resident = dmin(s->threads, units * unit_threads(u));
+	int in_l2 = s->warm && c->l2.present && s->rd <= 0.5 * c->l2.size_bytes;
+	double lat = in_l2 ? ms.lat_l2 : ms.lat_dram;
+	double fly = resident * s->fly_per_thread;
+	double little = fly / lat;
+	double bw = in_l2 && ms.l2_bw > 0 ? ms.l2_bw : ms.dram_bw;
+	double rd_dram = in_l2 ? 0 : s->rd;
+	double t[B_COUNT] = {0};
+	if (in_l2)
+		t[B_L2] = (s->rd + s->wr) / bw;
+	else {
+		t[B_DRAM] = (s->rd + s->wr * c->model.write_cost) / ms.dram_bw;
+		if (ms.l2_bw > 0)
+			t[B_L2] = (s->rd + s->wr + s->l2_extra) / ms.l2_bw;
+	}
+	t[B_LATENCY] = (s->rd + s->wr) / little;
+	double lanes = 0, sfu = 0;
+	for (int g = 0; g < c->nunits; g++) {
+		lanes += c->units[g].vec[DT_FP32] * c->units[g].count * c->units[g].clock_hz;
+		sfu += c->units[g].sfu * c->units[g].count * c->units[g].clock_hz;
+	}
+	/* a chip whose config declares no vector lanes (a TPU, an LPU): arithmetic is not a limit here */
+	t[B_VECTOR] = lanes > 0 ? s->vec_ops / lanes : 0;
+	t[B_SFU] = sfu > 0 ? s->sfu_ops / sfu : lanes > 0 ? s->sfu_ops * 4 / lanes : 0; /* no SFU: ~4 lane ops */
+	double body = 0;
+	for (int i = 0; i < B_COUNT; i++)
+		body = dmax(body, t[i]);
+	double launch = c->model.launch_s;
+	t[B_LAUNCH] = launch;
+	r->time_s = launch + lat + body;
+	memcpy(r->t_res, t, sizeof t);
+	r->bytes_dram = rd_dram + (in_l2 ? 0 : s->wr);
+	r->bytes_l2 = s->rd + s->wr + s->l2_extra;
+	r->bytes_smem = 0;
+	r->clock_hz = u->clock_hz;
+	r->unit_group = gi;
+	r->uses_matrix = 0;
+	r->peak_flops = 2 * lanes;
+	r->bound = bound_of(t, launch + lat, r->time_s);
+	struct dm_kernel *k = &r->kern;
+	long long ctas = (long long)ceil(s->threads / 256);
+	snprintf(k->name, sizeof k->name, "stream_256t");
+	k->ctas = ctas > 0 ? ctas : 1;
+	k->ctas_per_unit = (int)dmax(1, dmin((double)u->max_ctas, unit_threads(u) / 256));
+	k->waves = (double)k->ctas / (units * k->ctas_per_unit);
+	k->kernels = 1;
+	if (ex) {
+		xp(ex, "memory-bound kernel on %ld x %s: reads %.4g MB, writes %.4g MB%s\n", u->count, u->name,
+		   s->rd / 1e6, s->wr / 1e6, in_l2 ? " (input resident in L2)" : "");
+		xp(ex,
+		   "bandwidth: %s %.0f GB/s reachable; bytes in flight %.0f KiB (%.0f threads x %.0f B) / "
+		   "latency %.0f ns = %.0f GB/s (Little's law)\n",
+		   in_l2 ? "L2" : "device memory", bw / 1e9, fly / 1024, resident, s->fly_per_thread, lat * 1e9,
+		   little / 1e9);
+		xp(ex, "pipes: %.4g G lane ops (%.2f us), %.4g G special-function ops (%.2f us)\n", s->vec_ops / 1e9,
+		   t[B_VECTOR] * 1e6, s->sfu_ops / 1e9, t[B_SFU] * 1e6);
+	}
+}
+
+/* Per element of an elementwise op: bytes read and written (in units of the
+   element size, plus fp32 state for adam), lane ops and SFU ops. */
+struct elem_cost {
+	double rd, wr, vec, sfu;
+};
+
+static struct elem_cost elem_cost_of(const struct op *op)
+{
+	double e = dt_bytes(op->dtype);
+	struct elem_cost k = {e, e, 1, 0};
+	switch (op->elem) {
+	case EL_ADD:
+	case EL_MUL: k.rd = 2 * e; break;
+	case EL_GELU: k.vec = 25, k.sfu = 0; break; /* exact erf-based GELU (the framework default): ~20-op erff */
+	case EL_SILU: k.vec = 12, k.sfu = 2; break; /* accurate expf (~8 ops + ex2) and a division */
+	case EL_SWIGLU: k.rd = 2 * e, k.vec = 13, k.sfu = 2; break;
+	case EL_RELU: break;
+	case EL_LAYERNORM: k.vec = 14; break; /* Welford mean/variance, normalise, scale and shift, conversions */
+	case EL_RMSNORM: k.vec = 8; break;
+	case EL_SOFTMAX: k.vec = 30, k.sfu = 2; break; /* max, sum of exp, exp again to write: 2 accurate expf */
+	case EL_ROPE: k.vec = 4; break;
+	case EL_CAST: k.wr = dt_bytes(op->to_dtype >= 0 ? op->to_dtype : DT_FP32); break;
+	case EL_ADAM: k.rd = e + 12, k.wr = 12 + e, k.vec = 12, k.sfu = 2; break;
+	case EL_READ: k.wr = 0; break;
+	case EL_TRIAD: k.rd = 2 * e, k.vec = 1; break;
+	case EL_COPY: k.vec = 0; break;
+	case EL_COUNT: break;
+	}
+	return k;
+}
+
+void elem_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex)
+{
+	struct elem_cost k = elem_cost_of(op);
+	double n = (double)op->elems, e = dt_bytes(op->dtype);
+	struct stream_in s = {0};
+	s.rd = n * k.rd, s.wr = n * k.wr, s.vec_ops = n * k.vec, s.sfu_ops = n * k.sfu;
+	s.warm = op->warm;
+	double per_thread = c->model.bytes_per_thread / e; /* elements per vector load */
+	s.threads = ceil(n / per_thread);
+	s.fly_per_thread = c->model.bytes_per_thread * (k.rd / e); /* one load per input stream */
+	int rowop = op->elem == EL_LAYERNORM || op->elem == EL_RMSNORM || op->elem == EL_SOFTMAX;
+	if (rowop) {
+		double rows = n / (double)op->cols;
+		double tpr = dmin(1024, ceil((double)op->cols / per_thread)); /* a CTA per row */
+		s.threads = rows * tpr;
+		/* a row too long for registers is read again from L2 */
+		double row_bytes = (double)op->cols * e;
+		if (row_bytes > 1024 * per_thread * e)
+			s.l2_extra = s.rd;
+		s.sfu_ops += rows; /* rsqrt or reciprocal per row */
+	}
+	stream_time(c, &s, r, ex);
+	if (ex && rowop)
+		xp(ex, "row op: %lld rows of %lld, one CTA per row\n", op->elems / op->cols, op->cols);
+}
