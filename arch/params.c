@@ -178,6 +178,14 @@ static const struct arch_param model_params[] = {
 	    "device-memory latency used where memory.device.latency is unset"),
 	QTY("l2_latency", UNIT_TIME, arch_model, l2_latency_s, 0, "200 ns", 1e-9, 1e-4,
 	    "L2 hit latency used where memory.l2.latency is unset"),
+	FLT("link_efficiency", arch_model, link_eff, 0, "0.75", 0.1, 1,
+	    "fraction of a link's per-direction bandwidth that collective and copy traffic reaches (protocol, flow control)"),
+	FLT("nvls_efficiency", arch_model, nvls_eff, 0, "0.8", 0.1, 1,
+	    "in-switch reduction (NVLS, SHARP) throughput as a fraction of a device's switch-port bandwidth"),
+	QTY("coll_chunk", UNIT_BYTES, arch_model, coll_chunk, 0, "1 MiB", 1, 1e9,
+	    "bytes a pipelined collective step moves before the next step starts (chunk x channels): its fill cost"),
+	FLT("coll_latency_scale", arch_model, coll_lat_scale, 0, "1", 0.1, 10,
+	    "multiplies the collective library's per-step and launch latencies (sim/coll.c table)"),
 };
 /* clang-format on */
 

@@ -31,5 +31,7 @@ int cmd_info(int argc, char **argv);
 extern const char cmd_info_help[];
 int cmd_op(int argc, char **argv);
 extern const char cmd_op_help[];
+int cmd_run(int argc, char **argv);
+extern const char cmd_run_help[];
 
 #endif

@@ -25,8 +25,10 @@
  * usage: validate ROOT MEASUREMENTS_TSV OUT_MD [--fit]
  */
 #include "arch.h"
+#include "coll.h"
 #include "model.h"
 #include "op.h"
+#include "platform.h"
 
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
@@ -45,6 +47,7 @@ static const struct {
     {"attention", 0.12},
     {"memory", 0.10},
     {"sim_validation", 0.12},
+    {"collective", 0.10},
 };
 #define NCATS (int)(sizeof cats / sizeof cats[0])
 
@@ -67,6 +70,10 @@ static const struct {
     {"model.l2_latency", offsetof(struct arch_model, l2_latency_s), FK_TIME, 1e-9, 1e-4},
     {"model.dram_write_cost", offsetof(struct arch_model, write_cost), FK_PLAIN, 1, 4},
     {"model.static_power", offsetof(struct arch_model, static_power), FK_PLAIN, 0, 0.9},
+    {"model.link_efficiency", offsetof(struct arch_model, link_eff), FK_PLAIN, 0.1, 1},
+    {"model.nvls_efficiency", offsetof(struct arch_model, nvls_eff), FK_PLAIN, 0.1, 1},
+    {"model.coll_chunk", offsetof(struct arch_model, coll_chunk), FK_BYTES, 1, 1e9},
+    {"model.coll_latency_scale", offsetof(struct arch_model, coll_lat_scale), FK_PLAIN, 0.1, 10},
 };
 #define NFITKEYS (int)(sizeof fitkeys / sizeof fitkeys[0])
 static const double factors[] = {0.7, 0.85, 1.0, 1.15, 1.3};
@@ -89,8 +96,20 @@ struct meas {
 	int in_cases, in_skipped;
 };
 
-enum metric { M_TFLOPS, M_MS, M_US, M_GBPS, M_GELEMS };
-static const char *const metric_unit[] = {"TFLOP/s", "ms", "us", "GB/s", "G elements/s"};
+enum metric { M_TFLOPS, M_MS, M_US, M_GBPS, M_GELEMS, M_BUSBW };
+static const char *const metric_unit[] = {"TFLOP/s", "ms", "us", "GB/s", "G elements/s", "GB/s busbw"};
+
+/* A collective among a case's ops: `coll op=allreduce bytes=1MiB ranks=8
+   [algo=ring]`, timed as it runs alone on an idle system (coll_plan: the
+   latency term plus the bandwidth term, which is what the replay's SimGrid
+   flows take on an idle platform; tests/test_coll.c checks that). */
+struct vcoll {
+	int on;
+	enum tr_coll c;
+	double bytes;
+	int ranks;
+	enum tr_algo algo;
+};
 
 struct vcase {
 	char id[32];
@@ -105,6 +124,7 @@ struct vcase {
 	char ops_text[2048];
 	char op_text[MAX_OPS][320];
 	struct op ops[MAX_OPS];
+	struct vcoll coll[MAX_OPS];
 	int nops;
 	int chip; /* index into chips[] */
 	int ok;   /* parsed and predicted */
@@ -248,8 +268,8 @@ static int read_measurements(const char *path)
 
 static int parse_metric(const char *text, struct vcase *v)
 {
-	static const char *const names[] = {"tflops", "ms", "us", "GBps=", "Gelems="};
-	for (int i = 0; i < 5; i++) {
+	static const char *const names[] = {"tflops", "ms", "us", "GBps=", "Gelems=", "busbw"};
+	for (int i = 0; i < 6; i++) {
 		size_t n = strlen(names[i]);
 		if (names[i][n - 1] != '=') {
 			if (!strcmp(text, names[i])) {
@@ -293,6 +313,70 @@ static int split_list(const char *text, char sep, char (*out)[320], int max, siz
 		p = s + 1;
 	}
 	return n;
+}
+
+static int parse_coll(const char *text, struct vcoll *vc, char *why, size_t whylen)
+{
+	char buf[320], *save = NULL;
+	snprintf(buf, sizeof buf, "%s", text + 5);
+	memset(vc, 0, sizeof *vc);
+	vc->on = 1;
+	vc->c = CO_COUNT;
+	for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(w, '=');
+		if (!eq) {
+			snprintf(why, whylen, "coll: '%s' is not key=value", w);
+			return -1;
+		}
+		*eq++ = '\0';
+		if (!strcmp(w, "op")) {
+			for (int c = 0; c < CO_COUNT; c++)
+				if (!strcmp(eq, tr_coll_name((enum tr_coll)c)))
+					vc->c = (enum tr_coll)c;
+		} else if (!strcmp(w, "bytes")) {
+			if (units_parse(eq, UNIT_BYTES, &vc->bytes, why, whylen))
+				return -1;
+		} else if (!strcmp(w, "ranks")) {
+			vc->ranks = atoi(eq);
+		} else if (!strcmp(w, "algo")) {
+			int found = 0;
+			for (int a = 0; a < AL_COUNT; a++)
+				if (!strcmp(eq, tr_algo_name((enum tr_algo)a))) {
+					vc->algo = (enum tr_algo)a;
+					found = 1;
+				}
+			if (!found) {
+				snprintf(why, whylen, "coll: unknown algo=%s", eq);
+				return -1;
+			}
+		} else {
+			snprintf(why, whylen, "coll: unknown key %s (expected op bytes ranks algo)", w);
+			return -1;
+		}
+	}
+	if (vc->c == CO_COUNT || !(vc->bytes > 0) || vc->ranks < 2) {
+		snprintf(why, whylen, "coll: needs op=, bytes= and ranks= (at least 2)");
+		return -1;
+	}
+	return 0;
+}
+
+static int predict_coll(const struct arch_chip *c, const struct vcoll *vc, double *t, char *why, size_t whylen)
+{
+	struct topo tp;
+	struct coll_plan p;
+	int *mem = malloc((size_t)vc->ranks * sizeof *mem);
+	if (!mem)
+		return -1;
+	for (int i = 0; i < vc->ranks; i++)
+		mem[i] = i;
+	int rc = platform_topo(c, vc->ranks, &tp, why, whylen);
+	if (!rc)
+		rc = coll_plan(&tp, vc->c, vc->algo, vc->bytes, mem, vc->ranks, 0, &p, why, whylen);
+	free(mem);
+	if (!rc)
+		*t = p.lat_s + p.bw_s;
+	return rc;
 }
 
 static int find_chip(const char *config, const char *sets_text)
@@ -378,7 +462,8 @@ static void read_cases(const char *root)
 		int bad = 0;
 		for (int i = 0; i < v->nops && !bad; i++) {
 			char why[WHYLEN];
-			if (op_parse(v->op_text[i], NULL, &v->ops[i], why, sizeof why)) {
+			if (!strncmp(v->op_text[i], "coll ", 5) ? parse_coll(v->op_text[i], &v->coll[i], why, sizeof why)
+			                                        : op_parse(v->op_text[i], NULL, &v->ops[i], why, sizeof why)) {
 				fail("%s: op '%s': %s", v->id, v->op_text[i], why);
 				snprintf(v->why, sizeof v->why, "op does not parse: %.900s", why);
 				bad = 1;
@@ -490,7 +575,12 @@ static int predict(const struct arch_chip *c, const struct vcase *v, double *out
 		struct dm_result r;
 		char w[WHYLEN] = "";
 		memset(&r, 0, sizeof r);
-		if (dm_predict(c, &v->ops[i], &r, NULL, w, sizeof w)) {
+		if (v->coll[i].on) {
+			if (predict_coll(c, &v->coll[i], &r.time_s, w, sizeof w)) {
+				snprintf(why, whylen, "'%.300s': %.600s", v->op_text[i], w[0] ? w : "prediction failed");
+				return -1;
+			}
+		} else if (dm_predict(c, &v->ops[i], &r, NULL, w, sizeof w)) {
 			snprintf(why, whylen, "'%.300s': %.600s", v->op_text[i], w[0] ? w : "prediction failed");
 			return -1;
 		}
@@ -499,7 +589,8 @@ static int predict(const struct arch_chip *c, const struct vcase *v, double *out
 			return -1;
 		}
 		t += r.time_s;
-		flops += op_flops(&v->ops[i]);
+		if (!v->coll[i].on)
+			flops += op_flops(&v->ops[i]);
 	}
 	switch (v->metric) {
 	case M_TFLOPS: *out = flops / t / 1e12; break;
@@ -507,6 +598,14 @@ static int predict(const struct arch_chip *c, const struct vcase *v, double *out
 	case M_US: *out = t * 1e6; break;
 	case M_GBPS:
 	case M_GELEMS: *out = v->metric_arg / t / 1e9; break;
+	case M_BUSBW:
+		*out = 0;
+		for (int i = 0; i < v->nops; i++)
+			if (v->coll[i].on) {
+				*out = v->coll[i].bytes * coll_busbw_factor(v->coll[i].c, v->coll[i].ranks) / t / 1e9;
+				break;
+			}
+		break;
 	}
 	return 0;
 }

@@ -1,0 +1,199 @@
+/*
+ * cmd_run.c -- `sim run CONFIG TRACE [--json] [--timeline FILE]
+ * [--timeline-ranks LIST] [--csv DIR] [--jitter SIGMA] [--seed N] [--set ...]`
+ *
+ * Loads the chip and the trace, replays the trace on the chip's system
+ * (sim/replay.c) and reports where the time went (sim/report.c). Output
+ * files are written whole or not at all; nothing is written when the
+ * replay fails.
+ */
+#include "cli.h"
+#include "report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char cmd_run_help[] =
+    "usage: sim run CONFIG TRACE [--json] [--timeline FILE] [--timeline-ranks LIST]\n"
+    "               [--csv DIR] [--jitter SIGMA] [--seed N] [--set path=value]...\n"
+    "\n"
+    "Replays a workload trace (simtrace 1, docs/trace-format.md) on the system of\n"
+    "CONFIG: its standard node of devices and, when the trace has more ranks than\n"
+    "a node holds, a multi-node fabric of such nodes. Device ops take the device\n"
+    "model's time (as `sim op`); collectives and send/recv are planned as NCCL\n"
+    "plans them (ring, tree, in-switch reduction, hierarchical, direct; LL, LL128,\n"
+    "Simple) and their transfers share links in SimGrid.\n"
+    "\n"
+    "Prints the step time, per-rank busy and idle time, compute against exposed\n"
+    "communication, time per op kind and per mark region, collective bus\n"
+    "bandwidths, achieved TFLOP/s and MFU, the top bottlenecks and the critical\n"
+    "path.\n"
+    "\n"
+    "options:\n"
+    "  --json                 the report as JSON (schema_version 1; time_s, ...)\n"
+    "  --timeline FILE        a Chrome / Perfetto trace: one process per rank, one\n"
+    "                         track per stream, op text and bound in args\n"
+    "  --timeline-ranks LIST  only these ranks in the timeline (0-7,64)\n"
+    "  --csv DIR              ranks.csv, ops.csv and kinds.csv into DIR\n"
+    "  --jitter SIGMA         device-op times vary by a lognormal factor\n"
+    "                         exp(N(0, SIGMA)) drawn per rank (default 0: off)\n"
+    "  --seed N               seed of the jitter's random streams (default 1)\n"
+    "  --set path=value       override a config parameter (repeatable)\n"
+    "\n"
+    "exit codes: 0 ok, 2 usage, 65 bad trace (syntax, a collective a rank never\n"
+    "joins, a deadlock, more ranks than the system has), 66 file missing,\n"
+    "73 cannot write output, 78 bad config.\n"
+    "\n"
+    "examples:\n"
+    "  sim run configs/h100.cfg traces/allreduce_8.trace\n"
+    "  sim run configs/h100.cfg traces/dp_step_16.trace --timeline step.json\n"
+    "  sim run configs/mi300x.cfg traces/allreduce_8.trace --json\n";
+
+/* "0-7,12" -> keep[r] = 1; returns -1 on a malformed list. */
+static int parse_ranks(const char *s, int n, char *keep)
+{
+	while (*s) {
+		char *end;
+		errno = 0;
+		long a = strtol(s, &end, 10), b = a;
+		if (end == s || errno || a < 0)
+			return -1;
+		s = end;
+		if (*s == '-') {
+			b = strtol(++s, &end, 10);
+			if (end == s || b < a)
+				return -1;
+			s = end;
+		}
+		for (long r = a; r <= b && r < n; r++)
+			keep[r] = 1;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return 0;
+}
+
+static int write_file(const char *path, const struct report *rep, const char *keep)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	int bad = report_timeline(rep, f, keep);
+	if (fclose(f) || bad || rename(tmp, path)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct cli_common o = {0};
+	const char *pos[2] = {NULL, NULL}, *timeline = NULL, *tl_ranks = NULL, *csv = NULL;
+	struct rp_options ro = {0, 1, 1};
+	int npos = 0;
+	for (int i = 1; i < argc; i++) {
+		int rc = cli_common_opt(&o, argc, argv, &i, "run");
+		if (rc < 0)
+			return SIM_EXIT_USAGE;
+		if (rc)
+			continue;
+		const char *a = argv[i];
+		const char **val = !strcmp(a, "--timeline")         ? &timeline
+		                   : !strcmp(a, "--timeline-ranks") ? &tl_ranks
+		                   : !strcmp(a, "--csv")            ? &csv
+		                                                    : NULL;
+		if (val || !strcmp(a, "--jitter") || !strcmp(a, "--seed")) {
+			if (i + 1 >= argc)
+				return cli_usage_error("run", "%s needs a value", a);
+			const char *v = argv[++i];
+			if (val) {
+				*val = v;
+				continue;
+			}
+			char *end;
+			errno = 0;
+			if (!strcmp(a, "--jitter")) {
+				ro.jitter = strtod(v, &end);
+				if (*end || errno || !(ro.jitter >= 0 && ro.jitter <= 2))
+					return cli_usage_error("run", "--jitter %s: expected a number from 0 to 2", v);
+			} else {
+				ro.seed = strtoul(v, &end, 10);
+				if (*end || errno || *v == '-' || !*v)
+					return cli_usage_error("run", "--seed %s: expected a non-negative integer", v);
+			}
+			continue;
+		}
+		if (a[0] == '-' && a[1])
+			return cli_usage_error("run", "unknown option %s", a);
+		if (npos == 2)
+			return cli_usage_error("run", "unexpected argument %s (expected CONFIG TRACE)", a);
+		pos[npos++] = a;
+	}
+	if (npos < 2)
+		return cli_usage_error("run", "expected CONFIG TRACE");
+	int code = 0;
+	struct arch_chip *c = cli_load(pos[0], &o, &code);
+	if (!c)
+		return code;
+	char why[4096];
+	struct trace *t = tr_load(pos[1], &code, why, sizeof why);
+	if (!t) {
+		fprintf(stderr, "%s\n", why);
+		arch_free(c);
+		return code;
+	}
+	char *keep = NULL;
+	if (tl_ranks) {
+		keep = calloc((size_t)tr_ranks(t), 1);
+		if (!keep || parse_ranks(tl_ranks, tr_ranks(t), keep)) {
+			free(keep);
+			tr_free(t);
+			arch_free(c);
+			return cli_usage_error("run", "--timeline-ranks %s: expected a list like 0-7,12", tl_ranks);
+		}
+	}
+	ro.progress = isatty(2);
+	struct rp_result r;
+	int rc = rp_run(c, t, &ro, &r, why, sizeof why);
+	if (rc) {
+		fprintf(stderr, "%s\n", why);
+		goto out;
+	}
+	struct report rep;
+	if (report_build(&rep, c, t, &r)) {
+		fprintf(stderr, "sim run: out of memory building the report\n");
+		rc = SIM_EXIT_INTERNAL;
+		goto out;
+	}
+	if (timeline && write_file(timeline, &rep, keep)) {
+		fprintf(stderr, "sim run: cannot write the timeline %s: %s\n", timeline, strerror(errno ? errno : EIO));
+		rc = SIM_EXIT_CANTCREAT;
+	} else if (csv && report_csv(&rep, csv, why, sizeof why)) {
+		fprintf(stderr, "%s\n", why);
+		rc = SIM_EXIT_CANTCREAT;
+	} else {
+		if (o.json)
+			report_json(&rep, pos[0], stdout);
+		else
+			report_text(&rep, pos[0], stdout);
+		if (fflush(stdout) || ferror(stdout)) {
+			fprintf(stderr, "sim run: cannot write output\n");
+			rc = SIM_EXIT_CANTCREAT;
+		}
+	}
+	report_free(&rep);
+out:
+	rp_result_free(&r);
+	free(keep);
+	tr_free(t);
+	arch_free(c);
+	return rc;
+}

@@ -1,0 +1,78 @@
+/*
+ * coll.h -- collectives: the topology a cluster exposes to them, the cost
+ * model a collective library (NCCL, RCCL, HCCL) uses to choose an algorithm
+ * and protocol, and the flows each algorithm puts on the links.
+ *
+ * Split of the work: coll_plan() gives a collective's latency term
+ * (launch + per-step hop latencies, by protocol and link class) and its
+ * bandwidth phases as lists of flows; the replay engine (sim/replay.c) runs
+ * each phase as one SimGrid parallel task, so concurrent collectives and
+ * transfers share links by max-min fairness. On an idle platform a phase
+ * takes exactly its analytic bandwidth time (tests/test_coll.c pins it).
+ */
+#ifndef SIM_COLL_H
+#define SIM_COLL_H
+
+#include "arch.h"
+#include "trace.h"
+
+enum topo_intra { TI_SWITCH, TI_MESH, TI_CUBE, TI_RING, TI_PCIE };
+enum hw_class { HW_NVLINK, HW_PCI, HW_NET, HW_COUNT };
+enum coll_proto { PR_LL, PR_LL128, PR_SIMPLE, PR_COUNT };
+
+/* What collectives see of a cluster (sim/platform.c fills it from a config). */
+struct topo {
+	int ranks;             /* devices in use */
+	int dpn;               /* devices per node */
+	int nodes;             /* nodes in use */
+	enum topo_intra intra; /* intra-node topology */
+	enum hw_class intra_hw;
+	double port_bw;    /* switch, pcie: a device's port, per direction (B/s, after link_eff) */
+	double pair_bw;    /* mesh, cube, ring: one neighbour link, per direction */
+	double nic_bw;     /* a device's NICs together, per direction; 0 = none */
+	double uplink_bw;  /* a node's share of an oversubscribed fabric; 0 = non-blocking */
+	int nvls;          /* switch reduces in the network */
+	double nvls_eff;   /* in-switch reduction throughput / port bandwidth */
+	double lat_scale;  /* model.coll_latency_scale */
+	double chunk;      /* model.coll_chunk */
+	const char *link_name; /* for reports: "nvlink", "xgmi", "pcie" */
+};
+
+struct flow {
+	int src, dst; /* ranks */
+	double bytes;
+};
+
+#define COLL_MAX_PHASES 3
+struct coll_plan {
+	enum tr_algo algo;
+	enum coll_proto proto;
+	double lat_s;   /* launch + per-step latencies, paid once */
+	double bw_s;    /* analytic bandwidth time on an idle platform (all phases) */
+	double bus_bytes; /* bytes one member moves, as nccl-tests' bus bandwidth counts them */
+	int nphases;
+	int nflows[COLL_MAX_PHASES];
+	struct flow *flows[COLL_MAX_PHASES]; /* owned; coll_plan_free */
+};
+
+/*
+ * Plans collective c of `bytes` (nccl-tests convention, trace.h) over the
+ * sorted member ranks. algo AL_AUTO picks the fastest allowed (algorithm,
+ * protocol) by the cost model, as NCCL's tuner does; a forced algo that the
+ * topology cannot run (nvls without an in-switch reduction, tree or hier in
+ * one node) returns -1 with the reason in why. want_flows = 0 skips building
+ * the flow lists (cost only).
+ */
+int coll_plan(const struct topo *t, enum tr_coll c, enum tr_algo algo, double bytes, const int *members, int n,
+              int want_flows, struct coll_plan *p, char *why, size_t whylen);
+void coll_plan_free(struct coll_plan *p);
+
+/* Point-to-point: latency and the idle bandwidth of the route src -> dst. */
+double p2p_latency(const struct topo *t, int src, int dst);
+double p2p_bandwidth(const struct topo *t, int src, int dst);
+
+const char *coll_proto_name(enum coll_proto p);
+/* nccl-tests bus-bandwidth factor: busbw = algbw x factor. */
+double coll_busbw_factor(enum tr_coll c, int n);
+
+#endif

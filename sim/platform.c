@@ -1,0 +1,242 @@
+/*
+ * platform.c -- the cluster of a config's `system` section, as the topology
+ * collectives reason about and as a SimGrid platform.
+ *
+ * SimGrid layout: one zone per node (routing Full, explicit routes), each
+ * with its devices (hosts devR), a gateway router, and per device:
+ *   - switch / pcie_host: a SPLITDUPLEX port link into the node's switch or
+ *     host bridge; device a -> b is port_a UP, port_b DOWN;
+ *   - full_mesh / hybrid_cube_mesh / ring: one SPLITDUPLEX link per
+ *     connected pair; a route follows direct links (via an intermediate
+ *     device on the cube and the ring when there is no direct link);
+ *   - a SPLITDUPLEX NIC link to the gateway (all the device's NICs).
+ * Nodes meet through a FATPIPE core; with oversubscription > 1 each node
+ * also crosses an uplink of (NIC bandwidth of the node) / oversubscription.
+ */
+#include "platform.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static enum hw_class link_class(const char *kind)
+{
+	if (!strcmp(kind, "pcie"))
+		return HW_PCI;
+	if (!strcmp(kind, "roce") || !strcmp(kind, "ethernet") || !strcmp(kind, "infiniband"))
+		return HW_NET;
+	return HW_NVLINK; /* nvlink, xgmi, hccs, mlulink ...: point-to-point GPU links */
+}
+
+int platform_topo(const struct arch_chip *c, int ranks, struct topo *t, char *why, size_t whylen)
+{
+	const struct arch_system *s = &c->sys;
+	memset(t, 0, sizeof *t);
+	t->ranks = ranks;
+	t->dpn = s->present && s->devices_per_node > 0 ? (int)s->devices_per_node : 1;
+	t->nodes = (ranks + t->dpn - 1) / t->dpn;
+	t->lat_scale = c->model.coll_lat_scale > 0 ? c->model.coll_lat_scale : 1;
+	t->nvls_eff = c->model.nvls_eff;
+	t->chunk = c->model.coll_chunk > 0 ? c->model.coll_chunk : 1048576;
+	double eff = c->model.link_eff;
+	if (s->present && s->nodes > 0 && t->nodes > s->nodes) {
+		snprintf(why, whylen,
+		         "the trace needs %d ranks but the system has %ld node%s x %d devices = %ld (system.nodes in %s)",
+		         ranks, s->nodes, s->nodes == 1 ? "" : "s", t->dpn, s->nodes * t->dpn, c->path);
+		return -1;
+	}
+	const struct arch_link *l = s->present && s->link[0] ? arch_find_link(c, s->link) : NULL;
+	const struct arch_link *pcie = NULL;
+	for (int i = 0; i < c->nlinks; i++)
+		if (!strcmp(c->links[i].kind, "pcie"))
+			pcie = &c->links[i];
+	const char *topo = s->present ? s->topology : "pcie_host";
+	if (!strcmp(topo, "switch") || !strcmp(topo, "pcie_host") || !strcmp(topo, "torus")) {
+		t->intra = strcmp(topo, "pcie_host") ? TI_SWITCH : TI_PCIE;
+		if (t->intra == TI_SWITCH && l) {
+			t->port_bw = arch_link_bw(l) * (double)l->count * eff;
+			t->intra_hw = link_class(l->kind);
+			t->link_name = l->name;
+			t->nvls = s->in_switch_reduction;
+		} else {
+			t->intra = TI_PCIE;
+			const struct arch_link *p = l ? l : pcie;
+			t->port_bw = p ? arch_link_bw(p) * (double)p->count * eff : 16e9 * eff;
+			t->intra_hw = p ? link_class(p->kind) : HW_PCI;
+			t->link_name = p ? p->name : "pcie";
+		}
+		if (!strcmp(topo, "torus")) /* a node of a torus: its links into the node's neighbours, switch-like */
+			t->nvls = 0;
+	} else {
+		t->intra = !strcmp(topo, "full_mesh") ? TI_MESH : !strcmp(topo, "hybrid_cube_mesh") ? TI_CUBE : TI_RING;
+		const struct arch_link *p = l ? l : pcie;
+		double total = p ? arch_link_bw(p) * (double)p->count * eff : 16e9 * eff;
+		int peers = t->intra == TI_MESH ? t->dpn - 1 : t->intra == TI_CUBE ? 4 : 2;
+		if (peers < 1)
+			peers = 1;
+		t->pair_bw = total / peers;
+		t->port_bw = total;
+		t->intra_hw = p ? link_class(p->kind) : HW_PCI;
+		t->link_name = p ? p->name : "pcie";
+	}
+	if (s->present && s->nics_per_device > 0 && s->nic_bw_Bps > 0)
+		t->nic_bw = (double)s->nics_per_device * s->nic_bw_Bps * eff;
+	if (s->present && s->oversubscription > 1)
+		t->uplink_bw = t->nic_bw * t->dpn / s->oversubscription;
+	if (t->nodes > 1 && (t->nic_bw <= 0 || !s->present || !strcmp(s->fabric, "none"))) {
+		snprintf(why, whylen,
+		         "the trace needs %d ranks, more than one node of %d devices, but %s has no inter-node fabric "
+		         "(system.nics_per_device and system.fabric)",
+		         ranks, t->dpn, c->path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Devices of a hybrid cube mesh (DGX-1): two fully connected quads joined
+   device to device (i <-> i+4). */
+static int cube_adjacent(int a, int b)
+{
+	return (a / 4 == b / 4) || (a % 4 == b % 4 && a != b);
+}
+
+static void link_dir(FILE *f, const char *name, int a, int b, int up)
+{
+	fprintf(f, "<link_ctn id=\"%s%d_%d\" direction=\"%s\"/>", name, a, b, up ? "UP" : "DOWN");
+}
+
+/* The direct link between local devices a and b (a != b). */
+static void pair_hop(FILE *f, int base, int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+	link_dir(f, "pair", base + lo, base + hi, a < b);
+}
+
+static void node_route(FILE *f, const struct topo *t, int base, int k, int a, int b)
+{
+	fprintf(f, "   <route src=\"dev%d\" dst=\"dev%d\" symmetrical=\"NO\">", base + a, base + b);
+	switch (t->intra) {
+	case TI_SWITCH:
+	case TI_PCIE:
+		fprintf(f, "<link_ctn id=\"port%d\" direction=\"UP\"/><link_ctn id=\"port%d\" direction=\"DOWN\"/>", base + a,
+		        base + b);
+		break;
+	case TI_MESH:
+		pair_hop(f, base, a, b);
+		break;
+	case TI_CUBE:
+		if (cube_adjacent(a, b)) {
+			pair_hop(f, base, a, b);
+		} else { /* through a's partner in b's quad */
+			int mid = (a + 4) % 8;
+			if (mid >= k)
+				mid = a;
+			pair_hop(f, base, a, mid);
+			pair_hop(f, base, mid, b);
+		}
+		break;
+	case TI_RING: {
+		int fwd = (b - a + k) % k, step = fwd <= k - fwd ? 1 : k - 1;
+		for (int x = a; x != b; x = (x + step) % k)
+			pair_hop(f, base, x, (x + step) % k);
+		break;
+	}
+	}
+	fprintf(f, "</route>\n");
+}
+
+static int adjacent(const struct topo *t, int k, int a, int b)
+{
+	switch (t->intra) {
+	case TI_MESH:
+		return 1;
+	case TI_CUBE:
+		return cube_adjacent(a, b);
+	case TI_RING:
+		return (a + 1) % k == b || (b + 1) % k == a;
+	default:
+		return 0;
+	}
+}
+
+int platform_write_xml(const struct topo *t, FILE *f)
+{
+	fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+	           "<platform version=\"4.1\">\n<zone id=\"cluster\" routing=\"Full\">\n");
+	for (int node = 0; node < t->nodes; node++) {
+		int base = node * t->dpn, k = t->ranks - base < t->dpn ? t->ranks - base : t->dpn;
+		fprintf(f, " <zone id=\"node%d\" routing=\"Full\">\n", node);
+		for (int a = 0; a < k; a++)
+			fprintf(f, "  <host id=\"dev%d\" speed=\"1Gf\"/>\n", base + a);
+		if (t->nodes > 1)
+			fprintf(f, "  <router id=\"gw%d\"/>\n", node);
+		for (int a = 0; a < k; a++) {
+			if (t->intra == TI_SWITCH || t->intra == TI_PCIE)
+				fprintf(f, "  <link id=\"port%d\" bandwidth=\"%.17gBps\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n",
+				        base + a, t->port_bw);
+			else
+				for (int b = a + 1; b < k; b++)
+					if (adjacent(t, k, a, b))
+						fprintf(f,
+						        "  <link id=\"pair%d_%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
+						        "sharing_policy=\"SPLITDUPLEX\"/>\n",
+						        base + a, base + b, t->pair_bw);
+			if (t->nodes > 1)
+				fprintf(f, "  <link id=\"nic%d\" bandwidth=\"%.17gBps\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n",
+				        base + a, t->nic_bw);
+		}
+		for (int a = 0; a < k; a++)
+			for (int b = 0; b < k; b++)
+				if (a != b)
+					node_route(f, t, base, k, a, b);
+		if (t->nodes > 1)
+			for (int a = 0; a < k; a++) {
+				fprintf(f,
+				        "   <route src=\"dev%d\" dst=\"gw%d\" symmetrical=\"NO\"><link_ctn id=\"nic%d\" "
+				        "direction=\"UP\"/></route>\n",
+				        base + a, node, base + a);
+				fprintf(f,
+				        "   <route src=\"gw%d\" dst=\"dev%d\" symmetrical=\"NO\"><link_ctn id=\"nic%d\" "
+				        "direction=\"DOWN\"/></route>\n",
+				        node, base + a, base + a);
+			}
+		fprintf(f, " </zone>\n");
+	}
+	if (t->nodes > 1) {
+		fprintf(f, " <link id=\"core\" bandwidth=\"1e18Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n");
+		if (t->uplink_bw > 0)
+			for (int node = 0; node < t->nodes; node++)
+				fprintf(f, " <link id=\"up%d\" bandwidth=\"%.17gBps\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n",
+				        node, t->uplink_bw);
+		for (int a = 0; a < t->nodes; a++)
+			for (int b = 0; b < t->nodes; b++) {
+				if (a == b)
+					continue;
+				fprintf(f, " <zoneRoute src=\"node%d\" dst=\"node%d\" gw_src=\"gw%d\" gw_dst=\"gw%d\" symmetrical=\"NO\">",
+				        a, b, a, b);
+				if (t->uplink_bw > 0)
+					fprintf(f, "<link_ctn id=\"up%d\" direction=\"UP\"/>", a);
+				fprintf(f, "<link_ctn id=\"core\"/>");
+				if (t->uplink_bw > 0)
+					fprintf(f, "<link_ctn id=\"up%d\" direction=\"DOWN\"/>", b);
+				fprintf(f, "</zoneRoute>\n");
+			}
+	}
+	fprintf(f, "</zone>\n</platform>\n");
+	return ferror(f) ? -1 : 0;
+}
+
+void platform_describe(const struct arch_chip *c, const struct topo *t, char *buf, size_t len)
+{
+	static const char *intra[] = {"switch", "full mesh", "hybrid cube mesh", "ring", "PCIe host bridge"};
+	char bw[32], nic[32];
+	units_format(t->intra == TI_SWITCH || t->intra == TI_PCIE ? t->port_bw : t->pair_bw, UNIT_BANDWIDTH, bw,
+	             sizeof bw);
+	units_format(t->nic_bw, UNIT_BANDWIDTH, nic, sizeof nic);
+	int n = snprintf(buf, len, "%d x %s in %d node%s of %d: %s, %s %s %s%s", t->ranks, c->name, t->nodes,
+	                 t->nodes == 1 ? "" : "s", t->dpn, intra[t->intra], t->link_name ? t->link_name : "pcie", bw,
+	                 t->intra == TI_SWITCH || t->intra == TI_PCIE ? "per device" : "per pair",
+	                 t->nvls ? ", in-switch reduction" : "");
+	if (t->nodes > 1 && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "; NICs %s per device%s", nic, t->uplink_bw > 0 ? ", oversubscribed" : "");
+}

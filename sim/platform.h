@@ -1,0 +1,34 @@
+/*
+ * platform.h -- from a config's `system` section to the cluster a trace
+ * runs on: the topology collectives see (struct topo) and the SimGrid
+ * platform (XML written to a temporary file and loaded).
+ *
+ * Ranks map to devices in order: rank r is device r % devices_per_node of
+ * node r / devices_per_node. Links carry bandwidth only (latency 0): the
+ * latencies of collectives and transfers are the protocol model's
+ * (sim/coll.c), so SimGrid's part is the sharing of bandwidth between
+ * concurrent flows (max-min fairness, exact with the settings in
+ * platform_load).
+ */
+#ifndef SIM_PLATFORM_H
+#define SIM_PLATFORM_H
+
+#include "arch.h"
+#include "coll.h"
+
+#include <stdio.h>
+
+/*
+ * Fills *t for `ranks` devices of chip c's system. Returns 0, or -1 with a
+ * one-line reason (more ranks than a fixed system.nodes allows, several
+ * nodes without a fabric or NICs, no intra-node link).
+ */
+int platform_topo(const struct arch_chip *c, int ranks, struct topo *t, char *why, size_t whylen);
+
+/* Writes the SimGrid platform XML of t (hosts dev0..devN-1). */
+int platform_write_xml(const struct topo *t, FILE *f);
+
+/* One line describing the system, for reports. */
+void platform_describe(const struct arch_chip *c, const struct topo *t, char *buf, size_t len);
+
+#endif

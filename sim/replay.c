@@ -1,0 +1,1077 @@
+/*
+ * replay.c -- trace replay on SimGrid (see replay.h for the model).
+ *
+ * Actors: per rank a host actor ("hR") that expands the trace lazily and
+ * pushes ops into per-stream queues (256 deep, like a launch queue), and
+ * per used stream an executor ("rRsS"). Executors wait for after= labels
+ * on the rank's condition variable; collectives and send/recv meet in
+ * rendezvous instances keyed by (communicator, group, sequence) or
+ * (src, dst, tag, sequence). The last member to arrive plays the transfer
+ * (latency sleep, then one parallel task per bandwidth phase) and releases
+ * the others.
+ *
+ * SimGrid settings (platform-independent, set before loading): the CM02
+ * network model without cross-traffic or TCP-gamma, so a flow of S bytes
+ * alone on a link of bandwidth B takes exactly S/B; the ptask_L07 host
+ * model, which shares bandwidth between parallel tasks by max-min.
+ *
+ * Invariants: every span has t0 <= t1 and arrive <= t0; a collective's
+ * members all end at the same time; when simgrid_run() returns every actor
+ * has finished, or the run is a deadlock and is reported as such.
+ */
+#include "replay.h"
+
+#include "model.h"
+#include "platform.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <simgrid/actor.h>
+#include <simgrid/cond.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mutex.h>
+#include <simgrid/semaphore.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <xbt/config.h>
+#include <xbt/log.h>
+
+#define QDEPTH 256
+#define END_KIND TK_COUNT
+#define NBUCKETS 65536
+
+struct qev {
+	struct tr_event ev;
+	int need[TR_MAX_AFTER]; /* instance of each after= label to wait for */
+	int inst;               /* this op's instance of its own label */
+	short mark;
+	double issued;
+};
+
+struct stream_st;
+struct inst;
+
+struct rank_st {
+	int rank;
+	struct tr_cursor *cur;
+	struct stream_st **streams; /* tr_nstreams, created on first use */
+	int *issued, *done;         /* per label: instances issued, completed */
+	long *lbl_span;             /* per label: span of the latest completion */
+	int *coll_seq;              /* per communicator */
+	sg_mutex_t mu;
+	sg_cond_t cv;
+	short mark;
+	int host_done;
+	const char *host_state; /* what the host actor is blocked on */
+	gsl_rng *rng;
+	struct p2pseq *p2p; /* sequence numbers of send/recv per (peer, tag, dir) */
+	int np2p, cap2p;
+};
+
+struct p2pseq {
+	int peer;
+	long tag;
+	int dir;
+	int seq;
+};
+
+struct stream_st {
+	struct rank_st *rk;
+	int idx;
+	struct qev *q;
+	int head, n;
+	sg_sem_t items, slots;
+	long last_span;
+	int done;
+	int started;
+	const struct qev *cur; /* op being executed (for deadlock reports) */
+	struct inst *waiting;  /* rendezvous it waits in */
+	int waiting_label;     /* label it waits for, -1 */
+};
+
+/* A collective or send/recv being assembled. */
+struct inst {
+	struct inst *next;
+	int kind; /* TK_COLL, TK_SEND (p2p) */
+	int a, b, c, seq;
+	int n, arrived, left;
+	int *members;
+	char *in;
+	struct tr_event ev; /* as the first arriver issued it */
+	int first_rank;
+	sg_sem_t go;
+	double t_all;
+	long pred; /* span before the last arrival */
+	struct cplan *plan;
+	double p2p_lat, p2p_bytes;
+	int src, dst;
+};
+
+/* A planned collective, memoized with its prepared parallel tasks. */
+struct cplan {
+	struct cplan *next;
+	int comm, group, coll, algo;
+	double bytes;
+	struct coll_plan p;
+	int h[COLL_MAX_PHASES];
+	sg_host_t *hosts[COLL_MAX_PHASES];
+	double *flops[COLL_MAX_PHASES], *mat[COLL_MAX_PHASES];
+};
+
+struct run {
+	const struct arch_chip *chip;
+	const struct trace *t;
+	const struct rp_options *o;
+	struct rp_result *r;
+	struct topo topo;
+	int nranks;
+	struct rank_st *ranks;
+	sg_host_t *hosts;
+	struct inst *tab[NBUCKETS];
+	struct cplan *plans[NBUCKETS];
+	long capspans;
+	/* interned texts */
+	int *txt_hash; /* open addressing, index+1 */
+	int txt_cap;
+	int captexts;
+	int *tmp_idx; /* rank -> host index scratch, -1 */
+	char err[TR_MSG_MAX * 2];
+	int err_code;
+	double flops_by_dtype[DT_COUNT];
+	struct timespec wall0;
+	double next_progress;
+	int actors_alive;
+};
+
+static struct run *R; /* SimGrid actors get it through their data; this is for the C callbacks only */
+
+static void fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(int code, const char *fmt, ...)
+{
+	if (R->err_code)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(R->err, sizeof R->err, fmt, ap);
+	va_end(ap);
+	R->err_code = code;
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)(ts.tv_sec - R->wall0.tv_sec) + 1e-9 * (double)(ts.tv_nsec - R->wall0.tv_nsec);
+}
+
+static void progress(void)
+{
+	if (!R->o->progress || (R->r->events & 1023))
+		return;
+	double w = wall_now();
+	if (w < R->next_progress)
+		return;
+	R->next_progress = w + 1;
+	fprintf(stderr, "sim run: %.1f s wall, %ld ops replayed, simulated time %.6g s\n", w, R->r->events,
+	        simgrid_get_clock());
+}
+
+/* ---- texts ---- */
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static int intern(const char *s)
+{
+	struct rp_result *r = R->r;
+	if (2 * (r->ntexts + 1) > R->txt_cap) {
+		int cap = R->txt_cap ? 2 * R->txt_cap : 1024;
+		int *h = calloc((size_t)cap, sizeof *h);
+		if (!h)
+			return -1;
+		for (int i = 0; i < r->ntexts; i++) {
+			size_t j = hash_str(r->texts[i]) & (size_t)(cap - 1);
+			while (h[j])
+				j = (j + 1) & (size_t)(cap - 1);
+			h[j] = i + 1;
+		}
+		free(R->txt_hash);
+		R->txt_hash = h;
+		R->txt_cap = cap;
+	}
+	size_t j = hash_str(s) & (size_t)(R->txt_cap - 1);
+	while (R->txt_hash[j]) {
+		if (!strcmp(r->texts[R->txt_hash[j] - 1], s))
+			return R->txt_hash[j] - 1;
+		j = (j + 1) & (size_t)(R->txt_cap - 1);
+	}
+	if (r->ntexts == R->captexts) {
+		int cap = R->captexts ? 2 * R->captexts : 256;
+		char **v = realloc(r->texts, (size_t)cap * sizeof *v);
+		if (!v)
+			return -1;
+		r->texts = v;
+		R->captexts = cap;
+	}
+	r->texts[r->ntexts] = strdup(s);
+	if (!r->texts[r->ntexts])
+		return -1;
+	R->txt_hash[j] = ++r->ntexts;
+	return r->ntexts - 1;
+}
+
+static long add_span(const struct rp_span *s)
+{
+	struct rp_result *r = R->r;
+	if (r->nspans == R->capspans) {
+		long cap = R->capspans ? 2 * R->capspans : 4096;
+		struct rp_span *v = realloc(r->spans, (size_t)cap * sizeof *v);
+		if (!v) {
+			fail(SIM_EXIT_INTERNAL, "out of memory recording %ld ops", r->nspans);
+			return -1;
+		}
+		r->spans = v;
+		R->capspans = cap;
+	}
+	r->spans[r->nspans] = *s;
+	return r->nspans++;
+}
+
+static double span_end(long i)
+{
+	return i >= 0 ? R->r->spans[i].t1 : -1;
+}
+
+/* ---- rendezvous ---- */
+
+static uint64_t key_hash(int kind, int a, int b, int c, int seq)
+{
+	uint64_t h = (uint64_t)kind * 0x9E3779B97F4A7C15ull;
+	h ^= (uint64_t)(unsigned)a * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
+	h ^= (uint64_t)(unsigned)b * 0x165667B19E3779F9ull + (h << 6) + (h >> 2);
+	h ^= (uint64_t)(unsigned)c * 0xD6E8FEB86659FD93ull + (h << 6) + (h >> 2);
+	h ^= (uint64_t)(unsigned)seq * 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+static struct inst *inst_get(int kind, int a, int b, int c, int seq, int n, const int *members)
+{
+	uint64_t h = key_hash(kind, a, b, c, seq) % NBUCKETS;
+	for (struct inst *x = R->tab[h]; x; x = x->next)
+		if (x->kind == kind && x->a == a && x->b == b && x->c == c && x->seq == seq)
+			return x;
+	struct inst *x = calloc(1, sizeof *x);
+	if (!x)
+		return NULL;
+	x->kind = kind;
+	x->a = a;
+	x->b = b;
+	x->c = c;
+	x->seq = seq;
+	x->n = n;
+	x->members = malloc((size_t)n * sizeof *x->members);
+	x->in = calloc((size_t)n, 1);
+	if (!x->members || !x->in) {
+		free(x->members);
+		free(x->in);
+		free(x);
+		return NULL;
+	}
+	memcpy(x->members, members, (size_t)n * sizeof *members);
+	x->go = sg_sem_init(0);
+	x->pred = -1;
+	x->next = R->tab[h];
+	R->tab[h] = x;
+	return x;
+}
+
+static void inst_drop(struct inst *x)
+{
+	uint64_t h = key_hash(x->kind, x->a, x->b, x->c, x->seq) % NBUCKETS;
+	for (struct inst **p = &R->tab[h]; *p; p = &(*p)->next)
+		if (*p == x) {
+			*p = x->next;
+			break;
+		}
+	sg_sem_destroy(x->go);
+	free(x->members);
+	free(x->in);
+	free(x);
+}
+
+static int member_index(const struct inst *x, int rank)
+{
+	int lo = 0, hi = x->n - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		if (x->members[mid] == rank)
+			return mid;
+		if (x->members[mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/* ---- collective plans and their parallel tasks ---- */
+
+static int prepare_phase(struct cplan *cp, int ph)
+{
+	const struct flow *f = cp->p.flows[ph];
+	int nf = cp->p.nflows[ph], h = 0;
+	sg_host_t *hosts = malloc((size_t)(2 * nf + 1) * sizeof *hosts);
+	int *ranks = malloc((size_t)(2 * nf + 1) * sizeof *ranks);
+	if (!hosts || !ranks)
+		goto oom;
+	for (int i = 0; i < nf; i++) {
+		int e[2] = {f[i].src, f[i].dst};
+		for (int j = 0; j < 2; j++)
+			if (R->tmp_idx[e[j]] < 0) {
+				R->tmp_idx[e[j]] = h;
+				ranks[h] = e[j];
+				hosts[h++] = R->hosts[e[j]];
+			}
+	}
+	double *mat = calloc((size_t)h * (size_t)h, sizeof *mat);
+	double *flops = calloc((size_t)h + 1, sizeof *flops);
+	if (!mat || !flops) {
+		free(mat);
+		free(flops);
+		for (int i = 0; i < h; i++)
+			R->tmp_idx[ranks[i]] = -1;
+		goto oom;
+	}
+	for (int i = 0; i < nf; i++)
+		mat[(size_t)R->tmp_idx[f[i].src] * (size_t)h + (size_t)R->tmp_idx[f[i].dst]] += f[i].bytes;
+	for (int i = 0; i < h; i++)
+		R->tmp_idx[ranks[i]] = -1;
+	free(ranks);
+	cp->h[ph] = h;
+	cp->hosts[ph] = hosts;
+	cp->mat[ph] = mat;
+	cp->flops[ph] = flops;
+	return 0;
+oom:
+	free(hosts);
+	free(ranks);
+	return -1;
+}
+
+static struct cplan *plan_get(const struct tr_event *ev, int group, const int *members, int n)
+{
+	uint64_t h = key_hash(ev->coll, ev->comm, group, ev->algo, (int)(ev->bytes / 4096)) % NBUCKETS;
+	for (struct cplan *p = R->plans[h]; p; p = p->next)
+		if (p->comm == ev->comm && p->group == group && p->coll == (int)ev->coll && p->algo == (int)ev->algo &&
+		    p->bytes == ev->bytes)
+			return p;
+	struct cplan *p = calloc(1, sizeof *p);
+	char why[TR_MSG_MAX];
+	if (!p) {
+		fail(SIM_EXIT_INTERNAL, "out of memory planning a collective");
+		return NULL;
+	}
+	if (coll_plan(&R->topo, ev->coll, ev->algo, ev->bytes, members, n, 1, &p->p, why, sizeof why)) {
+		fail(SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), ev->line, why);
+		free(p);
+		return NULL;
+	}
+	for (int ph = 0; ph < p->p.nphases; ph++)
+		if (prepare_phase(p, ph)) {
+			fail(SIM_EXIT_INTERNAL, "out of memory preparing a collective over %d ranks", n);
+			return NULL;
+		}
+	p->comm = ev->comm;
+	p->group = group;
+	p->coll = ev->coll;
+	p->algo = ev->algo;
+	p->bytes = ev->bytes;
+	p->next = R->plans[h];
+	R->plans[h] = p;
+	return p;
+}
+
+static void run_phases(struct cplan *cp)
+{
+	for (int ph = 0; ph < cp->p.nphases; ph++)
+		if (cp->h[ph] > 1) {
+			sg_actor_parallel_execute(cp->h[ph], cp->hosts[ph], cp->flops[ph], cp->mat[ph]);
+			R->r->sg_activities++;
+		}
+}
+
+/* ---- executing one op ---- */
+
+static void wait_labels(struct stream_st *s, const struct qev *q, long *pred, double *ready)
+{
+	struct rank_st *rk = s->rk;
+	for (int i = 0; i < q->ev.nafter; i++) {
+		int l = q->ev.after[i];
+		sg_mutex_lock(rk->mu);
+		while (rk->done[l] < q->need[i] && !R->err_code) {
+			s->waiting_label = l;
+			sg_cond_wait(rk->cv, rk->mu);
+		}
+		s->waiting_label = -1;
+		sg_mutex_unlock(rk->mu);
+		long sp = rk->lbl_span[l];
+		if (span_end(sp) > *ready) {
+			*ready = span_end(sp);
+			*pred = sp;
+		}
+	}
+}
+
+static void label_done(struct stream_st *s, const struct qev *q, long span)
+{
+	if (q->ev.label < 0)
+		return;
+	struct rank_st *rk = s->rk;
+	sg_mutex_lock(rk->mu);
+	rk->done[q->ev.label] = q->inst;
+	rk->lbl_span[q->ev.label] = span;
+	sg_cond_notify_all(rk->cv);
+	sg_mutex_unlock(rk->mu);
+}
+
+static double jitter(struct rank_st *rk)
+{
+	if (R->o->jitter <= 0)
+		return 1;
+	return exp(gsl_ran_gaussian(rk->rng, R->o->jitter));
+}
+
+static void base_span(struct rp_span *sp, const struct stream_st *s, const struct qev *q)
+{
+	memset(sp, 0, sizeof *sp);
+	sp->rank = s->rk->rank;
+	sp->line = q->ev.line;
+	sp->stream = (short)s->idx;
+	sp->kind = (signed char)q->ev.kind;
+	sp->bound = -1;
+	sp->mark = q->mark;
+	sp->algo = -1;
+	sp->proto = -1;
+	char text[OP_TEXT_MAX + 128];
+	tr_event_format(R->t, &q->ev, text, sizeof text);
+	sp->text = intern(text);
+}
+
+/* Device ops: durations from the model; a run of them is one sleep. */
+static void exec_ops(struct stream_st *s, struct qev *first, long pred, double ready)
+{
+	struct qev *batch[QDEPTH];
+	int nb = 0;
+	batch[nb++] = first;
+	/* merge the following device ops the queue already holds, as long as
+	   nothing waits on them and they wait on nothing */
+	while (first->ev.label < 0 && s->n > 0 && nb < QDEPTH) {
+		struct qev *nx = &s->q[s->head];
+		if (nx->ev.kind != TK_OP || nx->ev.nafter > 0 || sg_sem_would_block(s->items))
+			break;
+		sg_sem_acquire(s->items);
+		s->head = (s->head + 1) % QDEPTH;
+		s->n--;
+		batch[nb++] = nx; /* its slot is released after the sleep: the host must not overwrite it */
+		if (nx->ev.label >= 0)
+			break;
+	}
+	double now = simgrid_get_clock(), t = now, total = 0;
+	long last = pred;
+	for (int i = 0; i < nb; i++) {
+		struct dm_result dr;
+		char why[TR_MSG_MAX];
+		if (dm_predict_cached(R->chip, &batch[i]->ev.op, &dr, why, sizeof why)) {
+			fail(SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), batch[i]->ev.line, why);
+			for (int j = 1; j < nb; j++)
+				sg_sem_release(s->slots);
+			return;
+		}
+		double d = dr.time_s * jitter(s->rk);
+		struct rp_span sp;
+		base_span(&sp, s, batch[i]);
+		sp.t0 = t;
+		sp.t1 = t + d;
+		sp.arrive = t;
+		sp.flops = dr.flops;
+		sp.bytes = dr.bytes_dram;
+		sp.bound = (signed char)dr.bound;
+		sp.pred = last;
+		if (batch[i]->ev.op.dtype >= 0 && batch[i]->ev.op.dtype < DT_COUNT)
+			R->flops_by_dtype[batch[i]->ev.op.dtype] += dr.flops;
+		last = add_span(&sp);
+		s->last_span = last;
+		t += d;
+		total += d;
+		R->r->events++;
+	}
+	(void)ready;
+	if (total > 0) {
+		sg_actor_sleep_for(total);
+		R->r->sg_activities++;
+	}
+	/* only the last op of a batch can carry a label (see the loop above) */
+	label_done(s, batch[nb - 1], last);
+	for (int i = 1; i < nb; i++)
+		sg_sem_release(s->slots);
+	progress();
+}
+
+static void exec_delay(struct stream_st *s, struct qev *q, long pred)
+{
+	struct rp_span sp;
+	base_span(&sp, s, q);
+	sp.t0 = sp.arrive = simgrid_get_clock();
+	if (q->ev.seconds > 0) {
+		sg_actor_sleep_for(q->ev.seconds);
+		R->r->sg_activities++;
+	}
+	sp.t1 = simgrid_get_clock();
+	sp.pred = pred;
+	s->last_span = add_span(&sp);
+	R->r->events++;
+	label_done(s, q, s->last_span);
+}
+
+/* Checks a later arriver's op against the first one's. */
+static int same_coll(const struct inst *x, const struct tr_event *ev, int rank)
+{
+	if (x->ev.coll == ev->coll && x->ev.bytes == ev->bytes && x->ev.root == ev->root && x->ev.algo == ev->algo)
+		return 1;
+	char a[256], b[256];
+	tr_event_format(R->t, &x->ev, a, sizeof a);
+	tr_event_format(R->t, ev, b, sizeof b);
+	fail(SIM_EXIT_TRACE,
+	     "%s:%d: rank %d issued '%s' where rank %d issued '%s' (line %d) as call %d on communicator %s: the members "
+	     "of a collective must issue the same one",
+	     tr_path(R->t), ev->line, rank, b, x->first_rank, a, x->ev.line, x->seq + 1, tr_comm_name(R->t, ev->comm));
+	return 0;
+}
+
+static void exec_coll(struct stream_st *s, struct qev *q, long pred)
+{
+	struct rank_st *rk = s->rk;
+	struct tr_event *ev = &q->ev;
+	int stack_members[64], *members = stack_members, gid = 0;
+	int n = tr_comm_group(R->t, ev->comm, rk->rank, members, 64, &gid);
+	if (n > 64) {
+		members = malloc((size_t)n * sizeof *members);
+		if (!members) {
+			fail(SIM_EXIT_INTERNAL, "out of memory");
+			return;
+		}
+		tr_comm_group(R->t, ev->comm, rk->rank, members, n, &gid);
+	}
+	double arrive = simgrid_get_clock();
+	struct rp_span sp;
+	base_span(&sp, s, q);
+	sp.arrive = arrive;
+	int seq = rk->coll_seq[ev->comm]++;
+	struct inst *x = n > 1 ? inst_get(TK_COLL, ev->comm, gid, 0, seq, n, members) : NULL;
+	if (members != stack_members)
+		free(members);
+	if (n > 1 && !x) {
+		fail(SIM_EXIT_INTERNAL, "out of memory");
+		return;
+	}
+	if (!x) { /* a group of one: nothing to move */
+		sp.t0 = sp.t1 = arrive;
+		sp.pred = pred;
+		s->last_span = add_span(&sp);
+		R->r->events++;
+		label_done(s, q, s->last_span);
+		return;
+	}
+	if (x->arrived == 0) {
+		x->ev = *ev;
+		x->first_rank = rk->rank;
+	} else if (!same_coll(x, ev, rk->rank)) {
+		return;
+	}
+	x->in[member_index(x, rk->rank)] = 1;
+	x->arrived++;
+	if (x->arrived < x->n) {
+		s->waiting = x;
+		sg_sem_acquire(x->go);
+		s->waiting = NULL;
+		if (R->err_code)
+			return;
+	} else {
+		x->t_all = arrive;
+		x->pred = pred;
+		x->plan = plan_get(ev, gid, x->members, x->n);
+		if (!x->plan)
+			return;
+		if (x->plan->p.lat_s > 0) {
+			sg_actor_sleep_for(x->plan->p.lat_s);
+			R->r->sg_activities++;
+		}
+		run_phases(x->plan);
+		for (int i = 1; i < x->n; i++)
+			sg_sem_release(x->go);
+	}
+	sp.t0 = x->t_all;
+	sp.t1 = simgrid_get_clock();
+	sp.pred = x->t_all > arrive ? x->pred : pred;
+	sp.bytes = x->plan->p.bus_bytes;
+	sp.algo = (signed char)x->plan->p.algo;
+	sp.proto = (signed char)x->plan->p.proto;
+	s->last_span = add_span(&sp);
+	R->r->events++;
+	label_done(s, q, s->last_span);
+	if (++x->left == x->n)
+		inst_drop(x);
+}
+
+static int p2p_seq(struct rank_st *rk, int peer, long tag, int dir)
+{
+	for (int i = 0; i < rk->np2p; i++)
+		if (rk->p2p[i].peer == peer && rk->p2p[i].tag == tag && rk->p2p[i].dir == dir)
+			return rk->p2p[i].seq++;
+	if (rk->np2p == rk->cap2p) {
+		int cap = rk->cap2p ? 2 * rk->cap2p : 8;
+		struct p2pseq *v = realloc(rk->p2p, (size_t)cap * sizeof *v);
+		if (!v)
+			return -1;
+		rk->p2p = v;
+		rk->cap2p = cap;
+	}
+	rk->p2p[rk->np2p++] = (struct p2pseq){peer, tag, dir, 1};
+	return 0;
+}
+
+static void exec_p2p(struct stream_st *s, struct qev *q, long pred)
+{
+	struct rank_st *rk = s->rk;
+	struct tr_event *ev = &q->ev;
+	int send = ev->kind == TK_SEND;
+	int src = send ? rk->rank : ev->peer, dst = send ? ev->peer : rk->rank;
+	int seq = p2p_seq(rk, ev->peer, ev->tag, send);
+	int pair[2] = {src < dst ? src : dst, src < dst ? dst : src};
+	struct inst *x = seq < 0 ? NULL : inst_get(TK_SEND, src, dst, (int)ev->tag, seq, 2, pair);
+	if (!x) {
+		fail(SIM_EXIT_INTERNAL, "out of memory");
+		return;
+	}
+	double arrive = simgrid_get_clock();
+	struct rp_span sp;
+	base_span(&sp, s, q);
+	sp.arrive = arrive;
+	if (x->arrived == 0) {
+		x->ev = *ev;
+		x->first_rank = rk->rank;
+		x->src = src;
+		x->dst = dst;
+	} else if (x->ev.bytes != ev->bytes) {
+		fail(SIM_EXIT_TRACE,
+		     "%s:%d: rank %d %s %g bytes (tag %ld) but rank %d %s %g bytes (line %d): a send and its recv must "
+		     "have the same size",
+		     tr_path(R->t), ev->line, rk->rank, send ? "sends" : "receives", ev->bytes, ev->tag, x->first_rank,
+		     send ? "receives" : "sends", x->ev.bytes, x->ev.line);
+		return;
+	}
+	x->in[member_index(x, rk->rank)] = 1;
+	x->arrived++;
+	if (x->arrived < 2) {
+		s->waiting = x;
+		sg_sem_acquire(x->go);
+		s->waiting = NULL;
+		if (R->err_code)
+			return;
+	} else {
+		x->t_all = arrive;
+		x->pred = pred;
+		double lat = p2p_latency(&R->topo, src, dst);
+		sg_actor_sleep_for(lat);
+		sg_host_t h[2] = {R->hosts[src], R->hosts[dst]};
+		double fl[2] = {0, 0}, m[4] = {0, ev->bytes, 0, 0}; /* the links already carry model.link_efficiency */
+		sg_actor_parallel_execute(2, h, fl, m);
+		R->r->sg_activities += 2;
+		sg_sem_release(x->go);
+	}
+	sp.t0 = x->t_all;
+	sp.t1 = simgrid_get_clock();
+	sp.pred = x->t_all > arrive ? x->pred : pred;
+	sp.bytes = ev->bytes;
+	s->last_span = add_span(&sp);
+	R->r->events++;
+	label_done(s, q, s->last_span);
+	if (++x->left == 2)
+		inst_drop(x);
+}
+
+/* ---- actors ---- */
+
+static void stream_main(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	struct stream_st *s = sg_actor_self_get_data();
+	s->waiting_label = -1;
+	for (;;) {
+		sg_sem_acquire(s->items);
+		struct qev *q = &s->q[s->head];
+		s->head = (s->head + 1) % QDEPTH;
+		s->n--;
+		if (q->ev.kind == END_KIND || R->err_code)
+			break;
+		s->cur = q;
+		long pred = s->last_span;
+		double ready = span_end(pred);
+		if (q->issued > ready) {
+			ready = q->issued;
+			pred = -1;
+		}
+		wait_labels(s, q, &pred, &ready);
+		if (R->err_code)
+			break;
+		switch (q->ev.kind) {
+		case TK_OP:
+			exec_ops(s, q, pred, ready);
+			break;
+		case TK_COLL:
+			exec_coll(s, q, pred);
+			break;
+		case TK_SEND:
+		case TK_RECV:
+			exec_p2p(s, q, pred);
+			break;
+		case TK_DELAY:
+			exec_delay(s, q, pred);
+			break;
+		default:
+			break;
+		}
+		s->cur = NULL;
+		sg_sem_release(s->slots);
+		if (R->err_code)
+			break;
+	}
+	s->done = 1;
+}
+
+static struct stream_st *stream_get(struct rank_st *rk, int idx)
+{
+	if (rk->streams[idx])
+		return rk->streams[idx];
+	struct stream_st *s = calloc(1, sizeof *s);
+	if (!s || !(s->q = calloc(QDEPTH, sizeof *s->q))) {
+		free(s);
+		fail(SIM_EXIT_INTERNAL, "out of memory");
+		return NULL;
+	}
+	s->rk = rk;
+	s->idx = idx;
+	s->items = sg_sem_init(0);
+	s->slots = sg_sem_init(QDEPTH);
+	s->last_span = -1;
+	s->waiting_label = -1;
+	char name[64];
+	snprintf(name, sizeof name, "r%ds%d", rk->rank, idx);
+	sg_actor_t a = sg_actor_init(name, R->hosts[rk->rank]);
+	sg_actor_set_data(a, s);
+	sg_actor_start(a, stream_main, 0, NULL);
+	s->started = 1;
+	rk->streams[idx] = s;
+	return s;
+}
+
+static int push(struct stream_st *s, const struct qev *q)
+{
+	s->rk->host_state = "waiting for a free slot in a stream's queue";
+	sg_sem_acquire(s->slots);
+	s->rk->host_state = NULL;
+	s->q[(s->head + s->n) % QDEPTH] = *q;
+	s->n++;
+	sg_sem_release(s->items);
+	return 0;
+}
+
+static void host_main(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	struct rank_st *rk = sg_actor_self_get_data();
+	char why[TR_MSG_MAX];
+	struct qev q;
+	for (;;) {
+		memset(&q, 0, sizeof q);
+		int rc = tr_next(rk->cur, &q.ev, why, sizeof why);
+		if (rc < 0) {
+			fail(SIM_EXIT_TRACE, "%s", why);
+			break;
+		}
+		if (rc == 0 || R->err_code)
+			break;
+		if (q.ev.kind == TK_MARK) {
+			rk->mark = (short)q.ev.mark;
+			continue;
+		}
+		q.mark = rk->mark;
+		q.issued = simgrid_get_clock();
+		for (int i = 0; i < q.ev.nafter; i++) {
+			q.need[i] = rk->issued[q.ev.after[i]];
+			if (q.need[i] == 0) {
+				fail(SIM_EXIT_TRACE, "%s:%d: rank %d: after=%s waits for an op this rank never issued",
+				     tr_path(R->t), q.ev.line, rk->rank, tr_label_name(R->t, q.ev.after[i]));
+				break;
+			}
+		}
+		if (R->err_code)
+			break;
+		if (q.ev.label >= 0)
+			q.inst = ++rk->issued[q.ev.label];
+		struct stream_st *s = stream_get(rk, q.ev.stream);
+		if (!s)
+			break;
+		push(s, &q);
+	}
+	/* end every stream this rank used */
+	memset(&q, 0, sizeof q);
+	q.ev.kind = (enum tr_kind)END_KIND;
+	for (int i = 0; i < tr_nstreams(R->t); i++)
+		if (rk->streams[i])
+			push(rk->streams[i], &q);
+	rk->host_done = 1;
+}
+
+/* ---- setup, deadlock report ---- */
+
+static int engine_init(const char *xml_path)
+{
+	static int inited;
+	int argc = 1;
+	char arg0[] = "sim", *argv[] = {arg0, NULL};
+	if (inited)
+		return -1; /* SimGrid runs one simulation per process */
+	inited = 1;
+	simgrid_init(&argc, argv);
+	sg_cfg_set_string("network/model", "CM02");
+	sg_cfg_set_boolean("network/crosstraffic", "no");
+	sg_cfg_set_double("network/TCP-gamma", 0.0);
+	sg_cfg_set_string("host/model", "ptask_L07");
+	sg_cfg_set_double("surf/precision", 1e-12);
+	sg_cfg_set_int("contexts/stack-size", 256);
+	xbt_log_control_set("root.thres:critical");
+	xbt_log_control_set("root.app:file:/dev/null");
+	simgrid_load_platform(xml_path);
+	return 0;
+}
+
+static void describe_wait(const struct stream_st *s, char *buf, size_t len)
+{
+	const struct qev *q = s->cur;
+	char text[OP_TEXT_MAX + 128] = "";
+	if (q)
+		tr_event_format(R->t, &q->ev, text, sizeof text);
+	if (s->waiting) {
+		const struct inst *x = s->waiting;
+		int n = snprintf(buf, len, "rank %d waits at line %d (%s): %d of %d ranks arrived; missing:", s->rk->rank,
+		                 q ? q->ev.line : 0, text, x->arrived, x->n);
+		int shown = 0;
+		for (int i = 0; i < x->n && n > 0 && (size_t)n < len; i++)
+			if (!x->in[i]) {
+				if (shown == 8) {
+					n += snprintf(buf + n, len - (size_t)n, " ...");
+					break;
+				}
+				n += snprintf(buf + n, len - (size_t)n, " %d", x->members[i]);
+				shown++;
+			}
+	} else if (s->waiting_label >= 0) {
+		snprintf(buf, len, "rank %d waits at line %d (%s) for after=%s, which never completes", s->rk->rank,
+		         q ? q->ev.line : 0, text, tr_label_name(R->t, s->waiting_label));
+	} else {
+		snprintf(buf, len, "rank %d (stream %s) is blocked at line %d (%s)", s->rk->rank,
+		         tr_stream_name(R->t, s->idx), q ? q->ev.line : 0, text);
+	}
+}
+
+static void report_deadlock(void)
+{
+	char first[TR_MSG_MAX] = "", lines[TR_MSG_MAX * 2] = "";
+	int blocked = 0, first_line = 0;
+	size_t used = 0;
+	for (int r = 0; r < R->nranks; r++)
+		for (int i = 0; i < tr_nstreams(R->t); i++) {
+			const struct stream_st *s = R->ranks[r].streams ? R->ranks[r].streams[i] : NULL;
+			if (!s || s->done)
+				continue;
+			char one[TR_MSG_MAX];
+			describe_wait(s, one, sizeof one);
+			if (!blocked++) {
+				snprintf(first, sizeof first, "%s", one);
+				first_line = s->cur ? s->cur->ev.line : 0;
+			}
+			if (blocked <= 8 && used < sizeof lines - 2) {
+				int k = snprintf(lines + used, sizeof lines - used, "\n  %s", one);
+				if (k > 0)
+					used += (size_t)k;
+			}
+		}
+	if (!blocked)
+		return;
+	fail(SIM_EXIT_TRACE, "%s:%d: deadlock: %d stream%s of %d ranks cannot go on%s%s", tr_path(R->t), first_line,
+	     blocked, blocked == 1 ? "" : "s", R->nranks, lines, blocked > 8 ? "\n  ..." : "");
+	(void)first;
+}
+
+static int dominant_dtype(void)
+{
+	int best = -1;
+	for (int d = 0; d < DT_COUNT; d++)
+		if (R->flops_by_dtype[d] > 0 && (best < 0 || R->flops_by_dtype[d] > R->flops_by_dtype[best]))
+			best = d;
+	return best;
+}
+
+int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r,
+           char *why, size_t whylen)
+{
+	static struct run run;
+	memset(r, 0, sizeof *r);
+	memset(&run, 0, sizeof run);
+	R = &run;
+	run.chip = c;
+	run.t = t;
+	run.o = o;
+	run.r = r;
+	run.nranks = tr_ranks(t);
+	r->ranks = run.nranks;
+	r->dtype = -1;
+	clock_gettime(CLOCK_MONOTONIC, &run.wall0);
+	run.next_progress = 2.0;
+	if (platform_topo(c, run.nranks, &run.topo, why, whylen)) {
+		char tmp[TR_MSG_MAX];
+		snprintf(tmp, sizeof tmp, "%s", why);
+		snprintf(why, whylen, "%s: %s", tr_path(t), tmp);
+		return SIM_EXIT_TRACE;
+	}
+	r->topo = run.topo;
+	char path[] = "/tmp/sim-platform-XXXXXX.xml";
+	int fd = mkstemps(path, 4);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f || platform_write_xml(&run.topo, f) || fclose(f)) {
+		if (fd >= 0)
+			unlink(path);
+		snprintf(why, whylen, "sim run: cannot write the platform file %s", path);
+		return SIM_EXIT_CANTCREAT;
+	}
+	if (engine_init(path)) {
+		unlink(path);
+		snprintf(why, whylen, "sim run: one replay per process");
+		return SIM_EXIT_INTERNAL;
+	}
+	unlink(path);
+	run.hosts = calloc((size_t)run.nranks, sizeof *run.hosts);
+	run.ranks = calloc((size_t)run.nranks, sizeof *run.ranks);
+	run.tmp_idx = malloc((size_t)run.nranks * sizeof *run.tmp_idx);
+	if (!run.hosts || !run.ranks || !run.tmp_idx) {
+		snprintf(why, whylen, "sim run: out of memory for %d ranks", run.nranks);
+		return SIM_EXIT_INTERNAL;
+	}
+	for (int i = 0; i < run.nranks; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "dev%d", i);
+		run.hosts[i] = sg_host_by_name(name);
+		run.tmp_idx[i] = -1;
+	}
+	int nl = tr_nlabels(t) + 1, nc = tr_ncomms(t) + 1, ns = tr_nstreams(t) + 1;
+	for (int i = 0; i < run.nranks; i++) {
+		struct rank_st *rk = &run.ranks[i];
+		rk->rank = i;
+		rk->cur = tr_cursor_new(t, i);
+		rk->streams = calloc((size_t)ns, sizeof *rk->streams);
+		rk->issued = calloc((size_t)nl, sizeof *rk->issued);
+		rk->done = calloc((size_t)nl, sizeof *rk->done);
+		rk->lbl_span = malloc((size_t)nl * sizeof *rk->lbl_span);
+		rk->coll_seq = calloc((size_t)nc, sizeof *rk->coll_seq);
+		if (!rk->cur || !rk->streams || !rk->issued || !rk->done || !rk->lbl_span || !rk->coll_seq) {
+			snprintf(why, whylen, "sim run: out of memory for %d ranks", run.nranks);
+			return SIM_EXIT_INTERNAL;
+		}
+		for (int l = 0; l < nl; l++)
+			rk->lbl_span[l] = -1;
+		rk->mark = -1;
+		rk->mu = sg_mutex_init();
+		rk->cv = sg_cond_init();
+		if (o->jitter > 0) {
+			rk->rng = gsl_rng_alloc(gsl_rng_mt19937);
+			gsl_rng_set(rk->rng, o->seed * 1000003ul + (unsigned long)i);
+		}
+		char name[32];
+		snprintf(name, sizeof name, "h%d", i);
+		sg_actor_t a = sg_actor_init(name, run.hosts[i]);
+		sg_actor_set_data(a, rk);
+		sg_actor_start(a, host_main, 0, NULL);
+	}
+	simgrid_run();
+	r->time_s = simgrid_get_clock();
+	if (!run.err_code)
+		report_deadlock();
+	r->wall_s = wall_now();
+	r->dtype = dominant_dtype();
+	for (int i = 0; i < run.nranks; i++) {
+		struct rank_st *rk = &run.ranks[i];
+		tr_cursor_free(rk->cur);
+		free(rk->issued);
+		free(rk->done);
+		free(rk->lbl_span);
+		free(rk->coll_seq);
+		free(rk->p2p);
+		if (rk->rng)
+			gsl_rng_free(rk->rng);
+		for (int s = 0; s < ns; s++)
+			if (rk->streams[s]) {
+				free(rk->streams[s]->q);
+				free(rk->streams[s]);
+			}
+		free(rk->streams);
+	}
+	for (int h = 0; h < NBUCKETS; h++)
+		for (struct cplan *p = run.plans[h], *nx; p; p = nx) {
+			nx = p->next;
+			for (int ph = 0; ph < COLL_MAX_PHASES; ph++) {
+				free(p->hosts[ph]);
+				free(p->mat[ph]);
+				free(p->flops[ph]);
+			}
+			coll_plan_free(&p->p);
+			free(p);
+		}
+	free(run.ranks);
+	free(run.hosts);
+	free(run.tmp_idx);
+	free(run.txt_hash);
+	if (run.err_code) {
+		snprintf(why, whylen, "%s", run.err);
+		return run.err_code;
+	}
+	/* the step ends with the last op, not with the engine's last event */
+	double end = 0;
+	for (long i = 0; i < r->nspans; i++)
+		if (r->spans[i].t1 > end)
+			end = r->spans[i].t1;
+	r->time_s = end;
+	return 0;
+}
+
+void rp_result_free(struct rp_result *r)
+{
+	for (int i = 0; i < r->ntexts; i++)
+		free(r->texts[i]);
+	free(r->texts);
+	free(r->spans);
+	memset(r, 0, sizeof *r);
+}

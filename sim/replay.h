@@ -1,0 +1,70 @@
+/*
+ * replay.h -- replays a trace on a cluster with SimGrid as the
+ * discrete-event engine, and collects where the time went.
+ *
+ * Per rank: a host actor issues the rank's ops in order (the CPU launching
+ * work; `delay` blocks it), and one actor per stream executes them in
+ * order, waiting for after= dependencies. Device ops take the device
+ * model's time (memoized by op text); consecutive device ops a stream holds
+ * are merged into one SimGrid sleep. A collective starts when every member
+ * has arrived; its latency is the protocol model's and its bandwidth phases
+ * run as SimGrid parallel tasks, so concurrent transfers share links.
+ */
+#ifndef SIM_REPLAY_H
+#define SIM_REPLAY_H
+
+#include "arch.h"
+#include "coll.h"
+#include "trace.h"
+
+#include <stdio.h>
+
+/* One executed op on a rank's stream. */
+struct rp_span {
+	double t0, t1;  /* start (after dependencies and peers), end; seconds */
+	double arrive;  /* coll/send/recv: when this rank reached it (t0 - arrive = waiting for peers) */
+	double flops;   /* useful work */
+	double bytes;   /* device op: DRAM bytes; coll/p2p: bus bytes this rank moved */
+	long pred;      /* span that enabled the start (critical path), -1 = none */
+	int rank;
+	int line;
+	int text;         /* index into rp_result.texts: canonical op text */
+	short stream;
+	signed char kind; /* enum tr_kind */
+	signed char bound;/* device op: enum dm_bound; else -1 */
+	short mark;       /* region (tr_mark_name), -1 before the first mark */
+	signed char algo; /* coll: enum tr_algo chosen */
+	signed char proto;/* coll: enum coll_proto */
+};
+
+struct rp_options {
+	double jitter;        /* sigma of a lognormal factor on device-op times; 0 = off */
+	unsigned long seed;   /* GSL random stream seed (with jitter) */
+	int progress;         /* print progress on stderr for long runs */
+};
+
+struct rp_result {
+	double time_s;  /* step time: the last op's end */
+	int ranks;
+	struct topo topo;
+	long nspans;
+	struct rp_span *spans;
+	int ntexts;
+	char **texts;
+	long events;      /* ops replayed, all ranks */
+	long sg_activities; /* SimGrid sleeps and parallel tasks */
+	double wall_s;    /* replay wall-clock time */
+	int dtype;        /* dominant dtype of the device ops (by FLOPs), -1 if none */
+};
+
+/*
+ * Runs trace t on chip c's system. Returns 0, or an exit code (65 for a
+ * trace that cannot run: a deadlock, mismatched collectives, too many ranks
+ * for the system) with a message of one or more lines in why (the first
+ * "path:line: ..."; the others say which ranks wait on what).
+ */
+int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r,
+           char *why, size_t whylen);
+void rp_result_free(struct rp_result *r);
+
+#endif

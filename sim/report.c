@@ -1,0 +1,657 @@
+/*
+ * report.c -- `sim run` reports, derived once from the replay's spans.
+ *
+ * Definitions (docs/cli.md repeats them for users), per rank:
+ *   compute  = time covered by at least one device op (union over streams)
+ *   comm     = time covered by a collective or send/recv transfer
+ *   exposed  = comm not overlapped by compute: |compute U comm| - |compute|
+ *   wait     = time a rank sat in a collective or send/recv before its
+ *              peers arrived (load imbalance, pipeline bubbles)
+ *   busy     = time covered by anything (device ops, transfers, delays)
+ *   idle     = step time - busy
+ * MFU = useful FLOPs / (step time x ranks x the chip's peak for the dtype
+ * that carries most FLOPs). The critical path follows each span's enabling
+ * predecessor back from the span that ends last.
+ */
+#include "report.h"
+
+#include "json.h"
+#include "model.h"
+#include "platform.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const struct rp_span *SP; /* for the qsort comparators */
+
+static int by_rank_start(const void *a, const void *b)
+{
+	const struct rp_span *x = &SP[*(const long *)a], *y = &SP[*(const long *)b];
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->t0 != y->t0)
+		return x->t0 < y->t0 ? -1 : 1;
+	return *(const long *)a < *(const long *)b ? -1 : 1;
+}
+
+static int is_comm(int kind)
+{
+	return kind == TK_COLL || kind == TK_SEND || kind == TK_RECV;
+}
+
+/* Length of the union of the spans idx[0..n) that pass the filter. */
+static double union_len(const long *idx, long n, int want)
+{
+	double total = 0, lo = 0, hi = -1;
+	for (long i = 0; i < n; i++) {
+		const struct rp_span *s = &SP[idx[i]];
+		int ok = want == 0 ? s->kind == TK_OP : want == 1 ? is_comm(s->kind) : want == 2 ? s->kind != TK_DELAY : 1;
+		if (!ok || s->t1 <= s->t0)
+			continue;
+		if (s->t0 > hi) {
+			if (hi > lo)
+				total += hi - lo;
+			lo = s->t0;
+			hi = s->t1;
+		} else if (s->t1 > hi) {
+			hi = s->t1;
+		}
+	}
+	if (hi > lo)
+		total += hi - lo;
+	return total;
+}
+
+static const char *kind_label(const struct rp_span *s, const struct rp_result *r)
+{
+	static char buf[32];
+	if (s->kind == TK_OP) {
+		const char *t = r->texts[s->text];
+		size_t n = strcspn(t, " ");
+		snprintf(buf, sizeof buf, "%.*s", (int)(n < 31 ? n : 31), t);
+		return buf;
+	}
+	if (s->kind == TK_COLL) {
+		const char *t = strstr(r->texts[s->text], "op=");
+		size_t n = t ? strcspn(t + 3, " ") : 0;
+		snprintf(buf, sizeof buf, "%.*s", (int)(n < 31 ? n : 31), t ? t + 3 : "coll");
+		return buf;
+	}
+	return tr_kind_name((enum tr_kind)s->kind);
+}
+
+static struct rep_group *group_find(struct rep_group *g, int *n, int max, const char *name)
+{
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(g[i].name, name))
+			return &g[i];
+	if (*n == max)
+		return NULL;
+	memset(&g[*n], 0, sizeof g[*n]);
+	snprintf(g[*n].name, sizeof g[*n].name, "%s", name);
+	g[*n].algo = g[*n].proto = g[*n].bound = -1;
+	return &g[(*n)++];
+}
+
+static int by_time_desc(const void *a, const void *b)
+{
+	const struct rep_group *x = a, *y = b;
+	if (x->time_s != y->time_s)
+		return x->time_s > y->time_s ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void per_rank(struct report *rep, const long *idx, long n)
+{
+	const struct rp_result *r = rep->r;
+	long i = 0;
+	for (int k = 0; k < r->ranks; k++) {
+		long j = i;
+		while (j < n && SP[idx[j]].rank == k)
+			j++;
+		struct rep_rank *x = &rep->rank[k];
+		x->compute = union_len(idx + i, j - i, 0);
+		x->comm = union_len(idx + i, j - i, 1);
+		double both = union_len(idx + i, j - i, 2);
+		x->busy = union_len(idx + i, j - i, 3);
+		x->exposed = both - x->compute;
+		for (long m = i; m < j; m++)
+			if (is_comm(SP[idx[m]].kind))
+				x->wait += SP[idx[m]].t0 - SP[idx[m]].arrive;
+		x->idle = r->time_s - x->busy;
+		i = j;
+	}
+	double *mean = &rep->mean.busy, *max = &rep->max.busy;
+	for (int k = 0; k < r->ranks; k++) {
+		const double *v = &rep->rank[k].busy;
+		for (int f = 0; f < 6; f++) {
+			mean[f] += v[f] / r->ranks;
+			if (v[f] > max[f])
+				max[f] = v[f];
+		}
+	}
+}
+
+static void groups(struct report *rep)
+{
+	const struct rp_result *r = rep->r;
+	int ncap = r->ntexts + 1;
+	struct rep_group *by_text = calloc((size_t)ncap, sizeof *by_text);
+	rep->colls = calloc((size_t)ncap, sizeof *rep->colls);
+	rep->nmarks = tr_nmarks(rep->trace);
+	rep->marks = calloc((size_t)rep->nmarks + 1, sizeof *rep->marks);
+	double *mark_lo = malloc(((size_t)rep->nmarks + 1) * (size_t)r->ranks * sizeof *mark_lo);
+	double *mark_hi = malloc(((size_t)rep->nmarks + 1) * (size_t)r->ranks * sizeof *mark_hi);
+	if (!by_text || !rep->colls || !rep->marks || !mark_lo || !mark_hi)
+		goto out;
+	for (long i = 0; i < ((long)rep->nmarks + 1) * r->ranks; i++) {
+		mark_lo[i] = INFINITY;
+		mark_hi[i] = -INFINITY;
+	}
+	for (long i = 0; i < r->nspans; i++) {
+		const struct rp_span *s = &r->spans[i];
+		double d = s->t1 - s->t0;
+		rep->flops += s->flops;
+		rep->total_op_time += d;
+		struct rep_group *g = group_find(rep->kinds, &rep->nkinds, (int)(sizeof rep->kinds / sizeof rep->kinds[0]),
+		                                 kind_label(s, r));
+		if (g) {
+			g->count++;
+			g->time_s += d;
+		}
+		struct rep_group *t = &by_text[s->text];
+		if (!t->count) {
+			snprintf(t->name, sizeof t->name, "%.95s", r->texts[s->text]);
+			t->bound = s->bound;
+			t->algo = s->algo;
+			t->proto = s->proto;
+		}
+		t->count++;
+		t->time_s += d;
+		if (s->kind == TK_COLL && d > 0)
+			t->extra += s->bytes / d;
+		if (s->mark >= 0 && s->mark < rep->nmarks) {
+			long m = (long)s->mark * r->ranks + s->rank;
+			if (s->arrive < mark_lo[m])
+				mark_lo[m] = s->arrive;
+			if (s->t1 > mark_hi[m])
+				mark_hi[m] = s->t1;
+			if (s->kind == TK_OP)
+				rep->marks[s->mark].extra += d;
+			rep->marks[s->mark].count++;
+		}
+	}
+	for (int m = 0; m < rep->nmarks; m++) {
+		snprintf(rep->marks[m].name, sizeof rep->marks[m].name, "%s", tr_mark_name(rep->trace, m));
+		double longest = 0;
+		for (int k = 0; k < r->ranks; k++) {
+			double span = mark_hi[(long)m * r->ranks + k] - mark_lo[(long)m * r->ranks + k];
+			if (span > longest)
+				longest = span;
+		}
+		rep->marks[m].time_s = longest;
+		rep->marks[m].extra /= r->ranks; /* compute per rank */
+	}
+	for (int i = 0; i < r->ntexts; i++) {
+		struct rep_group *t = &by_text[i];
+		if (!t->count)
+			continue;
+		if (t->algo >= 0) {
+			rep->colls[rep->ncolls] = *t;
+			rep->colls[rep->ncolls].extra = t->extra / t->count;
+			rep->ncolls++;
+		}
+	}
+	qsort(by_text, (size_t)r->ntexts, sizeof *by_text, by_time_desc);
+	for (int i = 0; i < r->ntexts && rep->ntop < REP_TOP; i++)
+		if (by_text[i].count && by_text[i].time_s > 0) {
+			rep->top[rep->ntop] = by_text[i];
+			rep->top[rep->ntop].extra = rep->total_op_time > 0 ? by_text[i].time_s / rep->total_op_time : 0;
+			rep->ntop++;
+		}
+	qsort(rep->kinds, (size_t)rep->nkinds, sizeof rep->kinds[0], by_time_desc);
+	qsort(rep->colls, (size_t)rep->ncolls, sizeof rep->colls[0], by_time_desc);
+out:
+	free(by_text);
+	free(mark_lo);
+	free(mark_hi);
+}
+
+static void critical_path(struct report *rep)
+{
+	const struct rp_result *r = rep->r;
+	long cur = -1;
+	for (long i = 0; i < r->nspans; i++)
+		if (cur < 0 || r->spans[i].t1 > r->spans[cur].t1)
+			cur = i;
+	for (long steps = 0; cur >= 0 && steps <= r->nspans; steps++) {
+		const struct rp_span *s = &r->spans[cur];
+		double d = s->t1 - s->t0;
+		if (s->kind == TK_OP)
+			rep->crit_compute += d;
+		else if (is_comm(s->kind))
+			rep->crit_comm += d;
+		else
+			rep->crit_other += d;
+		rep->crit_len++;
+		/* keep the REP_CRIT longest spans on the path */
+		int pos = rep->ncrit < REP_CRIT ? rep->ncrit++ : REP_CRIT - 1;
+		if (pos < REP_CRIT - 1 || d > r->spans[rep->crit[pos]].t1 - r->spans[rep->crit[pos]].t0) {
+			rep->crit[pos] = cur;
+			while (pos > 0 && d > r->spans[rep->crit[pos - 1]].t1 - r->spans[rep->crit[pos - 1]].t0) {
+				long tmp = rep->crit[pos - 1];
+				rep->crit[pos - 1] = rep->crit[pos];
+				rep->crit[pos] = tmp;
+				pos--;
+			}
+		}
+		long p = s->pred;
+		if (p >= cur)
+			break; /* predecessors are recorded earlier; guards against a cycle */
+		cur = p;
+	}
+	rep->crit_wait = r->time_s - rep->crit_compute - rep->crit_comm - rep->crit_other;
+	if (rep->crit_wait < 0)
+		rep->crit_wait = 0;
+}
+
+int report_build(struct report *rep, const struct arch_chip *c, const struct trace *t, const struct rp_result *r)
+{
+	memset(rep, 0, sizeof *rep);
+	rep->chip = c;
+	rep->trace = t;
+	rep->r = r;
+	rep->rank = calloc((size_t)r->ranks, sizeof *rep->rank);
+	long *idx = malloc(((size_t)r->nspans + 1) * sizeof *idx);
+	if (!rep->rank || !idx) {
+		free(idx);
+		return -1;
+	}
+	for (long i = 0; i < r->nspans; i++)
+		idx[i] = i;
+	SP = r->spans;
+	qsort(idx, (size_t)r->nspans, sizeof *idx, by_rank_start);
+	per_rank(rep, idx, r->nspans);
+	free(idx);
+	groups(rep);
+	critical_path(rep);
+	if (r->dtype >= 0)
+		rep->peak = arch_peak(c, (enum arch_dtype)r->dtype);
+	if (r->time_s > 0)
+		rep->tflops_dev = rep->flops / r->ranks / r->time_s / 1e12;
+	if (rep->peak > 0)
+		rep->mfu = rep->tflops_dev * 1e12 / rep->peak;
+	return 0;
+}
+
+void report_free(struct report *rep)
+{
+	free(rep->rank);
+	free(rep->colls);
+	free(rep->marks);
+	memset(rep, 0, sizeof *rep);
+}
+
+/* ---- text ---- */
+
+static void tfmt(double s, char *buf, size_t len)
+{
+	if (s >= 1)
+		snprintf(buf, len, "%.4g s", s);
+	else if (s >= 1e-3)
+		snprintf(buf, len, "%.4g ms", s * 1e3);
+	else
+		snprintf(buf, len, "%.4g us", s * 1e6);
+}
+
+static double pct(double a, double b)
+{
+	return b > 0 ? 100 * a / b : 0;
+}
+
+static void span_line(const struct report *rep, long i, FILE *f)
+{
+	const struct rp_span *s = &rep->r->spans[i];
+	char d[32], at[32];
+	tfmt(s->t1 - s->t0, d, sizeof d);
+	tfmt(s->t0, at, sizeof at);
+	fprintf(f, "    %-10s at %-10s rank %-4d line %-4d %s\n", d, at, s->rank, s->line, rep->r->texts[s->text]);
+}
+
+void report_text(const struct report *rep, const char *config_path, FILE *f)
+{
+	const struct rp_result *r = rep->r;
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], sys[512];
+	platform_describe(rep->chip, &r->topo, sys, sizeof sys);
+	fprintf(f, "%s on %s\n", tr_path(rep->trace), config_path);
+	fprintf(f, "  system       %s\n", sys);
+	tfmt(r->time_s, b1, sizeof b1);
+	fprintf(f, "  step time    %s\n", b1);
+	if (rep->peak > 0)
+		fprintf(f, "  throughput   %.4g TFLOP/s per device, MFU %.1f%% (of the %.4g TFLOP/s %s peak)\n",
+		        rep->tflops_dev, 100 * rep->mfu, rep->peak / 1e12, arch_dtype_name((enum arch_dtype)r->dtype));
+	const struct rep_rank *m = &rep->mean;
+	tfmt(m->busy, b1, sizeof b1);
+	tfmt(m->compute, b2, sizeof b2);
+	tfmt(m->comm, b3, sizeof b3);
+	tfmt(m->exposed, b4, sizeof b4);
+	tfmt(m->wait, b5, sizeof b5);
+	tfmt(m->idle, b6, sizeof b6);
+	fprintf(f, "  per rank     (mean of %d) busy %s (%.1f%%), idle %s\n", r->ranks, b1, pct(m->busy, r->time_s), b6);
+	fprintf(f, "               compute %s (%.1f%%), communication %s, exposed %s (%.1f%%), waiting for peers %s\n",
+	        b2, pct(m->compute, r->time_s), b3, b4, pct(m->exposed, r->time_s), b5);
+	fprintf(f, "\n  time by op kind (summed over ranks)\n");
+	for (int i = 0; i < rep->nkinds; i++) {
+		tfmt(rep->kinds[i].time_s, b1, sizeof b1);
+		fprintf(f, "    %-14s %8ld ops  %12s  %5.1f%%\n", rep->kinds[i].name, rep->kinds[i].count, b1,
+		        pct(rep->kinds[i].time_s, rep->total_op_time));
+	}
+	if (rep->ncolls) {
+		fprintf(f, "\n  collectives (per call; bus bandwidth as nccl-tests counts it)\n");
+		for (int i = 0; i < rep->ncolls; i++) {
+			const struct rep_group *g = &rep->colls[i];
+			tfmt(g->time_s / g->count, b1, sizeof b1);
+			fprintf(f, "    %-44s x%-6ld %10s  %s/%s  busbw %.4g GB/s\n", g->name, g->count, b1,
+			        tr_algo_name((enum tr_algo)g->algo), coll_proto_name((enum coll_proto)g->proto), g->extra / 1e9);
+		}
+	}
+	if (rep->nmarks) {
+		fprintf(f, "\n  regions (mark): longest span over ranks, compute per rank\n");
+		for (int i = 0; i < rep->nmarks; i++) {
+			tfmt(rep->marks[i].time_s, b1, sizeof b1);
+			tfmt(rep->marks[i].extra, b2, sizeof b2);
+			fprintf(f, "    %-20s %12s  compute %s\n", rep->marks[i].name, b1, b2);
+		}
+	}
+	fprintf(f, "\n  top bottlenecks (ops by total time over ranks)\n");
+	for (int i = 0; i < rep->ntop; i++) {
+		const struct rep_group *g = &rep->top[i];
+		tfmt(g->time_s, b1, sizeof b1);
+		fprintf(f, "    %5.1f%%  %10s  x%-6ld %-8s %s\n", 100 * g->extra, b1, g->count,
+		        g->bound >= 0 ? dm_bound_name((enum dm_bound)g->bound) : g->algo >= 0 ? "comm" : "",
+		        g->name);
+	}
+	tfmt(rep->crit_compute, b1, sizeof b1);
+	tfmt(rep->crit_comm, b2, sizeof b2);
+	tfmt(rep->crit_wait, b3, sizeof b3);
+	fprintf(f, "\n  critical path: %ld ops; compute %s, communication %s, gaps %s; longest:\n", rep->crit_len, b1, b2,
+	        b3);
+	for (int i = 0; i < rep->ncrit; i++)
+		span_line(rep, rep->crit[i], f);
+	fprintf(f, "\n  simulated %ld ops with %ld engine activities in %.3g s\n", r->events, r->sg_activities, r->wall_s);
+}
+
+/* ---- JSON ---- */
+
+static void json_rank(struct json *j, const char *key, const struct rep_rank *x)
+{
+	json_obj(j, key);
+	json_num(j, "busy_s", x->busy);
+	json_num(j, "compute_s", x->compute);
+	json_num(j, "comm_s", x->comm);
+	json_num(j, "exposed_comm_s", x->exposed);
+	json_num(j, "wait_s", x->wait);
+	json_num(j, "idle_s", x->idle);
+	json_obj_end(j);
+}
+
+static void json_span(struct json *j, const struct report *rep, long i)
+{
+	const struct rp_span *s = &rep->r->spans[i];
+	json_obj(j, NULL);
+	json_int(j, "rank", s->rank);
+	json_int(j, "line", s->line);
+	json_str(j, "op", rep->r->texts[s->text]);
+	json_num(j, "start_s", s->t0);
+	json_num(j, "time_s", s->t1 - s->t0);
+	json_obj_end(j);
+}
+
+void report_json(const struct report *rep, const char *config_path, FILE *f)
+{
+	const struct rp_result *r = rep->r;
+	struct json j;
+	char sys[512];
+	platform_describe(rep->chip, &r->topo, sys, sizeof sys);
+	json_begin(&j, f, 1);
+	json_obj(&j, NULL);
+	json_int(&j, "schema_version", 1);
+	json_str(&j, "config", config_path);
+	json_str(&j, "trace", tr_path(rep->trace));
+	json_num(&j, "time_s", r->time_s);
+	json_int(&j, "ranks", r->ranks);
+	json_int(&j, "nodes", r->topo.nodes);
+	json_str(&j, "system", sys);
+	json_num(&j, "flops", rep->flops);
+	json_num(&j, "tflops_per_device", rep->tflops_dev);
+	json_num_or_null(&j, "peak_tflops", rep->peak / 1e12);
+	if (r->dtype >= 0)
+		json_str(&j, "dtype", arch_dtype_name((enum arch_dtype)r->dtype));
+	else
+		json_null(&j, "dtype");
+	json_num_or_null(&j, "mfu", rep->mfu);
+	json_rank(&j, "rank_mean", &rep->mean);
+	json_rank(&j, "rank_max", &rep->max);
+	json_arr(&j, "by_kind");
+	for (int i = 0; i < rep->nkinds; i++) {
+		json_obj(&j, NULL);
+		json_str(&j, "kind", rep->kinds[i].name);
+		json_int(&j, "count", rep->kinds[i].count);
+		json_num(&j, "time_s", rep->kinds[i].time_s);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_arr(&j, "collectives");
+	for (int i = 0; i < rep->ncolls; i++) {
+		const struct rep_group *g = &rep->colls[i];
+		json_obj(&j, NULL);
+		json_str(&j, "op", g->name);
+		json_int(&j, "count", g->count);
+		json_num(&j, "time_s", g->time_s / g->count);
+		json_str(&j, "algo", tr_algo_name((enum tr_algo)g->algo));
+		json_str(&j, "proto", coll_proto_name((enum coll_proto)g->proto));
+		json_num(&j, "busbw_GBps", g->extra / 1e9);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_arr(&j, "marks");
+	for (int i = 0; i < rep->nmarks; i++) {
+		json_obj(&j, NULL);
+		json_str(&j, "name", rep->marks[i].name);
+		json_num(&j, "time_s", rep->marks[i].time_s);
+		json_num(&j, "compute_s", rep->marks[i].extra);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_arr(&j, "top");
+	for (int i = 0; i < rep->ntop; i++) {
+		const struct rep_group *g = &rep->top[i];
+		json_obj(&j, NULL);
+		json_str(&j, "op", g->name);
+		json_int(&j, "count", g->count);
+		json_num(&j, "time_s", g->time_s);
+		json_num(&j, "share", g->extra);
+		json_str(&j, "bound", g->bound >= 0 ? dm_bound_name((enum dm_bound)g->bound) : g->algo >= 0 ? "comm" : "");
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj(&j, "critical_path");
+	json_int(&j, "ops", rep->crit_len);
+	json_num(&j, "compute_s", rep->crit_compute);
+	json_num(&j, "comm_s", rep->crit_comm);
+	json_num(&j, "gaps_s", rep->crit_wait);
+	json_arr(&j, "longest");
+	for (int i = 0; i < rep->ncrit; i++)
+		json_span(&j, rep, rep->crit[i]);
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_arr(&j, "per_rank");
+	for (int k = 0; k < r->ranks; k++)
+		json_rank(&j, NULL, &rep->rank[k]);
+	json_arr_end(&j);
+	json_obj(&j, "engine");
+	json_int(&j, "ops", r->events);
+	json_int(&j, "activities", r->sg_activities);
+	json_obj_end(&j);
+	json_obj_end(&j);
+	json_end(&j);
+}
+
+/* ---- files: written to a temporary name, renamed when complete ---- */
+
+static FILE *open_tmp(const char *path, char *tmp, size_t len)
+{
+	snprintf(tmp, len, "%s.tmp%ld", path, (long)getpid());
+	return fopen(tmp, "w");
+}
+
+static int close_tmp(FILE *f, const char *tmp, const char *path)
+{
+	int bad = ferror(f);
+	if (fclose(f) || bad || rename(tmp, path)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static void csv_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+int report_csv(const struct report *rep, const char *dir, char *why, size_t whylen)
+{
+	const struct rp_result *r = rep->r;
+	char path[4096], tmp[4200];
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		snprintf(why, whylen, "sim run: cannot create directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s/ranks.csv", dir);
+	FILE *f = open_tmp(path, tmp, sizeof tmp);
+	if (!f)
+		goto fail;
+	fprintf(f, "rank,busy_s,compute_s,comm_s,exposed_comm_s,wait_s,idle_s\n");
+	for (int k = 0; k < r->ranks; k++) {
+		const struct rep_rank *x = &rep->rank[k];
+		fprintf(f, "%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", k, x->busy, x->compute, x->comm, x->exposed, x->wait,
+		        x->idle);
+	}
+	if (close_tmp(f, tmp, path))
+		goto fail;
+	snprintf(path, sizeof path, "%s/ops.csv", dir);
+	if (!(f = open_tmp(path, tmp, sizeof tmp)))
+		goto fail;
+	fprintf(f, "rank,stream,line,kind,op,start_s,end_s,time_s,wait_s,bound,flops,bytes,region\n");
+	for (long i = 0; i < r->nspans; i++) {
+		const struct rp_span *s = &r->spans[i];
+		fprintf(f, "%d,", s->rank);
+		csv_str(f, tr_stream_name(rep->trace, s->stream));
+		fprintf(f, ",%d,%s,", s->line, kind_label(s, r));
+		csv_str(f, r->texts[s->text]);
+		fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%s,%.9g,%.9g,", s->t0, s->t1, s->t1 - s->t0, s->t0 - s->arrive,
+		        s->bound >= 0 ? dm_bound_name((enum dm_bound)s->bound)
+		        : s->algo >= 0 ? tr_algo_name((enum tr_algo)s->algo)
+		                       : "",
+		        s->flops, s->bytes);
+		csv_str(f, s->mark >= 0 ? tr_mark_name(rep->trace, s->mark) : "");
+		fputc('\n', f);
+	}
+	if (close_tmp(f, tmp, path))
+		goto fail;
+	snprintf(path, sizeof path, "%s/kinds.csv", dir);
+	if (!(f = open_tmp(path, tmp, sizeof tmp)))
+		goto fail;
+	fprintf(f, "kind,count,time_s\n");
+	for (int i = 0; i < rep->nkinds; i++)
+		fprintf(f, "%s,%ld,%.9g\n", rep->kinds[i].name, rep->kinds[i].count, rep->kinds[i].time_s);
+	if (close_tmp(f, tmp, path))
+		goto fail;
+	return 0;
+fail:
+	snprintf(why, whylen, "sim run: cannot write %s: %s", path, strerror(errno ? errno : EIO));
+	return -1;
+}
+
+/* ---- timeline (Chrome trace event format, opened by Perfetto) ---- */
+
+static void jstr(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+int report_timeline(const struct report *rep, FILE *f, const char *keep)
+{
+	const struct rp_result *r = rep->r;
+	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"sim run\",\"trace\":");
+	jstr(f, tr_path(rep->trace));
+	fprintf(f, ",\"step_time_s\":%.9g},\n\"traceEvents\":[\n", r->time_s);
+	int first = 1;
+	char *named = calloc((size_t)r->ranks * ((size_t)tr_nstreams(rep->trace) + 1), 1);
+	if (!named)
+		return -1;
+	for (long i = 0; i < r->nspans; i++) {
+		const struct rp_span *s = &r->spans[i];
+		if (keep && !keep[s->rank])
+			continue;
+		char *nm = &named[(size_t)s->rank * ((size_t)tr_nstreams(rep->trace) + 1) + (size_t)s->stream];
+		if (!*nm) {
+			*nm = 1;
+			fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}},\n",
+			        first ? "" : ",", s->rank, s->rank);
+			fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":%d}},\n",
+			        s->rank, s->rank);
+			fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"stream ",
+			        s->rank, s->stream + 1);
+			fprintf(f, "%s\"}}", tr_stream_name(rep->trace, s->stream));
+			first = 0;
+		}
+		if (s->t0 > s->arrive)
+			fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"wait for peers\",\"pid\":%d,\"tid\":%d,"
+			           "\"ts\":%.6f,\"dur\":%.6f}",
+			        s->rank, s->stream + 1, s->arrive * 1e6, (s->t0 - s->arrive) * 1e6);
+		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", first ? "" : ",\n", tr_kind_name((enum tr_kind)s->kind));
+		first = 0;
+		jstr(f, kind_label(s, r));
+		fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,\"args\":{\"op\":", s->rank, s->stream + 1,
+		        s->t0 * 1e6, (s->t1 - s->t0) * 1e6);
+		jstr(f, r->texts[s->text]);
+		fprintf(f, ",\"line\":%d", s->line);
+		if (s->bound >= 0)
+			fprintf(f, ",\"bound\":\"%s\"", dm_bound_name((enum dm_bound)s->bound));
+		if (s->algo >= 0)
+			fprintf(f, ",\"algo\":\"%s\",\"proto\":\"%s\"", tr_algo_name((enum tr_algo)s->algo),
+			        coll_proto_name((enum coll_proto)s->proto));
+		if (s->flops > 0)
+			fprintf(f, ",\"flops\":%.9g", s->flops);
+		if (s->bytes > 0)
+			fprintf(f, ",\"bytes\":%.9g", s->bytes);
+		if (s->mark >= 0)
+			fprintf(f, ",\"region\":\"%s\"", tr_mark_name(rep->trace, s->mark));
+		fprintf(f, "}}");
+	}
+	fprintf(f, "\n]}\n");
+	free(named);
+	return ferror(f) ? -1 : 0;
+}

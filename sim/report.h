@@ -1,0 +1,66 @@
+/*
+ * report.h -- what `sim run` prints: the summary derived once from the
+ * replay's spans (step time, per-rank busy/idle, compute vs exposed
+ * communication, time per op kind and per mark region, TFLOP/s and MFU,
+ * top bottlenecks, critical path) as text, JSON, CSV files, and a
+ * Perfetto / Chrome timeline.
+ */
+#ifndef SIM_REPORT_H
+#define SIM_REPORT_H
+
+#include "replay.h"
+
+#include <stdio.h>
+
+struct rep_rank {
+	double busy, compute, comm, exposed, wait, idle; /* seconds */
+};
+
+struct rep_group { /* one row of a "time by ..." table */
+	char name[96];
+	long count;
+	double time_s; /* summed over ranks */
+	double extra;  /* kinds: -; collectives: mean bus bandwidth B/s; top: share of all op time */
+	int algo, proto, bound;
+};
+
+#define REP_TOP 10
+#define REP_CRIT 12
+
+struct report {
+	const struct arch_chip *chip;
+	const struct trace *trace;
+	const struct rp_result *r;
+	struct rep_rank *rank; /* per rank */
+	struct rep_rank mean, max;
+	double flops;          /* useful work, all ranks */
+	double peak;           /* per device, of the dominant dtype */
+	double tflops_dev;     /* achieved per device */
+	double mfu;
+	int nkinds;
+	struct rep_group kinds[TK_COUNT + OP_KIND_COUNT + CO_COUNT];
+	int ncolls;
+	struct rep_group *colls;
+	int nmarks;
+	struct rep_group *marks; /* time_s: longest region span over ranks; extra: compute share */
+	int ntop;
+	struct rep_group top[REP_TOP];
+	double total_op_time;
+	/* critical path */
+	double crit_compute, crit_comm, crit_wait, crit_other;
+	int ncrit;
+	long crit[REP_CRIT]; /* the longest spans on the path */
+	long crit_len;
+};
+
+int report_build(struct report *rep, const struct arch_chip *c, const struct trace *t, const struct rp_result *r);
+void report_free(struct report *rep);
+
+void report_text(const struct report *rep, const char *config_path, FILE *f);
+void report_json(const struct report *rep, const char *config_path, FILE *f);
+/* Writes ranks.csv, ops.csv (one row per op executed) and kinds.csv into dir. */
+int report_csv(const struct report *rep, const char *dir, char *why, size_t whylen);
+/* Chrome / Perfetto JSON; keep[] (NULL = all) selects ranks. */
+int report_timeline(const struct report *rep, FILE *f, const char *keep);
+
+#endif

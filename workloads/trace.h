@@ -1,0 +1,152 @@
+/*
+ * trace.h -- the `simtrace 1` workload trace format: parser and per-rank
+ * lazy expansion (docs/trace-format.md is the user's reference).
+ *
+ * A trace is line-oriented text; '#' starts a comment; arguments are
+ * key=value with units where a quantity is meant (bytes=48MiB, time=5us).
+ *
+ *   simtrace 1                         header, first non-comment line
+ *   ranks 1024                         how many ranks (devices) run it
+ *   layout tp=8 pp=16 dp=8             parallel layout (product = ranks);
+ *                                      optional ep= cp= and order=tp,cp,ep,dp,pp
+ *                                      (first = fastest-varying; that default
+ *                                      is Megatron-LM's rank order)
+ *   comm NAME dims=dp,ep               a communicator over several dims
+ *   comm NAME ranks=0-7,12             one fixed group of ranks
+ *   def NAME {  ...  }                 a named block (top level only)
+ *   call NAME                          expands a def defined earlier
+ *   repeat N {  ...  }                 N times
+ *   on SELECTOR... {  ...  }           only on the ranks the selectors pick:
+ *                                      rank=3  ranks=0-7,12  pp=0  pp!=0
+ *                                      pp=last  tp=0-3 (several: all must hold)
+ *   gemm|attn|elem|copy|conv|embedding ...   a device op, as `sim op` reads it
+ *   coll op=allreduce|allgather|reducescatter|alltoall|broadcast|reduce|barrier
+ *        comm=NAME bytes=Q [algo=auto|ring|tree|nvls|hier|direct] [root=I]
+ *   send peer=P bytes=Q [tag=T]        point-to-point; P is a rank number or
+ *   recv peer=P bytes=Q [tag=T]        DIM+K / DIM-K (DIM: rank tp cp ep dp pp)
+ *   delay time=Q                       host-side gap (dataloader, launch)
+ *   mark name=NAME                     starts a region of the report
+ *
+ * Every op line (device op, coll, send, recv, delay) also takes the
+ * scheduling keys stream=NAME (default "0"; ops on one stream run in issue
+ * order), id=LABEL (names the op) and after=L1,L2 (waits for the latest op
+ * of this rank issued earlier with that label). after= never points forward,
+ * so a rank's ops cannot wait on each other in a cycle.
+ *
+ * Built-in communicators: world, and one per layout dim (tp cp ep dp pp;
+ * size 1 when the layout leaves the dim out). For collectives, bytes follows
+ * nccl-tests: the per-rank buffer for allreduce/broadcast/reduce, the whole
+ * output for allgather, the whole input for reducescatter, the per-rank send
+ * buffer for alltoall.
+ *
+ * Errors are one line "path:line: message" and map to exit 65
+ * (SIM_EXIT_TRACE); a file that cannot be read maps to 66.
+ */
+#ifndef SIM_TRACE_H
+#define SIM_TRACE_H
+
+#include "op.h"
+
+#include <stddef.h>
+
+#define TR_MAX_AFTER 8
+#define TR_MAX_RANKS (1 << 20)
+#define TR_MSG_MAX 512
+
+enum tr_kind { TK_OP, TK_COLL, TK_SEND, TK_RECV, TK_DELAY, TK_MARK, TK_COUNT };
+enum tr_coll {
+	CO_ALLREDUCE,
+	CO_ALLGATHER,
+	CO_REDUCESCATTER,
+	CO_ALLTOALL,
+	CO_BROADCAST,
+	CO_REDUCE,
+	CO_BARRIER,
+	CO_COUNT
+};
+enum tr_algo { AL_AUTO, AL_RING, AL_TREE, AL_NVLS, AL_HIER, AL_DIRECT, AL_COUNT };
+enum tr_dim { DIM_TP, DIM_CP, DIM_EP, DIM_DP, DIM_PP, DIM_COUNT };
+
+/* One op as a rank issues it (after expansion). */
+struct tr_event {
+	enum tr_kind kind;
+	int line;   /* line of the statement in the trace file */
+	int stream; /* stream index (tr_stream_name); 0 is the default stream "0" */
+	int label;  /* id= label index (tr_label_name), -1 = none */
+	int nafter;
+	int after[TR_MAX_AFTER]; /* label indices this op waits for */
+	struct op op;            /* TK_OP */
+	enum tr_coll coll;       /* TK_COLL */
+	enum tr_algo algo;       /* TK_COLL: AL_AUTO unless algo= */
+	int comm;                /* TK_COLL: communicator index (tr_comm_name) */
+	int root;                /* TK_COLL broadcast/reduce: index in the group, default 0 */
+	double bytes;            /* TK_COLL, TK_SEND, TK_RECV */
+	int peer;                /* TK_SEND, TK_RECV: absolute rank, resolved for this rank */
+	long tag;                /* TK_SEND, TK_RECV: default 0 */
+	double seconds;          /* TK_DELAY */
+	int mark;                /* TK_MARK: mark name index (tr_mark_name) */
+};
+
+struct trace;
+struct tr_cursor;
+
+/*
+ * Reads and checks a trace file. Returns NULL on error with *exit_code set
+ * (65 bad trace, 66 cannot read) and a one-line "path:line: message" in why.
+ * Everything that can be checked without expanding for a rank is checked
+ * here: syntax, keys, values and units, op lines (op_parse), communicator
+ * and def names, after= labels that no earlier line defines, unclosed
+ * blocks, layout product, selector values in range.
+ */
+struct trace *tr_load(const char *path, int *exit_code, char *why, size_t whylen);
+/* The same from a string; name stands for the path in messages. */
+struct trace *tr_parse_string(const char *text, const char *name, char *why, size_t whylen);
+void tr_free(struct trace *t);
+
+const char *tr_path(const struct trace *t);
+int tr_ranks(const struct trace *t);
+int tr_dim_size(const struct trace *t, enum tr_dim d); /* 1 when absent */
+int tr_coord(const struct trace *t, int rank, enum tr_dim d);
+const char *tr_dim_name(enum tr_dim d);
+const char *tr_coll_name(enum tr_coll c); /* "allreduce" ... */
+const char *tr_algo_name(enum tr_algo a); /* "auto" "ring" ... */
+const char *tr_kind_name(enum tr_kind k); /* "op" "coll" "send" "recv" "delay" "mark" */
+
+int tr_nstreams(const struct trace *t);
+const char *tr_stream_name(const struct trace *t, int i);
+int tr_nlabels(const struct trace *t);
+const char *tr_label_name(const struct trace *t, int i);
+int tr_nmarks(const struct trace *t);
+const char *tr_mark_name(const struct trace *t, int i);
+int tr_ncomms(const struct trace *t);
+const char *tr_comm_name(const struct trace *t, int i);
+int tr_comm_line(const struct trace *t, int i); /* 0 for built-ins */
+
+/*
+ * The group of communicator comm that rank belongs to: writes its members
+ * in increasing rank order into members (up to max) and returns the group
+ * size; returns 0 when rank is in no group of comm (a `comm ranks=` list
+ * without it). *group_id (may be NULL) receives the lowest member rank,
+ * which names the group.
+ */
+int tr_comm_group(const struct trace *t, int comm, int rank, int *members, int max, int *group_id);
+
+/*
+ * Lazy per-rank expansion: ops come out one at a time in issue order,
+ * with def/call/repeat unrolled and `on` blocks filtered for this rank.
+ * Memory is bounded by the nesting depth, not by the trace's length.
+ */
+struct tr_cursor *tr_cursor_new(const struct trace *t, int rank);
+/*
+ * Returns 1 and fills *ev, 0 at the end, -1 on an error only a rank's
+ * expansion can find (peer=pp+1 on the last stage, a collective on a
+ * `comm ranks=` group without this rank, after= a label this rank has not
+ * issued yet): why gets "path:line: rank R: message".
+ */
+int tr_next(struct tr_cursor *c, struct tr_event *ev, char *why, size_t whylen);
+void tr_cursor_free(struct tr_cursor *c);
+
+/* Canonical one-line text of an event (for reports and timelines). */
+size_t tr_event_format(const struct trace *t, const struct tr_event *ev, char *buf, size_t len);
+
+#endif
