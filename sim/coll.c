@@ -26,7 +26,7 @@
 /* Latencies in microseconds, from NCCL's tuning model (src/graph/tuning.cc,
    NVIDIA/nccl @01afd20a): launch per algorithm and protocol ... */
 static const double base_us[AL_COUNT][PR_COUNT] = {
-    [AL_RING] = {6.6, 14.0, 8.4}, [AL_TREE] = {6.8, 14.0, 8.4}, [AL_NVLS] = {0, 0, 25.0},
+    [AL_RING] = {6.6, 14.0, 8.4}, [AL_TREE] = {6.8, 14.0, 8.4},   [AL_NVLS] = {0, 0, 25.0},
     [AL_HIER] = {6.6, 14.0, 8.4}, [AL_DIRECT] = {6.6, 14.0, 8.4},
 };
 /* ... and per step, by link class (ring steps; tree steps use tree_hop_us). */
@@ -51,25 +51,36 @@ double coll_busbw_factor(enum tr_coll c, int n)
 	if (n <= 1)
 		return 1;
 	switch (c) {
-	case CO_ALLREDUCE:
-		return 2.0 * (n - 1) / n;
+	case CO_ALLREDUCE: return 2.0 * (n - 1) / n;
 	case CO_ALLGATHER:
 	case CO_REDUCESCATTER:
-	case CO_ALLTOALL:
-		return (double)(n - 1) / n;
-	default:
-		return 1;
+	case CO_ALLTOALL: return (double)(n - 1) / n;
+	default: return 1;
 	}
 }
 
 /* The shape of a group: members, nodes spanned, members per node (max). */
 struct shape {
 	int n, m, k;
+	int deg; /* fewest direct links a member has to other members of its node (mesh, cube, ring) */
 };
+
+/* Direct links inside a node: every pair in a mesh; the DGX-1 hybrid cube
+   mesh (two fully connected quads, device i to i+4); neighbours on a ring. */
+int topo_linked(const struct topo *t, int a, int b)
+{
+	int la = a % t->dpn, lb = b % t->dpn;
+	switch (t->intra) {
+	case TI_MESH: return 1;
+	case TI_CUBE: return la / 4 == lb / 4 || la % 4 == lb % 4;
+	case TI_RING: return (la + 1) % t->dpn == lb || (lb + 1) % t->dpn == la;
+	default: return 0;
+	}
+}
 
 static struct shape group_shape(const struct topo *t, const int *mem, int n)
 {
-	struct shape s = {n, 0, 0};
+	struct shape s = {n, 0, 0, 0};
 	int prev = -1, run = 0;
 	for (int i = 0; i < n; i++) {
 		int node = mem[i] / t->dpn;
@@ -81,24 +92,26 @@ static struct shape group_shape(const struct topo *t, const int *mem, int n)
 		if (++run > s.k)
 			s.k = run;
 	}
+	s.deg = s.k - 1;
+	if (t->intra == TI_CUBE || t->intra == TI_RING)
+		for (int i = 0; i < n; i++) {
+			int d = 0;
+			for (int j = 0; j < n; j++)
+				if (j != i && mem[j] / t->dpn == mem[i] / t->dpn && topo_linked(t, mem[i], mem[j]))
+					d++;
+			if (d < s.deg)
+				s.deg = d;
+		}
 	return s;
 }
 
-/* Bandwidth of a ring's hop inside a node, for k members of one node. */
-static double intra_ring_bw(const struct topo *t, int k)
+/* Bandwidth of a ring's hop inside a node: a switch port, or rings over
+   every direct link a member has to the others (deg of them). */
+static double intra_ring_bw(const struct topo *t, int deg)
 {
-	switch (t->intra) {
-	case TI_SWITCH:
-	case TI_PCIE:
+	if (t->intra == TI_SWITCH || t->intra == TI_PCIE)
 		return t->port_bw;
-	case TI_MESH:
-		return t->pair_bw * (k - 1); /* rings over every direct link */
-	case TI_CUBE:
-		return t->pair_bw * (k - 1 < 4 ? k - 1 : 4);
-	case TI_RING:
-		return t->pair_bw * (k - 1 < 2 ? k - 1 : 2); /* one ring each way */
-	}
-	return t->port_bw;
+	return t->pair_bw * (deg > 0 ? deg : 1);
 }
 
 static double inter_bw(const struct topo *t, int k)
@@ -112,7 +125,7 @@ static double inter_bw(const struct topo *t, int k)
 /* Bandwidth of the slowest hop of a ring over the group. */
 static double ring_bw(const struct topo *t, struct shape s)
 {
-	double b = s.k > 1 ? intra_ring_bw(t, s.k) : INFINITY;
+	double b = s.k > 1 ? intra_ring_bw(t, s.deg) : INFINITY;
 	if (s.m > 1) {
 		double e = inter_bw(t, s.k);
 		if (e < b)
@@ -125,10 +138,8 @@ static int ring_steps(enum tr_coll c, int n)
 {
 	switch (c) {
 	case CO_ALLREDUCE:
-	case CO_BARRIER:
-		return 2 * (n - 1);
-	default:
-		return n - 1;
+	case CO_BARRIER: return 2 * (n - 1);
+	default: return n - 1;
 	}
 }
 
@@ -137,13 +148,10 @@ static double ring_volume(enum tr_coll c, double S, int n)
 {
 	switch (c) {
 	case CO_ALLREDUCE:
-	case CO_BARRIER:
-		return 2.0 * (n - 1) / n * S;
+	case CO_BARRIER: return 2.0 * (n - 1) / n * S;
 	case CO_ALLGATHER:
-	case CO_REDUCESCATTER:
-		return (double)(n - 1) / n * S;
-	default: /* broadcast, reduce: pipelined along the ring */
-		return S;
+	case CO_REDUCESCATTER: return (double)(n - 1) / n * S;
+	default: /* broadcast, reduce: pipelined along the ring */ return S;
 	}
 }
 
@@ -176,7 +184,8 @@ static int cost(const struct topo *t, enum tr_coll c, enum tr_algo a, enum coll_
 		int steps = ring_steps(c, n);
 		int inter = m > 1 ? (c == CO_ALLREDUCE || c == CO_BARRIER ? 2 * (m - 1) : m - 1) : 0;
 		double b = ring_bw(t, s) * pf;
-		*lat = base + (steps - inter) * hop(t, ih, p, 0) + inter * hop(t, HW_NET, p, 0) + fill(t, S, n, steps, b);
+		*lat =
+		    base + (steps - inter) * hop(t, ih, p, 0) + inter * hop(t, HW_NET, p, 0) + fill(t, S, n, steps, b);
 		*bw = ring_volume(c, S, n) / b;
 		return 1;
 	}
@@ -191,7 +200,8 @@ static int cost(const struct topo *t, enum tr_coll c, enum tr_algo a, enum coll_
 		return 1;
 	}
 	case AL_NVLS: {
-		if ((c != CO_ALLREDUCE && c != CO_BARRIER) || !t->nvls || t->intra != TI_SWITCH || m > 1 || p != PR_SIMPLE)
+		if ((c != CO_ALLREDUCE && c != CO_BARRIER) || !t->nvls || t->intra != TI_SWITCH || m > 1 ||
+		    p != PR_SIMPLE)
 			return 0;
 		double b = t->port_bw * t->nvls_eff;
 		/* the buffer crosses the switch in n-1 chunks each way (reduce-scatter, all-gather) */
@@ -202,7 +212,7 @@ static int cost(const struct topo *t, enum tr_coll c, enum tr_algo a, enum coll_
 	case AL_HIER: {
 		if ((c != CO_ALLREDUCE && c != CO_BARRIER) || m < 2 || k < 2)
 			return 0;
-		double bi = intra_ring_bw(t, k) * pf, bn = inter_bw(t, 1) * pf;
+		double bi = intra_ring_bw(t, s.deg) * pf, bn = inter_bw(t, 1) * pf;
 		double v1 = (double)(k - 1) / k * S, v2 = 2.0 * (m - 1) / m * S / k;
 		*lat = base + 2 * (k - 1) * hop(t, ih, p, 0) + 2 * (m - 1) * hop(t, HW_NET, p, 0) +
 		       fill(t, S, n, 2 * (k - 1), bi) + fill(t, S / k, m, 2 * (m - 1), bn);
@@ -218,17 +228,17 @@ static int cost(const struct topo *t, enum tr_coll c, enum tr_algo a, enum coll_
 			return 0; /* one-shot reductions need a direct link to every peer */
 		double ti = 0, tn = 0;
 		if (k > 1)
-			ti = t->intra == TI_MESH ? share / (t->pair_bw * pf) : (k - 1) * share / (intra_ring_bw(t, k) * pf);
+			ti = t->intra == TI_MESH ? share / (t->pair_bw * pf)
+			                         : (k - 1) * share / (intra_ring_bw(t, s.deg) * pf);
 		if (m > 1)
 			tn = (n - k) * share / (inter_bw(t, k) / k * pf);
 		int steps = c == CO_ALLTOALL ? 1 : 2;
 		*lat = base + steps * hop(t, m > 1 ? HW_NET : ih, p, 0) +
-		       fill(t, S, n, steps, (t->intra == TI_MESH ? t->pair_bw : intra_ring_bw(t, k)) * pf);
+		       fill(t, S, n, steps, (t->intra == TI_MESH ? t->pair_bw : intra_ring_bw(t, s.deg)) * pf);
 		*bw = ti > tn ? ti : tn;
 		return 1;
 	}
-	default:
-		return 0;
+	default: return 0;
 	}
 }
 
@@ -280,38 +290,42 @@ static int all_pairs_intra(const int *mem, const int *starts, int m, double each
 	return 0;
 }
 
-/* A ring moving V bytes per member: a chain inside each node (or every
-   direct link of a mesh), and one rail per member across node boundaries. */
+/* V bytes from each member spread over its direct links to the other
+   members of its node (rings over every link of a mesh, cube or ring). */
+static int spread_intra(const struct topo *t, const int *mem, int lo, int hi, double V, struct fl *f)
+{
+	for (int i = lo; i < hi; i++) {
+		int deg = 0;
+		for (int j = lo; j < hi; j++)
+			deg += j != i && topo_linked(t, mem[i], mem[j]);
+		for (int j = lo; j < hi && deg; j++)
+			if (j != i && topo_linked(t, mem[i], mem[j]) && fl_add(f, mem[i], mem[j], V / deg))
+				return -1;
+	}
+	return 0;
+}
+
+/* A ring moving V bytes per member: a chain inside each node through its
+   switch (or V spread over the direct links of a mesh, cube or ring), and
+   one rail per member across node boundaries. */
 static int ring_flows(const struct topo *t, const int *mem, const int *starts, int m, double V, struct fl *f)
 {
-	if (m == 1) {
-		int k = starts[1];
-		if (t->intra == TI_MESH || t->intra == TI_CUBE || t->intra == TI_RING) {
-			int links = k - 1;
-			if (t->intra == TI_CUBE && links > 4)
-				links = 4;
-			if (t->intra == TI_RING && links > 2)
-				links = 2;
-			if (t->intra == TI_MESH)
-				return all_pairs_intra(mem, starts, 1, V / (k - 1), f);
-			/* spread over the nearest `links` neighbours in rank order */
-			for (int i = 0; i < k; i++)
-				for (int d = 1; d <= links; d++)
-					if (fl_add(f, mem[i], mem[(i + (d % 2 ? (d + 1) / 2 : k - d / 2)) % k], V / links))
-						return -1;
-			return 0;
-		}
-		for (int i = 0; i < k; i++)
-			if (fl_add(f, mem[i], mem[(i + 1) % k], V))
-				return -1;
-		return 0;
-	}
+	int direct = t->intra == TI_MESH || t->intra == TI_CUBE || t->intra == TI_RING;
 	for (int b = 0; b < m; b++) {
-		int lo = starts[b], hi = starts[b + 1], nb = (b + 1) % m;
-		int k = hi - lo, k2 = starts[nb + 1] - starts[nb];
-		for (int i = lo; i + 1 < hi; i++)
-			if (fl_add(f, mem[i], mem[i + 1], V))
+		int lo = starts[b], hi = starts[b + 1];
+		if (direct) {
+			if (spread_intra(t, mem, lo, hi, V, f))
 				return -1;
+		} else {
+			for (int i = lo; i + 1 < hi; i++)
+				if (fl_add(f, mem[i], mem[i + 1], V))
+					return -1;
+			if (m == 1 && fl_add(f, mem[hi - 1], mem[lo], V))
+				return -1;
+		}
+		if (m == 1)
+			break;
+		int nb = (b + 1) % m, k = hi - lo, k2 = starts[nb + 1] - starts[nb];
 		int rails = k < k2 ? k : k2;
 		for (int j = 0; j < rails; j++)
 			if (fl_add(f, mem[lo + j], mem[starts[nb] + j], V / rails))
@@ -331,15 +345,9 @@ static int build_flows(const struct topo *t, enum tr_coll c, enum tr_algo a, enu
 	int m = node_starts(t, mem, n, starts);
 	double pf = proto_bw[p];
 	switch (a) {
-	case AL_RING:
-		rc = ring_flows(t, mem, starts, m, ring_volume(c, S, n) / pf, &f[0]);
-		break;
-	case AL_TREE:
-		rc = ring_flows(t, mem, starts, m, 2.0 * S / (pf * TREE_BW), &f[0]);
-		break;
-	case AL_NVLS:
-		rc = all_pairs_intra(mem, starts, m, S / (n - 1) / t->nvls_eff, &f[0]);
-		break;
+	case AL_RING: rc = ring_flows(t, mem, starts, m, ring_volume(c, S, n) / pf, &f[0]); break;
+	case AL_TREE: rc = ring_flows(t, mem, starts, m, 2.0 * S / (pf * TREE_BW), &f[0]); break;
+	case AL_NVLS: rc = all_pairs_intra(mem, starts, m, S / (n - 1) / t->nvls_eff, &f[0]); break;
 	case AL_HIER: {
 		int k = starts[1] - starts[0];
 		double v1 = (double)(k - 1) / k * S / pf, v2 = 2.0 * (m - 1) / m * S / k / pf;
@@ -363,8 +371,7 @@ static int build_flows(const struct topo *t, enum tr_coll c, enum tr_algo a, enu
 				rc = fl_add(&f[0], mem[i], mem[j], share / pf);
 		break;
 	}
-	default:
-		break;
+	default: break;
 	}
 	free(starts);
 	if (rc) {
@@ -411,7 +418,9 @@ int coll_plan(const struct topo *t, enum tr_coll c, enum tr_algo algo, double by
 	if (!isfinite(best)) {
 		snprintf(why, whylen, "algo=%s cannot run %s on this group (%d ranks on %d node%s, %s inside a node%s)",
 		         tr_algo_name(algo), tr_coll_name(c), s.n, s.m, s.m == 1 ? "" : "s",
-		         t->intra == TI_SWITCH ? "a switch" : t->intra == TI_MESH ? "a full mesh" : "no switch",
+		         t->intra == TI_SWITCH ? "a switch"
+		         : t->intra == TI_MESH ? "a full mesh"
+		                               : "no switch",
 		         t->nvls ? "" : ", no in-switch reduction");
 		return -1;
 	}

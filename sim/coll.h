@@ -27,14 +27,14 @@ struct topo {
 	int nodes;             /* nodes in use */
 	enum topo_intra intra; /* intra-node topology */
 	enum hw_class intra_hw;
-	double port_bw;    /* switch, pcie: a device's port, per direction (B/s, after link_eff) */
-	double pair_bw;    /* mesh, cube, ring: one neighbour link, per direction */
-	double nic_bw;     /* a device's NICs together, per direction; 0 = none */
-	double uplink_bw;  /* a node's share of an oversubscribed fabric; 0 = non-blocking */
-	int nvls;          /* switch reduces in the network */
-	double nvls_eff;   /* in-switch reduction throughput / port bandwidth */
-	double lat_scale;  /* model.coll_latency_scale */
-	double chunk;      /* model.coll_chunk */
+	double port_bw;        /* switch, pcie: a device's port, per direction (B/s, after link_eff) */
+	double pair_bw;        /* mesh, cube, ring: one neighbour link, per direction */
+	double nic_bw;         /* a device's NICs together, per direction; 0 = none */
+	double uplink_bw;      /* a node's share of an oversubscribed fabric; 0 = non-blocking */
+	int nvls;              /* switch reduces in the network */
+	double nvls_eff;       /* in-switch reduction throughput / port bandwidth */
+	double lat_scale;      /* model.coll_latency_scale */
+	double chunk;          /* model.coll_chunk */
 	const char *link_name; /* for reports: "nvlink", "xgmi", "pcie" */
 };
 
@@ -47,8 +47,8 @@ struct flow {
 struct coll_plan {
 	enum tr_algo algo;
 	enum coll_proto proto;
-	double lat_s;   /* launch + per-step latencies, paid once */
-	double bw_s;    /* analytic bandwidth time on an idle platform (all phases) */
+	double lat_s;     /* launch + per-step latencies, paid once */
+	double bw_s;      /* analytic bandwidth time on an idle platform (all phases) */
 	double bus_bytes; /* bytes one member moves, as nccl-tests' bus bandwidth counts them */
 	int nphases;
 	int nflows[COLL_MAX_PHASES];
@@ -66,6 +66,10 @@ struct coll_plan {
 int coll_plan(const struct topo *t, enum tr_coll c, enum tr_algo algo, double bytes, const int *members, int n,
               int want_flows, struct coll_plan *p, char *why, size_t whylen);
 void coll_plan_free(struct coll_plan *p);
+
+/* Whether devices a and b (ranks) of one node share a direct link (mesh,
+   hybrid cube mesh, ring topologies; 0 for switch and PCIe). */
+int topo_linked(const struct topo *t, int a, int b);
 
 /* Point-to-point: latency and the idle bandwidth of the route src -> dst. */
 double p2p_latency(const struct topo *t, int src, int dst);

@@ -40,9 +40,10 @@ int platform_topo(const struct arch_chip *c, int ranks, struct topo *t, char *wh
 	t->chunk = c->model.coll_chunk > 0 ? c->model.coll_chunk : 1048576;
 	double eff = c->model.link_eff;
 	if (s->present && s->nodes > 0 && t->nodes > s->nodes) {
-		snprintf(why, whylen,
-		         "the trace needs %d ranks but the system has %ld node%s x %d devices = %ld (system.nodes in %s)",
-		         ranks, s->nodes, s->nodes == 1 ? "" : "s", t->dpn, s->nodes * t->dpn, c->path);
+		snprintf(
+		    why, whylen,
+		    "the trace needs %d ranks but the system has %ld node%s x %d devices = %ld (system.nodes in %s)",
+		    ranks, s->nodes, s->nodes == 1 ? "" : "s", t->dpn, s->nodes * t->dpn, c->path);
 		return -1;
 	}
 	const struct arch_link *l = s->present && s->link[0] ? arch_find_link(c, s->link) : NULL;
@@ -79,25 +80,23 @@ int platform_topo(const struct arch_chip *c, int ranks, struct topo *t, char *wh
 		t->intra_hw = p ? link_class(p->kind) : HW_PCI;
 		t->link_name = p ? p->name : "pcie";
 	}
+	if (t->intra != TI_SWITCH && t->intra != TI_PCIE && t->dpn > 64) {
+		snprintf(why, whylen, "%s: system.topology \"%s\" is modelled for at most 64 devices per node, not %d",
+		         c->path, topo, t->dpn);
+		return -1;
+	}
 	if (s->present && s->nics_per_device > 0 && s->nic_bw_Bps > 0)
 		t->nic_bw = (double)s->nics_per_device * s->nic_bw_Bps * eff;
 	if (s->present && s->oversubscription > 1)
 		t->uplink_bw = t->nic_bw * t->dpn / s->oversubscription;
 	if (t->nodes > 1 && (t->nic_bw <= 0 || !s->present || !strcmp(s->fabric, "none"))) {
 		snprintf(why, whylen,
-		         "the trace needs %d ranks, more than one node of %d devices, but %s has no inter-node fabric "
+		         "the trace needs %d ranks, more than one node of %d device%s, but %s has no inter-node fabric "
 		         "(system.nics_per_device and system.fabric)",
-		         ranks, t->dpn, c->path);
+		         ranks, t->dpn, t->dpn == 1 ? "" : "s", c->path);
 		return -1;
 	}
 	return 0;
-}
-
-/* Devices of a hybrid cube mesh (DGX-1): two fully connected quads joined
-   device to device (i <-> i+4). */
-static int cube_adjacent(int a, int b)
-{
-	return (a / 4 == b / 4) || (a % 4 == b % 4 && a != b);
 }
 
 static void link_dir(FILE *f, const char *name, int a, int b, int up)
@@ -118,51 +117,43 @@ static void node_route(FILE *f, const struct topo *t, int base, int k, int a, in
 	switch (t->intra) {
 	case TI_SWITCH:
 	case TI_PCIE:
-		fprintf(f, "<link_ctn id=\"port%d\" direction=\"UP\"/><link_ctn id=\"port%d\" direction=\"DOWN\"/>", base + a,
-		        base + b);
+		fprintf(f, "<link_ctn id=\"port%d\" direction=\"UP\"/><link_ctn id=\"port%d\" direction=\"DOWN\"/>",
+		        base + a, base + b);
 		break;
-	case TI_MESH:
-		pair_hop(f, base, a, b);
-		break;
+	case TI_MESH: pair_hop(f, base, a, b); break;
 	case TI_CUBE:
-		if (cube_adjacent(a, b)) {
-			pair_hop(f, base, a, b);
-		} else { /* through a's partner in b's quad */
-			int mid = (a + 4) % 8;
-			if (mid >= k)
-				mid = a;
-			pair_hop(f, base, a, mid);
-			pair_hop(f, base, mid, b);
-		}
-		break;
 	case TI_RING: {
-		int fwd = (b - a + k) % k, step = fwd <= k - fwd ? 1 : k - 1;
-		for (int x = a; x != b; x = (x + step) % k)
-			pair_hop(f, base, x, (x + step) % k);
+		/* shortest path over the node's direct links (breadth first) */
+		int prev[64], queue[64], head = 0, tail = 0;
+		for (int x = 0; x < k; x++)
+			prev[x] = -1;
+		prev[a] = a;
+		queue[tail++] = a;
+		while (head < tail && prev[b] < 0) {
+			int x = queue[head++];
+			for (int y = 0; y < k; y++)
+				if (prev[y] < 0 && topo_linked(t, base + x, base + y)) {
+					prev[y] = x;
+					queue[tail++] = y;
+				}
+		}
+		int path[64], np = 0;
+		for (int x = b; x != a && np < 64; x = prev[x])
+			path[np++] = x;
+		for (int x = a; np > 0; x = path[np])
+			pair_hop(f, base, x, path[--np]);
 		break;
 	}
 	}
 	fprintf(f, "</route>\n");
 }
 
-static int adjacent(const struct topo *t, int k, int a, int b)
-{
-	switch (t->intra) {
-	case TI_MESH:
-		return 1;
-	case TI_CUBE:
-		return cube_adjacent(a, b);
-	case TI_RING:
-		return (a + 1) % k == b || (b + 1) % k == a;
-	default:
-		return 0;
-	}
-}
-
 int platform_write_xml(const struct topo *t, FILE *f)
 {
-	fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-	           "<platform version=\"4.1\">\n<zone id=\"cluster\" routing=\"Full\">\n");
+	fprintf(f,
+	        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+	        "<platform version=\"4.1\">\n<zone id=\"cluster\" routing=\"%s\">\n",
+	        t->nodes > 1 ? "DijkstraCache" : "Full");
 	for (int node = 0; node < t->nodes; node++) {
 		int base = node * t->dpn, k = t->ranks - base < t->dpn ? t->ranks - base : t->dpn;
 		fprintf(f, " <zone id=\"node%d\" routing=\"Full\">\n", node);
@@ -172,17 +163,22 @@ int platform_write_xml(const struct topo *t, FILE *f)
 			fprintf(f, "  <router id=\"gw%d\"/>\n", node);
 		for (int a = 0; a < k; a++) {
 			if (t->intra == TI_SWITCH || t->intra == TI_PCIE)
-				fprintf(f, "  <link id=\"port%d\" bandwidth=\"%.17gBps\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n",
+				fprintf(f,
+				        "  <link id=\"port%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
+				        "sharing_policy=\"SPLITDUPLEX\"/>\n",
 				        base + a, t->port_bw);
 			else
 				for (int b = a + 1; b < k; b++)
-					if (adjacent(t, k, a, b))
-						fprintf(f,
-						        "  <link id=\"pair%d_%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
-						        "sharing_policy=\"SPLITDUPLEX\"/>\n",
-						        base + a, base + b, t->pair_bw);
+					if (topo_linked(t, base + a, base + b))
+						fprintf(
+						    f,
+						    "  <link id=\"pair%d_%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
+						    "sharing_policy=\"SPLITDUPLEX\"/>\n",
+						    base + a, base + b, t->pair_bw);
 			if (t->nodes > 1)
-				fprintf(f, "  <link id=\"nic%d\" bandwidth=\"%.17gBps\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n",
+				fprintf(f,
+				        "  <link id=\"nic%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
+				        "sharing_policy=\"SPLITDUPLEX\"/>\n",
 				        base + a, t->nic_bw);
 		}
 		for (int a = 0; a < k; a++)
@@ -191,36 +187,45 @@ int platform_write_xml(const struct topo *t, FILE *f)
 					node_route(f, t, base, k, a, b);
 		if (t->nodes > 1)
 			for (int a = 0; a < k; a++) {
-				fprintf(f,
-				        "   <route src=\"dev%d\" dst=\"gw%d\" symmetrical=\"NO\"><link_ctn id=\"nic%d\" "
-				        "direction=\"UP\"/></route>\n",
-				        base + a, node, base + a);
-				fprintf(f,
-				        "   <route src=\"gw%d\" dst=\"dev%d\" symmetrical=\"NO\"><link_ctn id=\"nic%d\" "
-				        "direction=\"DOWN\"/></route>\n",
-				        node, base + a, base + a);
+				fprintf(
+				    f,
+				    "   <route src=\"dev%d\" dst=\"gw%d\" symmetrical=\"NO\"><link_ctn id=\"nic%d\" "
+				    "direction=\"UP\"/></route>\n",
+				    base + a, node, base + a);
+				fprintf(
+				    f,
+				    "   <route src=\"gw%d\" dst=\"dev%d\" symmetrical=\"NO\"><link_ctn id=\"nic%d\" "
+				    "direction=\"DOWN\"/></route>\n",
+				    node, base + a, base + a);
 			}
 		fprintf(f, " </zone>\n");
 	}
 	if (t->nodes > 1) {
-		fprintf(f, " <link id=\"core\" bandwidth=\"1e18Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n");
-		if (t->uplink_bw > 0)
-			for (int node = 0; node < t->nodes; node++)
-				fprintf(f, " <link id=\"up%d\" bandwidth=\"%.17gBps\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n",
-				        node, t->uplink_bw);
-		for (int a = 0; a < t->nodes; a++)
-			for (int b = 0; b < t->nodes; b++) {
-				if (a == b)
-					continue;
-				fprintf(f, " <zoneRoute src=\"node%d\" dst=\"node%d\" gw_src=\"gw%d\" gw_dst=\"gw%d\" symmetrical=\"NO\">",
-				        a, b, a, b);
-				if (t->uplink_bw > 0)
-					fprintf(f, "<link_ctn id=\"up%d\" direction=\"UP\"/>", a);
-				fprintf(f, "<link_ctn id=\"core\"/>");
-				if (t->uplink_bw > 0)
-					fprintf(f, "<link_ctn id=\"up%d\" direction=\"DOWN\"/>", b);
-				fprintf(f, "</zoneRoute>\n");
-			}
+		/* the fabric: a core zone every node zone routes through (Dijkstra
+		   over 2 x nodes zone routes, not one route per pair of nodes) */
+		fprintf(f, " <zone id=\"fabric\" routing=\"Full\">\n  <router id=\"core\"/>\n </zone>\n");
+		fprintf(f,
+		        " <link id=\"corelink\" bandwidth=\"1e18Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n");
+		for (int node = 0; node < t->nodes && t->uplink_bw > 0; node++) /* links before routes (the DTD) */
+			fprintf(f,
+			        " <link id=\"up%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
+			        "sharing_policy=\"SPLITDUPLEX\"/>\n",
+			        node, t->uplink_bw);
+		for (int node = 0; node < t->nodes; node++) {
+			char id[32] = "corelink";
+			if (t->uplink_bw > 0)
+				snprintf(id, sizeof id, "up%d", node);
+			fprintf(f,
+			        " <zoneRoute src=\"node%d\" dst=\"fabric\" gw_src=\"gw%d\" gw_dst=\"core\" "
+			        "symmetrical=\"NO\">"
+			        "<link_ctn id=\"%s\"%s/></zoneRoute>\n",
+			        node, node, id, t->uplink_bw > 0 ? " direction=\"UP\"" : "");
+			fprintf(f,
+			        " <zoneRoute src=\"fabric\" dst=\"node%d\" gw_src=\"core\" gw_dst=\"gw%d\" "
+			        "symmetrical=\"NO\">"
+			        "<link_ctn id=\"%s\"%s/></zoneRoute>\n",
+			        node, node, id, t->uplink_bw > 0 ? " direction=\"DOWN\"" : "");
+		}
 	}
 	fprintf(f, "</zone>\n</platform>\n");
 	return ferror(f) ? -1 : 0;
@@ -238,5 +243,6 @@ void platform_describe(const struct arch_chip *c, const struct topo *t, char *bu
 	                 t->intra == TI_SWITCH || t->intra == TI_PCIE ? "per device" : "per pair",
 	                 t->nvls ? ", in-switch reduction" : "");
 	if (t->nodes > 1 && n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, "; NICs %s per device%s", nic, t->uplink_bw > 0 ? ", oversubscribed" : "");
+		snprintf(buf + n, len - (size_t)n, "; NICs %s per device%s", nic,
+		         t->uplink_bw > 0 ? ", oversubscribed" : "");
 }

@@ -42,7 +42,7 @@
 #include <xbt/config.h>
 #include <xbt/log.h>
 
-#define QDEPTH 256
+#define QDEPTH   256
 #define END_KIND TK_COUNT
 #define NBUCKETS 65536
 
@@ -552,10 +552,11 @@ static int same_coll(const struct inst *x, const struct tr_event *ev, int rank)
 	char a[256], b[256];
 	tr_event_format(R->t, &x->ev, a, sizeof a);
 	tr_event_format(R->t, ev, b, sizeof b);
-	fail(SIM_EXIT_TRACE,
-	     "%s:%d: rank %d issued '%s' where rank %d issued '%s' (line %d) as call %d on communicator %s: the members "
-	     "of a collective must issue the same one",
-	     tr_path(R->t), ev->line, rank, b, x->first_rank, a, x->ev.line, x->seq + 1, tr_comm_name(R->t, ev->comm));
+	fail(
+	    SIM_EXIT_TRACE,
+	    "%s:%d: rank %d issued '%s' where rank %d issued '%s' (line %d) as call %d on communicator %s: the members "
+	    "of a collective must issue the same one",
+	    tr_path(R->t), ev->line, rank, b, x->first_rank, a, x->ev.line, x->seq + 1, tr_comm_name(R->t, ev->comm));
 	return 0;
 }
 
@@ -737,21 +738,12 @@ static void stream_main(int argc, char **argv)
 		if (R->err_code)
 			break;
 		switch (q->ev.kind) {
-		case TK_OP:
-			exec_ops(s, q, pred, ready);
-			break;
-		case TK_COLL:
-			exec_coll(s, q, pred);
-			break;
+		case TK_OP: exec_ops(s, q, pred, ready); break;
+		case TK_COLL: exec_coll(s, q, pred); break;
 		case TK_SEND:
-		case TK_RECV:
-			exec_p2p(s, q, pred);
-			break;
-		case TK_DELAY:
-			exec_delay(s, q, pred);
-			break;
-		default:
-			break;
+		case TK_RECV: exec_p2p(s, q, pred); break;
+		case TK_DELAY: exec_delay(s, q, pred); break;
+		default: break;
 		}
 		s->cur = NULL;
 		sg_sem_release(s->slots);
@@ -862,9 +854,11 @@ static int engine_init(const char *xml_path)
 	sg_cfg_set_double("network/TCP-gamma", 0.0);
 	sg_cfg_set_string("host/model", "ptask_L07");
 	sg_cfg_set_double("surf/precision", 1e-12);
-	sg_cfg_set_int("contexts/stack-size", 256);
-	xbt_log_control_set("root.thres:critical");
-	xbt_log_control_set("root.app:file:/dev/null");
+	sg_cfg_set_int("contexts/stack-size", 64);
+	if (!getenv("SIM_SIMGRID_LOG")) { /* developers: SIM_SIMGRID_LOG=1 shows SimGrid's own messages */
+		xbt_log_control_set("root.thres:critical");
+		xbt_log_control_set("root.app:file:/dev/null");
+	}
 	simgrid_load_platform(xml_path);
 	return 0;
 }
@@ -877,8 +871,9 @@ static void describe_wait(const struct stream_st *s, char *buf, size_t len)
 		tr_event_format(R->t, &q->ev, text, sizeof text);
 	if (s->waiting) {
 		const struct inst *x = s->waiting;
-		int n = snprintf(buf, len, "rank %d waits at line %d (%s): %d of %d ranks arrived; missing:", s->rk->rank,
-		                 q ? q->ev.line : 0, text, x->arrived, x->n);
+		int n =
+		    snprintf(buf, len, "rank %d waits at line %d (%s): %d of %d ranks arrived; missing:", s->rk->rank,
+		             q ? q->ev.line : 0, text, x->arrived, x->n);
 		int shown = 0;
 		for (int i = 0; i < x->n && n > 0 && (size_t)n < len; i++)
 			if (!x->in[i]) {
@@ -915,7 +910,7 @@ static void report_deadlock(void)
 				first_line = s->cur ? s->cur->ev.line : 0;
 			}
 			if (blocked <= 8 && used < sizeof lines - 2) {
-				int k = snprintf(lines + used, sizeof lines - used, "\n  %s", one);
+				int k = snprintf(lines + used, sizeof lines - used, "; %s", one);
 				if (k > 0)
 					used += (size_t)k;
 			}
@@ -923,7 +918,7 @@ static void report_deadlock(void)
 	if (!blocked)
 		return;
 	fail(SIM_EXIT_TRACE, "%s:%d: deadlock: %d stream%s of %d ranks cannot go on%s%s", tr_path(R->t), first_line,
-	     blocked, blocked == 1 ? "" : "s", R->nranks, lines, blocked > 8 ? "\n  ..." : "");
+	     blocked, blocked == 1 ? "" : "s", R->nranks, lines, blocked > 8 ? "; ..." : "");
 	(void)first;
 }
 
@@ -936,8 +931,8 @@ static int dominant_dtype(void)
 	return best;
 }
 
-int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r,
-           char *why, size_t whylen)
+int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r, char *why,
+           size_t whylen)
 {
 	static struct run run;
 	memset(r, 0, sizeof *r);

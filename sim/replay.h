@@ -21,40 +21,40 @@
 
 /* One executed op on a rank's stream. */
 struct rp_span {
-	double t0, t1;  /* start (after dependencies and peers), end; seconds */
-	double arrive;  /* coll/send/recv: when this rank reached it (t0 - arrive = waiting for peers) */
-	double flops;   /* useful work */
-	double bytes;   /* device op: DRAM bytes; coll/p2p: bus bytes this rank moved */
-	long pred;      /* span that enabled the start (critical path), -1 = none */
+	double t0, t1; /* start (after dependencies and peers), end; seconds */
+	double arrive; /* coll/send/recv: when this rank reached it (t0 - arrive = waiting for peers) */
+	double flops;  /* useful work */
+	double bytes;  /* device op: DRAM bytes; coll/p2p: bus bytes this rank moved */
+	long pred;     /* span that enabled the start (critical path), -1 = none */
 	int rank;
 	int line;
-	int text;         /* index into rp_result.texts: canonical op text */
+	int text; /* index into rp_result.texts: canonical op text */
 	short stream;
-	signed char kind; /* enum tr_kind */
-	signed char bound;/* device op: enum dm_bound; else -1 */
-	short mark;       /* region (tr_mark_name), -1 before the first mark */
-	signed char algo; /* coll: enum tr_algo chosen */
-	signed char proto;/* coll: enum coll_proto */
+	signed char kind;  /* enum tr_kind */
+	signed char bound; /* device op: enum dm_bound; else -1 */
+	short mark;        /* region (tr_mark_name), -1 before the first mark */
+	signed char algo;  /* coll: enum tr_algo chosen */
+	signed char proto; /* coll: enum coll_proto */
 };
 
 struct rp_options {
-	double jitter;        /* sigma of a lognormal factor on device-op times; 0 = off */
-	unsigned long seed;   /* GSL random stream seed (with jitter) */
-	int progress;         /* print progress on stderr for long runs */
+	double jitter;      /* sigma of a lognormal factor on device-op times; 0 = off */
+	unsigned long seed; /* GSL random stream seed (with jitter) */
+	int progress;       /* print progress on stderr for long runs */
 };
 
 struct rp_result {
-	double time_s;  /* step time: the last op's end */
+	double time_s; /* step time: the last op's end */
 	int ranks;
 	struct topo topo;
 	long nspans;
 	struct rp_span *spans;
 	int ntexts;
 	char **texts;
-	long events;      /* ops replayed, all ranks */
+	long events;        /* ops replayed, all ranks */
 	long sg_activities; /* SimGrid sleeps and parallel tasks */
-	double wall_s;    /* replay wall-clock time */
-	int dtype;        /* dominant dtype of the device ops (by FLOPs), -1 if none */
+	double wall_s;      /* replay wall-clock time */
+	int dtype;          /* dominant dtype of the device ops (by FLOPs), -1 if none */
 };
 
 /*
@@ -63,8 +63,8 @@ struct rp_result {
  * for the system) with a message of one or more lines in why (the first
  * "path:line: ..."; the others say which ranks wait on what).
  */
-int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r,
-           char *why, size_t whylen);
+int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r, char *why,
+           size_t whylen);
 void rp_result_free(struct rp_result *r);
 
 #endif

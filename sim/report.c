@@ -50,7 +50,10 @@ static double union_len(const long *idx, long n, int want)
 	double total = 0, lo = 0, hi = -1;
 	for (long i = 0; i < n; i++) {
 		const struct rp_span *s = &SP[idx[i]];
-		int ok = want == 0 ? s->kind == TK_OP : want == 1 ? is_comm(s->kind) : want == 2 ? s->kind != TK_DELAY : 1;
+		int ok = want == 0   ? s->kind == TK_OP
+		         : want == 1 ? is_comm(s->kind)
+		         : want == 2 ? s->kind != TK_DELAY
+		                     : 1;
 		if (!ok || s->t1 <= s->t0)
 			continue;
 		if (s->t0 > hi) {
@@ -158,8 +161,8 @@ static void groups(struct report *rep)
 		double d = s->t1 - s->t0;
 		rep->flops += s->flops;
 		rep->total_op_time += d;
-		struct rep_group *g = group_find(rep->kinds, &rep->nkinds, (int)(sizeof rep->kinds / sizeof rep->kinds[0]),
-		                                 kind_label(s, r));
+		struct rep_group *g = group_find(rep->kinds, &rep->nkinds,
+		                                 (int)(sizeof rep->kinds / sizeof rep->kinds[0]), kind_label(s, r));
 		if (g) {
 			g->count++;
 			g->time_s += d;
@@ -240,8 +243,9 @@ static void critical_path(struct report *rep)
 			rep->crit_other += d;
 		rep->crit_len++;
 		/* keep the REP_CRIT longest spans on the path */
-		int pos = rep->ncrit < REP_CRIT ? rep->ncrit++ : REP_CRIT - 1;
-		if (pos < REP_CRIT - 1 || d > r->spans[rep->crit[pos]].t1 - r->spans[rep->crit[pos]].t0) {
+		int full = rep->ncrit == REP_CRIT;
+		int pos = full ? REP_CRIT - 1 : rep->ncrit++;
+		if (!full || d > r->spans[rep->crit[pos]].t1 - r->spans[rep->crit[pos]].t0) {
 			rep->crit[pos] = cur;
 			while (pos > 0 && d > r->spans[rep->crit[pos - 1]].t1 - r->spans[rep->crit[pos - 1]].t0) {
 				long tmp = rep->crit[pos - 1];
@@ -342,7 +346,8 @@ void report_text(const struct report *rep, const char *config_path, FILE *f)
 	tfmt(m->exposed, b4, sizeof b4);
 	tfmt(m->wait, b5, sizeof b5);
 	tfmt(m->idle, b6, sizeof b6);
-	fprintf(f, "  per rank     (mean of %d) busy %s (%.1f%%), idle %s\n", r->ranks, b1, pct(m->busy, r->time_s), b6);
+	fprintf(f, "  per rank     (mean of %d) busy %s (%.1f%%), idle %s\n", r->ranks, b1, pct(m->busy, r->time_s),
+	        b6);
 	fprintf(f, "               compute %s (%.1f%%), communication %s, exposed %s (%.1f%%), waiting for peers %s\n",
 	        b2, pct(m->compute, r->time_s), b3, b4, pct(m->exposed, r->time_s), b5);
 	fprintf(f, "\n  time by op kind (summed over ranks)\n");
@@ -357,7 +362,8 @@ void report_text(const struct report *rep, const char *config_path, FILE *f)
 			const struct rep_group *g = &rep->colls[i];
 			tfmt(g->time_s / g->count, b1, sizeof b1);
 			fprintf(f, "    %-44s x%-6ld %10s  %s/%s  busbw %.4g GB/s\n", g->name, g->count, b1,
-			        tr_algo_name((enum tr_algo)g->algo), coll_proto_name((enum coll_proto)g->proto), g->extra / 1e9);
+			        tr_algo_name((enum tr_algo)g->algo), coll_proto_name((enum coll_proto)g->proto),
+			        g->extra / 1e9);
 		}
 	}
 	if (rep->nmarks) {
@@ -373,17 +379,19 @@ void report_text(const struct report *rep, const char *config_path, FILE *f)
 		const struct rep_group *g = &rep->top[i];
 		tfmt(g->time_s, b1, sizeof b1);
 		fprintf(f, "    %5.1f%%  %10s  x%-6ld %-8s %s\n", 100 * g->extra, b1, g->count,
-		        g->bound >= 0 ? dm_bound_name((enum dm_bound)g->bound) : g->algo >= 0 ? "comm" : "",
+		        g->bound >= 0  ? dm_bound_name((enum dm_bound)g->bound)
+		        : g->algo >= 0 ? "comm"
+		                       : "",
 		        g->name);
 	}
 	tfmt(rep->crit_compute, b1, sizeof b1);
 	tfmt(rep->crit_comm, b2, sizeof b2);
 	tfmt(rep->crit_wait, b3, sizeof b3);
-	fprintf(f, "\n  critical path: %ld ops; compute %s, communication %s, gaps %s; longest:\n", rep->crit_len, b1, b2,
-	        b3);
+	fprintf(f, "\n  critical path: %ld ops; compute %s, communication %s, gaps %s; longest:\n", rep->crit_len, b1,
+	        b2, b3);
 	for (int i = 0; i < rep->ncrit; i++)
 		span_line(rep, rep->crit[i], f);
-	fprintf(f, "\n  simulated %ld ops with %ld engine activities in %.3g s\n", r->events, r->sg_activities, r->wall_s);
+	fprintf(f, "\n  replayed %ld ops with %ld engine activities\n", r->events, r->sg_activities);
 }
 
 /* ---- JSON ---- */
@@ -476,7 +484,10 @@ void report_json(const struct report *rep, const char *config_path, FILE *f)
 		json_int(&j, "count", g->count);
 		json_num(&j, "time_s", g->time_s);
 		json_num(&j, "share", g->extra);
-		json_str(&j, "bound", g->bound >= 0 ? dm_bound_name((enum dm_bound)g->bound) : g->algo >= 0 ? "comm" : "");
+		json_str(&j, "bound",
+		         g->bound >= 0  ? dm_bound_name((enum dm_bound)g->bound)
+		         : g->algo >= 0 ? "comm"
+		                        : "");
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
@@ -562,7 +573,7 @@ int report_csv(const struct report *rep, const char *dir, char *why, size_t whyl
 		fprintf(f, ",%d,%s,", s->line, kind_label(s, r));
 		csv_str(f, r->texts[s->text]);
 		fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%s,%.9g,%.9g,", s->t0, s->t1, s->t1 - s->t0, s->t0 - s->arrive,
-		        s->bound >= 0 ? dm_bound_name((enum dm_bound)s->bound)
+		        s->bound >= 0  ? dm_bound_name((enum dm_bound)s->bound)
 		        : s->algo >= 0 ? tr_algo_name((enum tr_algo)s->algo)
 		                       : "",
 		        s->flops, s->bytes);
@@ -618,20 +629,28 @@ int report_timeline(const struct report *rep, FILE *f, const char *keep)
 		char *nm = &named[(size_t)s->rank * ((size_t)tr_nstreams(rep->trace) + 1) + (size_t)s->stream];
 		if (!*nm) {
 			*nm = 1;
-			fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}},\n",
-			        first ? "" : ",", s->rank, s->rank);
-			fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":%d}},\n",
-			        s->rank, s->rank);
-			fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"stream ",
-			        s->rank, s->stream + 1);
+			fprintf(
+			    f,
+			    "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}},\n",
+			    first ? "" : ",", s->rank, s->rank);
+			fprintf(
+			    f,
+			    "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":%d}},\n",
+			    s->rank, s->rank);
+			fprintf(
+			    f,
+			    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"stream ",
+			    s->rank, s->stream + 1);
 			fprintf(f, "%s\"}}", tr_stream_name(rep->trace, s->stream));
 			first = 0;
 		}
 		if (s->t0 > s->arrive)
-			fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"wait for peers\",\"pid\":%d,\"tid\":%d,"
-			           "\"ts\":%.6f,\"dur\":%.6f}",
+			fprintf(f,
+			        ",\n{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"wait for peers\",\"pid\":%d,\"tid\":%d,"
+			        "\"ts\":%.6f,\"dur\":%.6f}",
 			        s->rank, s->stream + 1, s->arrive * 1e6, (s->t0 - s->arrive) * 1e6);
-		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", first ? "" : ",\n", tr_kind_name((enum tr_kind)s->kind));
+		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", first ? "" : ",\n",
+		        tr_kind_name((enum tr_kind)s->kind));
 		first = 0;
 		jstr(f, kind_label(s, r));
 		fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,\"args\":{\"op\":", s->rank, s->stream + 1,

@@ -24,7 +24,7 @@ struct rep_group { /* one row of a "time by ..." table */
 	int algo, proto, bound;
 };
 
-#define REP_TOP 10
+#define REP_TOP  10
 #define REP_CRIT 12
 
 struct report {
@@ -33,9 +33,9 @@ struct report {
 	const struct rp_result *r;
 	struct rep_rank *rank; /* per rank */
 	struct rep_rank mean, max;
-	double flops;          /* useful work, all ranks */
-	double peak;           /* per device, of the dominant dtype */
-	double tflops_dev;     /* achieved per device */
+	double flops;      /* useful work, all ranks */
+	double peak;       /* per device, of the dominant dtype */
+	double tflops_dev; /* achieved per device */
 	double mfu;
 	int nkinds;
 	struct rep_group kinds[TK_COUNT + OP_KIND_COUNT + CO_COUNT];

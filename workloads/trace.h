@@ -127,7 +127,8 @@ int tr_comm_line(const struct trace *t, int i); /* 0 for built-ins */
  * in increasing rank order into members (up to max) and returns the group
  * size; returns 0 when rank is in no group of comm (a `comm ranks=` list
  * without it). *group_id (may be NULL) receives the lowest member rank,
- * which names the group.
+ * which names the group (-1 when there is none). The size is the whole
+ * group's even when max is smaller (members may be NULL with max 0).
  */
 int tr_comm_group(const struct trace *t, int comm, int rank, int *members, int max, int *group_id);
 
@@ -146,7 +147,11 @@ struct tr_cursor *tr_cursor_new(const struct trace *t, int rank);
 int tr_next(struct tr_cursor *c, struct tr_event *ev, char *why, size_t whylen);
 void tr_cursor_free(struct tr_cursor *c);
 
-/* Canonical one-line text of an event (for reports and timelines). */
+/* Canonical one-line text of an event (for reports and timelines): the
+   op_format text of a device op, or the coll/send/recv/delay/mark line with
+   defaults filled in and peer= as the resolved rank, then stream= (when not
+   "0"), id= and after=. It reads back as a trace line to the same event.
+   snprintf-like: returns the length of the whole text. */
 size_t tr_event_format(const struct trace *t, const struct tr_event *ev, char *buf, size_t len);
 
 #endif

@@ -1,0 +1,1 @@
+run configs/h100.cfg traces/allreduce_8.trace --json

@@ -1,0 +1,1 @@
+run configs/a100.cfg traces/pipeline_4.trace

@@ -1,0 +1,898 @@
+/*
+ * test_trace.c -- the `simtrace 1` trace: the minimal trace, layout
+ * coordinates and communicator groups (against a brute-force scan), `on`
+ * selectors, repeat and def/call counts, after=/id= resolution, every
+ * load-time refusal with its line (strings here, files in tests/trace_bad/
+ * with tests/trace_bad/expected.tsv), expansion-time refusals, and the
+ * canonical text of events parsing back to the same events.
+ *
+ * usage: test_trace TESTS_DIR
+ */
+#include "trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int fails, checks;
+
+#define CHECK(cond, ...)                                                                                               \
+	do {                                                                                                           \
+		checks++;                                                                                              \
+		if (!(cond)) {                                                                                         \
+			fails++;                                                                                       \
+			printf("FAIL line %d: ", __LINE__);                                                            \
+			printf(__VA_ARGS__);                                                                           \
+			printf("\n");                                                                                  \
+		}                                                                                                      \
+	} while (0)
+
+static struct trace *parse(const char *text)
+{
+	char why[TR_MSG_MAX] = "";
+	struct trace *t = tr_parse_string(text, "t.trace", why, sizeof why);
+	CHECK(t != NULL, "refused: %s\n--- trace ---\n%s---", why, text);
+	return t;
+}
+
+/* Events of one rank (up to max); the count, or -1 with the message. */
+static int expand(const struct trace *t, int rank, struct tr_event *ev, int max, char *why, size_t whylen)
+{
+	struct tr_cursor *c = tr_cursor_new(t, rank);
+	struct tr_event tmp;
+	int n = 0, r;
+	if (!c)
+		return -2;
+	while ((r = tr_next(c, n < max ? &ev[n] : &tmp, why, whylen)) == 1)
+		n++;
+	tr_cursor_free(c);
+	return r < 0 ? -1 : n;
+}
+
+static int count(const struct trace *t, int rank)
+{
+	char why[TR_MSG_MAX] = "";
+	struct tr_event ev;
+	int n = expand(t, rank, &ev, 0, why, sizeof why);
+	CHECK(n >= 0, "rank %d: %s", rank, why);
+	return n;
+}
+
+/* ---- the minimal trace ---- */
+
+static void test_minimal(void)
+{
+	struct trace *t = parse("simtrace 1\nranks 8\ncoll op=allreduce comm=world bytes=1GiB\n");
+	if (!t)
+		return;
+	CHECK(tr_ranks(t) == 8, "ranks %d", tr_ranks(t));
+	for (int r = 0; r < 8; r++) {
+		struct tr_event ev[4];
+		char why[TR_MSG_MAX] = "";
+		int n = expand(t, r, ev, 4, why, sizeof why);
+		CHECK(n == 1, "rank %d: %d events (%s)", r, n, why);
+		if (n != 1)
+			continue;
+		CHECK(ev[0].kind == TK_COLL && ev[0].coll == CO_ALLREDUCE && ev[0].algo == AL_AUTO,
+		      "rank %d: kind %d coll %d", r, ev[0].kind, ev[0].coll);
+		CHECK(ev[0].bytes == 1073741824.0, "rank %d: bytes %.17g", r, ev[0].bytes);
+		CHECK(ev[0].comm == 0 && !strcmp(tr_comm_name(t, ev[0].comm), "world"), "comm %d", ev[0].comm);
+		CHECK(ev[0].line == 3 && ev[0].stream == 0 && ev[0].label == -1 && ev[0].nafter == 0,
+		      "line %d stream %d label %d", ev[0].line, ev[0].stream, ev[0].label);
+	}
+	/* built-in names */
+	static const char *const comms[] = {"world", "tp", "cp", "ep", "dp", "pp"};
+	CHECK(tr_ncomms(t) == 6, "ncomms %d", tr_ncomms(t));
+	for (int i = 0; i < 6; i++)
+		CHECK(!strcmp(tr_comm_name(t, i), comms[i]) && tr_comm_line(t, i) == 0, "comm %d is %s", i,
+		      tr_comm_name(t, i));
+	CHECK(tr_nstreams(t) == 1 && !strcmp(tr_stream_name(t, 0), "0"), "stream 0");
+	CHECK(!strcmp(tr_path(t), "t.trace"), "path %s", tr_path(t));
+	CHECK(tr_dim_size(t, DIM_TP) == 1 && tr_coord(t, 5, DIM_PP) == 0, "no layout: dims of size 1");
+	CHECK(tr_cursor_new(t, 8) == NULL && tr_cursor_new(t, -1) == NULL, "cursor for a rank out of range");
+	CHECK(!strcmp(tr_kind_name(TK_DELAY), "delay") && !strcmp(tr_coll_name(CO_REDUCESCATTER), "reducescatter") &&
+	          !strcmp(tr_algo_name(AL_NVLS), "nvls") && !strcmp(tr_dim_name(DIM_EP), "ep"),
+	      "enum names");
+	tr_free(t);
+
+	/* comments, blank lines, tabs, CRLF; no trailing newline */
+	t = parse("# a comment\n\n  simtrace 1   # the header\r\nranks\t2\r\n\tgemm m=1 n=1 k=1 dtype=fp16 # x=y\r\n"
+	          "delay time=1us");
+	if (t) {
+		CHECK(count(t, 0) == 2 && count(t, 1) == 2, "comments and white space");
+		tr_free(t);
+	}
+	/* an empty body is fine */
+	t = parse("simtrace 1\nranks 3\n");
+	if (t) {
+		CHECK(count(t, 2) == 0, "no ops");
+		tr_free(t);
+	}
+}
+
+/* ---- layout and communicators ---- */
+
+static void check_group(const struct trace *t, int comm, int rank, const int *want, int nwant)
+{
+	int m[2048], gid = -7;
+	int n = tr_comm_group(t, comm, rank, m, 2048, &gid);
+	int ok = n == nwant;
+	for (int i = 0; ok && i < n && i < 2048; i++)
+		ok = m[i] == want[i];
+	CHECK(ok, "comm %s rank %d: size %d (want %d), first %d (want %d)", tr_comm_name(t, comm), rank, n, nwant,
+	      n ? m[0] : -1, nwant ? want[0] : -1);
+	CHECK(gid == (nwant ? want[0] : gid), "comm %s rank %d: group id %d", tr_comm_name(t, comm), rank, gid);
+}
+
+/* Every group of every communicator against a scan of all ranks by coordinates. */
+static void brute_force_groups(const struct trace *t, const unsigned *dims_of_comm)
+{
+	int n = tr_ranks(t), want[256], got[256];
+	for (int c = 1; c < tr_ncomms(t); c++) {
+		if (!dims_of_comm[c])
+			continue;
+		for (int r = 0; r < n; r++) {
+			int nw = 0;
+			for (int q = 0; q < n; q++) {
+				int same = 1;
+				for (int d = 0; d < DIM_COUNT; d++)
+					if (!(dims_of_comm[c] & (1u << d)) &&
+					    tr_coord(t, q, (enum tr_dim)d) != tr_coord(t, r, (enum tr_dim)d))
+						same = 0;
+				if (same)
+					want[nw++] = q;
+			}
+			int gid;
+			int ng = tr_comm_group(t, c, r, got, 256, &gid);
+			int ok = ng == nw && gid == want[0];
+			for (int i = 0; ok && i < ng; i++)
+				ok = got[i] == want[i];
+			CHECK(ok, "comm %s rank %d: %d members, want %d", tr_comm_name(t, c), r, ng, nw);
+		}
+	}
+}
+
+static void test_layout(void)
+{
+	struct trace *t = parse("simtrace 1\nranks 1024\nlayout tp=8 pp=16 dp=8\ncomm dpp dims=dp,pp\n"
+	                        "comm fixed ranks=0-7,12,9-9,3\n");
+	if (!t)
+		return;
+	CHECK(tr_dim_size(t, DIM_TP) == 8 && tr_dim_size(t, DIM_PP) == 16 && tr_dim_size(t, DIM_DP) == 8 &&
+	          tr_dim_size(t, DIM_CP) == 1 && tr_dim_size(t, DIM_EP) == 1,
+	      "dim sizes");
+	/* rank = tp + 8 * (dp + 8 * pp) */
+	for (int r = 0; r < 1024; r += 37) {
+		int tp = tr_coord(t, r, DIM_TP), dp = tr_coord(t, r, DIM_DP), pp = tr_coord(t, r, DIM_PP);
+		CHECK(r == tp + 8 * (dp + 8 * pp) && tr_coord(t, r, DIM_CP) == 0, "rank %d: tp %d dp %d pp %d", r, tp,
+		      dp, pp);
+	}
+	CHECK(tr_coord(t, 100, DIM_TP) == 4 && tr_coord(t, 100, DIM_DP) == 4 && tr_coord(t, 100, DIM_PP) == 1,
+	      "rank 100");
+	CHECK(tr_coord(t, 1023, DIM_PP) == 15 && tr_coord(t, 1023, DIM_TP) == 7, "rank 1023");
+	int want[1024], n;
+	for (n = 0; n < 8; n++)
+		want[n] = 96 + n;
+	check_group(t, 1 + DIM_TP, 100, want, 8);
+	for (n = 0; n < 8; n++)
+		want[n] = 68 + 8 * n;
+	check_group(t, 1 + DIM_DP, 100, want, 8);
+	for (n = 0; n < 16; n++)
+		want[n] = 36 + 64 * n;
+	check_group(t, 1 + DIM_PP, 100, want, 16);
+	want[0] = 100;
+	check_group(t, 1 + DIM_CP, 100, want, 1);
+	check_group(t, 1 + DIM_EP, 100, want, 1);
+	for (n = 0; n < 1024; n++)
+		want[n] = n;
+	check_group(t, 0, 100, want, 1024);
+	for (n = 0; n < 128; n++)
+		want[n] = 4 + 8 * n; /* every rank with tp=4 */
+	check_group(t, 6, 100, want, 128);
+	CHECK(tr_ncomms(t) == 8 && !strcmp(tr_comm_name(t, 6), "dpp") && tr_comm_line(t, 6) == 4 &&
+	          !strcmp(tr_comm_name(t, 7), "fixed") && tr_comm_line(t, 7) == 5,
+	      "user comms after the built-ins");
+	static const int fixed[] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 12};
+	check_group(t, 7, 12, fixed, 10);
+	check_group(t, 7, 0, fixed, 10);
+	int gid = 5;
+	CHECK(tr_comm_group(t, 7, 8, want, 1024, &gid) == 0 && gid == -1, "rank 8 is not in comm fixed");
+	CHECK(tr_comm_group(t, 1 + DIM_PP, 100, NULL, 0, NULL) == 16, "size only");
+	/* a short buffer: the size is still the whole group */
+	int few[3];
+	CHECK(tr_comm_group(t, 1 + DIM_PP, 100, few, 3, NULL) == 16 && few[2] == 36 + 128, "cut at max");
+	tr_free(t);
+
+	/* another order; every group checked against a scan */
+	t = parse("simtrace 1\nranks 48\nlayout tp=2 cp=3 ep=2 dp=2 pp=2 order=dp,tp,pp,cp,ep\ncomm a dims=tp,pp\n"
+	          "comm b dims=ep,cp,dp\ncomm c dims=tp,cp,ep,dp,pp\n");
+	if (t) {
+		/* rank = dp + 2 * (tp + 2 * (pp + 2 * (cp + 3 * ep))) */
+		for (int r = 0; r < 48; r++)
+			CHECK(r == tr_coord(t, r, DIM_DP) +
+			               2 * (tr_coord(t, r, DIM_TP) +
+			                    2 * (tr_coord(t, r, DIM_PP) +
+			                         2 * (tr_coord(t, r, DIM_CP) + 3 * tr_coord(t, r, DIM_EP)))),
+			      "order=: rank %d", r);
+		static const unsigned dims[] = {0, 1, 2, 4, 8, 16, 1 | 16, 2 | 4 | 8, 31};
+		brute_force_groups(t, dims);
+		tr_free(t);
+	}
+	/* order= may leave out dims of size 1 */
+	t = parse("simtrace 1\nranks 8\nlayout tp=2 dp=4 order=dp,tp\n");
+	if (t) {
+		CHECK(tr_coord(t, 5, DIM_DP) == 1 && tr_coord(t, 5, DIM_TP) == 1 && tr_coord(t, 3, DIM_DP) == 3,
+		      "order=dp,tp");
+		tr_free(t);
+	}
+
+	/* 1M ranks: groups by arithmetic, not by a scan */
+	t = parse("simtrace 1\nranks 1048576\nlayout tp=8 dp=1024 pp=128\ncomm x dims=tp,pp\n");
+	if (t) {
+		clock_t t0 = clock();
+		long long sum = 0;
+		static int m[1024];
+		for (int r = 0; r < 1048576; r++) {
+			sum += tr_comm_group(t, 1 + DIM_TP, r, m, 1024, NULL);
+			sum += tr_comm_group(t, 1 + DIM_DP, r, NULL, 0, NULL);
+		}
+		for (int r = 0; r < 1048576; r += 1021)
+			sum += tr_comm_group(t, 1 + DIM_PP, r, m, 1024, NULL) + tr_comm_group(t, 6, r, m, 1024, NULL);
+		double s = (double)(clock() - t0) / CLOCKS_PER_SEC;
+		CHECK(sum == 1048576LL * (8 + 1024) + 1028LL * (128 + 1024), "1M ranks: sum %lld", sum);
+		CHECK(s < 10, "1M ranks: %.2f s for the groups", s);
+		CHECK(tr_comm_group(t, 1 + DIM_PP, 1048575, m, 1024, NULL) == 128 && m[127] == 1048575 &&
+		          m[0] == 1048575 - 127 * 8192,
+		      "last pp group");
+		tr_free(t);
+	}
+}
+
+/* ---- on, repeat, def, call ---- */
+
+static void test_blocks(void)
+{
+	struct trace *t = parse("simtrace 1\nranks 8\nlayout tp=2 pp=4\n"
+	                        "on pp=last {\n gemm m=1 n=1 k=1 dtype=fp16\n}\n"
+	                        "on pp!=0 {\n delay time=1us\n}\n"
+	                        "on ranks=0-2,7 {\n delay time=2us\n}\n"
+	                        "on rank=last {\n delay time=3us\n}\n"
+	                        "on tp=1 pp=0-1 {\n delay time=4us\n}\n"
+	                        "on pp!=0,last {\n on tp=0 {\n  delay time=5us\n }\n}\n");
+	if (t) {
+		/* pp = rank / 2, tp = rank % 2 */
+		for (int r = 0; r < 8; r++) {
+			int pp = r / 2, tp = r % 2;
+			int want = (pp == 3) + (pp != 0) + (r <= 2 || r == 7) + (r == 7) + (tp == 1 && pp <= 1) +
+			           (pp != 0 && pp != 3 && tp == 0);
+			CHECK(count(t, r) == want, "selectors: rank %d issues %d, want %d", r, count(t, r), want);
+		}
+		tr_free(t);
+	}
+
+	t = parse("simtrace 1\nranks 2\n"
+	          "def inner {\n elem op=add n=8 dtype=fp16\n repeat 3 {\n  copy bytes=1KiB\n }\n}\n"
+	          "def outer {\n call inner\n call inner\n mark name=m\n}\n"
+	          "repeat 4 {\n call outer\n}\n"
+	          "on rank=1 {\n repeat 10 {\n  call inner\n }\n}\n");
+	if (t) {
+		CHECK(count(t, 0) == 4 * (2 * 4 + 1), "def/call/repeat: rank 0 %d", count(t, 0));
+		CHECK(count(t, 1) == 4 * (2 * 4 + 1) + 40, "def/call/repeat: rank 1 %d", count(t, 1));
+		CHECK(tr_nmarks(t) == 1 && !strcmp(tr_mark_name(t, 0), "m"), "mark names");
+		tr_free(t);
+	}
+
+	/* the order of a rank's events */
+	t = parse("simtrace 1\nranks 1\nrepeat 2 {\n mark name=a\n repeat 2 {\n  mark name=b\n }\n}\nmark name=c\n");
+	if (t) {
+		struct tr_event ev[16];
+		char why[TR_MSG_MAX];
+		int n = expand(t, 0, ev, 16, why, sizeof why);
+		char seq[17] = "";
+		for (int i = 0; i < n && i < 16; i++)
+			seq[i] = tr_mark_name(t, ev[i].mark)[0];
+		CHECK(n == 7 && !strcmp(seq, "abbabbc"), "order: %s", seq);
+		tr_free(t);
+	}
+
+	/* a rank that a huge repeat leaves out costs nothing; so does an
+	   exponential chain of calls of an empty def */
+	static char chain[8192];
+	size_t len = (size_t)snprintf(chain, sizeof chain,
+	                              "simtrace 1\nranks 4\nrepeat 1000000000 {\n repeat 1000000000 {\n  on rank=1 {\n"
+	                              "   gemm m=1 n=1 k=1 dtype=fp16\n  }\n }\n}\n"
+	                              "def d0 {\n on rank=2 {\n  delay time=1us\n }\n}\n");
+	for (int i = 1; i <= 60; i++)
+		len += (size_t)snprintf(chain + len, sizeof chain - len, "def d%d {\n call d%d\n call d%d\n}\n", i,
+		                        i - 1, i - 1);
+	snprintf(chain + len, sizeof chain - len, "call d60\ngemm m=2 n=2 k=2 dtype=fp16\n");
+	t = parse(chain);
+	if (t) {
+		clock_t t0 = clock();
+		CHECK(count(t, 0) == 1 && count(t, 3) == 1, "empty repeats and calls");
+		struct tr_cursor *c = tr_cursor_new(t, 1);
+		struct tr_event ev;
+		char why[TR_MSG_MAX];
+		int n = 0;
+		while (n < 100000 && tr_next(c, &ev, why, sizeof why) == 1)
+			n++;
+		CHECK(n == 100000 && ev.op.m == 1, "rank 1 issues the repeat's gemms");
+		tr_cursor_free(c);
+		double s = (double)(clock() - t0) / CLOCKS_PER_SEC;
+		CHECK(s < 5, "empty expansion took %.2f s", s);
+		tr_free(t);
+	}
+
+	/* 64 levels are fine, calls included */
+	static char deep[8192];
+	len = (size_t)snprintf(deep, sizeof deep, "simtrace 1\nranks 1\ndef d {\n");
+	for (int i = 0; i < 63; i++)
+		len += (size_t)snprintf(deep + len, sizeof deep - len, "repeat 2 {\n");
+	len += (size_t)snprintf(deep + len, sizeof deep - len, "mark name=x\n");
+	for (int i = 0; i < 64; i++)
+		len += (size_t)snprintf(deep + len, sizeof deep - len, "}\n");
+	snprintf(deep + len, sizeof deep - len, "call d\n");
+	t = parse(deep);
+	if (t) {
+		struct tr_cursor *c = tr_cursor_new(t, 0);
+		struct tr_event ev;
+		char why[TR_MSG_MAX];
+		int n = 0;
+		while (n < 1000 && tr_next(c, &ev, why, sizeof why) == 1)
+			n++;
+		CHECK(n == 1000 && ev.kind == TK_MARK, "64 levels deep");
+		tr_cursor_free(c);
+		tr_free(t);
+	}
+}
+
+/* ---- scheduling keys ---- */
+
+static void test_sched(void)
+{
+	struct trace *t = parse("simtrace 1\nranks 2\n"
+	                        "gemm m=8 n=8 k=8 dtype=bf16 id=a\n"
+	                        "gemm m=8 n=8 k=8 dtype=bf16 id=b after=a stream=s1\n"
+	                        "coll op=allreduce comm=world bytes=1MiB stream=comm after=a,b,a id=a\n"
+	                        "delay time=1ms after=a stream=s1\n"
+	                        "send peer=rank+1 bytes=4 tag=7 after=b\n"
+	                        "on rank=0 {\n gemm m=1 n=1 k=1 dtype=fp16 id=only0\n}\n"
+	                        "on rank=0 {\n delay time=1us after=only0\n}\n");
+	if (!t)
+		return;
+	struct tr_event ev[8];
+	char why[TR_MSG_MAX] = "";
+	int n = expand(t, 0, ev, 8, why, sizeof why);
+	CHECK(n == 7, "rank 0: %d events (%s)", n, why);
+	CHECK(tr_nlabels(t) == 3 && !strcmp(tr_label_name(t, 0), "a") && !strcmp(tr_label_name(t, 1), "b") &&
+	          !strcmp(tr_label_name(t, 2), "only0"),
+	      "labels");
+	CHECK(tr_nstreams(t) == 3 && !strcmp(tr_stream_name(t, 1), "s1") && !strcmp(tr_stream_name(t, 2), "comm"),
+	      "streams");
+	if (n == 7) {
+		CHECK(ev[0].label == 0 && ev[0].nafter == 0 && ev[0].stream == 0, "op a");
+		CHECK(ev[1].label == 1 && ev[1].nafter == 1 && ev[1].after[0] == 0 && ev[1].stream == 1, "op b");
+		CHECK(ev[2].label == 0 && ev[2].nafter == 2 && ev[2].after[0] == 0 && ev[2].after[1] == 1 &&
+		          ev[2].stream == 2,
+		      "coll: after=a,b,a waits for a and b");
+		CHECK(ev[3].kind == TK_DELAY && ev[3].seconds == 1e-3 && ev[3].stream == 1, "delay");
+		CHECK(ev[4].kind == TK_SEND && ev[4].peer == 1 && ev[4].tag == 7 && ev[4].bytes == 4, "send");
+		CHECK(ev[6].nafter == 1 && ev[6].after[0] == 2, "after= in an on block");
+	}
+	/* rank 1 sends to rank 2, which does not exist */
+	n = expand(t, 1, ev, 8, why, sizeof why);
+	CHECK(n == -1 && strstr(why, "t.trace:7: rank 1: send peer=rank+1 is out of range"), "rank 1: %s", why);
+	tr_free(t);
+}
+
+/* ---- load-time refusals ---- */
+
+static const struct {
+	const char *text, *msg;
+} bad[] = {
+    {"", "t.trace:1: empty trace: expected the header 'simtrace 1'"},
+    {"# only a comment\n\n", "t.trace:2: empty trace"},
+    {"simtrace 2\n", "t.trace:1: unsupported trace version 2 (this sim reads simtrace 1)"},
+    {"simtrace 10\nranks 1\n", "t.trace:1: unsupported trace version 10 (this sim reads simtrace 1)"},
+    {"simtrace one\n", "t.trace:1: the header must be exactly 'simtrace 1'"},
+    {"simtrace 1 extra\n", "t.trace:1: the header must be exactly 'simtrace 1'"},
+    {"simtrace\n", "t.trace:1: the header must be exactly 'simtrace 1'"},
+    {"ranks 8\nsimtrace 1\n", "t.trace:1: expected the header 'simtrace 1' on the first line (not 'ranks')"},
+    {"simtrace 1\nsimtrace 1\n", "t.trace:2: a second header"},
+    {"simtrace 1\n", "t.trace:1: missing 'ranks N'"},
+    {"simtrace 1\ngemm m=1 n=1 k=1 dtype=fp16\nranks 2\n", "t.trace:2: 'gemm' before 'ranks N'"},
+    {"simtrace 1\nlayout tp=2\nranks 2\n", "t.trace:2: 'layout' before 'ranks N'"},
+    {"simtrace 1\nranks 0\n", "t.trace:2: ranks 0: expected an integer from 1 to 1048576"},
+    {"simtrace 1\nranks 1048577\n", "t.trace:2: ranks 1048577: expected an integer from 1 to 1048576"},
+    {"simtrace 1\nranks -1\n", "t.trace:2: ranks -1: expected an integer"},
+    {"simtrace 1\nranks 8 9\n", "t.trace:2: ranks: expected 'ranks N'"},
+    {"simtrace 1\nranks 8\nranks 8\n", "t.trace:3: ranks given twice (first at line 2)"},
+    {"simtrace 1\nranks 1024\nlayout tp=8 pp=16 dp=4\n",
+     "t.trace:3: layout: tp=8 dp=4 pp=16 makes 512 ranks, but ranks is 1024"},
+    {"simtrace 1\nranks 8\nlayout tp=1048576 pp=1048576\n", "t.trace:3: layout: tp=1048576 pp=1048576 makes more"},
+    {"simtrace 1\nranks 8\nlayout tp=0 dp=8\n", "t.trace:3: layout: tp=0 must be an integer from 1 to 1048576"},
+    {"simtrace 1\nranks 8\nlayout tp=8\nlayout tp=8\n", "t.trace:4: layout given twice (first at line 3)"},
+    {"simtrace 1\nranks 8\ndelay time=1us\nlayout tp=8\n",
+     "t.trace:4: layout must come before the first op, comm, def or block (line 3)"},
+    {"simtrace 1\nranks 8\nlayout tp=2 dp=4 order=tp,pp\n", "t.trace:3: layout: order= leaves out dp (dp=4)"},
+    {"simtrace 1\nranks 8\nlayout tp=2 dp=4 order=tp,dp,tp\n", "t.trace:3: layout: order= names tp twice"},
+    {"simtrace 1\nranks 8\nlayout tp=2 dp=4 order=tp,xp\n", "t.trace:3: layout: order=tp,xp: 'xp' is not a dim"},
+    {"simtrace 1\nranks 8\nlayout tp=2 dp=4 mp=1\n", "t.trace:3: layout: unknown key 'mp' (expected tp, cp, ep, dp"},
+    {"simtrace 1\nranks 8\nlayout tp=2 tp=4\n", "t.trace:3: layout: tp= given twice"},
+    {"simtrace 1\nranks 8\ncomm a dims=tp\ncomm a ranks=1\n", "t.trace:4: comm a is already defined at line 3"},
+    {"simtrace 1\nranks 8\ncomm dp dims=tp\n", "t.trace:3: comm dp: the name of a built-in communicator"},
+    {"simtrace 1\nranks 8\ncomm a dims=tp ranks=1\n", "t.trace:3: comm a: give dims= or ranks=, not both"},
+    {"simtrace 1\nranks 8\ncomm a\n", "t.trace:3: comm: expected 'comm NAME dims=DIM,...' or"},
+    {"simtrace 1\nranks 8\ncomm a dims=tp,tp\n", "t.trace:3: comm a: dims= names tp twice"},
+    {"simtrace 1\nranks 8\ncomm a dims=tp,world\n", "t.trace:3: comm a: dims=tp,world: 'world' is not a dim"},
+    {"simtrace 1\nranks 8\ncomm a ranks=0-8\n", "t.trace:3: comm a: ranks=0-8: rank 8 is out of range (ranks 8: 0-7)"},
+    {"simtrace 1\nranks 8\ncomm a ranks=5-2\n", "t.trace:3: comm a: ranks=5-2: the range 5-2 runs backwards"},
+    {"simtrace 1\nranks 8\ncomm a ranks=1,,2\n", "t.trace:3: comm a: ranks=1,,2 has an empty item"},
+    {"simtrace 1\nranks 8\ncomm a rank=1\n", "t.trace:3: comm a: unknown key 'rank' (expected dims, ranks)"},
+    {"simtrace 1\nranks 8\nrepeat 2 {\ncomm a dims=tp\n}\n", "t.trace:4: comm belongs at the top level"},
+    {"simtrace 1\nranks 8\ndef a {\n}\ndef a {\n}\n", "t.trace:5: def a is already defined at line 3"},
+    {"simtrace 1\nranks 8\ndef a {\ndef b {\n}\n}\n", "t.trace:4: def belongs at the top level"},
+    {"simtrace 1\nranks 8\ndef a\n", "t.trace:3: def: expected 'def NAME {'"},
+    {"simtrace 1\nranks 8\ncall a\n",
+     "t.trace:3: call a: no def a before this line (a def must come before its calls)"},
+    {"simtrace 1\nranks 8\ncall a\ndef a {\n}\n",
+     "t.trace:3: call a: def a is at line 4, after this call (a def must come before its calls)"},
+    {"simtrace 1\nranks 8\ndef a {\n repeat 2 {\n  call a\n }\n}\n",
+     "t.trace:5: call a inside def a: a def cannot call itself (cycle a -> a)"},
+    {"simtrace 1\nranks 8\ncoll op=allreduce comm=world bytse=1GiB\n",
+     "t.trace:3: coll: unknown key 'bytse' (expected op, comm, bytes, algo, root, stream, id, after)"},
+    {"simtrace 1\nranks 8\ngemm m=1 n=1 k=1 dtype=fp16 steam=x\n", "t.trace:3: gemm: unknown key 'steam'"},
+    {"simtrace 1\nranks 8\nsend peer=1 bytes=1 tga=3\n", "t.trace:3: send: unknown key 'tga'"},
+    {"simtrace 1\nranks 8\ndelay time=1us duration=2us\n", "t.trace:3: delay: unknown key 'duration'"},
+    {"simtrace 1\nranks 8\nmark name=a id=b\n", "t.trace:3: mark: unknown key 'id' (expected name)"},
+    {"simtrace 1\nranks 8\ncoll op=allreduce comm=world bytes=1GiB bytes=2GiB\n",
+     "t.trace:3: coll: bytes= given twice"},
+    {"simtrace 1\nranks 8\ngemm m=1 n=1 k=1 dtype=fp16 stream=a stream=b\n", "t.trace:3: gemm: stream= given twice"},
+    {"simtrace 1\nranks 8\ngemm m=1 n=1 m=1 k=1 dtype=fp16\n", "t.trace:3: gemm: m= given twice"},
+    {"simtrace 1\nranks 8\ngemm m=1 n=1 k=1 dtype=fp16 id=\n", "t.trace:3: gemm: id= has no value"},
+    {"simtrace 1\nranks 8\ncoll op=allreduce comm=world bytes=\n", "t.trace:3: coll: bytes= has no value"},
+    {"simtrace 1\nranks 8\ncoll op=allreduce comm=world 1GiB\n", "t.trace:3: coll: '1GiB' is not key=value"},
+    {"simtrace 1\nranks 8\nrepeat 0 {\n}\n", "t.trace:3: repeat 0: the count must be an integer from 1 to 1000000000"},
+    {"simtrace 1\nranks 8\nrepeat 1000000001 {\n}\n", "t.trace:3: repeat 1000000001: the count must be"},
+    {"simtrace 1\nranks 8\nrepeat 2.5 {\n}\n", "t.trace:3: repeat 2.5: the count must be"},
+    {"simtrace 1\nranks 8\nrepeat 2\n", "t.trace:3: repeat: expected 'repeat N {'"},
+    {"simtrace 1\nranks 8\nrepeat 2 { gemm m=1 n=1 k=1 dtype=fp16 }\n", "t.trace:3: repeat: expected 'repeat N {'"},
+    {"simtrace 1\nranks 8\n}\n", "t.trace:3: '}' without an open block"},
+    {"simtrace 1\nranks 8\nrepeat 2 {\n}\n}\n", "t.trace:5: '}' without an open block"},
+    {"simtrace 1\nranks 8\nrepeat 2 {\n} x\n", "t.trace:4: '}' must be alone on its line"},
+    {"simtrace 1\nranks 8\nrepeat 2 {\n gemm m=1 n=1 k=1 dtype=fp16\n",
+     "t.trace:4: unexpected end of file: the block opened at line 3 is not closed by '}'"},
+    {"simtrace 1\nranks 8\ndef a {\n on rank=1 {\n  repeat 3 {\n  }\n\n# end\n",
+     "t.trace:8: unexpected end of file: the block opened at line 4 is not closed by '}'"},
+    {"simtrace 1\nranks 8\ngemm m=1 n=1 k=1 dtype=fp16 after=x\n",
+     "t.trace:3: after=x: no op before line 3 has id=x (after= waits only for ops issued earlier, so edges cannot "
+     "form a cycle)"},
+    {"simtrace 1\nranks 8\ngemm m=1 n=1 k=1 dtype=fp16 id=x after=x\n", "t.trace:3: after=x: no op before line 3"},
+    {"simtrace 1\nranks 8\ngemm m=1 n=1 k=1 dtype=fp16 id=a after=b\ngemm m=1 n=1 k=1 dtype=fp16 id=b after=a\n",
+     "t.trace:3: after=b: no op before line 3 has id=b; the op at line 4 comes later, and waiting forward would "
+     "allow a cycle of after= edges"},
+    {"simtrace 1\nranks 8\nrepeat 2 {\n delay time=1us after=y\n coll op=barrier comm=world id=y\n}\n",
+     "t.trace:4: after=y: no op before line 4 has id=y; the op at line 5 comes later"},
+    {"simtrace 1\nranks 8\ngemm m=1 n=1 k=1 dtype=fp16 id=a\ndelay time=1us after=a,a,a,a,a,a,a,a,a\n",
+     "t.trace:4: delay: after= lists more than 8 labels"},
+    {"simtrace 1\nranks 8\nlayout pp=4 dp=2\non pp=4 {\n}\n",
+     "t.trace:4: on: pp=4: 4 is out of range (the layout has pp=4: 0-3)"},
+    {"simtrace 1\nranks 8\nlayout pp=4 dp=2\non pp!=0-7 {\n}\n", "t.trace:4: on: pp=0-7: 7 is out of range"},
+    {"simtrace 1\nranks 8\non tp=1 {\n}\n", "t.trace:3: on: tp=1: 1 is out of range (the layout has tp=1: 0-0)"},
+    {"simtrace 1\nranks 8\non rank=8 {\n}\n", "t.trace:3: on: rank=8: rank 8 is out of range (ranks 8: 0-7)"},
+    {"simtrace 1\nranks 8\non ranks=0,x {\n}\n",
+     "t.trace:3: on: ranks=0,x: 'x' is not a number, a range A-B or 'last'"},
+    {"simtrace 1\nranks 8\non stage=1 {\n}\n", "t.trace:3: on: unknown key 'stage' (expected rank, ranks, tp"},
+    {"simtrace 1\nranks 8\non pp=0 pp!=0 {\n}\n", "t.trace:3: on: pp given twice"},
+    {"simtrace 1\nranks 8\non rank=0 ranks=1 {\n}\n", "t.trace:3: on: rank given twice"},
+    {"simtrace 1\nranks 8\non pp {\n}\n", "t.trace:3: on: 'pp' is not a selector"},
+    {"simtrace 1\nranks 8\non {\n}\n", "t.trace:3: on: expected 'on SELECTOR... {'"},
+    {"simtrace 1\nranks 8\non rank=0\n", "t.trace:3: on: expected 'on SELECTOR... {'"},
+    {"simtrace 1\nranks 8\ngemm m=1 n=1 k=1 dtype=fp16 stream=a/b\n", "t.trace:3: gemm: stream='a/b' is not a name"},
+    {"simtrace 1\nranks 8\ngemm m=1 n=1 k=1 dtype=fp16 id=abcdefghijabcdefghijabcdefghijabcdefghijabcdefgh\n",
+     "t.trace:3: gemm: id='abcdefghijabcdefghijabcdefghijabcdefghij...' is not a name (1 to 47"},
+    {"simtrace 1\nranks 8\nmark name=\xff\n", "t.trace:3: mark: name='?' is not a name"},
+    {"simtrace 1\nranks 8\ncomm a.b! dims=tp\n", "t.trace:3: comm: 'a.b!' is not a name"},
+    {"simtrace 1\nranks 8\nsend peer=1 bytes=1 after=,\n", "t.trace:3: send: after= label '' is not a name"},
+    {"simtrace 1\nranks 8\ngem m=1\n", "t.trace:3: unknown statement 'gem' (expected gemm|attn|elem|copy|conv"},
+    {"simtrace 1\nranks 8\ngemm m=1 n=1 dtype=fp16\n", "t.trace:3: gemm: missing k="},
+    {"simtrace 1\nranks 8\nattn b=1 h=3 hkv=2 sq=1 skv=1 d=1 dtype=fp16 impl=flash2\n",
+     "t.trace:3: attn: hkv=2 must divide h=3"},
+    {"simtrace 1\nranks 8\ncoll op=allreduce comm=foo bytes=1\n",
+     "t.trace:3: coll op=allreduce: comm=foo is not a communicator"},
+    {"simtrace 1\nranks 8\ncoll op=allreduce comm=a bytes=1\ncomm a dims=tp\n",
+     "t.trace:3: coll op=allreduce: comm=a is not a communicator"},
+    {"simtrace 1\nranks 8\ncoll op=allsum comm=world bytes=1\n", "t.trace:3: coll: op=allsum is not one of allreduce|"},
+    {"simtrace 1\nranks 8\ncoll comm=world bytes=1\n", "t.trace:3: coll: missing op="},
+    {"simtrace 1\nranks 8\ncoll op=allreduce bytes=1\n", "t.trace:3: coll op=allreduce: missing comm="},
+    {"simtrace 1\nranks 8\ncoll op=allgather comm=world\n", "t.trace:3: coll op=allgather: missing bytes="},
+    {"simtrace 1\nranks 8\ncoll op=alltoall comm=world bytes=0\n",
+     "t.trace:3: coll op=alltoall: bytes=0 must be positive (only op=barrier moves no data)"},
+    {"simtrace 1\nranks 8\ncoll op=barrier comm=world bytes=1KiB\n", "t.trace:3: coll op=barrier moves no data"},
+    {"simtrace 1\nranks 8\ncoll op=allreduce comm=world bytes=5GHz\n",
+     "t.trace:3: coll op=allreduce: bytes=5GHz: \"5GHz\" is a frequency; expected a size"},
+    {"simtrace 1\nranks 8\ncoll op=allreduce comm=world bytes=1.5\n", "is not a whole number of bytes"},
+    {"simtrace 1\nranks 8\ncoll op=allreduce comm=world bytes=-1KB\n",
+     "t.trace:3: coll op=allreduce: bytes=-1KB must not"},
+    {"simtrace 1\nranks 8\ncoll op=allreduce comm=world bytes=8EiB\n", "unknown unit"},
+    {"simtrace 1\nranks 8\ncoll op=allreduce comm=world bytes=1e30B\n", "is too large (must be below 2^62 bytes)"},
+    {"simtrace 1\nranks 8\ncoll op=allreduce comm=world bytes=1 algo=star\n",
+     "t.trace:3: coll op=allreduce: algo=star is not one of auto|ring|tree|nvls|hier|direct"},
+    {"simtrace 1\nranks 8\ncoll op=allreduce comm=world bytes=1 root=0\n",
+     "t.trace:3: coll op=allreduce: root= applies only to op=broadcast|reduce"},
+    {"simtrace 1\nranks 8\nlayout tp=4 dp=2\ncoll op=broadcast comm=tp bytes=1 root=4\n",
+     "t.trace:4: coll op=broadcast: root=4 must be below the size of the group (comm tp has 4 ranks)"},
+    {"simtrace 1\nranks 8\ncomm c ranks=1,3\ncoll op=reduce comm=c bytes=1 root=2\n",
+     "t.trace:4: coll op=reduce: root=2 must be below the size of the group (comm c has 2 ranks)"},
+    {"simtrace 1\nranks 8\ncoll op=reduce comm=world bytes=1 root=-1\n", "root=-1 must be a non-negative integer"},
+    {"simtrace 1\nranks 8\nsend peer=8 bytes=1\n", "t.trace:3: send: peer=8 is out of range (ranks 8: 0-7)"},
+    {"simtrace 1\nranks 8\nrecv peer=99999999999999 bytes=1\n", "t.trace:3: recv: peer=99999999999999 is out of range"},
+    {"simtrace 1\nranks 8\nlayout pp=8\nsend peer=pp+8 bytes=1\n",
+     "t.trace:4: send: peer=pp+8 is out of range for every rank (pp has 8: 0-7)"},
+    {"simtrace 1\nranks 8\nsend peer=tp+1 bytes=1\n", "t.trace:3: send: peer=tp+1 is out of range for every rank"},
+    {"simtrace 1\nranks 8\nsend peer=pp+0 bytes=1\n", "t.trace:3: send: peer=pp+0 is the rank itself"},
+    {"simtrace 1\nranks 8\nsend peer=next bytes=1\n", "t.trace:3: send: peer=next: expected a rank, or DIM+K"},
+    {"simtrace 1\nranks 8\nsend peer=xp+1 bytes=1\n", "t.trace:3: send: peer=xp+1: expected a rank, or DIM+K"},
+    {"simtrace 1\nranks 8\nsend peer=pp+ bytes=1\n", "t.trace:3: send: peer=pp+: expected a rank"},
+    {"simtrace 1\nranks 8\nsend bytes=1\n", "t.trace:3: send: missing peer="},
+    {"simtrace 1\nranks 8\nrecv peer=1\n", "t.trace:3: recv: missing bytes="},
+    {"simtrace 1\nranks 8\nrecv peer=1 bytes=0\n", "t.trace:3: recv: bytes=0 must be positive"},
+    {"simtrace 1\nranks 8\nrecv peer=1 bytes=1 tag=-1\n", "t.trace:3: recv: tag=-1 must be an integer from 0 to"},
+    {"simtrace 1\nranks 8\ndelay time=5\n",
+     "t.trace:3: delay: time=5: \"5\" has no unit; expected a time such as \"1 us\""},
+    {"simtrace 1\nranks 8\ndelay time=5MiB\n", "t.trace:3: delay: time=5MiB: \"5MiB\" is a size"},
+    {"simtrace 1\nranks 8\ndelay time=-5us\n", "t.trace:3: delay: time=-5us must not be negative"},
+    {"simtrace 1\nranks 8\ndelay\n", "t.trace:3: delay: missing time="},
+    {"simtrace 1\nranks 8\nmark\n", "t.trace:3: mark: missing name="},
+};
+
+static void test_bad(void)
+{
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char why[TR_MSG_MAX] = "";
+		struct trace *t = tr_parse_string(bad[i].text, "t.trace", why, sizeof why);
+		CHECK(!t, "accepted (want '%s')", bad[i].msg);
+		CHECK(t || (strstr(why, bad[i].msg) && !strchr(why, '\n')), "\n  message '%s'\n  want    '%s'", why,
+		      bad[i].msg);
+		tr_free(t);
+	}
+
+	/* a line of 4096 characters is fine, 4097 is not */
+	static char text[8192];
+	int n = snprintf(text, sizeof text, "simtrace 1\nranks 1\n");
+	memset(text + n, ' ', 4096);
+	memcpy(text + n, "delay time=1us", 14);
+	strcpy(text + n + 4096, "\n");
+	struct trace *t = parse(text);
+	tr_free(t);
+	memset(text + n, ' ', 4097);
+	memcpy(text + n, "delay time=1us", 14);
+	strcpy(text + n + 4097, "\n");
+	char why[TR_MSG_MAX] = "";
+	t = tr_parse_string(text, "t.trace", why, sizeof why);
+	CHECK(!t && strstr(why, "t.trace:3: line is longer than 4096 characters"), "long line: %s", why);
+	tr_free(t);
+
+	/* 64 levels of blocks are fine, 65 are not; nor are calls that reach 65 */
+	n = snprintf(text, sizeof text, "simtrace 1\nranks 1\n");
+	for (int i = 0; i < 65; i++)
+		n += snprintf(text + n, sizeof text - (size_t)n, "repeat 2 {\n");
+	t = tr_parse_string(text, "t.trace", why, sizeof why);
+	CHECK(!t && strstr(why, "t.trace:67: blocks nest deeper than 64"), "65 levels: %s", why);
+	tr_free(t);
+	n = snprintf(text, sizeof text, "simtrace 1\nranks 1\ndef d {\n");
+	for (int i = 0; i < 60; i++)
+		n += snprintf(text + n, sizeof text - (size_t)n, "on rank=0 {\n");
+	for (int i = 0; i < 61; i++)
+		n += snprintf(text + n, sizeof text - (size_t)n, "}\n");
+	n += snprintf(text + n, sizeof text - (size_t)n,
+	              "repeat 1 {\nrepeat 1 {\nrepeat 1 {\nrepeat 1 {\ncall d\n}\n}\n}\n}\n");
+	t = tr_parse_string(text, "t.trace", why, sizeof why);
+	CHECK(!t && strstr(why, "t.trace:129: call d: blocks nest deeper than 64 here (def d at line 3 nests 61 deep)"),
+	      "deep call: %s", why);
+	tr_free(t);
+
+	/* no message text runs past the buffer, however small */
+	char small[16];
+	t = tr_parse_string("simtrace 7\n", "a-long-path-name.trace", small, sizeof small);
+	CHECK(!t && strlen(small) == sizeof small - 1, "small buffer: '%s'", small);
+	t = tr_parse_string(NULL, "x", why, sizeof why);
+	CHECK(!t && why[0], "NULL text");
+}
+
+/* tests/trace_bad/: each file refused through tr_load, with exit 65 and the
+   message expected.tsv gives. */
+static void test_bad_files(const char *dir)
+{
+	char path[2048], line[1024], why[TR_MSG_MAX];
+	int code, n = 0;
+	snprintf(path, sizeof path, "%s/trace_bad/expected.tsv", dir);
+	FILE *f = fopen(path, "r");
+	CHECK(f != NULL, "cannot open %s", path);
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0] || line[0] == '#')
+			continue;
+		char *tab = strchr(line, '\t');
+		CHECK(tab != NULL, "expected.tsv: no tab in '%s'", line);
+		if (!tab)
+			continue;
+		*tab = '\0';
+		snprintf(path, sizeof path, "%s/trace_bad/%s", dir, line);
+		why[0] = '\0';
+		code = -1;
+		struct trace *t = tr_load(path, &code, why, sizeof why);
+		CHECK(!t && code == 65, "%s: accepted or exit %d (%s)", line, code, why);
+		CHECK(strstr(why, tab + 1) && !strchr(why, '\n'), "%s:\n  message '%s'\n  want    '%s'", line, why,
+		      tab + 1);
+		tr_free(t);
+		n++;
+	}
+	fclose(f);
+	CHECK(n >= 30, "only %d files in trace_bad", n);
+
+	snprintf(path, sizeof path, "%s/trace_bad/no-such-file.trace", dir);
+	struct trace *t = tr_load(path, &code, why, sizeof why);
+	CHECK(!t && code == 66 && strstr(why, "no-such-file.trace: cannot read"), "missing file: %d %s", code, why);
+	t = tr_load(dir, &code, why, sizeof why); /* a directory */
+	CHECK(!t && (code == 66 || code == 65), "a directory: %d %s", code, why);
+	tr_free(t);
+}
+
+/* ---- expansion-time refusals ---- */
+
+static const struct {
+	const char *text;
+	int rank;
+	const char *msg;
+	int ok_rank; /* a rank that expands without error, -1 if none */
+} xbad[] = {
+    {"simtrace 1\nranks 8\nlayout pp=4 dp=2\nsend peer=pp+1 bytes=1MiB\n", 6,
+     "t.trace:4: rank 6: send peer=pp+1 is out of range (this rank is pp 3; pp has 4: 0-3)", 0},
+    {"simtrace 1\nranks 8\nlayout pp=4 dp=2\nrecv peer=pp-2 bytes=1MiB\n", 3,
+     "t.trace:4: rank 3: recv peer=pp-2 is out of range (this rank is pp 1; pp has 4: 0-3)", 5},
+    {"simtrace 1\nranks 8\nrecv peer=rank-1 bytes=1\n", 0, "t.trace:3: rank 0: recv peer=rank-1 is out of range", 7},
+    {"simtrace 1\nranks 8\nsend peer=3 bytes=1MiB\n", 3, "t.trace:3: rank 3: send to itself (peer=3 is this rank)", 2},
+    {"simtrace 1\nranks 8\ncomm half ranks=0-3\ncoll op=allgather comm=half bytes=1MiB\n", 5,
+     "t.trace:4: rank 5: coll op=allgather comm=half: this rank is not in comm half (line 3 lists 4 ranks)", 3},
+    {"simtrace 1\nranks 8\non rank=0 {\n gemm m=1 n=1 k=1 dtype=fp16 id=x\n}\ngemm m=1 n=1 k=1 dtype=fp16 after=x\n", 1,
+     "t.trace:6: rank 1: after=x: this rank has issued no op with id=x yet (line 4, which has it", 0},
+    {"simtrace 1\nranks 2\ndef d {\n delay time=1us id=x\n}\ndelay time=1us after=x\ncall d\n", 0,
+     "t.trace:6: rank 0: after=x: this rank has issued no op with id=x yet", -1},
+};
+
+static void test_expansion_errors(void)
+{
+	for (size_t i = 0; i < sizeof xbad / sizeof xbad[0]; i++) {
+		struct trace *t = parse(xbad[i].text);
+		if (!t)
+			continue;
+		struct tr_cursor *c = tr_cursor_new(t, xbad[i].rank);
+		struct tr_event ev;
+		char why[TR_MSG_MAX] = "";
+		int r;
+		while ((r = tr_next(c, &ev, why, sizeof why)) == 1)
+			;
+		CHECK(r == -1 && strstr(why, xbad[i].msg) && !strchr(why, '\n'), "\n  message '%s'\n  want    '%s'",
+		      why, xbad[i].msg);
+		CHECK(tr_next(c, &ev, why, sizeof why) == -1, "an error sticks");
+		tr_cursor_free(c);
+		if (xbad[i].ok_rank >= 0) {
+			char w2[TR_MSG_MAX];
+			struct tr_event e2[8];
+			int n = expand(t, xbad[i].ok_rank, e2, 8, w2, sizeof w2);
+			CHECK(n >= 0, "rank %d of case %zu: %s", xbad[i].ok_rank, i, w2);
+		}
+		tr_free(t);
+	}
+}
+
+/* ---- canonical text ---- */
+
+static int same_event(const struct tr_event *a, const struct tr_event *b)
+{
+	if (a->kind != b->kind || a->stream != b->stream || a->label != b->label || a->nafter != b->nafter)
+		return 0;
+	for (int i = 0; i < a->nafter; i++)
+		if (a->after[i] != b->after[i])
+			return 0;
+	switch (a->kind) {
+	case TK_OP: return memcmp(&a->op, &b->op, sizeof a->op) == 0;
+	case TK_COLL:
+		return a->coll == b->coll && a->algo == b->algo && a->comm == b->comm && a->root == b->root &&
+		       a->bytes == b->bytes;
+	case TK_SEND:
+	case TK_RECV: return a->peer == b->peer && a->bytes == b->bytes && a->tag == b->tag;
+	case TK_DELAY: return a->seconds == b->seconds;
+	case TK_MARK: return a->mark == b->mark;
+	default: return 0;
+	}
+}
+
+static void test_format(void)
+{
+	/* the events of rank R, formatted, then appended to the same trace in an
+	   `on rank=R` block: that block must expand to the same events */
+	static const char base[] =
+	    "simtrace 1\nranks 16\nlayout tp=2 pp=4 dp=2\ncomm g ranks=1-15\n"
+	    "gemm m=4096 n=1024 k=512 dtype=bf16 id=g1\n"
+	    "gemm m=1 n=2 k=3 batch=4 dtype=int8 trans=tn epilogue=bias_relu warm=1 stream=s2 after=g1\n"
+	    "attn b=8 h=32 hkv=8 sq=2048 skv=2048 d=128 causal=1 dtype=bf16 impl=flash2 dir=bwd id=at\n"
+	    "attn b=64 h=32 sq=1 skv=4096 d=128 dtype=fp16 impl=paged page=32\n"
+	    "elem op=layernorm n=67108864 cols=4096 dtype=fp16 after=at,g1\n"
+	    "elem op=cast n=10 dtype=fp32 to=fp8\n"
+	    "copy bytes=1.5KB src=host\n"
+	    "conv n=1 c=3 h=224 w=224 k=64 r=7 s=7 stride=2 pad=3 dtype=fp16\n"
+	    "embedding tokens=16384 dim=12288 vocab=50257 dtype=fp16 stream=emb\n"
+	    "coll op=allreduce comm=dp bytes=1GiB stream=comm after=g1 id=ar\n"
+	    "coll op=allgather comm=tp bytes=48MiB algo=ring\n"
+	    "coll op=reducescatter comm=world bytes=3 algo=nvls\n"
+	    "coll op=alltoall comm=pp bytes=1e9 algo=direct\n"
+	    "coll op=broadcast comm=g bytes=1KiB root=14 algo=tree\n"
+	    "coll op=reduce comm=tp bytes=7 root=1 algo=hier\n"
+	    "coll op=barrier comm=world\n"
+	    "coll op=barrier comm=cp bytes=0\n"
+	    "on pp!=last {\n send peer=pp+1 bytes=1MiB tag=3\n}\non pp!=0 {\n recv peer=pp-1 bytes=1MiB\n}\n"
+	    "send peer=rank-1 bytes=9 stream=p2p\n"
+	    "delay time=5us\ndelay time=1.5ms\ndelay time=3s\ndelay time=0.1ns\ndelay time=123.456789us\n"
+	    "delay time=0s\ndelay time=0.333333333333333314829616256247390992939472198486328125s after=ar\n"
+	    "mark name=step.1\n";
+	static const int ranks[] = {1, 5, 9, 15};
+	for (size_t k = 0; k < sizeof ranks / sizeof ranks[0]; k++) {
+		int rank = ranks[k];
+		struct trace *t = parse(base);
+		if (!t)
+			return;
+		static struct tr_event ev[64], ev2[128];
+		char why[TR_MSG_MAX] = "";
+		int n = expand(t, rank, ev, 64, why, sizeof why);
+		int pp = rank / 4; /* rank = tp + 2 * (dp + 2 * pp) */
+		CHECK(n == 26 + (pp != 3) + (pp != 0), "rank %d: %d events (%s)", rank, n, why);
+		static char text[65536];
+		size_t len = (size_t)snprintf(text, sizeof text, "%son rank=%d {\n", base, rank);
+		for (int i = 0; i < n && i < 64; i++) {
+			char line[1024];
+			size_t m = tr_event_format(t, &ev[i], line, sizeof line);
+			CHECK(m == strlen(line) && m < sizeof line && !strchr(line, '\n'), "format length %zu", m);
+			CHECK(tr_event_format(t, &ev[i], NULL, 0) == m, "format length without a buffer");
+			len += (size_t)snprintf(text + len, sizeof text - len, "%s\n", line);
+		}
+		snprintf(text + len, sizeof text - len, "}\n");
+		struct trace *t2 = parse(text);
+		if (t2) {
+			int n2 = expand(t2, rank, ev2, 128, why, sizeof why);
+			CHECK(n2 == 2 * n, "round trip: %d events (%s)", n2, why);
+			for (int i = 0; i < n && n2 == 2 * n; i++) {
+				char a[1024], b[1024];
+				tr_event_format(t, &ev[i], a, sizeof a);
+				tr_event_format(t2, &ev2[n + i], b, sizeof b);
+				CHECK(same_event(&ev[i], &ev2[n + i]) && same_event(&ev[i], &ev2[i]) && !strcmp(a, b),
+				      "round trip of '%s' gave '%s'", a, b);
+			}
+			tr_free(t2);
+		}
+		tr_free(t);
+	}
+
+	/* some canonical texts */
+	struct trace *t = parse(base);
+	if (!t)
+		return;
+	static struct tr_event ev[64];
+	char why[TR_MSG_MAX];
+	int n = expand(t, 0, ev, 64, why, sizeof why);
+	static const char *const want[] = {
+	    "gemm m=4096 n=1024 k=512 batch=1 dtype=bf16 acc=fp32 trans=nn epilogue=none warm=0 id=g1",
+	    "gemm m=1 n=2 k=3 batch=4 dtype=int8 acc=int32 trans=tn epilogue=bias_relu warm=1 stream=s2 after=g1",
+	    NULL,
+	    NULL,
+	    "elem op=layernorm n=67108864 cols=4096 dtype=fp16 warm=0 after=at,g1",
+	    NULL,
+	    "copy bytes=1500 src=host dst=hbm",
+	    NULL,
+	    NULL,
+	    "coll op=allreduce comm=dp bytes=1073741824 algo=auto stream=comm id=ar after=g1",
+	    "coll op=allgather comm=tp bytes=50331648 algo=ring",
+	    NULL,
+	    NULL,
+	    NULL, /* rank 0 is not in comm g: see below */
+	};
+	CHECK(n == -1 && strstr(why, "rank 0: coll op=broadcast comm=g: this rank is not in comm g"), "rank 0: %s",
+	      why);
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		char line[1024];
+		if (!want[i])
+			continue;
+		tr_event_format(t, &ev[i], line, sizeof line);
+		CHECK(!strcmp(line, want[i]), "\n  format '%s'\n  want   '%s'", line, want[i]);
+	}
+	n = expand(t, 1, ev, 64, why, sizeof why);
+	static const char *const want1[] = {
+	    "coll op=broadcast comm=g bytes=1024 algo=tree root=14",
+	    "coll op=reduce comm=tp bytes=7 algo=hier root=1",
+	    "coll op=barrier comm=world algo=auto",
+	    "coll op=barrier comm=cp algo=auto",
+	    "send peer=5 bytes=1048576 tag=3",
+	    "send peer=0 bytes=9 tag=0 stream=p2p",
+	    "delay time=5us",
+	    "delay time=1.5ms",
+	    "delay time=3s",
+	    "delay time=0.1ns",
+	    "delay time=123.456789us",
+	    "delay time=0s",
+	    "delay time=333.3333333333333ms after=ar",
+	    "mark name=step.1",
+	};
+	CHECK(n == 27, "rank 1 (pp 0): %d events", n);
+	for (size_t i = 0; i < sizeof want1 / sizeof want1[0] && n == 27; i++) {
+		char line[1024];
+		tr_event_format(t, &ev[13 + i], line, sizeof line);
+		CHECK(!strcmp(line, want1[i]), "\n  format '%s'\n  want   '%s'", line, want1[i]);
+	}
+	/* cut like snprintf */
+	char small[8];
+	size_t m = tr_event_format(t, &ev[0], small, sizeof small);
+	CHECK(m > sizeof small && strlen(small) == sizeof small - 1, "cut: %zu '%s'", m, small);
+	tr_free(t);
+}
+
+/* Every complete trace in docs/trace-format.md (a ```text block that starts
+   with the header) reads and expands on every rank; the data-parallel
+   example issues what the page says. */
+static void test_doc(const char *dir)
+{
+	char path[2048];
+	snprintf(path, sizeof path, "%s/../docs/trace-format.md", dir);
+	FILE *f = fopen(path, "r");
+	CHECK(f != NULL, "cannot open %s", path);
+	if (!f)
+		return;
+	static char doc[1 << 17];
+	size_t len = fread(doc, 1, sizeof doc - 1, f);
+	fclose(f);
+	doc[len] = '\0';
+	int found = 0;
+	for (char *p = doc; (p = strstr(p, "```text\nsimtrace 1\n"));) {
+		p += 8;
+		char *end = strstr(p, "```");
+		if (!end)
+			break;
+		*end = '\0';
+		struct trace *t = parse(p);
+		for (int r = 0; t && r < tr_ranks(t); r++)
+			count(t, r);
+		if (t && tr_ranks(t) == 8 && strstr(p, "layout dp=8")) {
+			struct tr_event ev[64];
+			char why[TR_MSG_MAX];
+			int n = expand(t, 0, ev, 64, why, sizeof why);
+			CHECK(n == 27 && ev[0].kind == TK_MARK && ev[9].op.kind == OP_ELEM && ev[25].kind == TK_COLL &&
+			          ev[25].bytes == 1073741824.0 && ev[25].nafter == 1 &&
+			          !strcmp(tr_stream_name(t, ev[25].stream), "comm") && ev[26].nafter == 1 &&
+			          ev[26].after[0] == ev[25].label,
+			      "the data-parallel example: %d events", n);
+			found++;
+		}
+		tr_free(t);
+		p = end + 3;
+	}
+	CHECK(found == 1, "the data-parallel example is not in the page");
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = argc > 1 ? argv[1] : ".";
+	test_minimal();
+	test_layout();
+	test_blocks();
+	test_sched();
+	test_bad();
+	test_bad_files(dir);
+	test_expansion_errors();
+	test_format();
+	test_doc(dir);
+	printf("%d checks: %d passed, %d failed\n", checks, checks - fails, fails);
+	return fails != 0;
+}

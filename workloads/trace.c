@@ -1,0 +1,1872 @@
+/*
+ * trace.c -- the `simtrace 1` trace: parsed once into a small tree, then
+ * expanded lazily for one rank at a time.
+ *
+ * The parser reads the text line by line (each line copied into a 4 KiB
+ * buffer, '#' comments cut, split at white space) and builds:
+ *
+ *   blocks   lists of nodes; block 0 is the top level, each def, repeat and
+ *            on body is a block of its own
+ *   nodes    an event (index of a pre-parsed event), a repeat (count, body),
+ *            an on (selector set, body) or a call (def index)
+ *   events   struct tr_event templates: op lines already through op_parse,
+ *            units already read, names interned; only peer=DIM+K is left to
+ *            resolve for the rank
+ *   names    streams, labels (id=), marks, communicators and defs, each an
+ *            interned table (a hash of the name to its index)
+ *
+ * A cursor walks the blocks with an explicit stack of frames (block, next
+ * node, repeats left), one frame per nesting level: the nesting depth,
+ * calls included, is limited to 64 and known at load time, so a cursor is
+ * one allocation of that many frames plus a bit per label and def. Two
+ * short cuts keep a rank's walk linear in what it emits: a repeat whose
+ * iteration issued nothing for this rank stops (every iteration expands the
+ * same way), and a def whose body issued nothing for this rank is not
+ * walked again.
+ */
+#include "trace.h"
+
+#include "arch.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LINE_CHARS  4096 /* longest line */
+#define NAME_CHARS  47   /* longest name */
+#define MAX_DEPTH   64   /* deepest nesting of blocks, calls included */
+#define REPEAT_MAX  1000000000LL
+#define SHOW_MAX    40                    /* characters of a token quoted in a message */
+#define BYTES_LIMIT 4611686018427387904.0 /* 2^62 */
+#define TAG_MAX     2147483647L
+#define MAX_TOKENS  (LINE_CHARS / 2 + 2)
+
+static const char *const dim_names[DIM_COUNT + 1] = {"tp", "cp", "ep", "dp", "pp", NULL};
+static const char *const coll_names[CO_COUNT + 1] = {"allreduce", "allgather", "reducescatter", "alltoall",
+                                                     "broadcast", "reduce",    "barrier",       NULL};
+static const char *const algo_names[AL_COUNT + 1] = {"auto", "ring", "tree", "nvls", "hier", "direct", NULL};
+static const char *const kind_names[TK_COUNT] = {"op", "coll", "send", "recv", "delay", "mark"};
+_Static_assert(sizeof dim_names / sizeof dim_names[0] == DIM_COUNT + 1, "one name per enum tr_dim, then NULL");
+_Static_assert(sizeof coll_names / sizeof coll_names[0] == CO_COUNT + 1, "one name per enum tr_coll, then NULL");
+_Static_assert(sizeof algo_names / sizeof algo_names[0] == AL_COUNT + 1, "one name per enum tr_algo, then NULL");
+
+const char *tr_dim_name(enum tr_dim d)
+{
+	return (int)d >= 0 && d < DIM_COUNT ? dim_names[d] : "?";
+}
+const char *tr_coll_name(enum tr_coll c)
+{
+	return (int)c >= 0 && c < CO_COUNT ? coll_names[c] : "?";
+}
+const char *tr_algo_name(enum tr_algo a)
+{
+	return (int)a >= 0 && a < AL_COUNT ? algo_names[a] : "?";
+}
+const char *tr_kind_name(enum tr_kind k)
+{
+	return (int)k >= 0 && k < TK_COUNT ? kind_names[k] : "?";
+}
+
+/* ---- growing arrays ---- */
+
+/* Makes room for need elements; NULL (v untouched) when memory runs out. */
+static void *grow(void *v, int *cap, int need, size_t elem)
+{
+	if (need <= *cap)
+		return v;
+	int nc = *cap ? *cap : 8;
+	while (nc < need) {
+		if (nc > INT_MAX / 2)
+			return NULL;
+		nc *= 2;
+	}
+	void *p = realloc(v, (size_t)nc * elem);
+	if (!p)
+		return NULL;
+	*cap = nc;
+	return p;
+}
+
+/* ---- name tables ---- */
+
+struct names {
+	char **s;
+	int *line; /* where each was first defined */
+	int n, cap;
+	int *ht; /* open addressing: index or -1 */
+	int hcap;
+};
+
+static uint32_t hash_name(const char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 16777619u;
+	return h;
+}
+
+static int names_find(const struct names *t, const char *p, size_t n)
+{
+	if (!t->hcap)
+		return -1;
+	uint32_t m = (uint32_t)t->hcap - 1, h = hash_name(p, n) & m;
+	for (; t->ht[h] >= 0; h = (h + 1) & m) {
+		const char *s = t->s[t->ht[h]];
+		if (strlen(s) == n && memcmp(s, p, n) == 0)
+			return t->ht[h];
+	}
+	return -1;
+}
+
+static void names_insert_hash(struct names *t, int i)
+{
+	uint32_t m = (uint32_t)t->hcap - 1, h = hash_name(t->s[i], strlen(t->s[i])) & m;
+	while (t->ht[h] >= 0)
+		h = (h + 1) & m;
+	t->ht[h] = i;
+}
+
+/* Adds a name not in the table; its index, or -1 when memory runs out. */
+static int names_add(struct names *t, const char *p, size_t n, int line)
+{
+	if (t->n >= t->cap) {
+		if (t->cap > INT_MAX / 2)
+			return -1;
+		int cap = t->cap ? 2 * t->cap : 8;
+		char **s = realloc(t->s, (size_t)cap * sizeof *s);
+		if (!s)
+			return -1;
+		t->s = s;
+		int *l = realloc(t->line, (size_t)cap * sizeof *l);
+		if (!l)
+			return -1;
+		t->line = l;
+		t->cap = cap;
+	}
+	if (2 * (t->n + 1) > t->hcap) {
+		int hcap = t->hcap ? 2 * t->hcap : 16;
+		int *ht = malloc((size_t)hcap * sizeof *ht);
+		if (!ht)
+			return -1;
+		for (int i = 0; i < hcap; i++)
+			ht[i] = -1;
+		free(t->ht);
+		t->ht = ht;
+		t->hcap = hcap;
+		for (int i = 0; i < t->n; i++)
+			names_insert_hash(t, i);
+	}
+	char *s = malloc(n + 1);
+	if (!s)
+		return -1;
+	memcpy(s, p, n);
+	s[n] = '\0';
+	t->s[t->n] = s;
+	t->line[t->n] = line;
+	names_insert_hash(t, t->n);
+	return t->n++;
+}
+
+static void names_free(struct names *t)
+{
+	for (int i = 0; i < t->n; i++)
+		free(t->s[i]);
+	free(t->s);
+	free(t->line);
+	free(t->ht);
+}
+
+static const char *names_get(const struct names *t, int i)
+{
+	return i >= 0 && i < t->n ? t->s[i] : "?";
+}
+
+/* ---- the tree ---- */
+
+enum ntype { N_EVENT, N_REPEAT, N_ON, N_CALL };
+
+struct node {
+	int type;
+	int line;
+	int arg;         /* N_EVENT: event; N_ON: selector set; N_CALL: def */
+	int child;       /* N_REPEAT, N_ON: body block */
+	long long count; /* N_REPEAT */
+};
+
+struct block {
+	struct node *v;
+	int n, cap;
+};
+
+enum { PEER_ABS = -2, PEER_RANK = -1 }; /* else an enum tr_dim */
+
+struct evnode {
+	struct tr_event ev;
+	int peer_dim;     /* TK_SEND, TK_RECV: PEER_ABS (ev.peer is the rank), PEER_RANK or a dim */
+	long long peer_k; /* signed offset for PEER_RANK and dims */
+};
+
+struct def {
+	int block;
+	int height; /* nesting below the body: 0 when it holds no block */
+	int open;   /* still being read (a call now would be a cycle) */
+};
+
+enum { CK_WORLD, CK_DIMS, CK_RANKS };
+struct comm {
+	int kind;
+	unsigned dims; /* CK_DIMS: bit per enum tr_dim */
+	int *members;  /* CK_RANKS: sorted, distinct */
+	int n;
+};
+
+struct ival {
+	int lo, hi;
+};
+struct sel {
+	int key; /* -1: rank, else enum tr_dim */
+	int neg; /* != */
+	int first, n;
+};
+struct selset {
+	int first, n;
+};
+
+struct trace {
+	char *path;
+	int ranks;
+	int size[DIM_COUNT], stride[DIM_COUNT], order[DIM_COUNT];
+	struct names streams, labels, marks, commnames, defnames;
+	struct comm *comms;
+	int ccap;
+	struct def *defs;
+	int dcap;
+	struct block *blocks;
+	int nblocks, bcap;
+	struct evnode *evs;
+	int nevs, ecap;
+	struct ival *ivals;
+	int nivals, icap;
+	struct sel *sels;
+	int nsels, scap;
+	struct selset *selsets;
+	int nselsets, sscap;
+	int height; /* nesting depth of the top level, calls included */
+};
+
+void tr_free(struct trace *t)
+{
+	if (!t)
+		return;
+	free(t->path);
+	names_free(&t->streams);
+	names_free(&t->labels);
+	names_free(&t->marks);
+	for (int i = 0; i < t->commnames.n && t->comms; i++)
+		free(t->comms[i].members);
+	names_free(&t->commnames);
+	names_free(&t->defnames);
+	free(t->comms);
+	free(t->defs);
+	for (int i = 0; i < t->nblocks; i++)
+		free(t->blocks[i].v);
+	free(t->blocks);
+	free(t->evs);
+	free(t->ivals);
+	free(t->sels);
+	free(t->selsets);
+	free(t);
+}
+
+/* ---- accessors ---- */
+
+const char *tr_path(const struct trace *t)
+{
+	return t ? t->path : "?";
+}
+int tr_ranks(const struct trace *t)
+{
+	return t ? t->ranks : 0;
+}
+int tr_dim_size(const struct trace *t, enum tr_dim d)
+{
+	return t && (int)d >= 0 && d < DIM_COUNT ? t->size[d] : 1;
+}
+int tr_coord(const struct trace *t, int rank, enum tr_dim d)
+{
+	if (!t || (int)d < 0 || d >= DIM_COUNT || rank < 0 || rank >= t->ranks)
+		return 0;
+	return rank / t->stride[d] % t->size[d];
+}
+int tr_nstreams(const struct trace *t)
+{
+	return t ? t->streams.n : 0;
+}
+const char *tr_stream_name(const struct trace *t, int i)
+{
+	return t ? names_get(&t->streams, i) : "?";
+}
+int tr_nlabels(const struct trace *t)
+{
+	return t ? t->labels.n : 0;
+}
+const char *tr_label_name(const struct trace *t, int i)
+{
+	return t ? names_get(&t->labels, i) : "?";
+}
+int tr_nmarks(const struct trace *t)
+{
+	return t ? t->marks.n : 0;
+}
+const char *tr_mark_name(const struct trace *t, int i)
+{
+	return t ? names_get(&t->marks, i) : "?";
+}
+int tr_ncomms(const struct trace *t)
+{
+	return t ? t->commnames.n : 0;
+}
+const char *tr_comm_name(const struct trace *t, int i)
+{
+	return t ? names_get(&t->commnames, i) : "?";
+}
+int tr_comm_line(const struct trace *t, int i)
+{
+	return t && i >= 0 && i < t->commnames.n ? t->commnames.line[i] : 0;
+}
+
+/* Position of rank in a sorted list, -1 if absent. */
+static int find_member(const int *v, int n, int rank)
+{
+	int lo = 0, hi = n - 1;
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (v[mid] == rank)
+			return mid;
+		if (v[mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+int tr_comm_group(const struct trace *t, int comm, int rank, int *members, int max, int *group_id)
+{
+	if (group_id)
+		*group_id = -1;
+	if (!t || comm < 0 || comm >= t->commnames.n || rank < 0 || rank >= t->ranks)
+		return 0;
+	if (!members)
+		max = 0;
+	const struct comm *c = &t->comms[comm];
+	if (c->kind == CK_WORLD) {
+		for (int i = 0; i < max && i < t->ranks; i++)
+			members[i] = i;
+		if (group_id)
+			*group_id = 0;
+		return t->ranks;
+	}
+	if (c->kind == CK_RANKS) {
+		if (find_member(c->members, c->n, rank) < 0)
+			return 0;
+		for (int i = 0; i < max && i < c->n; i++)
+			members[i] = c->members[i];
+		if (group_id)
+			*group_id = c->members[0];
+		return c->n;
+	}
+	/* the dims of the group, fastest first (increasing stride) */
+	int d[DIM_COUNT], nd = 0, size = 1, base = rank;
+	for (int i = 0; i < DIM_COUNT; i++) {
+		int dim = t->order[i];
+		if (!(c->dims & (1u << dim)))
+			continue;
+		d[nd++] = dim;
+		size *= t->size[dim];
+		base -= tr_coord(t, rank, (enum tr_dim)dim) * t->stride[dim];
+	}
+	if (group_id)
+		*group_id = base;
+	/* an odometer, fastest dim first: since each stride is at least the
+	   span of the faster dims, this counts in increasing rank order */
+	int cnt[DIM_COUNT] = {0}, r = base;
+	for (int i = 0; i < max && i < size; i++) {
+		members[i] = r;
+		for (int j = 0; j < nd; j++) {
+			if (++cnt[j] < t->size[d[j]]) {
+				r += t->stride[d[j]];
+				break;
+			}
+			r -= (t->size[d[j]] - 1) * t->stride[d[j]];
+			cnt[j] = 0;
+		}
+	}
+	return size;
+}
+
+/* The size of every group of a communicator. */
+static int comm_size(const struct trace *t, int comm)
+{
+	const struct comm *c = &t->comms[comm];
+	if (c->kind == CK_WORLD)
+		return t->ranks;
+	if (c->kind == CK_RANKS)
+		return c->n;
+	int size = 1;
+	for (int d = 0; d < DIM_COUNT; d++)
+		if (c->dims & (1u << d))
+			size *= t->size[d];
+	return size;
+}
+
+/* ---- messages ---- */
+
+struct span {
+	const char *p;
+	size_t n;
+};
+
+static int is(struct span s, const char *word)
+{
+	return strlen(word) == s.n && memcmp(s.p, word, s.n) == 0;
+}
+
+/* A token as quoted in a message: at most SHOW_MAX characters, unprintable
+   bytes as '?', "..." when cut. */
+static const char *show(char out[SHOW_MAX + 4], struct span s)
+{
+	size_t i, lim = s.n > SHOW_MAX ? SHOW_MAX : s.n;
+	for (i = 0; i < lim; i++)
+		out[i] = isprint((unsigned char)s.p[i]) ? s.p[i] : '?';
+	if (s.n > SHOW_MAX) {
+		memcpy(out + i, "...", 3);
+		i += 3;
+	}
+	out[i] = '\0';
+	return out;
+}
+
+static void one_line(char *why)
+{
+	for (char *c = why; *c; c++)
+		if (!isprint((unsigned char)*c))
+			*c = '?';
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 5, 6)))
+#endif
+static int
+fail_at(char *why, size_t whylen, const char *path, int line, const char *fmt, ...)
+{
+	if (!why || !whylen)
+		return -1;
+	int n = line > 0 ? snprintf(why, whylen, "%s:%d: ", path, line) : snprintf(why, whylen, "%s: ", path);
+	if (n >= 0 && (size_t)n < whylen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(why + n, whylen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	one_line(why);
+	return -1;
+}
+
+/* ---- the parser ---- */
+
+struct parser {
+	struct trace *t;
+	const char *name;
+	char *why;
+	size_t whylen;
+	const char *next; /* the rest of the text */
+	int line;
+	char buf[LINE_CHARS + 1];
+	struct span tok[MAX_TOKENS];
+	int ntok;
+	int header, ranks_line, layout_line, body_line;
+	int depth;                /* 0 at the top level */
+	int blk[MAX_DEPTH + 1];   /* the open blocks */
+	int bline[MAX_DEPTH + 1]; /* where each was opened */
+	int bdef[MAX_DEPTH + 1];  /* def index, or -1 */
+	int height[MAX_DEPTH + 1];
+};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int
+perr(struct parser *P, const char *fmt, ...)
+{
+	char msg[TR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return fail_at(P->why, P->whylen, P->name, P->line, "%s", msg);
+}
+
+static int oom(struct parser *P)
+{
+	return perr(P, "out of memory");
+}
+
+static int tokenize(const char *s, struct span *tok, int max)
+{
+	int n = 0;
+	for (const char *p = s; *p;) {
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			break;
+		const char *b = p;
+		while (*p && !isspace((unsigned char)*p))
+			p++;
+		if (n < max)
+			tok[n++] = (struct span){b, (size_t)(p - b)};
+	}
+	return n;
+}
+
+/* The next line into P->buf (comment cut) and P->tok. 1, 0 at the end, -1. */
+static int read_line(struct parser *P)
+{
+	const char *p = P->next;
+	if (!*p)
+		return 0;
+	const char *e = strchr(p, '\n');
+	size_t n = e ? (size_t)(e - p) : strlen(p);
+	P->next = e ? e + 1 : p + n;
+	P->line++;
+	if (n > LINE_CHARS)
+		return perr(P, "line is longer than %d characters", LINE_CHARS);
+	memcpy(P->buf, p, n);
+	P->buf[n] = '\0';
+	char *hash = strchr(P->buf, '#');
+	if (hash)
+		*hash = '\0';
+	P->ntok = tokenize(P->buf, P->tok, MAX_TOKENS);
+	return 1;
+}
+
+/* The first line after the current one that defines a label (id=NAME) or,
+   def != 0, a def NAME; 0 if none. */
+static int later_line(const struct parser *P, int def, struct span name)
+{
+	char buf[LINE_CHARS + 1];
+	struct span tok[MAX_TOKENS];
+	int line = P->line;
+	for (const char *p = P->next; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		line++;
+		if (n <= LINE_CHARS) {
+			memcpy(buf, p, n);
+			buf[n] = '\0';
+			char *hash = strchr(buf, '#');
+			if (hash)
+				*hash = '\0';
+			int nt = tokenize(buf, tok, MAX_TOKENS);
+			if (def && nt >= 2 && is(tok[0], "def") && tok[1].n == name.n &&
+			    !memcmp(tok[1].p, name.p, name.n))
+				return line;
+			for (int i = 1; !def && i < nt; i++)
+				if (tok[i].n == name.n + 3 && !memcmp(tok[i].p, "id=", 3) &&
+				    !memcmp(tok[i].p + 3, name.p, name.n))
+					return line;
+		}
+		p = e ? e + 1 : p + n;
+	}
+	return 0;
+}
+
+/* ---- values ---- */
+
+static int name_ok(struct span v)
+{
+	if (v.n == 0 || v.n > NAME_CHARS)
+		return 0;
+	for (size_t i = 0; i < v.n; i++) {
+		unsigned char c = (unsigned char)v.p[i];
+		if (!isalnum(c) && c != '_' && c != '.' && c != '-')
+			return 0;
+	}
+	return 1;
+}
+
+static int bad_name(struct parser *P, const char *stmt, const char *what, struct span v)
+{
+	char s[SHOW_MAX + 4];
+	return perr(P, "%s: %s'%s' is not a name (1 to %d letters, digits, '_', '.' or '-')", stmt, what, show(s, v),
+	            NAME_CHARS);
+}
+
+/* Plain decimal digits up to max. 0 ok, -1 malformed, -2 above max. */
+static int parse_uint(struct span v, long long max, long long *out)
+{
+	long long x = 0;
+	if (v.n == 0)
+		return -1;
+	for (size_t i = 0; i < v.n; i++)
+		if (v.p[i] < '0' || v.p[i] > '9')
+			return -1;
+	for (size_t i = 0; i < v.n; i++) {
+		int d = v.p[i] - '0';
+		if (x > (max - d) / 10)
+			return -2;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return 0;
+}
+
+static int choice(struct span v, const char *const *names)
+{
+	for (int i = 0; names[i]; i++)
+		if (is(v, names[i]))
+			return i;
+	return -1;
+}
+
+static void choice_list(char *buf, size_t len, const char *const *names)
+{
+	buf[0] = '\0';
+	for (int i = 0; names[i]; i++) {
+		strncat(buf, i ? "|" : "", len - strlen(buf) - 1);
+		strncat(buf, names[i], len - strlen(buf) - 1);
+	}
+}
+
+/* bytes=: a plain number of bytes or a quantity with a byte unit; whole,
+   zero or more, below 2^62. */
+static int parse_bytes(struct parser *P, const char *stmt, struct span v, double *out)
+{
+	char buf[128], s[SHOW_MAX + 4], uwhy[256];
+	double x = 0;
+	show(s, v);
+	if (v.n >= sizeof buf)
+		return perr(P, "%s: bytes=%s is too long for a quantity", stmt, s);
+	memcpy(buf, v.p, v.n);
+	buf[v.n] = '\0';
+	if (units_parse(buf, UNIT_NONE, &x, uwhy, sizeof uwhy) && units_parse(buf, UNIT_BYTES, &x, uwhy, sizeof uwhy))
+		return perr(P, "%s: bytes=%s: %s", stmt, s, uwhy);
+	if (!isfinite(x) || x < 0)
+		return perr(P, "%s: bytes=%s must not be negative", stmt, s);
+	if (x != floor(x))
+		return perr(P, "%s: bytes=%s is not a whole number of bytes", stmt, s);
+	if (x >= BYTES_LIMIT)
+		return perr(P, "%s: bytes=%s is too large (must be below 2^62 bytes)", stmt, s);
+	*out = x;
+	return 0;
+}
+
+/* A list of ranks or coordinates: N, A-B, last (= size-1) or A-last, comma
+   separated; every value below size. Appended to t->ivals. */
+static int parse_list(struct parser *P, const char *stmt, const char *key, struct span v, int size, int *first,
+                      int *count)
+{
+	struct trace *t = P->t;
+	char s[SHOW_MAX + 4], it[SHOW_MAX + 4];
+	show(s, v);
+	*first = t->nivals;
+	*count = 0;
+	if (v.n == 0)
+		return perr(P, "%s: %s= has no value", stmt, key);
+	const char *p = v.p, *end = v.p + v.n;
+	while (p <= end) {
+		const char *c = memchr(p, ',', (size_t)(end - p));
+		struct span item = {p, (size_t)((c ? c : end) - p)};
+		p = (c ? c : end) + 1;
+		if (item.n == 0)
+			return perr(P, "%s: %s=%s has an empty item (expected N, A-B or last, separated by ',')", stmt,
+			            key, s);
+		const char *dash = memchr(item.p, '-', item.n);
+		struct span a = item, b = item;
+		if (dash) {
+			a.n = (size_t)(dash - item.p);
+			b.p = dash + 1;
+			b.n = item.n - a.n - 1;
+		}
+		long long x[2];
+		struct span part[2] = {a, b};
+		for (int k = 0; k < 2; k++) {
+			if (is(part[k], "last")) {
+				x[k] = size - 1;
+				continue;
+			}
+			int r = parse_uint(part[k], (long long)INT_MAX, &x[k]);
+			if (r == -1)
+				return perr(P, "%s: %s=%s: '%s' is not a number, a range A-B or 'last'", stmt, key, s,
+				            show(it, item));
+			if (r == -2 || x[k] >= size) {
+				show(it, part[k]);
+				if (!strcmp(key, "rank") || !strcmp(key, "ranks"))
+					return perr(P, "%s: %s=%s: rank %s is out of range (ranks %d: 0-%d)", stmt, key,
+					            s, it, size, size - 1);
+				return perr(P, "%s: %s=%s: %s is out of range (the layout has %s=%d: 0-%d)", stmt, key,
+				            s, it, key, size, size - 1);
+			}
+		}
+		if (x[0] > x[1])
+			return perr(P, "%s: %s=%s: the range %s runs backwards", stmt, key, s, show(it, item));
+		struct ival *iv = grow(t->ivals, &t->icap, t->nivals + 1, sizeof *iv);
+		if (!iv)
+			return oom(P);
+		t->ivals = iv;
+		t->ivals[t->nivals++] = (struct ival){(int)x[0], (int)x[1]};
+		(*count)++;
+	}
+	return 0;
+}
+
+/* key=value arguments from token `from` on, against a NULL-terminated list of
+   keys; vals[i].p is NULL for a key not given. */
+static int parse_keys(struct parser *P, const char *stmt, int from, int to, const char *const *keys, struct span *vals)
+{
+	char s[SHOW_MAX + 4];
+	for (int i = 0; keys[i]; i++)
+		vals[i] = (struct span){NULL, 0};
+	for (int i = from; i < to; i++) {
+		struct span tk = P->tok[i];
+		const char *eq = memchr(tk.p, '=', tk.n);
+		if (!eq)
+			return perr(P, "%s: '%s' is not key=value", stmt, show(s, tk));
+		struct span k = {tk.p, (size_t)(eq - tk.p)}, v = {eq + 1, tk.n - k.n - 1};
+		if (k.n == 0)
+			return perr(P, "%s: '%s' has no key before '='", stmt, show(s, tk));
+		int idx = choice(k, keys);
+		if (idx < 0) {
+			char list[256] = "";
+			for (int j = 0; keys[j]; j++) {
+				strncat(list, j ? ", " : "", sizeof list - strlen(list) - 1);
+				strncat(list, keys[j], sizeof list - strlen(list) - 1);
+			}
+			return perr(P, "%s: unknown key '%s' (expected %s)", stmt, show(s, k), list);
+		}
+		if (vals[idx].p)
+			return perr(P, "%s: %s= given twice", stmt, keys[idx]);
+		if (v.n == 0)
+			return perr(P, "%s: %s= has no value", stmt, keys[idx]);
+		vals[idx] = v;
+	}
+	return 0;
+}
+
+/* ---- blocks and nodes ---- */
+
+static int new_block(struct parser *P)
+{
+	struct trace *t = P->t;
+	struct block *b = grow(t->blocks, &t->bcap, t->nblocks + 1, sizeof *b);
+	if (!b)
+		return -1;
+	t->blocks = b;
+	t->blocks[t->nblocks] = (struct block){NULL, 0, 0};
+	return t->nblocks++;
+}
+
+static int add_node(struct parser *P, struct node nd)
+{
+	struct block *b = &P->t->blocks[P->blk[P->depth]];
+	struct node *v = grow(b->v, &b->cap, b->n + 1, sizeof *v);
+	if (!v)
+		return oom(P);
+	b->v = v;
+	b->v[b->n++] = nd;
+	return 0;
+}
+
+/* Opens a block; a node in the current block points to it unless it is a
+   def's body (def >= 0). */
+static int open_block(struct parser *P, int type, int arg, long long count, int def)
+{
+	if (P->depth + 1 > MAX_DEPTH)
+		return perr(P, "blocks nest deeper than %d (this '{' opens level %d)", MAX_DEPTH, P->depth + 1);
+	int b = new_block(P);
+	if (b < 0)
+		return oom(P);
+	if (def < 0 && add_node(P, (struct node){type, P->line, arg, b, count}))
+		return -1;
+	P->depth++;
+	P->blk[P->depth] = b;
+	P->bline[P->depth] = P->line;
+	P->bdef[P->depth] = def;
+	P->height[P->depth] = 0;
+	return 0;
+}
+
+static void raise_height(struct parser *P, int h)
+{
+	if (h > P->height[P->depth])
+		P->height[P->depth] = h;
+}
+
+/* ---- statements ---- */
+
+static int st_header(struct parser *P)
+{
+	char s[SHOW_MAX + 4];
+	struct span k = P->tok[0];
+	if (!is(k, "simtrace"))
+		return perr(P, "expected the header 'simtrace 1' on the first line (not '%s')", show(s, k));
+	if (P->ntok != 2)
+		return perr(P, "the header must be exactly 'simtrace 1'");
+	long long v;
+	int r = parse_uint(P->tok[1], (long long)INT_MAX, &v);
+	if (r == 0 && v == 1 && P->tok[1].n == 1) {
+		P->header = P->line;
+		return 0;
+	}
+	if (r == -1)
+		return perr(P, "the header must be exactly 'simtrace 1' (not 'simtrace %s')", show(s, P->tok[1]));
+	return perr(P, "unsupported trace version %s (this sim reads simtrace 1)", show(s, P->tok[1]));
+}
+
+static int st_ranks(struct parser *P)
+{
+	char s[SHOW_MAX + 4];
+	if (P->ranks_line)
+		return perr(P, "ranks given twice (first at line %d)", P->ranks_line);
+	if (P->ntok != 2)
+		return perr(P, "ranks: expected 'ranks N' (how many ranks run the trace)");
+	long long v;
+	int r = parse_uint(P->tok[1], (long long)INT_MAX, &v);
+	if (r || v < 1 || v > TR_MAX_RANKS)
+		return perr(P, "ranks %s: expected an integer from 1 to %d", show(s, P->tok[1]), TR_MAX_RANKS);
+	P->t->ranks = (int)v;
+	P->ranks_line = P->line;
+	return 0;
+}
+
+static int st_layout(struct parser *P)
+{
+	static const char *const keys[] = {"tp", "cp", "ep", "dp", "pp", "order", NULL};
+	struct trace *t = P->t;
+	char s[SHOW_MAX + 4];
+	struct span v[7];
+	if (P->layout_line)
+		return perr(P, "layout given twice (first at line %d)", P->layout_line);
+	if (P->depth)
+		return perr(P, "layout belongs at the top level (not inside a block)");
+	if (P->body_line)
+		return perr(P, "layout must come before the first op, comm, def or block (line %d)", P->body_line);
+	if (P->ntok < 2)
+		return perr(P, "layout: expected dims such as 'layout tp=8 pp=4 dp=2'");
+	if (parse_keys(P, "layout", 1, P->ntok, keys, v))
+		return -1;
+	unsigned long long prod = 1;
+	char dims[128] = "";
+	for (int d = 0; d < DIM_COUNT; d++) {
+		if (!v[d].p)
+			continue;
+		long long x;
+		if (parse_uint(v[d], TR_MAX_RANKS, &x) || x < 1)
+			return perr(P, "layout: %s=%s must be an integer from 1 to %d", dim_names[d], show(s, v[d]),
+			            TR_MAX_RANKS);
+		t->size[d] = (int)x;
+		if (prod <= (unsigned long long)TR_MAX_RANKS)
+			prod *= (unsigned long long)x; /* below 2^40: no overflow */
+		size_t used = strlen(dims);
+		snprintf(dims + used, sizeof dims - used, "%s%s=%d", used ? " " : "", dim_names[d], (int)x);
+	}
+	if (prod != (unsigned long long)t->ranks) {
+		if (prod > (unsigned long long)TR_MAX_RANKS)
+			return perr(
+			    P, "layout: %s makes more than %d ranks, but ranks is %d (the product must equal ranks)",
+			    dims[0] ? dims : "(no dims)", TR_MAX_RANKS, t->ranks);
+		return perr(P, "layout: %s makes %llu ranks, but ranks is %d (the product must equal ranks)",
+		            dims[0] ? dims : "(no dims)", prod, t->ranks);
+	}
+	if (v[5].p) { /* order= */
+		int n = 0, seen[DIM_COUNT] = {0};
+		const char *p = v[5].p, *end = v[5].p + v[5].n;
+		while (p <= end) {
+			const char *c = memchr(p, ',', (size_t)(end - p));
+			struct span item = {p, (size_t)((c ? c : end) - p)};
+			p = (c ? c : end) + 1;
+			int d = choice(item, dim_names);
+			if (d < 0)
+				return perr(P, "layout: order=%s: '%s' is not a dim (expected tp, cp, ep, dp, pp)",
+				            show(s, v[5]), item.n ? show((char[SHOW_MAX + 4]){0}, item) : "");
+			if (seen[d])
+				return perr(P, "layout: order= names %s twice", dim_names[d]);
+			seen[d] = 1;
+			t->order[n++] = d;
+		}
+		for (int d = 0; d < DIM_COUNT; d++) {
+			if (seen[d])
+				continue;
+			if (t->size[d] > 1)
+				return perr(P, "layout: order= leaves out %s (%s=%d); name every dim above 1",
+				            dim_names[d], dim_names[d], t->size[d]);
+			t->order[n++] = d;
+		}
+	}
+	int stride = 1;
+	for (int i = 0; i < DIM_COUNT; i++) {
+		t->stride[t->order[i]] = stride;
+		stride *= t->size[t->order[i]];
+	}
+	P->layout_line = P->line;
+	return 0;
+}
+
+static int st_comm(struct parser *P)
+{
+	static const char *const keys[] = {"dims", "ranks", NULL};
+	struct trace *t = P->t;
+	char s[SHOW_MAX + 4];
+	struct span v[2];
+	if (P->depth)
+		return perr(P, "comm belongs at the top level (not inside a block)");
+	if (P->ntok < 3)
+		return perr(P, "comm: expected 'comm NAME dims=DIM,...' or 'comm NAME ranks=LIST'");
+	struct span name = P->tok[1];
+	if (!name_ok(name))
+		return bad_name(P, "comm", "", name);
+	int old = names_find(&t->commnames, name.p, name.n);
+	if (old >= 0 && t->commnames.line[old] == 0)
+		return perr(P, "comm %s: the name of a built-in communicator", show(s, name));
+	if (old >= 0)
+		return perr(P, "comm %s is already defined at line %d", show(s, name), t->commnames.line[old]);
+	char stmt[64];
+	snprintf(stmt, sizeof stmt, "comm %.*s", (int)name.n, name.p);
+	if (parse_keys(P, stmt, 2, P->ntok, keys, v))
+		return -1;
+	if (v[0].p && v[1].p)
+		return perr(P, "%s: give dims= or ranks=, not both", stmt);
+	struct comm c = {CK_DIMS, 0, NULL, 0};
+	if (v[0].p) {
+		const char *p = v[0].p, *end = v[0].p + v[0].n;
+		while (p <= end) {
+			const char *cm = memchr(p, ',', (size_t)(end - p));
+			struct span item = {p, (size_t)((cm ? cm : end) - p)};
+			p = (cm ? cm : end) + 1;
+			int d = choice(item, dim_names);
+			if (d < 0)
+				return perr(P, "%s: dims=%s: '%s' is not a dim (expected tp, cp, ep, dp, pp)", stmt,
+				            show(s, v[0]), show((char[SHOW_MAX + 4]){0}, item));
+			if (c.dims & (1u << d))
+				return perr(P, "%s: dims= names %s twice", stmt, dim_names[d]);
+			c.dims |= 1u << d;
+		}
+	} else if (v[1].p) {
+		int first, n;
+		if (parse_list(P, stmt, "ranks", v[1], t->ranks, &first, &n))
+			return -1;
+		unsigned char *in = calloc((size_t)t->ranks, 1);
+		if (!in)
+			return oom(P);
+		int count = 0;
+		for (int i = first; i < first + n; i++)
+			for (int r = t->ivals[i].lo; r <= t->ivals[i].hi; r++)
+				if (!in[r]) {
+					in[r] = 1;
+					count++;
+				}
+		t->nivals = first; /* the list lives on as members */
+		c.kind = CK_RANKS;
+		c.members = malloc((size_t)count * sizeof *c.members);
+		if (!c.members) {
+			free(in);
+			return oom(P);
+		}
+		for (int r = 0; r < t->ranks; r++)
+			if (in[r])
+				c.members[c.n++] = r;
+		free(in);
+	} else {
+		return perr(P, "%s: expected dims=DIM,... or ranks=LIST", stmt);
+	}
+	struct comm *cs = grow(t->comms, &t->ccap, t->commnames.n + 1, sizeof *cs);
+	if (!cs) {
+		free(c.members);
+		return oom(P);
+	}
+	t->comms = cs;
+	t->comms[t->commnames.n] = c;
+	if (names_add(&t->commnames, name.p, name.n, P->line) < 0) {
+		free(c.members);
+		return oom(P);
+	}
+	return 0;
+}
+
+static int st_def(struct parser *P)
+{
+	struct trace *t = P->t;
+	char s[SHOW_MAX + 4];
+	if (P->depth)
+		return perr(P, "def belongs at the top level (not inside a block)");
+	if (P->ntok != 3 || !is(P->tok[2], "{"))
+		return perr(P, "def: expected 'def NAME {'");
+	struct span name = P->tok[1];
+	if (!name_ok(name))
+		return bad_name(P, "def", "", name);
+	int old = names_find(&t->defnames, name.p, name.n);
+	if (old >= 0)
+		return perr(P, "def %s is already defined at line %d", show(s, name), t->defnames.line[old]);
+	struct def *d = grow(t->defs, &t->dcap, t->defnames.n + 1, sizeof *d);
+	if (!d)
+		return oom(P);
+	t->defs = d;
+	int idx = t->defnames.n;
+	if (open_block(P, 0, 0, 0, idx))
+		return -1;
+	t->defs[idx] = (struct def){P->blk[P->depth], 0, 1};
+	if (names_add(&t->defnames, name.p, name.n, P->line) < 0)
+		return oom(P);
+	return 0;
+}
+
+static int st_close(struct parser *P)
+{
+	if (P->depth == 0)
+		return perr(P, "'}' without an open block");
+	if (P->ntok != 1)
+		return perr(P, "'}' must be alone on its line");
+	int h = P->height[P->depth], def = P->bdef[P->depth];
+	P->depth--;
+	if (def >= 0) {
+		P->t->defs[def].height = h;
+		P->t->defs[def].open = 0;
+	} else {
+		raise_height(P, h + 1);
+	}
+	return 0;
+}
+
+static int st_call(struct parser *P)
+{
+	struct trace *t = P->t;
+	char s[SHOW_MAX + 4];
+	if (P->ntok != 2)
+		return perr(P, "call: expected 'call NAME'");
+	struct span name = P->tok[1];
+	show(s, name);
+	int d = names_find(&t->defnames, name.p, name.n);
+	if (d < 0) {
+		int later = name_ok(name) ? later_line(P, 1, name) : 0;
+		if (later)
+			return perr(P,
+			            "call %s: def %s is at line %d, after this call (a def must come before its calls)",
+			            s, s, later);
+		return perr(P, "call %s: no def %s before this line (a def must come before its calls)", s, s);
+	}
+	if (t->defs[d].open)
+		return perr(P, "call %s inside def %s: a def cannot call itself (cycle %s -> %s)", s, s, s, s);
+	int h = t->defs[d].height + 1;
+	if (P->depth + h > MAX_DEPTH)
+		return perr(P, "call %s: blocks nest deeper than %d here (def %s at line %d nests %d deep)", s,
+		            MAX_DEPTH, s, t->defnames.line[d], h);
+	if (add_node(P, (struct node){N_CALL, P->line, d, -1, 1}))
+		return -1;
+	raise_height(P, h);
+	return 0;
+}
+
+static int st_repeat(struct parser *P)
+{
+	char s[SHOW_MAX + 4];
+	if (P->ntok != 3 || !is(P->tok[2], "{"))
+		return perr(P, "repeat: expected 'repeat N {'");
+	long long n;
+	int r = parse_uint(P->tok[1], REPEAT_MAX, &n);
+	if (r || n < 1)
+		return perr(P, "repeat %s: the count must be an integer from 1 to %lld", show(s, P->tok[1]),
+		            REPEAT_MAX);
+	return open_block(P, N_REPEAT, 0, n, -1);
+}
+
+static int st_on(struct parser *P)
+{
+	static const char *const keys[] = {"rank", "ranks", "tp", "cp", "ep", "dp", "pp", NULL};
+	struct trace *t = P->t;
+	char s[SHOW_MAX + 4];
+	if (P->ntok < 3 || !is(P->tok[P->ntok - 1], "{"))
+		return perr(P, "on: expected 'on SELECTOR... {' (selectors such as pp=0, pp!=last, ranks=0-7)");
+	int first = t->nsels, seen[DIM_COUNT + 1] = {0};
+	for (int i = 1; i < P->ntok - 1; i++) {
+		struct span tk = P->tok[i];
+		const char *eq = memchr(tk.p, '=', tk.n);
+		if (!eq)
+			return perr(P, "on: '%s' is not a selector (expected KEY=VALUES or KEY!=VALUES)", show(s, tk));
+		int neg = eq > tk.p && eq[-1] == '!';
+		struct span k = {tk.p, (size_t)(eq - tk.p) - (size_t)neg}, v = {eq + 1, tk.n - (size_t)(eq - tk.p) - 1};
+		int key = choice(k, keys);
+		if (key < 0)
+			return perr(P, "on: unknown key '%s' (expected rank, ranks, tp, cp, ep, dp, pp)", show(s, k));
+		int dim = key <= 1 ? -1 : key - 2;
+		if (seen[dim + 1])
+			return perr(P, "on: %s given twice", dim < 0 ? "rank" : dim_names[dim]);
+		seen[dim + 1] = 1;
+		int f, n;
+		if (parse_list(P, "on", keys[key], v, dim < 0 ? t->ranks : t->size[dim], &f, &n))
+			return -1;
+		struct sel *sv = grow(t->sels, &t->scap, t->nsels + 1, sizeof *sv);
+		if (!sv)
+			return oom(P);
+		t->sels = sv;
+		t->sels[t->nsels++] = (struct sel){dim, neg, f, n};
+	}
+	struct selset *ss = grow(t->selsets, &t->sscap, t->nselsets + 1, sizeof *ss);
+	if (!ss)
+		return oom(P);
+	t->selsets = ss;
+	t->selsets[t->nselsets] = (struct selset){first, t->nsels - first};
+	return open_block(P, N_ON, t->nselsets++, 1, -1);
+}
+
+/* stream=, id=, after= of an op line into ev. */
+static int sched(struct parser *P, const char *stmt, struct span stream, struct span id, struct span after,
+                 struct tr_event *ev)
+{
+	struct trace *t = P->t;
+	char s[SHOW_MAX + 4];
+	ev->stream = 0;
+	ev->label = -1;
+	ev->nafter = 0;
+	if (stream.p) {
+		if (!name_ok(stream))
+			return bad_name(P, stmt, "stream=", stream);
+		int i = names_find(&t->streams, stream.p, stream.n);
+		if (i < 0 && (i = names_add(&t->streams, stream.p, stream.n, P->line)) < 0)
+			return oom(P);
+		ev->stream = i;
+	}
+	if (after.p) { /* before id=: a line's own id= is not earlier than itself */
+		const char *p = after.p, *end = after.p + after.n;
+		int count = 0;
+		while (p <= end) {
+			const char *c = memchr(p, ',', (size_t)(end - p));
+			struct span item = {p, (size_t)((c ? c : end) - p)};
+			p = (c ? c : end) + 1;
+			if (!name_ok(item))
+				return bad_name(P, stmt, "after= label ", item);
+			if (++count > TR_MAX_AFTER)
+				return perr(P, "%s: after= lists more than %d labels", stmt, TR_MAX_AFTER);
+			int l = names_find(&t->labels, item.p, item.n);
+			if (l < 0) {
+				int later = later_line(P, 0, item);
+				show(s, item);
+				if (later)
+					return perr(P,
+					            "after=%s: no op before line %d has id=%s; the op at line %d comes "
+					            "later, and waiting forward would allow a cycle of after= edges "
+					            "(after= waits only for ops issued earlier)",
+					            s, P->line, s, later);
+				return perr(
+				    P,
+				    "after=%s: no op before line %d has id=%s (after= waits only for ops issued "
+				    "earlier, so edges cannot form a cycle)",
+				    s, P->line, s);
+			}
+			int dup = 0;
+			for (int j = 0; j < ev->nafter; j++)
+				dup |= ev->after[j] == l;
+			if (!dup)
+				ev->after[ev->nafter++] = l;
+		}
+	}
+	if (id.p) {
+		if (!name_ok(id))
+			return bad_name(P, stmt, "id=", id);
+		int i = names_find(&t->labels, id.p, id.n);
+		if (i < 0 && (i = names_add(&t->labels, id.p, id.n, P->line)) < 0)
+			return oom(P);
+		ev->label = i;
+	}
+	return 0;
+}
+
+static int add_event(struct parser *P, const struct evnode *en)
+{
+	struct trace *t = P->t;
+	struct evnode *v = grow(t->evs, &t->ecap, t->nevs + 1, sizeof *v);
+	if (!v)
+		return oom(P);
+	t->evs = v;
+	t->evs[t->nevs] = *en;
+	t->evs[t->nevs].ev.line = P->line;
+	if (add_node(P, (struct node){N_EVENT, P->line, t->nevs, -1, 1}))
+		return -1;
+	t->nevs++;
+	return 0;
+}
+
+static void init_event(struct evnode *en, enum tr_kind kind)
+{
+	memset(en, 0, sizeof *en);
+	en->ev.kind = kind;
+	en->ev.label = -1;
+	en->ev.algo = AL_AUTO;
+	en->ev.coll = CO_ALLREDUCE;
+	en->peer_dim = PEER_ABS;
+}
+
+static int st_op(struct parser *P)
+{
+	static const char *const extra[] = {"stream", "after", "id", NULL};
+	char opwhy[256];
+	struct evnode en;
+	init_event(&en, TK_OP);
+	if (op_parse(P->buf, extra, &en.ev.op, opwhy, sizeof opwhy))
+		return perr(P, "%s", opwhy);
+	struct span v[3] = {{NULL, 0}, {NULL, 0}, {NULL, 0}};
+	const char *kn = op_kind_name(en.ev.op.kind);
+	for (int i = 1; i < P->ntok; i++) {
+		struct span tk = P->tok[i];
+		const char *eq = memchr(tk.p, '=', tk.n);
+		if (!eq)
+			continue; /* op_parse refused those */
+		struct span k = {tk.p, (size_t)(eq - tk.p)};
+		int idx = choice(k, extra);
+		if (idx < 0)
+			continue;
+		if (v[idx].p)
+			return perr(P, "%s: %s= given twice", kn, extra[idx]);
+		if (tk.n == k.n + 1)
+			return perr(P, "%s: %s= has no value", kn, extra[idx]);
+		v[idx] = (struct span){eq + 1, tk.n - k.n - 1};
+	}
+	if (sched(P, kn, v[0], v[2], v[1], &en.ev))
+		return -1;
+	return add_event(P, &en);
+}
+
+static int st_coll(struct parser *P)
+{
+	static const char *const keys[] = {"op", "comm", "bytes", "algo", "root", "stream", "id", "after", NULL};
+	enum { K_OP, K_COMM, K_BYTES, K_ALGO, K_ROOT, K_STREAM, K_ID, K_AFTER };
+	struct trace *t = P->t;
+	char s[SHOW_MAX + 4], list[160];
+	struct span v[8];
+	struct evnode en;
+	init_event(&en, TK_COLL);
+	if (parse_keys(P, "coll", 1, P->ntok, keys, v))
+		return -1;
+	choice_list(list, sizeof list, coll_names);
+	if (!v[K_OP].p)
+		return perr(P, "coll: missing op= (expected %s)", list);
+	int op = choice(v[K_OP], coll_names);
+	if (op < 0)
+		return perr(P, "coll: op=%s is not one of %s", show(s, v[K_OP]), list);
+	en.ev.coll = (enum tr_coll)op;
+	char stmt[48];
+	snprintf(stmt, sizeof stmt, "coll op=%s", coll_names[op]);
+	if (!v[K_COMM].p)
+		return perr(P, "%s: missing comm= (world, tp, cp, ep, dp, pp or a comm name)", stmt);
+	int c = names_find(&t->commnames, v[K_COMM].p, v[K_COMM].n);
+	if (c < 0)
+		return perr(P,
+		            "%s: comm=%s is not a communicator (world, tp, cp, ep, dp, pp or one a comm line defines "
+		            "earlier)",
+		            stmt, show(s, v[K_COMM]));
+	en.ev.comm = c;
+	if (v[K_BYTES].p && parse_bytes(P, stmt, v[K_BYTES], &en.ev.bytes))
+		return -1;
+	if (op == CO_BARRIER && en.ev.bytes > 0)
+		return perr(P, "%s moves no data: leave out bytes= (or write bytes=0)", stmt);
+	if (op != CO_BARRIER && !v[K_BYTES].p)
+		return perr(P, "%s: missing bytes=", stmt);
+	if (op != CO_BARRIER && en.ev.bytes <= 0)
+		return perr(P, "%s: bytes=%s must be positive (only op=barrier moves no data)", stmt,
+		            show(s, v[K_BYTES]));
+	if (v[K_ALGO].p) {
+		int a = choice(v[K_ALGO], algo_names);
+		choice_list(list, sizeof list, algo_names);
+		if (a < 0)
+			return perr(P, "%s: algo=%s is not one of %s", stmt, show(s, v[K_ALGO]), list);
+		en.ev.algo = (enum tr_algo)a;
+	}
+	if (v[K_ROOT].p) {
+		if (op != CO_BROADCAST && op != CO_REDUCE)
+			return perr(P, "%s: root= applies only to op=broadcast|reduce", stmt);
+		long long r;
+		if (parse_uint(v[K_ROOT], TR_MAX_RANKS, &r))
+			return perr(P, "%s: root=%s must be a non-negative integer", stmt, show(s, v[K_ROOT]));
+		int size = comm_size(t, c); /* every group of a communicator has this size */
+		if (r >= size)
+			return perr(P, "%s: root=%lld must be below the size of the group (comm %s has %d ranks)", stmt,
+			            r, names_get(&t->commnames, c), size);
+		en.ev.root = (int)r;
+	}
+	if (sched(P, stmt, v[K_STREAM], v[K_ID], v[K_AFTER], &en.ev))
+		return -1;
+	return add_event(P, &en);
+}
+
+static int st_p2p(struct parser *P, enum tr_kind kind)
+{
+	static const char *const keys[] = {"peer", "bytes", "tag", "stream", "id", "after", NULL};
+	static const char *const peer_dims[] = {"tp", "cp", "ep", "dp", "pp", "rank", NULL};
+	enum { K_PEER, K_BYTES, K_TAG, K_STREAM, K_ID, K_AFTER };
+	struct trace *t = P->t;
+	const char *stmt = kind == TK_SEND ? "send" : "recv";
+	char s[SHOW_MAX + 4];
+	struct span v[6];
+	struct evnode en;
+	init_event(&en, kind);
+	if (parse_keys(P, stmt, 1, P->ntok, keys, v))
+		return -1;
+	if (!v[K_PEER].p)
+		return perr(P, "%s: missing peer= (a rank, or DIM+K / DIM-K with DIM rank|tp|cp|ep|dp|pp)", stmt);
+	struct span pv = v[K_PEER];
+	show(s, pv);
+	long long x;
+	int r = parse_uint(pv, (long long)INT_MAX, &x);
+	if (r == 0 || r == -2) {
+		if (r == -2 || x >= t->ranks)
+			return perr(P, "%s: peer=%s is out of range (ranks %d: 0-%d)", stmt, s, t->ranks, t->ranks - 1);
+		en.ev.peer = (int)x;
+	} else {
+		size_t i = 0;
+		while (i < pv.n && pv.p[i] != '+' && pv.p[i] != '-')
+			i++;
+		int d = choice((struct span){pv.p, i}, peer_dims);
+		if (d < 0 || i == pv.n)
+			return perr(P, "%s: peer=%s: expected a rank, or DIM+K / DIM-K with DIM rank|tp|cp|ep|dp|pp",
+			            stmt, s);
+		int size = d == DIM_COUNT ? t->ranks : t->size[d];
+		r = parse_uint((struct span){pv.p + i + 1, pv.n - i - 1}, (long long)INT_MAX, &x);
+		if (r == -1)
+			return perr(P, "%s: peer=%s: expected a rank, or DIM+K / DIM-K with DIM rank|tp|cp|ep|dp|pp",
+			            stmt, s);
+		if (r == 0 && x == 0)
+			return perr(P, "%s: peer=%s is the rank itself (a %s needs another rank)", stmt, s, stmt);
+		if (r == -2 || x >= size)
+			return perr(P, "%s: peer=%s is out of range for every rank (%s has %d: 0-%d)", stmt, s,
+			            peer_dims[d], size, size - 1);
+		en.peer_dim = d == DIM_COUNT ? PEER_RANK : d;
+		en.peer_k = pv.p[i] == '-' ? -x : x;
+	}
+	if (!v[K_BYTES].p)
+		return perr(P, "%s: missing bytes=", stmt);
+	if (parse_bytes(P, stmt, v[K_BYTES], &en.ev.bytes))
+		return -1;
+	if (en.ev.bytes <= 0)
+		return perr(P, "%s: bytes=%s must be positive", stmt, show(s, v[K_BYTES]));
+	if (v[K_TAG].p) {
+		if (parse_uint(v[K_TAG], TAG_MAX, &x))
+			return perr(P, "%s: tag=%s must be an integer from 0 to %ld", stmt, show(s, v[K_TAG]), TAG_MAX);
+		en.ev.tag = (long)x;
+	}
+	if (sched(P, stmt, v[K_STREAM], v[K_ID], v[K_AFTER], &en.ev))
+		return -1;
+	return add_event(P, &en);
+}
+
+static int st_delay(struct parser *P)
+{
+	static const char *const keys[] = {"time", "stream", "id", "after", NULL};
+	char s[SHOW_MAX + 4], buf[128], uwhy[256];
+	struct span v[4];
+	struct evnode en;
+	init_event(&en, TK_DELAY);
+	if (parse_keys(P, "delay", 1, P->ntok, keys, v))
+		return -1;
+	if (!v[0].p)
+		return perr(P, "delay: missing time= (a time such as 5us)");
+	show(s, v[0]);
+	if (v[0].n >= sizeof buf)
+		return perr(P, "delay: time=%s is too long for a quantity", s);
+	memcpy(buf, v[0].p, v[0].n);
+	buf[v[0].n] = '\0';
+	if (units_parse(buf, UNIT_TIME, &en.ev.seconds, uwhy, sizeof uwhy))
+		return perr(P, "delay: time=%s: %s", s, uwhy);
+	if (!isfinite(en.ev.seconds) || en.ev.seconds < 0)
+		return perr(P, "delay: time=%s must not be negative", s);
+	if (sched(P, "delay", v[1], v[2], v[3], &en.ev))
+		return -1;
+	return add_event(P, &en);
+}
+
+static int st_mark(struct parser *P)
+{
+	static const char *const keys[] = {"name", NULL};
+	struct trace *t = P->t;
+	struct span v[1];
+	struct evnode en;
+	init_event(&en, TK_MARK);
+	if (parse_keys(P, "mark", 1, P->ntok, keys, v))
+		return -1;
+	if (!v[0].p)
+		return perr(P, "mark: missing name=");
+	if (!name_ok(v[0]))
+		return bad_name(P, "mark", "name=", v[0]);
+	int i = names_find(&t->marks, v[0].p, v[0].n);
+	if (i < 0 && (i = names_add(&t->marks, v[0].p, v[0].n, P->line)) < 0)
+		return oom(P);
+	en.ev.mark = i;
+	return add_event(P, &en);
+}
+
+static int statement(struct parser *P)
+{
+	char s[SHOW_MAX + 4];
+	struct span k = P->tok[0];
+	if (!P->header)
+		return st_header(P);
+	if (is(k, "simtrace"))
+		return perr(P, "a second header (simtrace belongs on the first line only)");
+	if (is(k, "ranks"))
+		return st_ranks(P);
+	if (!P->ranks_line)
+		return perr(P, "'%s' before 'ranks N' (the rank count comes right after the header)", show(s, k));
+	if (is(k, "layout"))
+		return st_layout(P);
+	if (is(k, "}"))
+		return st_close(P);
+	if (!P->body_line)
+		P->body_line = P->line;
+	if (is(k, "comm"))
+		return st_comm(P);
+	if (is(k, "def"))
+		return st_def(P);
+	if (is(k, "call"))
+		return st_call(P);
+	if (is(k, "repeat"))
+		return st_repeat(P);
+	if (is(k, "on"))
+		return st_on(P);
+	if (is(k, "coll"))
+		return st_coll(P);
+	if (is(k, "send"))
+		return st_p2p(P, TK_SEND);
+	if (is(k, "recv"))
+		return st_p2p(P, TK_RECV);
+	if (is(k, "delay"))
+		return st_delay(P);
+	if (is(k, "mark"))
+		return st_mark(P);
+	for (int i = 0; i < OP_KIND_COUNT; i++)
+		if (is(k, op_kind_name((enum op_kind)i)))
+			return st_op(P);
+	return perr(P,
+	            "unknown statement '%s' (expected gemm|attn|elem|copy|conv|embedding|coll|send|recv|delay|mark, "
+	            "repeat, on, def, call, comm, layout or '}')",
+	            show(s, k));
+}
+
+static int init_trace(struct trace *t, const char *name)
+{
+	t->path = strdup(name);
+	if (!t->path)
+		return -1;
+	for (int d = 0; d < DIM_COUNT; d++) {
+		t->size[d] = 1;
+		t->stride[d] = 1;
+		t->order[d] = d;
+	}
+	if (names_add(&t->streams, "0", 1, 0) < 0)
+		return -1;
+	static const char *const builtin[] = {"world", "tp", "cp", "ep", "dp", "pp"};
+	t->comms = calloc(8, sizeof *t->comms);
+	if (!t->comms)
+		return -1;
+	t->ccap = 8;
+	for (int i = 0; i < 6; i++) {
+		t->comms[i] = (struct comm){i ? CK_DIMS : CK_WORLD, i ? 1u << (i - 1) : 0, NULL, 0};
+		if (names_add(&t->commnames, builtin[i], strlen(builtin[i]), 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static struct trace *parse(const char *text, const char *name, char *why, size_t whylen)
+{
+	if (why && whylen)
+		why[0] = '\0';
+	if (!name)
+		name = "trace";
+	if (!text) {
+		fail_at(why, whylen, name, 0, "no text");
+		return NULL;
+	}
+	struct trace *t = calloc(1, sizeof *t);
+	struct parser *P = calloc(1, sizeof *P);
+	if (!t || !P || init_trace(t, name)) {
+		fail_at(why, whylen, name, 0, "out of memory");
+		goto fail;
+	}
+	P->t = t;
+	P->name = name;
+	P->why = why;
+	P->whylen = whylen;
+	P->next = text;
+	if (new_block(P) < 0) {
+		oom(P);
+		goto fail;
+	}
+	P->blk[0] = 0;
+	P->bdef[0] = -1;
+	for (;;) {
+		int r = read_line(P);
+		if (r < 0)
+			goto fail;
+		if (r == 0)
+			break;
+		if (P->ntok && statement(P))
+			goto fail;
+	}
+	if (P->line == 0)
+		P->line = 1;
+	if (!P->header) {
+		perr(P, "empty trace: expected the header 'simtrace 1'");
+		goto fail;
+	}
+	if (P->depth) {
+		perr(P, "unexpected end of file: the block opened at line %d is not closed by '}'", P->bline[P->depth]);
+		goto fail;
+	}
+	if (!P->ranks_line) {
+		perr(P, "missing 'ranks N' (how many ranks run the trace) after the header");
+		goto fail;
+	}
+	t->height = P->height[0];
+	free(P);
+	return t;
+fail:
+	free(P);
+	tr_free(t);
+	return NULL;
+}
+
+struct trace *tr_parse_string(const char *text, const char *name, char *why, size_t whylen)
+{
+	return parse(text, name, why, whylen);
+}
+
+struct trace *tr_load(const char *path, int *exit_code, char *why, size_t whylen)
+{
+	int dummy;
+	if (!exit_code)
+		exit_code = &dummy;
+	*exit_code = 66;
+	if (why && whylen)
+		why[0] = '\0';
+	if (!path) {
+		fail_at(why, whylen, "trace", 0, "no path");
+		return NULL;
+	}
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fail_at(why, whylen, path, 0, "cannot read: %s", strerror(errno));
+		return NULL;
+	}
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	for (;;) {
+		if (!buf) {
+			fclose(f);
+			*exit_code = 70;
+			fail_at(why, whylen, path, 0, "out of memory");
+			return NULL;
+		}
+		n += fread(buf + n, 1, cap - n - 1, f);
+		if (n < cap - 1)
+			break;
+		char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+		if (!nb)
+			free(buf);
+		buf = nb;
+		cap *= 2;
+	}
+	int err = ferror(f);
+	fclose(f);
+	if (err) {
+		free(buf);
+		fail_at(why, whylen, path, 0, "cannot read: read error");
+		return NULL;
+	}
+	buf[n] = '\0';
+	*exit_code = 65;
+	const char *nul = memchr(buf, '\0', n);
+	if (nul) {
+		int line = 1;
+		for (const char *p = buf; p < nul; p++)
+			line += *p == '\n';
+		fail_at(why, whylen, path, line, "a NUL byte: this is not a text trace");
+		free(buf);
+		return NULL;
+	}
+	struct trace *t = parse(buf, path, why, whylen);
+	free(buf);
+	if (t)
+		*exit_code = 0;
+	return t;
+}
+
+/* ---- expansion ---- */
+
+struct frame {
+	int block, idx, def;
+	long long left; /* iterations left, this one included */
+	long long mark; /* events issued when this iteration began */
+};
+
+struct tr_cursor {
+	const struct trace *t;
+	int rank, coord[DIM_COUNT];
+	int depth, nframes, failed;
+	long long emitted;
+	unsigned char *issued;   /* per label */
+	unsigned char *defempty; /* per def: its body issues nothing on this rank */
+	struct frame st[];
+};
+
+struct tr_cursor *tr_cursor_new(const struct trace *t, int rank)
+{
+	if (!t || rank < 0 || rank >= t->ranks)
+		return NULL;
+	int nf = t->height + 1;
+	size_t size =
+	    sizeof(struct tr_cursor) + (size_t)nf * sizeof(struct frame) + (size_t)t->labels.n + (size_t)t->defnames.n;
+	struct tr_cursor *c = calloc(1, size);
+	if (!c)
+		return NULL;
+	c->t = t;
+	c->rank = rank;
+	for (int d = 0; d < DIM_COUNT; d++)
+		c->coord[d] = tr_coord(t, rank, (enum tr_dim)d);
+	c->nframes = nf;
+	c->issued = (unsigned char *)(c->st + nf);
+	c->defempty = c->issued + t->labels.n;
+	c->st[0] = (struct frame){0, 0, -1, 1, 0};
+	c->depth = 1;
+	return c;
+}
+
+void tr_cursor_free(struct tr_cursor *c)
+{
+	free(c);
+}
+
+static int selected(const struct tr_cursor *c, int set)
+{
+	const struct trace *t = c->t;
+	const struct selset *ss = &t->selsets[set];
+	for (int i = ss->first; i < ss->first + ss->n; i++) {
+		const struct sel *s = &t->sels[i];
+		int v = s->key < 0 ? c->rank : c->coord[s->key], in = 0;
+		for (int j = s->first; j < s->first + s->n && !in; j++)
+			in = v >= t->ivals[j].lo && v <= t->ivals[j].hi;
+		if (in == s->neg)
+			return 0;
+	}
+	return 1;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 5, 6)))
+#endif
+static int
+xerr(const struct tr_cursor *c, int line, char *why, size_t whylen, const char *fmt, ...)
+{
+	char msg[TR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return fail_at(why, whylen, c->t->path, line, "rank %d: %s", c->rank, msg);
+}
+
+static int emit(struct tr_cursor *c, const struct evnode *en, struct tr_event *ev, char *why, size_t whylen)
+{
+	const struct trace *t = c->t;
+	*ev = en->ev;
+	const char *kn = tr_kind_name(ev->kind);
+	if (ev->kind == TK_COLL) {
+		const struct comm *cm = &t->comms[ev->comm];
+		const char *name = names_get(&t->commnames, ev->comm);
+		int size = tr_comm_group(t, ev->comm, c->rank, NULL, 0, NULL);
+		if (size == 0)
+			return xerr(c, ev->line, why, whylen,
+			            "coll op=%s comm=%s: this rank is not in comm %s (line %d lists %d ranks)",
+			            tr_coll_name(ev->coll), name, name, t->commnames.line[ev->comm], cm->n);
+		if (ev->root >= size)
+			return xerr(c, ev->line, why, whylen, "coll op=%s: root=%d must be below the group size %d",
+			            tr_coll_name(ev->coll), ev->root, size);
+	}
+	if ((ev->kind == TK_SEND || ev->kind == TK_RECV) && en->peer_dim != PEER_ABS) {
+		long long k = en->peer_k;
+		int d = en->peer_dim;
+		const char *dn = d == PEER_RANK ? "rank" : dim_names[d];
+		long long pos = (d == PEER_RANK ? c->rank : c->coord[d]) + k;
+		int size = d == PEER_RANK ? t->ranks : t->size[d];
+		if (pos < 0 || pos >= size)
+			return xerr(c, ev->line, why, whylen,
+			            "%s peer=%s%+lld is out of range (this rank is %s %d; %s has %d: 0-%d)", kn, dn, k,
+			            dn, d == PEER_RANK ? c->rank : c->coord[d], dn, size, size - 1);
+		ev->peer = (int)(c->rank + k * (d == PEER_RANK ? 1 : t->stride[d]));
+	}
+	if ((ev->kind == TK_SEND || ev->kind == TK_RECV) && ev->peer == c->rank)
+		return xerr(c, ev->line, why, whylen, "%s to itself (peer=%d is this rank)", kn, ev->peer);
+	for (int i = 0; i < ev->nafter; i++) {
+		int l = ev->after[i];
+		if (!c->issued[l]) {
+			const char *ln = names_get(&t->labels, l);
+			return xerr(c, ev->line, why, whylen,
+			            "after=%s: this rank has issued no op with id=%s yet (line %d, which has it, is in "
+			            "an `on` block this rank skips or a def it has not called)",
+			            ln, ln, t->labels.line[l]);
+		}
+	}
+	if (ev->label >= 0)
+		c->issued[ev->label] = 1;
+	return 1;
+}
+
+static int push(struct tr_cursor *c, int block, long long count, int def)
+{
+	if (c->depth >= c->nframes)
+		return -1; /* the load-time depth bound says this cannot happen */
+	c->st[c->depth++] = (struct frame){block, 0, def, count, c->emitted};
+	return 0;
+}
+
+int tr_next(struct tr_cursor *c, struct tr_event *ev, char *why, size_t whylen)
+{
+	if (why && whylen)
+		why[0] = '\0';
+	if (!c || !ev)
+		return fail_at(why, whylen, "trace", 0, "tr_next: no cursor");
+	const struct trace *t = c->t;
+	if (c->failed)
+		return fail_at(why, whylen, t->path, 0, "rank %d: the expansion stopped at an earlier error", c->rank);
+	while (c->depth > 0) {
+		struct frame *f = &c->st[c->depth - 1];
+		const struct block *b = &t->blocks[f->block];
+		if (f->idx >= b->n) {
+			/* an iteration that issued nothing is what every other one
+			   would be: stop the repeat */
+			if (f->left > 1 && c->emitted != f->mark) {
+				f->left--;
+				f->idx = 0;
+				f->mark = c->emitted;
+				continue;
+			}
+			if (f->def >= 0 && c->emitted == f->mark)
+				c->defempty[f->def] = 1;
+			c->depth--;
+			continue;
+		}
+		const struct node *nd = &b->v[f->idx++];
+		int r = 0;
+		switch (nd->type) {
+		case N_EVENT:
+			r = emit(c, &t->evs[nd->arg], ev, why, whylen);
+			if (r < 0) {
+				c->failed = 1;
+				return -1;
+			}
+			c->emitted++;
+			return 1;
+		case N_REPEAT: r = push(c, nd->child, nd->count, -1); break;
+		case N_ON:
+			if (selected(c, nd->arg))
+				r = push(c, nd->child, 1, -1);
+			break;
+		case N_CALL:
+			if (!c->defempty[nd->arg])
+				r = push(c, t->defs[nd->arg].block, 1, nd->arg);
+			break;
+		default: break;
+		}
+		if (r) {
+			c->failed = 1;
+			return xerr(c, nd->line, why, whylen, "internal error: nesting deeper than the trace allows");
+		}
+	}
+	return 0;
+}
+
+/* ---- canonical text ---- */
+
+struct out {
+	char *buf;
+	size_t len, n;
+};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void
+out(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(o->n < o->len ? o->buf + o->n : NULL, o->n < o->len ? o->len - o->n : 0, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		o->n += (size_t)k;
+}
+
+/* A time as the shortest text units_parse reads back to exactly the same
+   double, in s, ms, us or ns. */
+static void format_time(double sec, char *buf, size_t len)
+{
+	static const struct {
+		const char *sym;
+		double scale;
+	} u[] = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
+	int k = 0;
+	while (k < 3 && sec < u[k].scale && sec > 0)
+		k++;
+	for (int prec = 1; prec <= 17; prec++) {
+		double back;
+		char why[128];
+		snprintf(buf, len, "%.*g%s", prec, sec / u[k].scale, u[k].sym);
+		if (!units_parse(buf, UNIT_TIME, &back, why, sizeof why) && back == sec)
+			return;
+	}
+	snprintf(buf, len, "%.17gs", sec);
+}
+
+size_t tr_event_format(const struct trace *t, const struct tr_event *ev, char *buf, size_t len)
+{
+	struct out o = {buf, buf ? len : 0, 0};
+	if (o.len)
+		buf[0] = '\0';
+	if (!t || !ev)
+		return 0;
+	char tmp[OP_TEXT_MAX];
+	switch (ev->kind) {
+	case TK_OP:
+		op_format(&ev->op, tmp, sizeof tmp);
+		out(&o, "%s", tmp);
+		break;
+	case TK_COLL:
+		out(&o, "coll op=%s comm=%s", tr_coll_name(ev->coll), tr_comm_name(t, ev->comm));
+		if (ev->coll != CO_BARRIER)
+			out(&o, " bytes=%.0f", ev->bytes);
+		out(&o, " algo=%s", tr_algo_name(ev->algo));
+		if (ev->coll == CO_BROADCAST || ev->coll == CO_REDUCE)
+			out(&o, " root=%d", ev->root);
+		break;
+	case TK_SEND:
+	case TK_RECV:
+		out(&o, "%s peer=%d bytes=%.0f tag=%ld", tr_kind_name(ev->kind), ev->peer, ev->bytes, ev->tag);
+		break;
+	case TK_DELAY:
+		format_time(ev->seconds, tmp, sizeof tmp);
+		out(&o, "delay time=%s", tmp);
+		break;
+	case TK_MARK: out(&o, "mark name=%s", tr_mark_name(t, ev->mark)); return o.n;
+	default: out(&o, "?"); return o.n;
+	}
+	if (ev->stream != 0)
+		out(&o, " stream=%s", tr_stream_name(t, ev->stream));
+	if (ev->label >= 0)
+		out(&o, " id=%s", tr_label_name(t, ev->label));
+	for (int i = 0; i < ev->nafter && i < TR_MAX_AFTER; i++)
+		out(&o, "%s%s", i ? "," : " after=", tr_label_name(t, ev->after[i]));
+	return o.n;
+}
