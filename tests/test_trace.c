@@ -219,6 +219,34 @@ static void test_layout(void)
 		brute_force_groups(t, dims);
 		tr_free(t);
 	}
+	/* ranks= lists: unordered, overlapping, adjacent */
+	t = parse("simtrace 1\nranks 16\ncomm m ranks=5,0-3,4,10-12,11-last,2\ncomm one ranks=last\n");
+	if (t) {
+		static const int m[] = {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15};
+		check_group(t, 6, 11, m, 12);
+		check_group(t, 6, 0, m, 12);
+		static const int last[] = {15};
+		check_group(t, 7, 15, last, 1);
+		CHECK(tr_comm_group(t, 6, 7, NULL, 0, NULL) == 0 && tr_comm_group(t, 7, 14, NULL, 0, NULL) == 0,
+		      "ranks outside a list");
+		tr_free(t);
+	}
+	/* a long list of whole ranges on 1M ranks stays cheap */
+	static char text[8192];
+	int len = snprintf(text, sizeof text, "simtrace 1\nranks 1048576\ncomm all ranks=0-last");
+	while (len < 4000)
+		len += snprintf(text + len, sizeof text - (size_t)len, ",0-last");
+	snprintf(text + len, sizeof text - (size_t)len, "\n");
+	clock_t c0 = clock();
+	t = parse(text);
+	if (t) {
+		int g;
+		CHECK(tr_comm_group(t, 6, 123456, NULL, 0, &g) == 1048576 && g == 0, "comm all");
+		tr_free(t);
+	}
+	CHECK((double)(clock() - c0) / CLOCKS_PER_SEC < 1, "a long ranks= list took %.2f s",
+	      (double)(clock() - c0) / CLOCKS_PER_SEC);
+
 	/* order= may leave out dims of size 1 */
 	t = parse("simtrace 1\nranks 8\nlayout tp=2 dp=4 order=dp,tp\n");
 	if (t) {
@@ -478,11 +506,16 @@ static const struct {
      "t.trace:4: delay: after= lists more than 8 labels"},
     {"simtrace 1\nranks 8\nlayout pp=4 dp=2\non pp=4 {\n}\n",
      "t.trace:4: on: pp=4: 4 is out of range (the layout has pp=4: 0-3)"},
-    {"simtrace 1\nranks 8\nlayout pp=4 dp=2\non pp!=0-7 {\n}\n", "t.trace:4: on: pp=0-7: 7 is out of range"},
+    {"simtrace 1\nranks 8\nlayout pp=4 dp=2\non pp!=0-7 {\n}\n",
+     "t.trace:4: on: pp!=0-7: 7 is out of range (the layout has pp=4: 0-3)"},
     {"simtrace 1\nranks 8\non tp=1 {\n}\n", "t.trace:3: on: tp=1: 1 is out of range (the layout has tp=1: 0-0)"},
     {"simtrace 1\nranks 8\non rank=8 {\n}\n", "t.trace:3: on: rank=8: rank 8 is out of range (ranks 8: 0-7)"},
     {"simtrace 1\nranks 8\non ranks=0,x {\n}\n",
      "t.trace:3: on: ranks=0,x: 'x' is not a number, a range A-B or 'last'"},
+    {"simtrace 1\nranks 8\non rank!=1-last,3-2 {\n}\n",
+     "t.trace:3: on: rank!=1-last,3-2: the range 3-2 runs backwards"},
+    {"simtrace 1\nranks 8\non rank= {\n}\n", "t.trace:3: on: rank= has no value"},
+    {"simtrace 1\nranks 8\non rank=-1 {\n}\n", "t.trace:3: on: rank=-1: '-1' is not a number"},
     {"simtrace 1\nranks 8\non stage=1 {\n}\n", "t.trace:3: on: unknown key 'stage' (expected rank, ranks, tp"},
     {"simtrace 1\nranks 8\non pp=0 pp!=0 {\n}\n", "t.trace:3: on: pp given twice"},
     {"simtrace 1\nranks 8\non rank=0 ranks=1 {\n}\n", "t.trace:3: on: rank given twice"},
@@ -868,10 +901,11 @@ static void test_doc(const char *dir)
 			struct tr_event ev[64];
 			char why[TR_MSG_MAX];
 			int n = expand(t, 0, ev, 64, why, sizeof why);
-			CHECK(n == 27 && ev[0].kind == TK_MARK && ev[9].op.kind == OP_ELEM && ev[25].kind == TK_COLL &&
-			          ev[25].bytes == 1073741824.0 && ev[25].nafter == 1 &&
-			          !strcmp(tr_stream_name(t, ev[25].stream), "comm") && ev[26].nafter == 1 &&
-			          ev[26].after[0] == ev[25].label,
+			CHECK(n == 28 && ev[0].kind == TK_MARK && ev[9].op.kind == OP_ELEM && ev[26].kind == TK_COLL &&
+			          ev[26].bytes == 1073741824.0 && ev[26].nafter == 1 &&
+			          ev[26].after[0] == ev[25].label &&
+			          !strcmp(tr_stream_name(t, ev[26].stream), "comm") && ev[27].nafter == 1 &&
+			          ev[27].after[0] == ev[26].label,
 			      "the data-parallel example: %d events", n);
 			found++;
 		}

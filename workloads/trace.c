@@ -219,16 +219,18 @@ struct def {
 };
 
 enum { CK_WORLD, CK_DIMS, CK_RANKS };
-struct comm {
-	int kind;
-	unsigned dims; /* CK_DIMS: bit per enum tr_dim */
-	int *members;  /* CK_RANKS: sorted, distinct */
-	int n;
-};
-
 struct ival {
 	int lo, hi;
 };
+
+struct comm {
+	int kind;
+	unsigned dims;   /* CK_DIMS: bit per enum tr_dim */
+	struct ival *iv; /* CK_RANKS: the members as sorted, disjoint, non-adjacent ranges */
+	int niv;
+	int n; /* CK_RANKS: how many members */
+};
+
 struct sel {
 	int key; /* -1: rank, else enum tr_dim */
 	int neg; /* != */
@@ -269,7 +271,7 @@ void tr_free(struct trace *t)
 	names_free(&t->labels);
 	names_free(&t->marks);
 	for (int i = 0; i < t->commnames.n && t->comms; i++)
-		free(t->comms[i].members);
+		free(t->comms[i].iv);
 	names_free(&t->commnames);
 	names_free(&t->defnames);
 	free(t->comms);
@@ -341,20 +343,20 @@ int tr_comm_line(const struct trace *t, int i)
 	return t && i >= 0 && i < t->commnames.n ? t->commnames.line[i] : 0;
 }
 
-/* Position of rank in a sorted list, -1 if absent. */
-static int find_member(const int *v, int n, int rank)
+/* Whether rank lies in one of n sorted, disjoint ranges. */
+static int in_ranges(const struct ival *v, int n, int rank)
 {
 	int lo = 0, hi = n - 1;
 	while (lo <= hi) {
 		int mid = lo + (hi - lo) / 2;
-		if (v[mid] == rank)
-			return mid;
-		if (v[mid] < rank)
+		if (rank < v[mid].lo)
+			hi = mid - 1;
+		else if (rank > v[mid].hi)
 			lo = mid + 1;
 		else
-			hi = mid - 1;
+			return 1;
 	}
-	return -1;
+	return 0;
 }
 
 int tr_comm_group(const struct trace *t, int comm, int rank, int *members, int max, int *group_id)
@@ -374,12 +376,14 @@ int tr_comm_group(const struct trace *t, int comm, int rank, int *members, int m
 		return t->ranks;
 	}
 	if (c->kind == CK_RANKS) {
-		if (find_member(c->members, c->n, rank) < 0)
+		if (!in_ranges(c->iv, c->niv, rank))
 			return 0;
-		for (int i = 0; i < max && i < c->n; i++)
-			members[i] = c->members[i];
+		int k = 0;
+		for (int i = 0; i < c->niv && k < max; i++)
+			for (int r = c->iv[i].lo; r <= c->iv[i].hi && k < max; r++)
+				members[k++] = r;
 		if (group_id)
-			*group_id = c->members[0];
+			*group_id = c->iv[0].lo;
 		return c->n;
 	}
 	/* the dims of the group, fastest first (increasing stride) */
@@ -667,10 +671,18 @@ static int parse_bytes(struct parser *P, const char *stmt, struct span v, double
 	return 0;
 }
 
+static int cmp_ival(const void *a, const void *b)
+{
+	const struct ival *x = a, *y = b;
+	return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : (x->hi < y->hi ? -1 : x->hi > y->hi);
+}
+
 /* A list of ranks or coordinates: N, A-B, last (= size-1) or A-last, comma
-   separated; every value below size. Appended to t->ivals. */
-static int parse_list(struct parser *P, const char *stmt, const char *key, struct span v, int size, int *first,
-                      int *count)
+   separated; every value below size. Appended to t->ivals. key is the key
+   as written with its operator ("ranks=", "pp!="); dim names the layout dim,
+   NULL for rank numbers. */
+static int parse_list(struct parser *P, const char *stmt, const char *key, const char *dim, struct span v, int size,
+                      int *first, int *count)
 {
 	struct trace *t = P->t;
 	char s[SHOW_MAX + 4], it[SHOW_MAX + 4];
@@ -678,14 +690,14 @@ static int parse_list(struct parser *P, const char *stmt, const char *key, struc
 	*first = t->nivals;
 	*count = 0;
 	if (v.n == 0)
-		return perr(P, "%s: %s= has no value", stmt, key);
+		return perr(P, "%s: %s has no value", stmt, key);
 	const char *p = v.p, *end = v.p + v.n;
 	while (p <= end) {
 		const char *c = memchr(p, ',', (size_t)(end - p));
 		struct span item = {p, (size_t)((c ? c : end) - p)};
 		p = (c ? c : end) + 1;
 		if (item.n == 0)
-			return perr(P, "%s: %s=%s has an empty item (expected N, A-B or last, separated by ',')", stmt,
+			return perr(P, "%s: %s%s has an empty item (expected N, A-B or last, separated by ',')", stmt,
 			            key, s);
 		const char *dash = memchr(item.p, '-', item.n);
 		struct span a = item, b = item;
@@ -703,19 +715,19 @@ static int parse_list(struct parser *P, const char *stmt, const char *key, struc
 			}
 			int r = parse_uint(part[k], (long long)INT_MAX, &x[k]);
 			if (r == -1)
-				return perr(P, "%s: %s=%s: '%s' is not a number, a range A-B or 'last'", stmt, key, s,
+				return perr(P, "%s: %s%s: '%s' is not a number, a range A-B or 'last'", stmt, key, s,
 				            show(it, item));
 			if (r == -2 || x[k] >= size) {
 				show(it, part[k]);
-				if (!strcmp(key, "rank") || !strcmp(key, "ranks"))
-					return perr(P, "%s: %s=%s: rank %s is out of range (ranks %d: 0-%d)", stmt, key,
+				if (!dim)
+					return perr(P, "%s: %s%s: rank %s is out of range (ranks %d: 0-%d)", stmt, key,
 					            s, it, size, size - 1);
-				return perr(P, "%s: %s=%s: %s is out of range (the layout has %s=%d: 0-%d)", stmt, key,
-				            s, it, key, size, size - 1);
+				return perr(P, "%s: %s%s: %s is out of range (the layout has %s=%d: 0-%d)", stmt, key,
+				            s, it, dim, size, size - 1);
 			}
 		}
 		if (x[0] > x[1])
-			return perr(P, "%s: %s=%s: the range %s runs backwards", stmt, key, s, show(it, item));
+			return perr(P, "%s: %s%s: the range %s runs backwards", stmt, key, s, show(it, item));
 		struct ival *iv = grow(t->ivals, &t->icap, t->nivals + 1, sizeof *iv);
 		if (!iv)
 			return oom(P);
@@ -942,7 +954,7 @@ static int st_comm(struct parser *P)
 		return -1;
 	if (v[0].p && v[1].p)
 		return perr(P, "%s: give dims= or ranks=, not both", stmt);
-	struct comm c = {CK_DIMS, 0, NULL, 0};
+	struct comm c = {CK_DIMS, 0, NULL, 0, 0};
 	if (v[0].p) {
 		const char *p = v[0].p, *end = v[0].p + v[0].n;
 		while (p <= end) {
@@ -959,41 +971,38 @@ static int st_comm(struct parser *P)
 		}
 	} else if (v[1].p) {
 		int first, n;
-		if (parse_list(P, stmt, "ranks", v[1], t->ranks, &first, &n))
+		if (parse_list(P, stmt, "ranks=", NULL, v[1], t->ranks, &first, &n))
 			return -1;
-		unsigned char *in = calloc((size_t)t->ranks, 1);
-		if (!in)
-			return oom(P);
-		int count = 0;
-		for (int i = first; i < first + n; i++)
-			for (int r = t->ivals[i].lo; r <= t->ivals[i].hi; r++)
-				if (!in[r]) {
-					in[r] = 1;
-					count++;
-				}
-		t->nivals = first; /* the list lives on as members */
+		/* sorted and merged: memory follows the text, not the rank count */
+		qsort(t->ivals + first, (size_t)n, sizeof *t->ivals, cmp_ival);
 		c.kind = CK_RANKS;
-		c.members = malloc((size_t)count * sizeof *c.members);
-		if (!c.members) {
-			free(in);
+		c.iv = malloc((size_t)n * sizeof *c.iv);
+		if (!c.iv)
 			return oom(P);
+		for (int i = first; i < first + n; i++) {
+			struct ival x = t->ivals[i];
+			if (c.niv && x.lo <= c.iv[c.niv - 1].hi + 1) {
+				if (x.hi > c.iv[c.niv - 1].hi)
+					c.iv[c.niv - 1].hi = x.hi;
+			} else {
+				c.iv[c.niv++] = x;
+			}
 		}
-		for (int r = 0; r < t->ranks; r++)
-			if (in[r])
-				c.members[c.n++] = r;
-		free(in);
+		for (int i = 0; i < c.niv; i++)
+			c.n += c.iv[i].hi - c.iv[i].lo + 1;
+		t->nivals = first; /* the list lives on in the comm */
 	} else {
 		return perr(P, "%s: expected dims=DIM,... or ranks=LIST", stmt);
 	}
 	struct comm *cs = grow(t->comms, &t->ccap, t->commnames.n + 1, sizeof *cs);
 	if (!cs) {
-		free(c.members);
+		free(c.iv);
 		return oom(P);
 	}
 	t->comms = cs;
 	t->comms[t->commnames.n] = c;
 	if (names_add(&t->commnames, name.p, name.n, P->line) < 0) {
-		free(c.members);
+		free(c.iv);
 		return oom(P);
 	}
 	return 0;
@@ -1108,7 +1117,10 @@ static int st_on(struct parser *P)
 			return perr(P, "on: %s given twice", dim < 0 ? "rank" : dim_names[dim]);
 		seen[dim + 1] = 1;
 		int f, n;
-		if (parse_list(P, "on", keys[key], v, dim < 0 ? t->ranks : t->size[dim], &f, &n))
+		char kw[16];
+		snprintf(kw, sizeof kw, "%s%s=", keys[key], neg ? "!" : "");
+		if (parse_list(P, "on", kw, dim < 0 ? NULL : dim_names[dim], v, dim < 0 ? t->ranks : t->size[dim], &f,
+		               &n))
 			return -1;
 		struct sel *sv = grow(t->sels, &t->scap, t->nsels + 1, sizeof *sv);
 		if (!sv)
@@ -1473,7 +1485,7 @@ static int init_trace(struct trace *t, const char *name)
 		return -1;
 	t->ccap = 8;
 	for (int i = 0; i < 6; i++) {
-		t->comms[i] = (struct comm){i ? CK_DIMS : CK_WORLD, i ? 1u << (i - 1) : 0, NULL, 0};
+		t->comms[i] = (struct comm){i ? CK_DIMS : CK_WORLD, i ? 1u << (i - 1) : 0, NULL, 0, 0};
 		if (names_add(&t->commnames, builtin[i], strlen(builtin[i]), 0) < 0)
 			return -1;
 	}
