@@ -89,7 +89,6 @@ struct stream_st {
 	sg_sem_t items, slots;
 	long last_span;
 	int done;
-	int started;
 	const struct qev *cur; /* op being executed (for deadlock reports) */
 	struct inst *waiting;  /* rendezvous it waits in */
 	int waiting_label;     /* label it waits for, -1 */
@@ -109,8 +108,6 @@ struct inst {
 	double t_all;
 	long pred; /* span before the last arrival */
 	struct cplan *plan;
-	double p2p_lat, p2p_bytes;
-	int src, dst;
 };
 
 /* A planned collective, memoized with its prepared parallel tasks. */
@@ -140,13 +137,14 @@ struct run {
 	int *txt_hash; /* open addressing, index+1 */
 	int txt_cap;
 	int captexts;
-	int *tmp_idx; /* rank -> host index scratch, -1 */
+	int *tmp_idx;   /* rank -> host index scratch, -1 */
+	int *line_text; /* trace line -> text index + 1 (ops whose text depends on the line only) */
+	int nline_text;
 	char err[TR_MSG_MAX * 2];
 	int err_code;
 	double flops_by_dtype[DT_COUNT];
 	struct timespec wall0;
 	double next_progress;
-	int actors_alive;
 };
 
 static struct run *R; /* SimGrid actors get it through their data; this is for the C callbacks only */
@@ -463,13 +461,32 @@ static void base_span(struct rp_span *sp, const struct stream_st *s, const struc
 	sp->mark = q->mark;
 	sp->algo = -1;
 	sp->proto = -1;
+	/* a statement's text is the same for every rank and every expansion,
+	   except send/recv, whose peer is resolved per rank: format it once */
+	int per_line = q->ev.kind != TK_SEND && q->ev.kind != TK_RECV && q->ev.line >= 0;
+	if (per_line && q->ev.line < R->nline_text && R->line_text[q->ev.line]) {
+		sp->text = R->line_text[q->ev.line] - 1;
+		return;
+	}
 	char text[OP_TEXT_MAX + 128];
 	tr_event_format(R->t, &q->ev, text, sizeof text);
 	sp->text = intern(text);
+	if (!per_line || sp->text < 0)
+		return;
+	if (q->ev.line >= R->nline_text) {
+		int n = 2 * q->ev.line + 64;
+		int *v = realloc(R->line_text, (size_t)n * sizeof *v);
+		if (!v)
+			return;
+		memset(v + R->nline_text, 0, (size_t)(n - R->nline_text) * sizeof *v);
+		R->line_text = v;
+		R->nline_text = n;
+	}
+	R->line_text[q->ev.line] = sp->text + 1;
 }
 
 /* Device ops: durations from the model; a run of them is one sleep. */
-static void exec_ops(struct stream_st *s, struct qev *first, long pred, double ready)
+static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 {
 	struct qev *batch[QDEPTH];
 	int nb = 0;
@@ -516,7 +533,6 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred, double r
 		total += d;
 		R->r->events++;
 	}
-	(void)ready;
 	if (total > 0) {
 		sg_actor_sleep_for(total);
 		R->r->sg_activities++;
@@ -560,6 +576,45 @@ static int same_coll(const struct inst *x, const struct tr_event *ev, int rank)
 	return 0;
 }
 
+/*
+ * Registers this stream's arrival at rendezvous x. Returns 1 for the last
+ * member to arrive (it plays the transfer, then release_others), 0 for a
+ * member the last one released, -1 when the run failed meanwhile.
+ */
+static int rendezvous(struct stream_st *s, struct inst *x, double arrive, long pred)
+{
+	x->in[member_index(x, s->rk->rank)] = 1;
+	if (++x->arrived < x->n) {
+		s->waiting = x;
+		sg_sem_acquire(x->go);
+		s->waiting = NULL;
+		return R->err_code ? -1 : 0;
+	}
+	x->t_all = arrive;
+	x->pred = pred;
+	return 1;
+}
+
+static void release_others(struct inst *x)
+{
+	for (int i = 1; i < x->n; i++)
+		sg_sem_release(x->go);
+}
+
+/* Records a finished transfer: it started when the last member arrived
+   (that member's predecessor enabled it) and ends now. */
+static void end_transfer(struct stream_st *s, const struct qev *q, struct inst *x, struct rp_span *sp, long pred)
+{
+	sp->t0 = x->t_all;
+	sp->t1 = simgrid_get_clock();
+	sp->pred = x->t_all > sp->arrive ? x->pred : pred;
+	s->last_span = add_span(sp);
+	R->r->events++;
+	label_done(s, q, s->last_span);
+	if (++x->left == x->n)
+		inst_drop(x);
+}
+
 static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 {
 	struct rank_st *rk = s->rk;
@@ -600,17 +655,10 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 	} else if (!same_coll(x, ev, rk->rank)) {
 		return;
 	}
-	x->in[member_index(x, rk->rank)] = 1;
-	x->arrived++;
-	if (x->arrived < x->n) {
-		s->waiting = x;
-		sg_sem_acquire(x->go);
-		s->waiting = NULL;
-		if (R->err_code)
-			return;
-	} else {
-		x->t_all = arrive;
-		x->pred = pred;
+	int last = rendezvous(s, x, arrive, pred);
+	if (last < 0)
+		return;
+	if (last) {
 		x->plan = plan_get(ev, gid, x->members, x->n);
 		if (!x->plan)
 			return;
@@ -619,20 +667,12 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 			R->r->sg_activities++;
 		}
 		run_phases(x->plan);
-		for (int i = 1; i < x->n; i++)
-			sg_sem_release(x->go);
+		release_others(x);
 	}
-	sp.t0 = x->t_all;
-	sp.t1 = simgrid_get_clock();
-	sp.pred = x->t_all > arrive ? x->pred : pred;
 	sp.bytes = x->plan->p.bus_bytes;
 	sp.algo = (signed char)x->plan->p.algo;
 	sp.proto = (signed char)x->plan->p.proto;
-	s->last_span = add_span(&sp);
-	R->r->events++;
-	label_done(s, q, s->last_span);
-	if (++x->left == x->n)
-		inst_drop(x);
+	end_transfer(s, q, x, &sp, pred);
 }
 
 static int p2p_seq(struct rank_st *rk, int peer, long tag, int dir)
@@ -672,8 +712,6 @@ static void exec_p2p(struct stream_st *s, struct qev *q, long pred)
 	if (x->arrived == 0) {
 		x->ev = *ev;
 		x->first_rank = rk->rank;
-		x->src = src;
-		x->dst = dst;
 	} else if (x->ev.bytes != ev->bytes) {
 		fail(SIM_EXIT_TRACE,
 		     "%s:%d: rank %d %s %g bytes (tag %ld) but rank %d %s %g bytes (line %d): a send and its recv must "
@@ -682,34 +720,19 @@ static void exec_p2p(struct stream_st *s, struct qev *q, long pred)
 		     send ? "receives" : "sends", x->ev.bytes, x->ev.line);
 		return;
 	}
-	x->in[member_index(x, rk->rank)] = 1;
-	x->arrived++;
-	if (x->arrived < 2) {
-		s->waiting = x;
-		sg_sem_acquire(x->go);
-		s->waiting = NULL;
-		if (R->err_code)
-			return;
-	} else {
-		x->t_all = arrive;
-		x->pred = pred;
-		double lat = p2p_latency(&R->topo, src, dst);
-		sg_actor_sleep_for(lat);
+	int last = rendezvous(s, x, arrive, pred);
+	if (last < 0)
+		return;
+	if (last) {
+		sg_actor_sleep_for(p2p_latency(&R->topo, src, dst));
 		sg_host_t h[2] = {R->hosts[src], R->hosts[dst]};
 		double fl[2] = {0, 0}, m[4] = {0, ev->bytes, 0, 0}; /* the links already carry model.link_efficiency */
 		sg_actor_parallel_execute(2, h, fl, m);
 		R->r->sg_activities += 2;
-		sg_sem_release(x->go);
+		release_others(x);
 	}
-	sp.t0 = x->t_all;
-	sp.t1 = simgrid_get_clock();
-	sp.pred = x->t_all > arrive ? x->pred : pred;
 	sp.bytes = ev->bytes;
-	s->last_span = add_span(&sp);
-	R->r->events++;
-	label_done(s, q, s->last_span);
-	if (++x->left == 2)
-		inst_drop(x);
+	end_transfer(s, q, x, &sp, pred);
 }
 
 /* ---- actors ---- */
@@ -738,7 +761,7 @@ static void stream_main(int argc, char **argv)
 		if (R->err_code)
 			break;
 		switch (q->ev.kind) {
-		case TK_OP: exec_ops(s, q, pred, ready); break;
+		case TK_OP: exec_ops(s, q, pred); break;
 		case TK_COLL: exec_coll(s, q, pred); break;
 		case TK_SEND:
 		case TK_RECV: exec_p2p(s, q, pred); break;
@@ -774,7 +797,6 @@ static struct stream_st *stream_get(struct rank_st *rk, int idx)
 	sg_actor_t a = sg_actor_init(name, R->hosts[rk->rank]);
 	sg_actor_set_data(a, s);
 	sg_actor_start(a, stream_main, 0, NULL);
-	s->started = 1;
 	rk->streams[idx] = s;
 	return s;
 }
@@ -895,7 +917,7 @@ static void describe_wait(const struct stream_st *s, char *buf, size_t len)
 
 static void report_deadlock(void)
 {
-	char first[TR_MSG_MAX] = "", lines[TR_MSG_MAX * 2] = "";
+	char lines[TR_MSG_MAX * 2] = "";
 	int blocked = 0, first_line = 0;
 	size_t used = 0;
 	for (int r = 0; r < R->nranks; r++)
@@ -905,10 +927,8 @@ static void report_deadlock(void)
 				continue;
 			char one[TR_MSG_MAX];
 			describe_wait(s, one, sizeof one);
-			if (!blocked++) {
-				snprintf(first, sizeof first, "%s", one);
+			if (!blocked++)
 				first_line = s->cur ? s->cur->ev.line : 0;
-			}
 			if (blocked <= 8 && used < sizeof lines - 2) {
 				int k = snprintf(lines + used, sizeof lines - used, "; %s", one);
 				if (k > 0)
@@ -919,7 +939,6 @@ static void report_deadlock(void)
 		return;
 	fail(SIM_EXIT_TRACE, "%s:%d: deadlock: %d stream%s of %d ranks cannot go on%s%s", tr_path(R->t), first_line,
 	     blocked, blocked == 1 ? "" : "s", R->nranks, lines, blocked > 8 ? "; ..." : "");
-	(void)first;
 }
 
 static int dominant_dtype(void)
@@ -1049,6 +1068,7 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 	free(run.hosts);
 	free(run.tmp_idx);
 	free(run.txt_hash);
+	free(run.line_text);
 	if (run.err_code) {
 		snprintf(why, whylen, "%s", run.err);
 		return run.err_code;
