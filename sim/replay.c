@@ -877,6 +877,9 @@ static int engine_init(const char *xml_path)
 	sg_cfg_set_string("host/model", "ptask_L07");
 	sg_cfg_set_double("surf/precision", 1e-12);
 	sg_cfg_set_int("contexts/stack-size", 64);
+#ifdef SIM_SANITIZE_BUILD
+	sg_cfg_set_string("contexts/factory", "thread");
+#endif
 	if (!getenv("SIM_SIMGRID_LOG")) { /* developers: SIM_SIMGRID_LOG=1 shows SimGrid's own messages */
 		xbt_log_control_set("root.thres:critical");
 		xbt_log_control_set("root.app:file:/dev/null");
@@ -1048,11 +1051,18 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 			gsl_rng_free(rk->rng);
 		for (int s = 0; s < ns; s++)
 			if (rk->streams[s]) {
+				sg_sem_destroy(rk->streams[s]->items);
+				sg_sem_destroy(rk->streams[s]->slots);
 				free(rk->streams[s]->q);
 				free(rk->streams[s]);
 			}
+		sg_mutex_destroy(rk->mu);
+		sg_cond_destroy(rk->cv);
 		free(rk->streams);
 	}
+	for (int h = 0; h < NBUCKETS; h++) /* rendezvous a deadlock left open */
+		while (run.tab[h])
+			inst_drop(run.tab[h]);
 	for (int h = 0; h < NBUCKETS; h++)
 		for (struct cplan *p = run.plans[h], *nx; p; p = nx) {
 			nx = p->next;
