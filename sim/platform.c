@@ -154,6 +154,43 @@ int platform_write_xml(const struct topo *t, FILE *f)
 	        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
 	        "<platform version=\"4.1\">\n<zone id=\"cluster\" routing=\"%s\">\n",
 	        t->nodes > 1 ? "DijkstraCache" : "Full");
+	/* Every link lives in a first zone of its own: SimGrid finds a route's
+	   link by searching the zone tree in order, so links kept in the node
+	   zones would cost a walk over all earlier nodes per reference
+	   (quadratic in nodes). */
+	fprintf(f, " <zone id=\"links\" routing=\"None\">\n");
+	for (int node = 0; node < t->nodes; node++) {
+		int base = node * t->dpn, k = t->ranks - base < t->dpn ? t->ranks - base : t->dpn;
+		for (int a = 0; a < k; a++) {
+			if (t->intra == TI_SWITCH || t->intra == TI_PCIE)
+				fprintf(f,
+				        " <link id=\"port%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
+				        "sharing_policy=\"SPLITDUPLEX\"/>\n",
+				        base + a, t->port_bw);
+			else
+				for (int b = a + 1; b < k; b++)
+					if (topo_linked(t, base + a, base + b))
+						fprintf(f,
+						        " <link id=\"pair%d_%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
+						        "sharing_policy=\"SPLITDUPLEX\"/>\n",
+						        base + a, base + b, t->pair_bw);
+			if (t->nodes > 1)
+				fprintf(f,
+				        " <link id=\"nic%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
+				        "sharing_policy=\"SPLITDUPLEX\"/>\n",
+				        base + a, t->nic_bw);
+		}
+	}
+	if (t->nodes > 1) {
+		fprintf(f,
+		        " <link id=\"corelink\" bandwidth=\"1e18Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n");
+		for (int node = 0; node < t->nodes && t->uplink_bw > 0; node++)
+			fprintf(f,
+			        " <link id=\"up%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
+			        "sharing_policy=\"SPLITDUPLEX\"/>\n",
+			        node, t->uplink_bw);
+	}
+	fprintf(f, " </zone>\n");
 	for (int node = 0; node < t->nodes; node++) {
 		int base = node * t->dpn, k = t->ranks - base < t->dpn ? t->ranks - base : t->dpn;
 		fprintf(f, " <zone id=\"node%d\" routing=\"Full\">\n", node);
@@ -161,26 +198,6 @@ int platform_write_xml(const struct topo *t, FILE *f)
 			fprintf(f, "  <host id=\"dev%d\" speed=\"1Gf\"/>\n", base + a);
 		if (t->nodes > 1)
 			fprintf(f, "  <router id=\"gw%d\"/>\n", node);
-		for (int a = 0; a < k; a++) {
-			if (t->intra == TI_SWITCH || t->intra == TI_PCIE)
-				fprintf(f,
-				        "  <link id=\"port%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
-				        "sharing_policy=\"SPLITDUPLEX\"/>\n",
-				        base + a, t->port_bw);
-			else
-				for (int b = a + 1; b < k; b++)
-					if (topo_linked(t, base + a, base + b))
-						fprintf(
-						    f,
-						    "  <link id=\"pair%d_%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
-						    "sharing_policy=\"SPLITDUPLEX\"/>\n",
-						    base + a, base + b, t->pair_bw);
-			if (t->nodes > 1)
-				fprintf(f,
-				        "  <link id=\"nic%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
-				        "sharing_policy=\"SPLITDUPLEX\"/>\n",
-				        base + a, t->nic_bw);
-		}
 		for (int a = 0; a < k; a++)
 			for (int b = 0; b < k; b++)
 				if (a != b)
@@ -204,13 +221,6 @@ int platform_write_xml(const struct topo *t, FILE *f)
 		/* the fabric: a core zone every node zone routes through (Dijkstra
 		   over 2 x nodes zone routes, not one route per pair of nodes) */
 		fprintf(f, " <zone id=\"fabric\" routing=\"Full\">\n  <router id=\"core\"/>\n </zone>\n");
-		fprintf(f,
-		        " <link id=\"corelink\" bandwidth=\"1e18Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n");
-		for (int node = 0; node < t->nodes && t->uplink_bw > 0; node++) /* links before routes (the DTD) */
-			fprintf(f,
-			        " <link id=\"up%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
-			        "sharing_policy=\"SPLITDUPLEX\"/>\n",
-			        node, t->uplink_bw);
 		for (int node = 0; node < t->nodes; node++) {
 			char id[32] = "corelink";
 			if (t->uplink_bw > 0)

@@ -85,7 +85,7 @@ struct stream_st {
 	struct rank_st *rk;
 	int idx;
 	struct qev *q;
-	int head, n;
+	int head, n, cap;
 	sg_sem_t items, slots;
 	long last_span;
 	int done;
@@ -128,6 +128,7 @@ struct run {
 	struct rp_result *r;
 	struct topo topo;
 	int nranks;
+	int inline_streams; /* one stream per rank: the rank's actor runs its ops itself */
 	struct rank_st *ranks;
 	sg_host_t *hosts;
 	struct inst *tab[NBUCKETS];
@@ -495,10 +496,11 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 	   nothing waits on them and they wait on nothing */
 	while (first->ev.label < 0 && s->n > 0 && nb < QDEPTH) {
 		struct qev *nx = &s->q[s->head];
-		if (nx->ev.kind != TK_OP || nx->ev.nafter > 0 || sg_sem_would_block(s->items))
+		if (nx->ev.kind != TK_OP || nx->ev.nafter > 0 || (s->items && sg_sem_would_block(s->items)))
 			break;
-		sg_sem_acquire(s->items);
-		s->head = (s->head + 1) % QDEPTH;
+		if (s->items)
+			sg_sem_acquire(s->items);
+		s->head = (s->head + 1) % s->cap;
 		s->n--;
 		batch[nb++] = nx; /* its slot is released after the sleep: the host must not overwrite it */
 		if (nx->ev.label >= 0)
@@ -511,7 +513,7 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 		char why[TR_MSG_MAX];
 		if (dm_predict_cached(R->chip, &batch[i]->ev.op, &dr, why, sizeof why)) {
 			fail(SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), batch[i]->ev.line, why);
-			for (int j = 1; j < nb; j++)
+			for (int j = 1; j < nb && s->slots; j++)
 				sg_sem_release(s->slots);
 			return;
 		}
@@ -539,7 +541,7 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 	}
 	/* only the last op of a batch can carry a label (see the loop above) */
 	label_done(s, batch[nb - 1], last);
-	for (int i = 1; i < nb; i++)
+	for (int i = 1; i < nb && s->slots; i++)
 		sg_sem_release(s->slots);
 	progress();
 }
@@ -737,6 +739,30 @@ static void exec_p2p(struct stream_st *s, struct qev *q, long pred)
 
 /* ---- actors ---- */
 
+/* Runs one queued event on stream s: waits for its stream predecessor and
+   its after= edges, then executes it. */
+static void stream_exec(struct stream_st *s, struct qev *q)
+{
+	s->cur = q;
+	long pred = s->last_span;
+	double ready = span_end(pred);
+	if (q->issued > ready) {
+		ready = q->issued;
+		pred = -1;
+	}
+	wait_labels(s, q, &pred, &ready);
+	if (!R->err_code)
+		switch (q->ev.kind) {
+		case TK_OP: exec_ops(s, q, pred); break;
+		case TK_COLL: exec_coll(s, q, pred); break;
+		case TK_SEND:
+		case TK_RECV: exec_p2p(s, q, pred); break;
+		case TK_DELAY: exec_delay(s, q, pred); break;
+		default: break;
+		}
+	s->cur = NULL;
+}
+
 static void stream_main(int argc, char **argv)
 {
 	(void)argc;
@@ -746,29 +772,11 @@ static void stream_main(int argc, char **argv)
 	for (;;) {
 		sg_sem_acquire(s->items);
 		struct qev *q = &s->q[s->head];
-		s->head = (s->head + 1) % QDEPTH;
+		s->head = (s->head + 1) % s->cap;
 		s->n--;
 		if (q->ev.kind == END_KIND || R->err_code)
 			break;
-		s->cur = q;
-		long pred = s->last_span;
-		double ready = span_end(pred);
-		if (q->issued > ready) {
-			ready = q->issued;
-			pred = -1;
-		}
-		wait_labels(s, q, &pred, &ready);
-		if (R->err_code)
-			break;
-		switch (q->ev.kind) {
-		case TK_OP: exec_ops(s, q, pred); break;
-		case TK_COLL: exec_coll(s, q, pred); break;
-		case TK_SEND:
-		case TK_RECV: exec_p2p(s, q, pred); break;
-		case TK_DELAY: exec_delay(s, q, pred); break;
-		default: break;
-		}
-		s->cur = NULL;
+		stream_exec(s, q);
 		sg_sem_release(s->slots);
 		if (R->err_code)
 			break;
@@ -781,24 +789,53 @@ static struct stream_st *stream_get(struct rank_st *rk, int idx)
 	if (rk->streams[idx])
 		return rk->streams[idx];
 	struct stream_st *s = calloc(1, sizeof *s);
-	if (!s || !(s->q = calloc(QDEPTH, sizeof *s->q))) {
+	int cap = R->inline_streams ? 4 : QDEPTH; /* an inline queue grows as ops merge */
+	if (!s || !(s->q = calloc((size_t)cap, sizeof *s->q))) {
 		free(s);
 		fail(SIM_EXIT_INTERNAL, "out of memory");
 		return NULL;
 	}
 	s->rk = rk;
 	s->idx = idx;
-	s->items = sg_sem_init(0);
-	s->slots = sg_sem_init(QDEPTH);
+	s->cap = cap;
 	s->last_span = -1;
 	s->waiting_label = -1;
+	rk->streams[idx] = s;
+	if (R->inline_streams) /* the rank's own actor runs it (see host_main) */
+		return s;
+	s->items = sg_sem_init(0);
+	s->slots = sg_sem_init(QDEPTH);
 	char name[64];
 	snprintf(name, sizeof name, "r%ds%d", rk->rank, idx);
 	sg_actor_t a = sg_actor_init(name, R->hosts[rk->rank]);
 	sg_actor_set_data(a, s);
 	sg_actor_start(a, stream_main, 0, NULL);
-	rk->streams[idx] = s;
 	return s;
+}
+
+/* Runs what a rank's inline stream has queued (no semaphores: the rank's
+   actor fills the queue and empties it). */
+static void run_queue(struct stream_st *s)
+{
+	while (s->n > 0 && !R->err_code) {
+		struct qev *q = &s->q[s->head];
+		s->head = (s->head + 1) % s->cap;
+		s->n--;
+		stream_exec(s, q);
+	}
+	s->head = 0;
+}
+
+static int grow_queue(struct stream_st *s)
+{
+	struct qev *q = realloc(s->q, 2 * (size_t)s->cap * sizeof *q);
+	if (!q) {
+		fail(SIM_EXIT_INTERNAL, "out of memory");
+		return -1;
+	}
+	s->q = q;
+	s->cap *= 2;
+	return 0;
 }
 
 static int push(struct stream_st *s, const struct qev *q)
@@ -806,7 +843,7 @@ static int push(struct stream_st *s, const struct qev *q)
 	s->rk->host_state = "waiting for a free slot in a stream's queue";
 	sg_sem_acquire(s->slots);
 	s->rk->host_state = NULL;
-	s->q[(s->head + s->n) % QDEPTH] = *q;
+	s->q[(s->head + s->n) % s->cap] = *q;
 	s->n++;
 	sg_sem_release(s->items);
 	return 0;
@@ -849,7 +886,26 @@ static void host_main(int argc, char **argv)
 		struct stream_st *s = stream_get(rk, q.ev.stream);
 		if (!s)
 			break;
-		push(s, &q);
+		if (!R->inline_streams) {
+			push(s, &q);
+			continue;
+		}
+		/* One stream: queue device ops that can merge into one sleep and run
+		   the queue when anything else comes (or it is full). */
+		if (s->n == s->cap && grow_queue(s))
+			break;
+		s->q[s->n++] = q; /* run_queue leaves it empty with head 0 */
+		if (q.ev.kind != TK_OP || q.ev.label >= 0 || q.ev.nafter > 0 || s->n == QDEPTH)
+			run_queue(s);
+	}
+	if (R->inline_streams) {
+		for (int i = 0; i < tr_nstreams(R->t); i++)
+			if (rk->streams[i]) {
+				run_queue(rk->streams[i]);
+				rk->streams[i]->done = !R->err_code;
+			}
+		rk->host_done = 1;
+		return;
 	}
 	/* end every stream this rank used */
 	memset(&q, 0, sizeof q);
@@ -1005,6 +1061,7 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 		run.tmp_idx[i] = -1;
 	}
 	int nl = tr_nlabels(t) + 1, nc = tr_ncomms(t) + 1, ns = tr_nstreams(t) + 1;
+	run.inline_streams = tr_nstreams(t) <= 1;
 	for (int i = 0; i < run.nranks; i++) {
 		struct rank_st *rk = &run.ranks[i];
 		rk->rank = i;
@@ -1051,8 +1108,10 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 			gsl_rng_free(rk->rng);
 		for (int s = 0; s < ns; s++)
 			if (rk->streams[s]) {
-				sg_sem_destroy(rk->streams[s]->items);
-				sg_sem_destroy(rk->streams[s]->slots);
+				if (rk->streams[s]->items) {
+					sg_sem_destroy(rk->streams[s]->items);
+					sg_sem_destroy(rk->streams[s]->slots);
+				}
 				free(rk->streams[s]->q);
 				free(rk->streams[s]);
 			}
