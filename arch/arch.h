@@ -21,6 +21,7 @@
 enum {
 	SIM_EXIT_OK = 0,
 	SIM_EXIT_USAGE = 2,
+	SIM_EXIT_NOFIT = 3,      /* the workload does not fit the device memory */
 	SIM_EXIT_TRACE = 65,     /* bad trace (EX_DATAERR) */
 	SIM_EXIT_NOINPUT = 66,   /* input file does not exist (EX_NOINPUT) */
 	SIM_EXIT_INTERNAL = 70,  /* internal error (EX_SOFTWARE) */
@@ -62,6 +63,12 @@ struct arch_unit {
 	double mat_pj;            /* energy of a dense 16-bit MAC with its operand delivery, pJ (0 = no power limit) */
 	int mat_async;            /* matrix ops issue asynchronously (Hopper wgmma): softmax overlaps them */
 	double smem_Bpc;          /* shared-memory bandwidth, bytes per clock per unit */
+	/* issue-to-use latencies of the warp-level stepper (sim/step.c), in the unit's cycles */
+	double lat_alu;  /* dependent fp32/int lane instruction (FFMA) */
+	double lat_sfu;  /* special-function instruction (MUFU.EX2) */
+	double lat_smem; /* shared-memory load (LDS, ldmatrix) */
+	double lat_mma;  /* matrix instruction beyond its pipe occupancy (fill and drain) */
+	double lat_bar;  /* CTA barrier: last arrival to release */
 };
 
 /* One memory level: device memory (HBM/GDDR/...) or an on-chip cache/SRAM. */

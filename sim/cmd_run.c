@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FILE] [--timeline-ranks LIST]\n"
-                            "               [--csv DIR] [--jitter SIGMA] [--seed N] [--set path=value]...\n"
+                            "               [--csv DIR] [--jitter SIGMA] [--seed N] [--no-fold] [--set path=value]...\n"
                             "\n"
                             "Replays a workload trace (simtrace 1, docs/trace-format.md) on the system of\n"
                             "CONFIG: its standard node of devices and, when the trace has more ranks than\n"
@@ -29,7 +29,15 @@ const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FI
                             "Prints the step time, per-rank busy and idle time, compute against exposed\n"
                             "communication, time per op kind and per mark region, collective bus\n"
                             "bandwidths, achieved TFLOP/s and MFU, the top bottlenecks and the critical\n"
-                            "path.\n"
+                            "path. With the trace's `workload` line: tokens/s, model FLOPs utilization,\n"
+                            "and for inference time to first token and per output token; with its\n"
+                            "`memory` lines: peak device memory per rank (a rank that does not fit its\n"
+                            "device stops the run, exit 3).\n"
+                            "\n"
+                            "Ranks that run the same program and use disjoint links (the trace has no\n"
+                            "selector, peer or fixed group along a dim; a switch, mesh or PCIe node) are\n"
+                            "replayed once: one representative stands for each such set (`folded` in\n"
+                            "the report). --no-fold replays every rank.\n"
                             "\n"
                             "options:\n"
                             "  --json                 the report as JSON (schema_version 1; time_s, ...)\n"
@@ -40,10 +48,12 @@ const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FI
                             "  --jitter SIGMA         device-op times vary by a lognormal factor\n"
                             "                         exp(N(0, SIGMA)) drawn per rank (default 0: off)\n"
                             "  --seed N               seed of the jitter's random streams (default 1)\n"
+                            "  --no-fold              replay every rank, even symmetric ones\n"
                             "  --set path=value       override a config parameter (repeatable)\n"
                             "\n"
-                            "exit codes: 0 ok, 2 usage, 65 bad trace (syntax, a collective a rank never\n"
-                            "joins, a deadlock, more ranks than the system has), 66 file missing,\n"
+                            "exit codes: 0 ok, 2 usage, 3 a rank does not fit its device's memory,\n"
+                            "65 bad trace (syntax, a collective a rank never joins,\n"
+                            "a deadlock, more ranks than the system has), 66 file missing,\n"
                             "73 cannot write output, 78 bad config.\n"
                             "\n"
                             "examples:\n"
@@ -96,7 +106,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct cli_common o = {0};
 	const char *pos[2] = {NULL, NULL}, *timeline = NULL, *tl_ranks = NULL, *csv = NULL;
-	struct rp_options ro = {0, 1, 1};
+	struct rp_options ro = {0, 1, 1, 0};
 	int npos = 0;
 	for (int i = 1; i < argc; i++) {
 		int rc = cli_common_opt(&o, argc, argv, &i, "run");
@@ -128,6 +138,10 @@ int cmd_run(int argc, char **argv)
 				if (*end || errno || *v == '-' || !*v)
 					return cli_usage_error("run", "--seed %s: expected a non-negative integer", v);
 			}
+			continue;
+		}
+		if (!strcmp(a, "--no-fold")) {
+			ro.no_fold = 1;
 			continue;
 		}
 		if (a[0] == '-' && a[1])

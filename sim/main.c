@@ -65,8 +65,9 @@ static void usage(FILE *f)
 	           "  sim help config\n"
 	           "\n"
 	           "exit codes:\n"
-	           "  0 ok, 2 usage error, 65 bad trace, 66 input file missing,\n"
-	           "  70 internal error, 73 cannot write output, 78 bad config\n");
+	           "  0 ok, 2 usage error, 3 the workload does not fit the device memory,\n"
+	           "  65 bad trace, 66 input file missing, 70 internal error,\n"
+	           "  73 cannot write output, 78 bad config\n");
 }
 
 static void units_help(void)

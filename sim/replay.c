@@ -69,6 +69,7 @@ struct rank_st {
 	short mark;
 	int host_done;
 	const char *host_state; /* what the host actor is blocked on */
+	double mem[MEM_COUNT];  /* current `memory` categories */
 	gsl_rng *rng;
 	struct p2pseq *p2p; /* sequence numbers of send/recv per (peer, tag, dir) */
 	int np2p, cap2p;
@@ -100,8 +101,9 @@ struct inst {
 	int kind; /* TK_COLL, TK_SEND (p2p) */
 	int a, b, c, seq;
 	int n, arrived, left;
-	int *members;
+	int *members; /* the members that meet (replayed ranks) */
 	char *in;
+	int *full, nfull;   /* collectives: the whole group, folded members too */
 	struct tr_event ev; /* as the first arriver issued it */
 	int first_rank;
 	sg_sem_t go;
@@ -129,6 +131,7 @@ struct run {
 	struct topo topo;
 	int nranks;
 	int inline_streams; /* one stream per rank: the rank's actor runs its ops itself */
+	char *is_rep;       /* per rank: replayed (1) or folded into its representative (0) */
 	struct rank_st *ranks;
 	sg_host_t *hosts;
 	struct inst *tab[NBUCKETS];
@@ -305,6 +308,7 @@ static void inst_drop(struct inst *x)
 		}
 	sg_sem_destroy(x->go);
 	free(x->members);
+	free(x->full);
 	free(x->in);
 	free(x);
 }
@@ -636,9 +640,36 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 	base_span(&sp, s, q);
 	sp.arrive = arrive;
 	int seq = rk->coll_seq[ev->comm]++;
-	struct inst *x = n > 1 ? inst_get(TK_COLL, ev->comm, gid, 0, seq, n, members) : NULL;
+	/* folded members arrive with their representative: only replayed
+	   members meet, the plan covers the whole group */
+	int nrep = n;
+	int *reps = members;
+	if (R->is_rep && n > 1) {
+		reps = malloc((size_t)n * sizeof *reps);
+		if (!reps) {
+			if (members != stack_members)
+				free(members);
+			fail(SIM_EXIT_INTERNAL, "out of memory");
+			return;
+		}
+		nrep = 0;
+		for (int i = 0; i < n; i++)
+			if (R->is_rep[members[i]])
+				reps[nrep++] = members[i];
+	}
+	struct inst *x = n > 1 ? inst_get(TK_COLL, ev->comm, gid, 0, seq, nrep, reps) : NULL;
+	if (x && nrep < n && !x->full && (x->full = malloc((size_t)n * sizeof *x->full))) {
+		memcpy(x->full, members, (size_t)n * sizeof *members);
+		x->nfull = n;
+	}
+	if (reps != members)
+		free(reps);
 	if (members != stack_members)
 		free(members);
+	if (x && nrep < n && !x->full) {
+		fail(SIM_EXIT_INTERNAL, "out of memory");
+		return;
+	}
 	if (n > 1 && !x) {
 		fail(SIM_EXIT_INTERNAL, "out of memory");
 		return;
@@ -661,7 +692,7 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 	if (last < 0)
 		return;
 	if (last) {
-		x->plan = plan_get(ev, gid, x->members, x->n);
+		x->plan = x->full ? plan_get(ev, gid, x->full, x->nfull) : plan_get(ev, gid, x->members, x->n);
 		if (!x->plan)
 			return;
 		if (x->plan->p.lat_s > 0) {
@@ -849,6 +880,50 @@ static int push(struct stream_st *s, const struct qev *q)
 	return 0;
 }
 
+static int by_size_desc(const void *a, const void *b)
+{
+	const double *x = a, *y = b;
+	return x[0] != y[0] ? (x[0] > y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : 1);
+}
+
+/* A `memory` statement: sets the categories it names; records the rank's
+   peak; fails the run when the rank no longer fits its device. */
+static int set_memory(struct rank_st *rk, const struct tr_event *ev)
+{
+	double total = 0;
+	for (int c = 0; c < MEM_COUNT; c++) {
+		if (ev->mem_set & (1u << c))
+			rk->mem[c] = ev->mem[c];
+		total += rk->mem[c];
+	}
+	struct rp_mem *m = &R->r->mem[rk->rank];
+	if (total > m->total || !m->line) {
+		m->total = total;
+		memcpy(m->cat, rk->mem, sizeof m->cat);
+		m->line = ev->line;
+	}
+	double cap = R->chip->dram.size_bytes;
+	if (cap <= 0 || total <= cap)
+		return 0;
+	double order[MEM_COUNT][2];
+	for (int c = 0; c < MEM_COUNT; c++) {
+		order[c][0] = rk->mem[c];
+		order[c][1] = c;
+	}
+	qsort(order, MEM_COUNT, sizeof order[0], by_size_desc);
+	char list[256] = "";
+	size_t used = 0;
+	for (int c = 0; c < MEM_COUNT && order[c][0] > 0 && used < sizeof list; c++) {
+		int k = snprintf(list + used, sizeof list - used, "%s%s %.1f GiB", c ? ", " : "",
+		                 tr_mem_name((enum tr_mem)(int)order[c][1]), order[c][0] / 1073741824.0);
+		if (k > 0)
+			used += (size_t)k;
+	}
+	fail(SIM_EXIT_NOFIT, "%s:%d: rank %d does not fit: it needs %.1f GiB of device memory but %s has %.1f GiB (%s)",
+	     tr_path(R->t), ev->line, rk->rank, total / 1073741824.0, R->chip->path, cap / 1073741824.0, list);
+	return -1;
+}
+
 static void host_main(int argc, char **argv)
 {
 	(void)argc;
@@ -867,6 +942,11 @@ static void host_main(int argc, char **argv)
 			break;
 		if (q.ev.kind == TK_MARK) {
 			rk->mark = (short)q.ev.mark;
+			continue;
+		}
+		if (q.ev.kind == TK_MEM) {
+			if (set_memory(rk, &q.ev))
+				break;
 			continue;
 		}
 		q.mark = rk->mark;
@@ -1009,6 +1089,52 @@ static int dominant_dtype(void)
 	return best;
 }
 
+/*
+ * Symmetric ranks: when the trace runs the same program along some dims
+ * (tr_symmetric_dims) and the platform gives every device its own links
+ * (switch, full mesh or PCIe node; fabric not oversubscribed), the ranks
+ * that differ only in those dims do the same thing at the same time over
+ * disjoint links, so one representative (coordinate 0 in each folded dim)
+ * replays for all of them. Jitter draws per rank, so it turns folding off.
+ */
+static int fold_ranks(const struct trace *t, const struct rp_options *o)
+{
+	struct rp_result *r = R->r;
+	const struct topo *tp = &R->topo;
+	r->fold = 1;
+	r->nrep = R->nranks;
+	unsigned dims = tr_symmetric_dims(t);
+	if (o->no_fold || o->jitter > 0 || !dims || tp->uplink_bw > 0 ||
+	    !(tp->intra == TI_SWITCH || tp->intra == TI_MESH || tp->intra == TI_PCIE))
+		return 0;
+	long stride[DIM_COUNT] = {0};
+	for (int i = 0; i < R->nranks; i++)
+		for (int d = 0; d < DIM_COUNT; d++) {
+			int k = 0, one = tr_coord(t, i, d) == 1;
+			for (int e = 0; e < DIM_COUNT && one; e++)
+				k += e != d && tr_coord(t, i, e) != 0;
+			if (one && !k)
+				stride[d] = i;
+		}
+	R->is_rep = calloc((size_t)R->nranks, 1);
+	r->rep_of = malloc((size_t)R->nranks * sizeof *r->rep_of);
+	if (!R->is_rep || !r->rep_of)
+		return -1;
+	r->nrep = 0;
+	for (int i = 0; i < R->nranks; i++) {
+		long rep = i;
+		for (int d = 0; d < DIM_COUNT; d++)
+			if (dims & (1u << d))
+				rep -= tr_coord(t, i, d) * stride[d];
+		r->rep_of[i] = (int)rep;
+		R->is_rep[i] = rep == i;
+		r->nrep += rep == i;
+	}
+	r->fold = R->nranks / r->nrep;
+	r->fold_dims = dims;
+	return 0;
+}
+
 int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r, char *why,
            size_t whylen)
 {
@@ -1062,9 +1188,16 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 	}
 	int nl = tr_nlabels(t) + 1, nc = tr_ncomms(t) + 1, ns = tr_nstreams(t) + 1;
 	run.inline_streams = tr_nstreams(t) <= 1;
+	r->mem = calloc((size_t)run.nranks, sizeof *r->mem);
+	if (!r->mem || fold_ranks(t, o)) {
+		snprintf(why, whylen, "sim run: out of memory for %d ranks", run.nranks);
+		return SIM_EXIT_INTERNAL;
+	}
 	for (int i = 0; i < run.nranks; i++) {
 		struct rank_st *rk = &run.ranks[i];
 		rk->rank = i;
+		if (run.is_rep && !run.is_rep[i])
+			continue;
 		rk->cur = tr_cursor_new(t, i);
 		rk->streams = calloc((size_t)ns, sizeof *rk->streams);
 		rk->issued = calloc((size_t)nl, sizeof *rk->issued);
@@ -1096,8 +1229,13 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 		report_deadlock();
 	r->wall_s = wall_now();
 	r->dtype = dominant_dtype();
+	if (r->rep_of)
+		for (int i = 0; i < run.nranks; i++)
+			r->mem[i] = r->mem[r->rep_of[i]];
 	for (int i = 0; i < run.nranks; i++) {
 		struct rank_st *rk = &run.ranks[i];
+		if (!rk->streams)
+			continue; /* folded into its representative */
 		tr_cursor_free(rk->cur);
 		free(rk->issued);
 		free(rk->done);
@@ -1136,6 +1274,7 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 	free(run.ranks);
 	free(run.hosts);
 	free(run.tmp_idx);
+	free(run.is_rep);
 	free(run.txt_hash);
 	free(run.line_text);
 	if (run.err_code) {
@@ -1157,5 +1296,7 @@ void rp_result_free(struct rp_result *r)
 		free(r->texts[i]);
 	free(r->texts);
 	free(r->spans);
+	free(r->rep_of);
+	free(r->mem);
 	memset(r, 0, sizeof *r);
 }

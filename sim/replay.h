@@ -41,6 +41,14 @@ struct rp_options {
 	double jitter;      /* sigma of a lognormal factor on device-op times; 0 = off */
 	unsigned long seed; /* GSL random stream seed (with jitter) */
 	int progress;       /* print progress on stderr for long runs */
+	int no_fold;        /* replay every rank even where the trace is symmetric */
+};
+
+/* A rank's device memory (the trace's `memory` statements) at its peak. */
+struct rp_mem {
+	double total;
+	double cat[MEM_COUNT];
+	int line; /* the statement that set the peak, 0 = none */
 };
 
 struct rp_result {
@@ -55,12 +63,20 @@ struct rp_result {
 	long sg_activities; /* SimGrid sleeps and parallel tasks */
 	double wall_s;      /* replay wall-clock time */
 	int dtype;          /* dominant dtype of the device ops (by FLOPs), -1 if none */
+	/* Symmetric ranks (tr_symmetric_dims): only representatives run; each
+	   stands for `fold` ranks that differ from it only in the folded dims. */
+	unsigned fold_dims; /* bit per enum tr_dim */
+	int fold;           /* ranks per representative (1 = every rank replayed) */
+	int nrep;           /* representatives replayed */
+	int *rep_of;        /* rank -> its representative (NULL when fold is 1) */
+	struct rp_mem *mem; /* per rank */
 };
 
 /*
  * Runs trace t on chip c's system. Returns 0, or an exit code (65 for a
  * trace that cannot run: a deadlock, mismatched collectives, too many ranks
- * for the system) with a message of one or more lines in why (the first
+ * for the system; SIM_EXIT_NOFIT when a rank's `memory` exceeds the
+ * device's) with a message of one or more lines in why (the first
  * "path:line: ..."; the others say which ranks wait on what).
  */
 int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r, char *why,

@@ -129,6 +129,9 @@ static void per_rank(struct report *rep, const long *idx, long n)
 		x->idle = r->time_s - x->busy;
 		i = j;
 	}
+	if (r->rep_of) /* folded ranks did what their representative did */
+		for (int k = 0; k < r->ranks; k++)
+			rep->rank[k] = rep->rank[r->rep_of[k]];
 	double *mean = &rep->mean.busy, *max = &rep->max.busy;
 	for (int k = 0; k < r->ranks; k++) {
 		const double *v = &rep->rank[k].busy;
@@ -156,16 +159,17 @@ static void groups(struct report *rep)
 		mark_lo[i] = INFINITY;
 		mark_hi[i] = -INFINITY;
 	}
+	long w = r->fold > 1 ? r->fold : 1; /* ranks each replayed span stands for */
 	for (long i = 0; i < r->nspans; i++) {
 		const struct rp_span *s = &r->spans[i];
 		double d = s->t1 - s->t0;
-		rep->flops += s->flops;
-		rep->total_op_time += d;
+		rep->flops += s->flops * (double)w;
+		rep->total_op_time += d * (double)w;
 		struct rep_group *g = group_find(rep->kinds, &rep->nkinds,
 		                                 (int)(sizeof rep->kinds / sizeof rep->kinds[0]), kind_label(s, r));
 		if (g) {
-			g->count++;
-			g->time_s += d;
+			g->count += w;
+			g->time_s += d * (double)w;
 		}
 		struct rep_group *t = &by_text[s->text];
 		if (!t->count) {
@@ -174,10 +178,10 @@ static void groups(struct report *rep)
 			t->algo = s->algo;
 			t->proto = s->proto;
 		}
-		t->count++;
-		t->time_s += d;
+		t->count += w;
+		t->time_s += d * (double)w;
 		if (s->kind == TK_COLL && d > 0)
-			t->extra += s->bytes / d;
+			t->extra += s->bytes / d * (double)w;
 		if (s->mark >= 0 && s->mark < rep->nmarks) {
 			long m = (long)s->mark * r->ranks + s->rank;
 			if (s->arrive < mark_lo[m])
@@ -185,8 +189,8 @@ static void groups(struct report *rep)
 			if (s->t1 > mark_hi[m])
 				mark_hi[m] = s->t1;
 			if (s->kind == TK_OP)
-				rep->marks[s->mark].extra += d;
-			rep->marks[s->mark].count++;
+				rep->marks[s->mark].extra += d * (double)w;
+			rep->marks[s->mark].count += w;
 		}
 	}
 	for (int m = 0; m < rep->nmarks; m++) {
@@ -281,7 +285,6 @@ int report_build(struct report *rep, const struct arch_chip *c, const struct tra
 	SP = r->spans;
 	qsort(idx, (size_t)r->nspans, sizeof *idx, by_rank_start);
 	per_rank(rep, idx, r->nspans);
-	free(idx);
 	groups(rep);
 	critical_path(rep);
 	if (r->dtype >= 0)
@@ -290,6 +293,8 @@ int report_build(struct report *rep, const struct arch_chip *c, const struct tra
 		rep->tflops_dev = rep->flops / r->ranks / r->time_s / 1e12;
 	if (rep->peak > 0)
 		rep->mfu = rep->tflops_dev * 1e12 / rep->peak;
+	report_work_build(rep, idx, r->nspans);
+	free(idx);
 	return 0;
 }
 
@@ -339,6 +344,7 @@ void report_text(const struct report *rep, const char *config_path, FILE *f)
 	if (rep->peak > 0)
 		fprintf(f, "  throughput   %.4g TFLOP/s per device, MFU %.1f%% (of the %.4g TFLOP/s %s peak)\n",
 		        rep->tflops_dev, 100 * rep->mfu, rep->peak / 1e12, arch_dtype_name((enum arch_dtype)r->dtype));
+	report_work_text(rep, f);
 	const struct rep_rank *m = &rep->mean;
 	tfmt(m->busy, b1, sizeof b1);
 	tfmt(m->compute, b2, sizeof b2);
@@ -366,6 +372,7 @@ void report_text(const struct report *rep, const char *config_path, FILE *f)
 			        g->extra / 1e9);
 		}
 	}
+	report_work_text_groups(rep, f);
 	if (rep->nmarks) {
 		fprintf(f, "\n  regions (mark): longest span over ranks, compute per rank\n");
 		for (int i = 0; i < rep->nmarks; i++) {
@@ -443,6 +450,7 @@ void report_json(const struct report *rep, const char *config_path, FILE *f)
 	else
 		json_null(&j, "dtype");
 	json_num_or_null(&j, "mfu", rep->mfu);
+	report_work_json(rep, &j);
 	json_rank(&j, "rank_mean", &rep->mean);
 	json_rank(&j, "rank_max", &rep->max);
 	json_arr(&j, "by_kind");

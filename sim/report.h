@@ -24,8 +24,9 @@ struct rep_group { /* one row of a "time by ..." table */
 	int algo, proto, bound;
 };
 
-#define REP_TOP  10
-#define REP_CRIT 12
+#define REP_TOP    10
+#define REP_CRIT   12
+#define REP_GROUPS 16
 
 struct report {
 	const struct arch_chip *chip;
@@ -51,7 +52,24 @@ struct report {
 	int ncrit;
 	long crit[REP_CRIT]; /* the longest spans on the path */
 	long crit_len;
+	/* report_work.c: the trace's workload line */
+	int has_workload;
+	double tokens_per_s, model_tflops_dev, model_mfu, ttft_s, tpot_s;
+	/* its memory lines */
+	int mem_rank; /* the rank that needs the most, -1 = no memory lines */
+	double mem_peak, mem_mean, mem_device;
+	/* communication per communicator ("p2p" for send/recv): time_s mean per
+	   rank, extra the exposed part (not overlapped by the rank's compute) */
+	int ngroups;
+	struct rep_group cgroups[REP_GROUPS];
 };
+
+struct json;
+/* report_work.c (called by report.c) */
+void report_work_build(struct report *rep, const long *idx, long n);
+void report_work_text(const struct report *rep, FILE *f);
+void report_work_text_groups(const struct report *rep, FILE *f);
+void report_work_json(const struct report *rep, struct json *j);
 
 int report_build(struct report *rep, const struct arch_chip *c, const struct trace *t, const struct rp_result *r);
 void report_free(struct report *rep);

@@ -51,7 +51,9 @@ static const char *const dim_names[DIM_COUNT + 1] = {"tp", "cp", "ep", "dp", "pp
 static const char *const coll_names[CO_COUNT + 1] = {"allreduce", "allgather", "reducescatter", "alltoall",
                                                      "broadcast", "reduce",    "barrier",       NULL};
 static const char *const algo_names[AL_COUNT + 1] = {"auto", "ring", "tree", "nvls", "hier", "direct", NULL};
-static const char *const kind_names[TK_COUNT] = {"op", "coll", "send", "recv", "delay", "mark"};
+static const char *const kind_names[TK_COUNT] = {"op", "coll", "send", "recv", "delay", "mark", "memory"};
+static const char *const mem_names[MEM_COUNT + 1] = {"params", "grads",     "optimizer", "activations",
+                                                     "kv",     "workspace", NULL};
 _Static_assert(sizeof dim_names / sizeof dim_names[0] == DIM_COUNT + 1, "one name per enum tr_dim, then NULL");
 _Static_assert(sizeof coll_names / sizeof coll_names[0] == CO_COUNT + 1, "one name per enum tr_coll, then NULL");
 _Static_assert(sizeof algo_names / sizeof algo_names[0] == AL_COUNT + 1, "one name per enum tr_algo, then NULL");
@@ -260,6 +262,8 @@ struct trace {
 	struct selset *selsets;
 	int nselsets, sscap;
 	int height; /* nesting depth of the top level, calls included */
+	struct tr_workload workload;
+	int has_workload;
 };
 
 void tr_free(struct trace *t)
@@ -648,27 +652,32 @@ static void choice_list(char *buf, size_t len, const char *const *names)
 	}
 }
 
-/* bytes=: a plain number of bytes or a quantity with a byte unit; whole,
-   zero or more, below 2^62. */
-static int parse_bytes(struct parser *P, const char *stmt, struct span v, double *out)
+/* A size (bytes=, memory params=): a plain number of bytes or a quantity
+   with a byte unit; whole, zero or more, below 2^62. */
+static int parse_size(struct parser *P, const char *stmt, const char *key, struct span v, double *out)
 {
 	char buf[128], s[SHOW_MAX + 4], uwhy[256];
 	double x = 0;
 	show(s, v);
 	if (v.n >= sizeof buf)
-		return perr(P, "%s: bytes=%s is too long for a quantity", stmt, s);
+		return perr(P, "%s: %s=%s is too long for a quantity", stmt, key, s);
 	memcpy(buf, v.p, v.n);
 	buf[v.n] = '\0';
 	if (units_parse(buf, UNIT_NONE, &x, uwhy, sizeof uwhy) && units_parse(buf, UNIT_BYTES, &x, uwhy, sizeof uwhy))
-		return perr(P, "%s: bytes=%s: %s", stmt, s, uwhy);
+		return perr(P, "%s: %s=%s: %s", stmt, key, s, uwhy);
 	if (!isfinite(x) || x < 0)
-		return perr(P, "%s: bytes=%s must not be negative", stmt, s);
+		return perr(P, "%s: %s=%s must not be negative", stmt, key, s);
 	if (x != floor(x))
-		return perr(P, "%s: bytes=%s is not a whole number of bytes", stmt, s);
+		return perr(P, "%s: %s=%s is not a whole number of bytes", stmt, key, s);
 	if (x >= BYTES_LIMIT)
-		return perr(P, "%s: bytes=%s is too large (must be below 2^62 bytes)", stmt, s);
+		return perr(P, "%s: %s=%s is too large (must be below 2^62 bytes)", stmt, key, s);
 	*out = x;
 	return 0;
+}
+
+static int parse_bytes(struct parser *P, const char *stmt, struct span v, double *out)
+{
+	return parse_size(P, stmt, "bytes", v, out);
 }
 
 static int cmp_ival(const void *a, const void *b)
@@ -1420,6 +1429,129 @@ static int st_mark(struct parser *P)
 	return add_event(P, &en);
 }
 
+static int st_memory(struct parser *P)
+{
+	struct span v[MEM_COUNT];
+	struct evnode en;
+	init_event(&en, TK_MEM);
+	if (parse_keys(P, "memory", 1, P->ntok, mem_names, v))
+		return -1;
+	for (int c = 0; c < MEM_COUNT; c++) {
+		if (!v[c].p)
+			continue;
+		if (parse_size(P, "memory", mem_names[c], v[c], &en.ev.mem[c]))
+			return -1;
+		en.ev.mem_set |= 1u << c;
+	}
+	if (!en.ev.mem_set)
+		return perr(
+		    P, "memory: expected at least one of params=, grads=, optimizer=, activations=, kv=, workspace=");
+	return add_event(P, &en);
+}
+
+/* A plain non-negative decimal number (exponent allowed): model_flops=, tokens=. */
+static int parse_count(struct parser *P, const char *stmt, const char *key, struct span v, double max, double *out)
+{
+	char buf[64], s[SHOW_MAX + 4], *end;
+	show(s, v);
+	if (v.n == 0 || v.n >= sizeof buf || !(isdigit((unsigned char)v.p[0]) || v.p[0] == '.'))
+		return perr(P, "%s: %s=%s: expected a non-negative number such as 3.1e18", stmt, key, s);
+	memcpy(buf, v.p, v.n);
+	buf[v.n] = '\0';
+	errno = 0;
+	double x = strtod(buf, &end);
+	if (*end || errno || !isfinite(x) || x < 0 || x > max)
+		return perr(P, "%s: %s=%s: expected a non-negative number up to %g", stmt, key, s, max);
+	*out = x;
+	return 0;
+}
+
+static int st_workload(struct parser *P)
+{
+	static const char *const keys[] = {"name", "kind", "model_flops", "tokens", "decode_steps", NULL};
+	static const char *const kinds[] = {"train", "infer", NULL};
+	struct trace *t = P->t;
+	struct tr_workload *w = &t->workload;
+	char s[SHOW_MAX + 4], list[64];
+	struct span v[5];
+	if (t->has_workload)
+		return perr(P, "workload given twice (first at line %d)", w->line);
+	if (P->depth)
+		return perr(P, "workload belongs at the top level (not inside a block)");
+	if (P->body_line)
+		return perr(P, "workload must come before the first op, comm, def or block (line %d)", P->body_line);
+	if (parse_keys(P, "workload", 1, P->ntok, keys, v))
+		return -1;
+	if (!v[0].p)
+		return perr(P, "workload: missing name=");
+	if (!name_ok(v[0]))
+		return bad_name(P, "workload", "name=", v[0]);
+	memcpy(w->name, v[0].p, v[0].n);
+	w->name[v[0].n] = '\0';
+	w->kind = WK_TRAIN;
+	if (v[1].p) {
+		int k = 0;
+		while (kinds[k] && !is(v[1], kinds[k]))
+			k++;
+		choice_list(list, sizeof list, kinds);
+		if (!kinds[k])
+			return perr(P, "workload: kind=%s: expected %s", show(s, v[1]), list);
+		w->kind = (enum tr_wkind)k;
+	}
+	if (v[2].p && parse_count(P, "workload", "model_flops", v[2], 1e30, &w->model_flops))
+		return -1;
+	if (v[3].p && parse_count(P, "workload", "tokens", v[3], 1e18, &w->tokens))
+		return -1;
+	if (v[4].p) {
+		double n;
+		if (parse_count(P, "workload", "decode_steps", v[4], 1e9, &n))
+			return -1;
+		if (n != floor(n))
+			return perr(P, "workload: decode_steps=%s must be a whole number", show(s, v[4]));
+		if (w->kind != WK_INFER)
+			return perr(P, "workload: decode_steps= belongs to kind=infer");
+		w->decode_steps = (long)n;
+	}
+	w->line = P->line;
+	t->has_workload = 1;
+	return 0;
+}
+
+unsigned tr_symmetric_dims(const struct trace *t)
+{
+	unsigned mask = 0;
+	for (int d = 0; d < DIM_COUNT; d++)
+		if (t->size[d] > 1)
+			mask |= 1u << d;
+	for (int i = 0; i < t->nsels; i++) {
+		if (t->sels[i].key < 0)
+			return 0; /* rank= picks single ranks */
+		mask &= ~(1u << t->sels[i].key);
+	}
+	for (int i = 0; i < t->commnames.n; i++)
+		if (t->comms[i].kind == CK_RANKS)
+			return 0;
+	for (int i = 0; i < t->nevs; i++) {
+		const struct evnode *en = &t->evs[i];
+		if (en->ev.kind != TK_SEND && en->ev.kind != TK_RECV)
+			continue;
+		if (en->peer_dim < 0)
+			return 0; /* an absolute peer or rank+K */
+		mask &= ~(1u << en->peer_dim);
+	}
+	return mask;
+}
+
+const struct tr_workload *tr_workload(const struct trace *t)
+{
+	return t && t->has_workload ? &t->workload : NULL;
+}
+
+const char *tr_mem_name(enum tr_mem m)
+{
+	return m >= 0 && m < MEM_COUNT ? mem_names[m] : "?";
+}
+
 static int statement(struct parser *P)
 {
 	char s[SHOW_MAX + 4];
@@ -1436,6 +1568,8 @@ static int statement(struct parser *P)
 		return st_layout(P);
 	if (is(k, "}"))
 		return st_close(P);
+	if (is(k, "workload"))
+		return st_workload(P);
 	if (!P->body_line)
 		P->body_line = P->line;
 	if (is(k, "comm"))
@@ -1458,13 +1592,16 @@ static int statement(struct parser *P)
 		return st_delay(P);
 	if (is(k, "mark"))
 		return st_mark(P);
+	if (is(k, "memory"))
+		return st_memory(P);
 	for (int i = 0; i < OP_KIND_COUNT; i++)
 		if (is(k, op_kind_name((enum op_kind)i)))
 			return st_op(P);
-	return perr(P,
-	            "unknown statement '%s' (expected gemm|attn|elem|copy|conv|embedding|coll|send|recv|delay|mark, "
-	            "repeat, on, def, call, comm, layout or '}')",
-	            show(s, k));
+	return perr(
+	    P,
+	    "unknown statement '%s' (expected gemm|attn|elem|copy|conv|embedding|coll|send|recv|delay|mark|memory, "
+	    "repeat, on, def, call, comm, layout, workload or '}')",
+	    show(s, k));
 }
 
 static int init_trace(struct trace *t, const char *name)
@@ -1872,6 +2009,12 @@ size_t tr_event_format(const struct trace *t, const struct tr_event *ev, char *b
 		out(&o, "delay time=%s", tmp);
 		break;
 	case TK_MARK: out(&o, "mark name=%s", tr_mark_name(t, ev->mark)); return o.n;
+	case TK_MEM:
+		out(&o, "memory");
+		for (int c = 0; c < MEM_COUNT; c++)
+			if (ev->mem_set & (1u << c))
+				out(&o, " %s=%.0f", mem_names[c], ev->mem[c]);
+		return o.n;
 	default: out(&o, "?"); return o.n;
 	}
 	if (ev->stream != 0)

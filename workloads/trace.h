@@ -26,6 +26,13 @@
  *   recv peer=P bytes=Q [tag=T]        DIM+K / DIM-K (DIM: rank tp cp ep dp pp)
  *   delay time=Q                       host-side gap (dataloader, launch)
  *   mark name=NAME                     starts a region of the report
+ *   memory params=Q grads=Q optimizer=Q activations=Q kv=Q workspace=Q
+ *                                      a rank's device memory by category (each
+ *                                      optional; a later statement replaces
+ *                                      the categories it names)
+ *   workload name=N kind=train|infer model_flops=X tokens=X [decode_steps=N]
+ *                                      top level, once, before the first op:
+ *                                      what one step is, for tokens/s and MFU
  *
  * Every op line (device op, coll, send, recv, delay) also takes the
  * scheduling keys stream=NAME (default "0"; ops on one stream run in issue
@@ -53,7 +60,9 @@
 #define TR_MAX_RANKS (1 << 20)
 #define TR_MSG_MAX 512
 
-enum tr_kind { TK_OP, TK_COLL, TK_SEND, TK_RECV, TK_DELAY, TK_MARK, TK_COUNT };
+enum tr_kind { TK_OP, TK_COLL, TK_SEND, TK_RECV, TK_DELAY, TK_MARK, TK_MEM, TK_COUNT };
+/* memory categories of a `memory` statement */
+enum tr_mem { MEM_PARAMS, MEM_GRADS, MEM_OPTIMIZER, MEM_ACTIVATIONS, MEM_KV, MEM_WORKSPACE, MEM_COUNT };
 enum tr_coll {
 	CO_ALLREDUCE,
 	CO_ALLGATHER,
@@ -85,6 +94,19 @@ struct tr_event {
 	long tag;                /* TK_SEND, TK_RECV: default 0 */
 	double seconds;          /* TK_DELAY */
 	int mark;                /* TK_MARK: mark name index (tr_mark_name) */
+	unsigned mem_set;        /* TK_MEM: bit c set when the statement names category c */
+	double mem[MEM_COUNT];   /* TK_MEM: bytes per category (enum tr_mem) */
+};
+
+/* The `workload` statement: what the step is, for throughput and MFU. */
+enum tr_wkind { WK_TRAIN, WK_INFER };
+struct tr_workload {
+	char name[48];
+	enum tr_wkind kind;
+	double model_flops;   /* FLOPs of the whole job per step, as the model counts them (0 = not given) */
+	double tokens;        /* tokens per step (training: processed; inference: generated) */
+	long decode_steps;    /* inference: decode steps in the trace (0 = none) */
+	int line;
 };
 
 struct trace;
@@ -104,6 +126,16 @@ struct trace *tr_parse_string(const char *text, const char *name, char *why, siz
 void tr_free(struct trace *t);
 
 const char *tr_path(const struct trace *t);
+/* The layout dims (bit per enum tr_dim, sizes above 1) along which every
+   rank runs the same program: no `on` selector names the dim, no send/recv
+   peer moves along it, and the trace has no rank= selector, absolute or
+   rank+K peer, or `comm ranks=` group (any of which gives 0). Ranks that
+   differ only in these dims issue the same ops at the same times when their
+   transfers do not share links: the replay can run one of them for all. */
+unsigned tr_symmetric_dims(const struct trace *t);
+/* The trace's workload statement, or NULL when it has none. */
+const struct tr_workload *tr_workload(const struct trace *t);
+const char *tr_mem_name(enum tr_mem m); /* "params" ... */
 int tr_ranks(const struct trace *t);
 int tr_dim_size(const struct trace *t, enum tr_dim d); /* 1 when absent */
 int tr_coord(const struct trace *t, int rank, enum tr_dim d);

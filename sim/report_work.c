@@ -1,0 +1,272 @@
+/*
+ * report_work.c -- the workload side of a `sim run` report: tokens/s and
+ * model FLOPs utilization from the trace's `workload` line, time to first
+ * token and per output token for inference, device memory per rank from its
+ * `memory` lines, and communication per communicator with the part of it
+ * compute does not hide.
+ *
+ * Model FLOPs utilization = the workload's model FLOPs per step / (step time
+ * x ranks x the device's peak for the dominant dtype): the FLOPs the model
+ * needs, not those executed (recompute does not count), as Megatron-LM and
+ * PaLM define MFU. The "throughput" line of the report counts executed FLOPs.
+ */
+#include "json.h"
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int mark_index(const struct trace *t, const char *name)
+{
+	for (int i = 0; i < tr_nmarks(t); i++)
+		if (!strcmp(tr_mark_name(t, i), name))
+			return i;
+	return -1;
+}
+
+static void workload(struct report *rep)
+{
+	const struct rp_result *r = rep->r;
+	const struct tr_workload *w = tr_workload(rep->trace);
+	rep->has_workload = w != NULL;
+	if (!w || r->time_s <= 0)
+		return;
+	rep->tokens_per_s = w->tokens / r->time_s;
+	rep->model_tflops_dev = w->model_flops / r->time_s / r->ranks / 1e12;
+	if (rep->peak > 0)
+		rep->model_mfu = rep->model_tflops_dev * 1e12 / rep->peak;
+	int pf = mark_index(rep->trace, "prefill"), dc = mark_index(rep->trace, "decode");
+	if (pf >= 0 && pf < rep->nmarks)
+		rep->ttft_s = rep->marks[pf].time_s;
+	if (dc >= 0 && dc < rep->nmarks && w->decode_steps > 0)
+		rep->tpot_s = rep->marks[dc].time_s / (double)w->decode_steps;
+}
+
+static void memory(struct report *rep)
+{
+	const struct rp_result *r = rep->r;
+	rep->mem_rank = -1;
+	rep->mem_device = rep->chip->dram.size_bytes;
+	if (!r->mem)
+		return;
+	for (int k = 0; k < r->ranks; k++) {
+		if (!r->mem[k].line)
+			continue;
+		rep->mem_mean += r->mem[k].total / r->ranks;
+		if (rep->mem_rank < 0 || r->mem[k].total > rep->mem_peak) {
+			rep->mem_peak = r->mem[k].total;
+			rep->mem_rank = k;
+		}
+	}
+}
+
+/* The communicator of a collective's canonical text ("comm=tp"), or "p2p". */
+static void comm_class(const struct rp_span *s, const struct rp_result *r, char *buf, size_t len)
+{
+	const char *c = s->kind == TK_COLL ? strstr(r->texts[s->text], " comm=") : NULL;
+	if (!c) {
+		snprintf(buf, len, "p2p");
+		return;
+	}
+	c += 6;
+	snprintf(buf, len, "%.*s", (int)strcspn(c, " "), c);
+}
+
+static int is_comm(int kind)
+{
+	return kind == TK_COLL || kind == TK_SEND || kind == TK_RECV;
+}
+
+/* Per communicator: mean time per rank in its transfers, and the part of it
+   no device op of the same rank overlaps. idx[0..n) are the spans sorted by
+   rank and start. */
+static void comm_groups(struct report *rep, const long *idx, long n)
+{
+	const struct rp_result *r = rep->r;
+	double *lo = malloc(((size_t)n + 1) * sizeof *lo), *hi = malloc(((size_t)n + 1) * sizeof *hi);
+	int nrep = r->nrep > 0 ? r->nrep : r->ranks;
+	if (!lo || !hi)
+		goto out;
+	for (long i = 0; i < n;) {
+		long j = i;
+		int rank = r->spans[idx[i]].rank;
+		while (j < n && r->spans[idx[j]].rank == rank)
+			j++;
+		/* the union of the rank's device ops, as sorted disjoint intervals */
+		long m = 0;
+		for (long k = i; k < j; k++) {
+			const struct rp_span *s = &r->spans[idx[k]];
+			if (s->kind != TK_OP || s->t1 <= s->t0)
+				continue;
+			if (m && s->t0 <= hi[m - 1]) {
+				if (s->t1 > hi[m - 1])
+					hi[m - 1] = s->t1;
+			} else {
+				lo[m] = s->t0;
+				hi[m++] = s->t1;
+			}
+		}
+		for (long k = i; k < j; k++) {
+			const struct rp_span *s = &r->spans[idx[k]];
+			if (!is_comm(s->kind))
+				continue;
+			char name[64];
+			comm_class(s, r, name, sizeof name);
+			int g = 0;
+			while (g < rep->ngroups && strcmp(rep->cgroups[g].name, name))
+				g++;
+			if (g == rep->ngroups) {
+				if (g == REP_GROUPS)
+					continue;
+				memset(&rep->cgroups[g], 0, sizeof rep->cgroups[g]);
+				snprintf(rep->cgroups[g].name, sizeof rep->cgroups[g].name, "%s", name);
+				rep->ngroups++;
+			}
+			double d = s->t1 - s->t0, covered = 0;
+			/* first interval that ends after the span starts (binary search) */
+			long a = 0, b = m;
+			while (a < b) {
+				long mid = (a + b) / 2;
+				if (hi[mid] <= s->t0)
+					a = mid + 1;
+				else
+					b = mid;
+			}
+			for (long q = a; q < m && lo[q] < s->t1; q++)
+				covered += fmin(hi[q], s->t1) - fmax(lo[q], s->t0);
+			rep->cgroups[g].count++;
+			rep->cgroups[g].time_s += d / nrep;
+			rep->cgroups[g].extra += (d - covered) / nrep;
+		}
+		i = j;
+	}
+out:
+	free(lo);
+	free(hi);
+}
+
+void report_work_build(struct report *rep, const long *idx, long n)
+{
+	workload(rep);
+	memory(rep);
+	comm_groups(rep, idx, n);
+}
+
+static double gib(double b)
+{
+	return b / 1073741824.0;
+}
+
+static void tfmt(double s, char *buf, size_t len)
+{
+	if (s >= 1)
+		snprintf(buf, len, "%.4g s", s);
+	else if (s >= 1e-3)
+		snprintf(buf, len, "%.4g ms", s * 1e3);
+	else
+		snprintf(buf, len, "%.4g us", s * 1e6);
+}
+
+void report_work_text(const struct report *rep, FILE *f)
+{
+	const struct rp_result *r = rep->r;
+	const struct tr_workload *w = tr_workload(rep->trace);
+	char b1[32], b2[32];
+	if (w) {
+		fprintf(f, "  workload     %s (%s): %.4g tokens/s", w->name,
+		        w->kind == WK_TRAIN ? "training" : "inference", rep->tokens_per_s);
+		if (w->model_flops > 0 && rep->peak > 0)
+			fprintf(f, ", model FLOPs %.4g TFLOP/s per device, MFU %.1f%%", rep->model_tflops_dev,
+			        100 * rep->model_mfu);
+		fprintf(f, "\n");
+		if (rep->ttft_s > 0 || rep->tpot_s > 0) {
+			tfmt(rep->ttft_s, b1, sizeof b1);
+			tfmt(rep->tpot_s, b2, sizeof b2);
+			fprintf(f, "               time to first token %s, per output token %s\n", b1, b2);
+		}
+	}
+	if (rep->mem_rank >= 0) {
+		const struct rp_mem *m = &r->mem[rep->mem_rank];
+		fprintf(f, "  memory       peak %.2f GiB on rank %d of %.1f GiB (", gib(rep->mem_peak), rep->mem_rank,
+		        gib(rep->mem_device));
+		int first = 1;
+		for (int c = 0; c < MEM_COUNT; c++)
+			if (m->cat[c] > 0) {
+				fprintf(f, "%s%s %.2f", first ? "" : ", ", tr_mem_name((enum tr_mem)c), gib(m->cat[c]));
+				first = 0;
+			}
+		fprintf(f, "), mean %.2f GiB\n", gib(rep->mem_mean));
+	}
+	if (r->fold > 1) {
+		fprintf(f, "  folded       %d rank%s replayed, each for %d symmetric ranks (dims", r->nrep,
+		        r->nrep == 1 ? "" : "s", r->fold);
+		for (int d = 0; d < DIM_COUNT; d++)
+			if (r->fold_dims & (1u << d))
+				fprintf(f, " %s", tr_dim_name((enum tr_dim)d));
+		fprintf(f, "; --no-fold replays all)\n");
+	}
+}
+
+void report_work_text_groups(const struct report *rep, FILE *f)
+{
+	if (!rep->ngroups)
+		return;
+	char b1[32], b2[32];
+	fprintf(f, "\n  communication by communicator (mean per rank; exposed = not hidden by compute)\n");
+	for (int g = 0; g < rep->ngroups; g++) {
+		tfmt(rep->cgroups[g].time_s, b1, sizeof b1);
+		tfmt(rep->cgroups[g].extra, b2, sizeof b2);
+		fprintf(f, "    %-14s %12s  exposed %s\n", rep->cgroups[g].name, b1, b2);
+	}
+}
+
+void report_work_json(const struct report *rep, struct json *j)
+{
+	const struct rp_result *r = rep->r;
+	const struct tr_workload *w = tr_workload(rep->trace);
+	if (w) {
+		json_obj(j, "workload");
+		json_str(j, "name", w->name);
+		json_str(j, "kind", w->kind == WK_TRAIN ? "train" : "infer");
+		json_num(j, "model_flops", w->model_flops);
+		json_num(j, "tokens", w->tokens);
+		json_num(j, "tokens_per_s", rep->tokens_per_s);
+		json_num(j, "model_tflops_per_device", rep->model_tflops_dev);
+		json_num_or_null(j, "model_mfu", rep->peak > 0 ? rep->model_mfu : NAN);
+		json_num_or_null(j, "ttft_s", rep->ttft_s > 0 ? rep->ttft_s : NAN);
+		json_num_or_null(j, "tpot_s", rep->tpot_s > 0 ? rep->tpot_s : NAN);
+		json_obj_end(j);
+	} else {
+		json_null(j, "workload");
+	}
+	if (rep->mem_rank >= 0) {
+		const struct rp_mem *m = &r->mem[rep->mem_rank];
+		json_obj(j, "memory");
+		json_num(j, "peak_bytes", rep->mem_peak);
+		json_int(j, "peak_rank", rep->mem_rank);
+		json_num(j, "mean_bytes", rep->mem_mean);
+		json_num(j, "device_bytes", rep->mem_device);
+		json_obj(j, "peak_by_category");
+		for (int c = 0; c < MEM_COUNT; c++)
+			json_num(j, tr_mem_name((enum tr_mem)c), m->cat[c]);
+		json_obj_end(j);
+		json_obj_end(j);
+	} else {
+		json_null(j, "memory");
+	}
+	json_arr(j, "comm_by_communicator");
+	for (int g = 0; g < rep->ngroups; g++) {
+		json_obj(j, NULL);
+		json_str(j, "comm", rep->cgroups[g].name);
+		json_num(j, "time_s", rep->cgroups[g].time_s);
+		json_num(j, "exposed_s", rep->cgroups[g].extra);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj(j, "fold");
+	json_int(j, "replayed_ranks", r->nrep > 0 ? r->nrep : r->ranks);
+	json_int(j, "ranks_per_replayed", r->fold > 0 ? r->fold : 1);
+	json_obj_end(j);
+}
