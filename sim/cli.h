@@ -33,5 +33,7 @@ int cmd_op(int argc, char **argv);
 extern const char cmd_op_help[];
 int cmd_run(int argc, char **argv);
 extern const char cmd_run_help[];
+int cmd_gen(int argc, char **argv);
+extern const char cmd_gen_help[];
 
 #endif

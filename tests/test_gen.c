@@ -1,0 +1,373 @@
+/*
+ * test_gen.c -- the workload generator's arithmetic against the papers it
+ * follows, and its traces against the parser:
+ *
+ *   ZeRO (Rajbhandari et al. 2020): 16 psi, 4 psi + 12 psi/N, 2 psi + 14 psi/N,
+ *     16 psi/N bytes per rank; 2 psi and 3 psi elements of communication
+ *   Megatron-LM (Narayanan et al. 2021): model FLOPs of GPT-3 175B
+ *   Korthikanti et al. 2022: activation bytes per layer (34 + 5as/h ...)
+ *   presets: parameter counts of the published models
+ *   refusals: configs that cannot be laid out, each naming its flag
+ *   traces: parse, are byte-identical when generated twice, and the FLOPs of
+ *     their ops add up to the workload line's model FLOPs
+ */
+#include "gen.h"
+#include "trace.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fails, checks;
+
+#define CHECK(cond, ...)                                                                                               \
+	do {                                                                                                           \
+		checks++;                                                                                              \
+		if (!(cond)) {                                                                                         \
+			fails++;                                                                                       \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
+			printf(__VA_ARGS__);                                                                           \
+			printf("\n");                                                                                  \
+		}                                                                                                      \
+	} while (0)
+
+static int near(double a, double b, double rel)
+{
+	return fabs(a - b) <= rel * fabs(b);
+}
+
+/* a preset with the defaults `sim gen` fills in */
+static void config(struct gen_config *c, const char *preset)
+{
+	memset(c, 0, sizeof *c);
+	gen_defaults(c);
+	c->m = *gen_preset(preset);
+	c->seq = c->m.seq;
+	c->inf.input_len = 512;
+}
+
+static void layout(struct gen_config *c, long long tp, long long pp, long long dp, long long mb, long long gb)
+{
+	c->p.tp = tp;
+	c->p.pp = pp;
+	c->p.dp = dp;
+	c->p.micro_batch = mb;
+	c->p.global_batch = gb;
+}
+
+static void test_zero(void)
+{
+	/* the ZeRO paper's example: 7.5B parameters on 64 GPUs, K = 12 */
+	double psi = 7.5e9, n = 64;
+	static const double want_gb[4] = {120, 31.4, 16.6, 1.88};
+	for (int z = 0; z <= 3; z++) {
+		struct gen_memory m;
+		gen_zero_memory(psi, 64, z, 0, &m);
+		double got = m.params + m.grads + m.optimizer;
+		double want = z == 0   ? 16 * psi
+		              : z == 1 ? 4 * psi + 12 * psi / n
+		              : z == 2 ? 2 * psi + 14 * psi / n
+		                       : 16 * psi / n;
+		CHECK(near(got, want, 1e-15), "ZeRO-%d: %.17g bytes, want %.17g", z, got, want);
+		CHECK(fabs(got / 1e9 - want_gb[z]) < 0.05, "ZeRO-%d: %.3g GB, the paper's Figure 1 says %g", z,
+		      got / 1e9, want_gb[z]);
+	}
+	struct gen_memory m;
+	gen_zero_memory(psi, 64, 1, 1, &m);
+	CHECK(m.optimizer == 0 && m.params == 2 * psi && m.grads == 2 * psi,
+	      "offload keeps no optimizer state on the GPU");
+	/* communication per rank: 2 psi for DP and ZeRO-1/2, 3 psi for ZeRO-3 */
+	for (int z = 0; z <= 3; z++) {
+		double v = gen_dp_comm_elems(psi, 64, z), k = z == 3 ? 3 : 2;
+		CHECK(near(v, k * psi * 63 / 64, 1e-15), "ZeRO-%d volume %.17g, want %g psi (N-1)/N", z, v, k);
+		CHECK(near(gen_dp_comm_elems(psi, 1 << 20, z), k * psi, 1e-5), "ZeRO-%d volume tends to %g psi", z, k);
+	}
+	CHECK(gen_dp_comm_elems(psi, 1, 0) == 0, "one rank sends nothing");
+}
+
+static void test_flops(void)
+{
+	struct gen_config c;
+	config(&c, "gpt3-175b");
+	layout(&c, 8, 16, 8, 1, 1536);
+	double B = 1536, s = 2048, l = 96, h = 12288, V = 50257;
+	double megatron = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+	double got = gen_model_flops(&c);
+	CHECK(near(got, megatron, 1e-12), "GPT-3 175B: %.17g FLOPs, Megatron-LM says %.17g", got, megatron);
+	CHECK(fabs(got / 1e18 - 3.386) < 0.001, "GPT-3 175B step: %.4g EFLOP (3.386 by hand)", got / 1e18);
+	CHECK(gen_tokens(&c) == 1536.0 * 2048, "tokens %.17g", gen_tokens(&c));
+	/* 6 N T + attention for a GQA model: LLaMA-3 8B, 8 sequences of 8192 */
+	config(&c, "llama3-8b");
+	layout(&c, 1, 1, 8, 1, 8);
+	double n_mm = gen_active_params(&c.m) - 128256.0 * 4096 - 4096 * (2 * 32 + 1); /* no lookup table, norms */
+	double attn = 3 * 8 * 2.0 * 8192 * 8192 * 32 * 32 * 2 * 128;
+	CHECK(near(gen_model_flops(&c), 6 * n_mm * 8 * 8192 + attn, 1e-12), "LLaMA-3 8B: %.17g FLOPs",
+	      gen_model_flops(&c));
+	/* inference: prefill over the prompt, then one token per decode step */
+	c.mode = GEN_INFER;
+	c.inf.batch = 2;
+	c.inf.input_len = 100;
+	c.inf.output_len = 11;
+	c.p.dp = 1;
+	double nb = n_mm - 128256.0 * 4096, pair = 2.0 * 32 * 32 * 256;
+	double keys = 0;
+	for (int j = 1; j <= 10; j++)
+		keys += 100 + j;
+	double want = 2 * (2 * 100 * nb + 2 * 128256.0 * 4096 + pair * 100 * 100 + 10 * 2 * n_mm + pair * keys);
+	CHECK(near(gen_model_flops(&c), want, 1e-12), "inference FLOPs %.17g, want %.17g", gen_model_flops(&c), want);
+	CHECK(gen_decode_steps(&c) == 10 && gen_tokens(&c) == 22, "decode steps %lld, tokens %g", gen_decode_steps(&c),
+	      gen_tokens(&c));
+}
+
+static void test_activations(void)
+{
+	struct gen_config c;
+	config(&c, "gpt3-175b");
+	layout(&c, 1, 1, 1, 1, 1);
+	double s = 2048, b = 1, h = 12288, a = 96, sbh = s * b * h;
+	CHECK(gen_act_layer_bytes(&c, 0, GEN_RC_NONE) == sbh * (34 + 5 * a * s / h), "no parallelism: %.17g",
+	      gen_act_layer_bytes(&c, 0, GEN_RC_NONE));
+	c.p.tp = 8;
+	CHECK(near(gen_act_layer_bytes(&c, 0, GEN_RC_NONE), sbh * (10 + 24 / 8.0 + 5 * a * s / (h * 8)), 1e-15),
+	      "tensor parallel: %.17g", gen_act_layer_bytes(&c, 0, GEN_RC_NONE));
+	c.p.sp = 1;
+	CHECK(near(gen_act_layer_bytes(&c, 0, GEN_RC_NONE), sbh / 8 * (34 + 5 * a * s / h), 1e-15),
+	      "tensor + sequence parallel: %.17g", gen_act_layer_bytes(&c, 0, GEN_RC_NONE));
+	CHECK(near(gen_act_layer_bytes(&c, 0, GEN_RC_SELECTIVE), sbh / 8 * 34, 1e-15), "selective recompute: %.17g",
+	      gen_act_layer_bytes(&c, 0, GEN_RC_SELECTIVE));
+	CHECK(gen_act_layer_bytes(&c, 0, GEN_RC_FULL) == 2 * sbh / 8, "full recompute keeps the input");
+	/* the paper's Table 4 setting for 175B: 1F1B stage 0 holds pp micro-batches */
+	layout(&c, 8, 16, 8, 1, 1536);
+	c.p.sp = 0;
+	c.p.recompute = GEN_RC_FULL;
+	struct gen_memory m;
+	gen_stage_memory(&c, 0, &m);
+	double want = 16 * 6 * 2 * sbh + sbh * (10 + 24 / 8.0 + 5 * a * s / (h * 8));
+	CHECK(near(m.activations, want, 1e-12), "stage 0 activations %.17g, want %.17g", m.activations, want);
+	gen_stage_memory(&c, 15, &m);
+	want = 1 * 6 * 2 * sbh + sbh * (10 + 24 / 8.0 + 5 * a * s / (h * 8));
+	CHECK(near(m.activations, want, 1e-12), "stage 15 activations %.17g, want %.17g", m.activations, want);
+	c.p.sched = GEN_GPIPE;
+	gen_stage_memory(&c, 15, &m);
+	CHECK(near(m.activations, 192 * 6 * 2 * sbh + sbh * (13 + 5 * a * s / (h * 8)), 1e-12),
+	      "GPipe holds every micro-batch: %.17g", m.activations);
+	/* parameters: 175B / (tp 8 x pp 16) ~ 1.36B per rank in the middle */
+	struct gen_params p = gen_stage_params(&c, 5);
+	CHECK(near(p.dense, 6 * (12 * h * h / 8 + 4 * h), 1e-15), "middle stage %.17g params", p.dense);
+}
+
+static void test_kv(void)
+{
+	struct gen_config c;
+	config(&c, "llama2-70b");
+	layout(&c, 4, 1, 1, 1, 1);
+	c.mode = GEN_INFER;
+	c.inf.batch = 16;
+	c.inf.input_len = 1000;
+	c.inf.output_len = 30;
+	struct gen_memory m;
+	gen_stage_memory(&c, 0, &m);
+	double want = 2.0 * 80 * (8 / 4) * 128 * 16 * 1030 * 2;
+	CHECK(m.kv == want, "KV cache %.17g, want %.17g", m.kv, want);
+	c.inf.paged = 1; /* 1030 tokens fill 65 blocks of 16 */
+	gen_stage_memory(&c, 0, &m);
+	CHECK(m.kv == want / 1030 * 1040, "paged KV cache %.17g", m.kv);
+	config(&c, "deepseek-v3");
+	c.mode = GEN_INFER;
+	c.inf.output_len = 1;
+	gen_stage_memory(&c, 0, &m);
+	CHECK(m.kv == 2.0 * 61 * (512 + 64) * 1 * 513, "MLA caches the latent: %.17g", m.kv);
+}
+
+static void test_presets(void)
+{
+	static const struct {
+		const char *name;
+		double total, active; /* published, billions */
+	} pub[] = {
+	    {"gpt3-125m", 0.125, 0}, {"gpt3-350m", 0.35, 0},  {"gpt3-760m", 0.76, 0},       {"gpt3-1.3b", 1.3, 0},
+	    {"gpt3-2.7b", 2.7, 0},   {"gpt3-6.7b", 6.7, 0},   {"gpt3-13b", 13, 0},          {"gpt3-175b", 175, 0},
+	    {"llama2-7b", 6.74, 0},  {"llama2-13b", 13.0, 0}, {"llama2-70b", 69.0, 0},      {"llama3-8b", 8.03, 0},
+	    {"llama3-70b", 70.6, 0}, {"llama3-405b", 405, 0}, {"mixtral-8x7b", 46.7, 12.9}, {"deepseek-v3", 671, 37},
+	};
+	int n = 0;
+	for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
+		const struct gen_model *m = gen_preset(pub[i].name);
+		CHECK(m != NULL, "preset %s", pub[i].name);
+		if (!m)
+			continue;
+		double t = gen_total_params(m) / 1e9, a = gen_active_params(m) / 1e9;
+		CHECK(fabs(t / pub[i].total - 1) < 0.03, "%s: %.4g B parameters, published %g B", m->name, t,
+		      pub[i].total);
+		if (pub[i].active)
+			CHECK(fabs(a / pub[i].active - 1) < 0.03, "%s: %.4g B active, published %g B", m->name, a,
+			      pub[i].active);
+		struct gen_config c;
+		config(&c, m->name);
+		char why[256];
+		CHECK(!gen_check(&c, why, sizeof why), "%s on one rank: %s", m->name, why);
+	}
+	while (gen_preset_at(n))
+		n++;
+	CHECK(n == (int)(sizeof pub / sizeof pub[0]), "%d presets, %zu tested", n, sizeof pub / sizeof pub[0]);
+	CHECK(gen_preset("gpt3-176b") == NULL, "no such preset");
+}
+
+static void refuse(struct gen_config *c, const char *flag)
+{
+	char why[512] = "";
+	int rc = gen_check(c, why, sizeof why);
+	CHECK(rc == -1 && strstr(why, flag) && !strchr(why, '\n'), "want a refusal naming %s, got %d '%s'", flag, rc,
+	      why);
+}
+
+static void test_refusals(void)
+{
+	struct gen_config c;
+	config(&c, "gpt3-175b");
+	layout(&c, 7, 1, 1, 1, 1);
+	refuse(&c, "--heads 96 is not divisible by --tp 7");
+	config(&c, "llama3-8b");
+	layout(&c, 16, 1, 1, 1, 1); /* 8 kv heads on 16 ranks: replicated, allowed */
+	char why[512];
+	CHECK(!gen_check(&c, why, sizeof why), "kv heads replicate when tp > kv heads: %s", why);
+	c.m.heads = 48;
+	c.m.kv_heads = 6;
+	c.p.tp = 4;
+	refuse(&c, "--kv-heads 6");
+	config(&c, "gpt3-175b");
+	layout(&c, 8, 5, 1, 1, 5);
+	refuse(&c, "--layers 96 is not divisible by --pp 5");
+	layout(&c, 8, 4, 3, 2, 100);
+	refuse(&c, "--global-batch 100");
+	layout(&c, 8, 4, 1, 1, 4);
+	c.p.zero = 3;
+	refuse(&c, "--zero 3");
+	c.p.zero = 0;
+	c.p.ep = 2;
+	refuse(&c, "--ep 2");
+	config(&c, "mixtral-8x7b");
+	layout(&c, 1, 1, 6, 1, 6);
+	c.p.ep = 3;
+	refuse(&c, "--experts 8 is not divisible by --ep 3");
+	c.p.ep = 4;
+	refuse(&c, "--ep 4 does not divide --dp 6");
+	config(&c, "gpt3-175b");
+	layout(&c, 1, 1, 1, 1, 1);
+	c.p.sched = GEN_INTERLEAVED;
+	c.p.vstages = 2;
+	refuse(&c, "--schedule interleaved");
+	layout(&c, 1, 4, 1, 1, 6);
+	refuse(&c, "--pp 4");
+	config(&c, "llama2-7b");
+	layout(&c, 3, 1, 1, 1, 1);
+	c.m.heads = 33;
+	c.m.kv_heads = 33;
+	refuse(&c, "--ffn 11008 is not divisible by --tp 3");
+	config(&c, "llama2-7b");
+	c.mode = GEN_INFER;
+	c.p.pp = 2;
+	refuse(&c, "--pp 2");
+}
+
+static char *text_of(const struct gen_config *c, const char *cmd)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc = gen_write(f, c, cmd);
+	fclose(f);
+	CHECK(rc == 0, "gen_write failed");
+	return buf;
+}
+
+/* FLOPs of every rank's device ops (ranks of one pp stage, tp and dp
+   symmetric, counted once and multiplied) */
+static double trace_flops(const struct trace *t)
+{
+	double sum = 0;
+	int pp = tr_dim_size(t, DIM_PP), per = tr_ranks(t) / pp;
+	char why[TR_MSG_MAX];
+	for (int s = 0; s < pp; s++) {
+		struct tr_cursor *cur = tr_cursor_new(t, s * per);
+		struct tr_event ev;
+		int rc;
+		while ((rc = tr_next(cur, &ev, why, sizeof why)) == 1)
+			if (ev.kind == TK_OP && ev.op.kind == OP_GEMM)
+				sum += per * op_flops(&ev.op);
+		CHECK(rc == 0, "expansion: %s", why);
+		tr_cursor_free(cur);
+	}
+	return sum;
+}
+
+static void test_trace(const struct gen_config *c, const char *what, double gemm_share)
+{
+	char *a = text_of(c, what), *b = text_of(c, what), why[TR_MSG_MAX];
+	CHECK(a && b && !strcmp(a, b), "%s: the same config gives different text", what);
+	struct trace *t = a ? tr_parse_string(a, what, why, sizeof why) : NULL;
+	CHECK(t != NULL, "%s does not parse: %s", what, why);
+	if (t) {
+		const struct tr_workload *w = tr_workload(t);
+		CHECK(w && near(w->model_flops, gen_model_flops(c), 1e-15), "%s: workload line", what);
+		double f = trace_flops(t), want = gemm_share * gen_model_flops(c);
+		CHECK(near(f, want, 0.002), "%s: GEMMs do %.4g FLOPs, %.3g x model FLOPs is %.4g (ratio %.4f)", what, f,
+		      gemm_share, want, f / want);
+		tr_free(t);
+	}
+	free(a);
+	free(b);
+}
+
+static void test_traces(void)
+{
+	struct gen_config c;
+	config(&c, "gpt3-175b");
+	layout(&c, 8, 16, 8, 1, 1536);
+	/* the GEMMs are all but attention: 1 - (s/6h) / (1 + s/6h + V/12lh) of the model FLOPs */
+	double gemm = 1 - (2048 / (6 * 12288.0)) / (1 + 2048 / (6 * 12288.0) + 50257 / (12 * 96 * 12288.0));
+	test_trace(&c, "gpt3-175b", gemm);
+	c.p.recompute = GEN_RC_FULL; /* recompute runs the forward GEMMs again: 4/3 */
+	test_trace(&c, "gpt3-175b full recompute", gemm * 4 / 3);
+	c.p.recompute = GEN_RC_NONE;
+	c.p.sched = GEN_INTERLEAVED;
+	c.p.vstages = 2;
+	c.m.layers = 32;
+	c.p.global_batch = 256;
+	gemm = 1 - (2048 / (6 * 12288.0)) / (1 + 2048 / (6 * 12288.0) + 50257 / (12 * 32 * 12288.0));
+	test_trace(&c, "gpt3 interleaved", gemm);
+	config(&c, "llama3-8b");
+	layout(&c, 2, 1, 4, 1, 32);
+	c.p.zero = 3;
+	c.p.sp = 1;
+	test_trace(&c, "llama3-8b zero-3 sp", 1 - 3.0 * 32 * (2 * 32 * 32 * 256) * 8192.0 * 8192 / gen_model_flops(&c));
+	config(&c, "llama2-70b");
+	layout(&c, 4, 1, 1, 1, 1);
+	c.mode = GEN_INFER;
+	c.inf.batch = 4;
+	c.inf.input_len = 64;
+	c.inf.output_len = 2048;
+	char *txt = text_of(&c, NULL), why[TR_MSG_MAX];
+	struct trace *t = tr_parse_string(txt, "infer", why, sizeof why);
+	CHECK(t && tr_workload(t)->decode_steps == 2047, "inference trace: %s", t ? "decode_steps" : why);
+	int lines = 0;
+	for (char *p = txt; p && *p; p++)
+		lines += *p == '\n';
+	CHECK(lines < 250, "2047 decode steps in %d lines", lines);
+	tr_free(t);
+	free(txt);
+}
+
+int main(void)
+{
+	test_zero();
+	test_flops();
+	test_activations();
+	test_kv();
+	test_presets();
+	test_refusals();
+	test_traces();
+	printf("%d checks, %d failed\n", checks, fails);
+	return fails != 0;
+}

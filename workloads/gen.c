@@ -1,0 +1,546 @@
+/*
+ * gen.c -- the workload generator's model presets and arithmetic: which
+ * configs can be laid out, parameters per rank, memory per rank (ZeRO,
+ * activations after Korthikanti et al., KV cache) and model FLOPs. Pure
+ * functions; the trace text is workloads/gen_trace.c.
+ *
+ * Invariants the tests hold these to: gen_zero_memory reproduces ZeRO's
+ * 16/4+12/N/2+14/N/16/N psi table exactly; gen_model_flops equals
+ * Megatron-LM's 72 B s l h^2 (1 + s/6h + V/12lh) for GPT shapes;
+ * gen_act_layer_bytes equals s b h (34 + 5 a s / h) for a GPT block on one
+ * rank.
+ */
+#include "gen.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define GEN_WORKSPACE (1024.0 * 1024 * 1024) /* cuBLAS, NCCL buffers, fragmentation */
+
+/* GPT-3: Brown et al. 2020, Table 2.1. Two rows do not add up and follow
+   the replications instead: XL lists 24 heads of 128 for d_model 2048 (16
+   heads of 128 here, as GPT-Neo 1.3B), 13B lists d_model 5140 for 40 heads
+   of 128 (5120 here); both then have the paper's parameter counts. */
+#define GPT3(nm, l, h, a, d)                                                                                           \
+	{                                                                                                              \
+		.name = nm, .layers = l, .hidden = h, .heads = a, .kv_heads = a, .head_dim = d, .ffn = 4 * (h),        \
+		.vocab = 50257, .seq = 2048, .norm = GEN_LAYERNORM, .act = GEN_GELU, .tied = 1                         \
+	}
+/* LLaMA-2 (Touvron et al. 2023, Table 1 / HF configs) and LLaMA-3 (Dubey et
+   al. 2024, Table 3): RMSNorm, SwiGLU, RoPE, untied embeddings. */
+#define LLAMA(nm, l, h, a, kv, f, v, s)                                                                                \
+	{                                                                                                              \
+		.name = nm, .layers = l, .hidden = h, .heads = a, .kv_heads = kv, .head_dim = (h) / (a), .ffn = f,     \
+		.vocab = v, .seq = s, .norm = GEN_RMSNORM, .act = GEN_SWIGLU, .rope = 1                                \
+	}
+
+static const struct gen_model presets[] = {
+    GPT3("gpt3-125m", 12, 768, 12, 64),
+    GPT3("gpt3-350m", 24, 1024, 16, 64),
+    GPT3("gpt3-760m", 24, 1536, 16, 96),
+    GPT3("gpt3-1.3b", 24, 2048, 16, 128),
+    GPT3("gpt3-2.7b", 32, 2560, 32, 80),
+    GPT3("gpt3-6.7b", 32, 4096, 32, 128),
+    GPT3("gpt3-13b", 40, 5120, 40, 128),
+    GPT3("gpt3-175b", 96, 12288, 96, 128),
+    LLAMA("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096),
+    LLAMA("llama2-13b", 40, 5120, 40, 40, 13824, 32000, 4096),
+    LLAMA("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096),
+    LLAMA("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192),
+    LLAMA("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192),
+    LLAMA("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192),
+    /* Mixtral of Experts (Jiang et al. 2024, Table 1): 8 experts, top-2. */
+    {.name = "mixtral-8x7b",
+     .layers = 32,
+     .hidden = 4096,
+     .heads = 32,
+     .kv_heads = 8,
+     .head_dim = 128,
+     .ffn = 14336,
+     .vocab = 32000,
+     .seq = 32768,
+     .norm = GEN_RMSNORM,
+     .act = GEN_SWIGLU,
+     .rope = 1,
+     .experts = 8,
+     .topk = 2,
+     .expert_ffn = 14336},
+    /* DeepSeek-V3 Technical Report (2024), sections 2 and 4.2: MLA, 3 dense
+       blocks then 256 routed experts top-8 and 1 shared expert. */
+    {.name = "deepseek-v3",
+     .layers = 61,
+     .hidden = 7168,
+     .heads = 128,
+     .kv_heads = 128,
+     .head_dim = 128,
+     .ffn = 18432,
+     .vocab = 129280,
+     .seq = 4096,
+     .norm = GEN_RMSNORM,
+     .act = GEN_SWIGLU,
+     .attn = GEN_MLA,
+     .rope = 1,
+     .experts = 256,
+     .topk = 8,
+     .shared = 1,
+     .expert_ffn = 2048,
+     .dense_layers = 3,
+     .q_lora = 1536,
+     .kv_lora = 512,
+     .rope_dim = 64,
+     .nope_dim = 128,
+     .v_dim = 128},
+};
+#define NPRESETS (int)(sizeof presets / sizeof presets[0])
+
+const struct gen_model *gen_preset_at(int i)
+{
+	return i >= 0 && i < NPRESETS ? &presets[i] : NULL;
+}
+
+const struct gen_model *gen_preset(const char *name)
+{
+	for (int i = 0; i < NPRESETS; i++)
+		if (!strcmp(presets[i].name, name))
+			return &presets[i];
+	return NULL;
+}
+
+void gen_gpt_base(struct gen_model *m)
+{
+	*m = (struct gen_model){
+	    .name = "gpt", .vocab = 50257, .seq = 2048, .norm = GEN_LAYERNORM, .act = GEN_GELU, .tied = 1};
+}
+
+void gen_defaults(struct gen_config *c)
+{
+	memset(&c->p, 0, sizeof c->p);
+	c->p.tp = c->p.pp = c->p.dp = c->p.ep = c->p.vstages = 1;
+	c->p.micro_batch = 1;
+	c->p.global_batch = 0; /* 0: micro_batch * dp */
+	c->p.sched = GEN_1F1B;
+	c->p.recompute = GEN_RC_NONE;
+	c->p.dtype = GEN_BF16;
+	c->mode = GEN_TRAIN;
+	c->inf = (struct gen_infer){.batch = 1, .input_len = 0, .output_len = 128};
+	c->seq = 0; /* 0: the model's */
+}
+
+const char *gen_dtype_name(enum gen_dtype d)
+{
+	return d == GEN_FP16 ? "fp16" : d == GEN_FP8 ? "fp8" : "bf16";
+}
+
+const char *gen_sched_name(enum gen_sched s)
+{
+	return s == GEN_GPIPE ? "gpipe" : s == GEN_INTERLEAVED ? "interleaved" : "1f1b";
+}
+
+const char *gen_recompute_name(enum gen_recompute r)
+{
+	return r == GEN_RC_FULL ? "full" : r == GEN_RC_SELECTIVE ? "selective" : "none";
+}
+
+/* ---- checks -------------------------------------------------------------- */
+
+static int fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int check_shape(const struct gen_config *c, char *why, size_t len)
+{
+	const struct gen_model *m = &c->m;
+	const struct gen_parallel *p = &c->p;
+	if (m->heads % p->tp)
+		return fail(
+		    why, len,
+		    "--heads %lld is not divisible by --tp %lld (each tensor-parallel rank holds heads/tp heads)",
+		    m->heads, p->tp);
+	if (m->kv_heads > m->heads || m->heads % m->kv_heads)
+		return fail(why, len,
+		            "--kv-heads %lld must divide --heads %lld (query heads share key/value heads in groups)",
+		            m->kv_heads, m->heads);
+	if (m->attn == GEN_MHA && m->kv_heads % p->tp && p->tp % m->kv_heads)
+		return fail(why, len,
+		            "--kv-heads %lld and --tp %lld: one must divide the other (kv heads are split over tp, or "
+		            "replicated when tp > kv heads)",
+		            m->kv_heads, p->tp);
+	if (m->ffn % p->tp)
+		return fail(why, len, "--ffn %lld is not divisible by --tp %lld (the FFN is split by columns over tp)",
+		            m->ffn, p->tp);
+	if (m->experts && m->expert_ffn % p->tp)
+		return fail(why, len, "expert FFN %lld is not divisible by --tp %lld", m->expert_ffn, p->tp);
+	if (m->experts && (m->topk < 1 || m->topk > m->experts))
+		return fail(why, len, "--topk %lld: expected 1 to --experts %lld", m->topk, m->experts);
+	if (m->dense_layers > m->layers)
+		return fail(why, len, "%lld dense layers but only --layers %lld", m->dense_layers, m->layers);
+	return 0;
+}
+
+static int check_parallel(const struct gen_config *c, char *why, size_t len)
+{
+	const struct gen_model *m = &c->m;
+	const struct gen_parallel *p = &c->p;
+	long long v = p->vstages;
+	if (p->sched == GEN_INTERLEAVED && p->pp < 2)
+		return fail(why, len, "--schedule interleaved needs --pp 2 or more");
+	if (p->sched != GEN_INTERLEAVED && v != 1)
+		return fail(why, len, "--virtual-stages %lld needs --schedule interleaved", v);
+	if (m->layers % (p->pp * v))
+		return fail(
+		    why, len,
+		    "--layers %lld is not divisible by --pp %lld%s (every stage holds the same number of layers)",
+		    m->layers, p->pp * v, v > 1 ? " x --virtual-stages" : "");
+	if (p->ep > 1 && !m->experts)
+		return fail(why, len, "--ep %lld needs a model with experts (--experts)", p->ep);
+	if (m->experts && m->experts % p->ep)
+		return fail(why, len, "--experts %lld is not divisible by --ep %lld", m->experts, p->ep);
+	if (p->dp % p->ep)
+		return fail(why, len,
+		            "--ep %lld does not divide --dp %lld (expert parallelism splits the data-parallel ranks)",
+		            p->ep, p->dp);
+	double ranks = (double)p->tp * (double)p->pp * (double)p->dp;
+	if (ranks > 1048576)
+		return fail(why, len, "--tp x --pp x --dp is %.0f ranks; at most 1048576", ranks);
+	if (p->sp && c->seq % p->tp)
+		return fail(why, len, "--sp: --seq %lld is not divisible by --tp %lld", c->seq, p->tp);
+	return 0;
+}
+
+static int check_train(const struct gen_config *c, char *why, size_t len)
+{
+	const struct gen_parallel *p = &c->p;
+	if (p->global_batch % (p->micro_batch * p->dp))
+		return fail(
+		    why, len,
+		    "--global-batch %lld is not divisible by --micro-batch %lld x --dp %lld (every data-parallel "
+		    "rank runs whole micro-batches)",
+		    p->global_batch, p->micro_batch, p->dp);
+	long long mb = p->global_batch / (p->micro_batch * p->dp);
+	if (p->sched == GEN_INTERLEAVED && mb % p->pp)
+		return fail(why, len,
+		            "--schedule interleaved: %lld micro-batches per pipeline is not a multiple of --pp %lld",
+		            mb, p->pp);
+	if (p->zero == 3 && p->pp > 1)
+		return fail(why, len,
+		            "--zero 3 with --pp %lld: ZeRO-3 is not supported with pipeline parallelism (use --zero 1 "
+		            "or 2, or --pp 1)",
+		            p->pp);
+	return 0;
+}
+
+int gen_check(const struct gen_config *c, char *why, size_t len)
+{
+	if (check_shape(c, why, len) || check_parallel(c, why, len))
+		return -1;
+	if (c->mode == GEN_TRAIN)
+		return check_train(c, why, len);
+	if (c->p.pp > 1)
+		return fail(why, len, "--mode infer: --pp %lld is not supported (use --tp, and --dp for replicas)",
+		            c->p.pp);
+	return 0;
+}
+
+/* ---- parameters ---------------------------------------------------------- */
+
+long long gen_microbatches(const struct gen_config *c)
+{
+	return c->p.global_batch / (c->p.micro_batch * c->p.dp);
+}
+
+long long gen_chunk_layers(const struct gen_config *c)
+{
+	return c->m.layers / (c->p.pp * c->p.vstages);
+}
+
+int gen_layer_is_moe(const struct gen_model *m, long long layer)
+{
+	return m->experts > 0 && layer >= m->dense_layers;
+}
+
+/* kv heads one tensor-parallel rank holds (replicated when tp > kv heads) */
+static double kv_local(const struct gen_model *m, long long t)
+{
+	return m->kv_heads >= t ? (double)(m->kv_heads / t) : 1;
+}
+
+static double ffn_mats(const struct gen_model *m)
+{
+	return m->act == GEN_SWIGLU ? 3 : 2;
+}
+
+static double norm_params(const struct gen_model *m)
+{
+	return m->norm == GEN_LAYERNORM ? 2.0 * m->hidden : (double)m->hidden;
+}
+
+/* attention weights of one rank (t = 1: the whole layer's) */
+static double attn_params(const struct gen_model *m, long long t)
+{
+	double h = m->hidden, al = (double)(m->heads / t);
+	if (m->attn == GEN_MLA)
+		return h * m->q_lora + m->q_lora * al * (m->nope_dim + m->rope_dim) + h * (m->kv_lora + m->rope_dim) +
+		       m->kv_lora * al * (m->nope_dim + m->v_dim) + al * m->v_dim * h + m->q_lora + m->kv_lora;
+	return 2 * h * al * m->head_dim + 2 * h * kv_local(m, t) * m->head_dim;
+}
+
+/* The weights of one block on one rank: dense (attention, norms, router,
+   shared experts, dense FFN) and expert. experts_used: experts counted
+   (E / ep per rank, or topk for the active parameters). */
+static struct gen_params layer_params(const struct gen_model *m, long long layer, long long t, double experts_used)
+{
+	struct gen_params r = {attn_params(m, t) + 2 * norm_params(m), 0};
+	double h = m->hidden;
+	if (!gen_layer_is_moe(m, layer)) {
+		r.dense += ffn_mats(m) * h * m->ffn / t;
+		return r;
+	}
+	r.dense += h * m->experts + m->shared * ffn_mats(m) * h * m->expert_ffn / t;
+	r.expert = experts_used * ffn_mats(m) * h * m->expert_ffn / t;
+	return r;
+}
+
+static double vocab_local(const struct gen_model *m, long long t)
+{
+	return (double)((m->vocab + t - 1) / t); /* padded to a multiple of tp */
+}
+
+/* global index of the first layer of chunk `chunk` on stage `stage` */
+static long long chunk_first_layer(const struct gen_config *c, long long stage, long long chunk)
+{
+	return (chunk * c->p.pp + stage) * gen_chunk_layers(c);
+}
+
+struct gen_params gen_stage_params(const struct gen_config *c, long long stage)
+{
+	const struct gen_model *m = &c->m;
+	long long t = c->p.tp, lc = gen_chunk_layers(c);
+	struct gen_params r = {0, 0};
+	for (long long ch = 0; ch < c->p.vstages; ch++)
+		for (long long l = 0; l < lc; l++) {
+			struct gen_params lp =
+			    layer_params(m, chunk_first_layer(c, stage, ch) + l, t, (double)(m->experts / c->p.ep));
+			r.dense += lp.dense;
+			r.expert += lp.expert;
+		}
+	double emb = vocab_local(m, t) * m->hidden;
+	if (stage == 0)
+		r.dense += emb + (m->rope ? 0 : (double)c->seq * m->hidden);
+	if (stage == c->p.pp - 1)
+		r.dense += norm_params(m) + (m->tied && c->p.pp == 1 ? 0 : emb);
+	return r;
+}
+
+static double model_params(const struct gen_model *m, int active)
+{
+	double n = 0;
+	for (long long l = 0; l < m->layers; l++) {
+		struct gen_params lp = layer_params(m, l, 1, (double)(active ? m->topk : m->experts));
+		n += lp.dense + lp.expert;
+	}
+	double emb = (double)m->vocab * m->hidden;
+	return n + emb * (m->tied ? 1 : 2) + norm_params(m) + (m->rope ? 0 : (double)m->seq * m->hidden);
+}
+
+double gen_total_params(const struct gen_model *m)
+{
+	return model_params(m, 0);
+}
+
+double gen_active_params(const struct gen_model *m)
+{
+	return model_params(m, 1);
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+void gen_zero_memory(double psi, long long n, int zero, int offload, struct gen_memory *m)
+{
+	m->params = zero >= 3 ? 2 * psi / n : 2 * psi;
+	m->grads = zero >= 2 ? 2 * psi / n : 2 * psi;
+	m->optimizer = offload ? 0 : zero >= 1 ? 12 * psi / n : 12 * psi;
+}
+
+double gen_dp_comm_elems(double psi, long long n, int zero)
+{
+	return (zero >= 3 ? 3 : 2) * psi * (double)(n - 1) / (double)n;
+}
+
+/* bytes per token of the attention tensors one rank keeps (Q, K, V, the
+   out-projection input; MLA: also the latent vectors) */
+static double attn_act_token(const struct gen_model *m, long long t)
+{
+	double al = (double)(m->heads / t);
+	if (m->attn == GEN_MLA)
+		return 2.0 * m->q_lora + 2.0 * (m->kv_lora + m->rope_dim) + 4 * al * (m->nope_dim + m->rope_dim) +
+		       4 * al * m->v_dim;
+	return 4 * al * m->head_dim + 4 * kv_local(m, t) * m->head_dim;
+}
+
+/* bytes per token of the FFN tensors one rank keeps: GELU in and out
+   (2 x 2 ffn), SwiGLU gate and up outputs and their product (3 x 2 ffn);
+   MoE: each of topk experts' input copy and intermediates, shared experts */
+static double ffn_act_token(const struct gen_model *m, long long layer, long long t)
+{
+	double per = (m->act == GEN_SWIGLU ? 6.0 : 4.0);
+	if (!gen_layer_is_moe(m, layer))
+		return per * m->ffn / t;
+	return m->topk * (2.0 * m->hidden + per * m->expert_ffn / t) + m->shared * per * m->expert_ffn / t;
+}
+
+double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen_recompute rc)
+{
+	const struct gen_model *m = &c->m;
+	double s = (double)c->seq, b = (double)c->p.micro_batch, h = (double)m->hidden, t = (double)c->p.tp;
+	/* 2-byte activations (fp8 training keeps bf16 activations too) */
+	if (rc == GEN_RC_FULL)
+		return 2 * s * b * h / (c->p.sp ? t : 1);
+	/* norms' inputs 4h, attention and MLP inputs 2h + 2h, dropout masks 2h:
+	   10 s b h, replicated over tp unless sequence parallel */
+	double repl = 10 * s * b * h / (c->p.sp ? t : 1);
+	double shard = s * b * (attn_act_token(m, c->p.tp) + ffn_act_token(m, layer, c->p.tp));
+	/* softmax output 2, dropout mask 1, dropout output 2 bytes per score */
+	double scores = rc == GEN_RC_NONE ? 5.0 * (double)(m->heads / c->p.tp) * s * s * b : 0;
+	return repl + shard + scores;
+}
+
+/* micro-batch chunks whose activations stage K holds at the peak */
+static double in_flight(const struct gen_config *c, long long stage)
+{
+	long long p = c->p.pp, mb = gen_microbatches(c), v = c->p.vstages;
+	switch (c->p.sched) {
+	case GEN_GPIPE: return (double)mb;
+	case GEN_INTERLEAVED: {
+		long long w = (p - stage - 1) * 2 + (v - 1) * p + 1;
+		return (double)(w < mb * v ? w : mb * v);
+	}
+	default: return (double)(p - stage < mb ? p - stage : mb);
+	}
+}
+
+static void train_activations(const struct gen_config *c, long long stage, struct gen_memory *out)
+{
+	long long lc = gen_chunk_layers(c);
+	double per_chunk = 0, biggest = 0; /* one chunk's layers (mean over chunks), the largest layer */
+	for (long long ch = 0; ch < c->p.vstages; ch++)
+		for (long long l = 0; l < lc; l++) {
+			long long g = chunk_first_layer(c, stage, ch) + l;
+			per_chunk += gen_act_layer_bytes(c, g, c->p.recompute) / (double)c->p.vstages;
+			double all = gen_act_layer_bytes(c, g, GEN_RC_NONE);
+			biggest = all > biggest ? all : biggest;
+		}
+	out->activations = in_flight(c, stage) * per_chunk + (c->p.recompute == GEN_RC_FULL ? biggest : 0);
+}
+
+static void train_memory(const struct gen_config *c, long long stage, struct gen_memory *out)
+{
+	struct gen_params ps = gen_stage_params(c, stage);
+	struct gen_memory d, e;
+	gen_zero_memory(ps.dense, c->p.dp, c->p.zero, c->p.offload, &d);
+	gen_zero_memory(ps.expert, c->p.dp / c->p.ep, c->p.zero, c->p.offload, &e);
+	out->params = d.params + e.params;
+	out->grads = d.grads + e.grads;
+	out->optimizer = d.optimizer + e.optimizer;
+	train_activations(c, stage, out);
+	out->kv = 0;
+	out->workspace = GEN_WORKSPACE;
+	if (stage == c->p.pp - 1) /* fp32 logits of a micro-batch for the loss */
+		out->workspace += 4.0 * c->p.micro_batch * c->seq * vocab_local(&c->m, c->p.tp);
+	if (c->p.zero == 3) { /* a gathered layer in use and the next one prefetched */
+		struct gen_params lp = layer_params(&c->m, c->m.layers - 1, c->p.tp, (double)(c->m.experts / c->p.ep));
+		out->workspace += 2 * 2 * (lp.dense + lp.expert);
+	}
+}
+
+static void infer_memory(const struct gen_config *c, long long stage, struct gen_memory *out)
+{
+	const struct gen_model *m = &c->m;
+	struct gen_params ps = gen_stage_params(c, stage);
+	double wbytes = c->p.dtype == GEN_FP8 ? 1 : 2;
+	double b = (double)c->inf.batch, in = (double)c->inf.input_len;
+	long long tokens = c->inf.input_len + c->inf.output_len;
+	if (c->inf.paged)
+		tokens = (tokens + GEN_PAGE - 1) / GEN_PAGE * GEN_PAGE;
+	double layers = (double)(gen_chunk_layers(c) * c->p.vstages);
+	double per_token =
+	    m->attn == GEN_MLA ? (double)(m->kv_lora + m->rope_dim) : 2 * kv_local(m, c->p.tp) * (double)m->head_dim;
+	*out = (struct gen_memory){0};
+	out->params = wbytes * (ps.dense + ps.expert);
+	out->kv = 2 * layers * per_token * b * (double)tokens;
+	/* prefill's live set of one block: input and residual, and the larger of
+	   the attention and FFN intermediates */
+	double a = attn_act_token(m, c->p.tp), f = ffn_act_token(m, m->layers - 1, c->p.tp);
+	out->activations = b * in * (4.0 * m->hidden + (a > f ? a : f));
+	out->workspace = GEN_WORKSPACE + 4 * b * vocab_local(m, c->p.tp);
+}
+
+void gen_stage_memory(const struct gen_config *c, long long stage, struct gen_memory *m)
+{
+	if (c->mode == GEN_INFER)
+		infer_memory(c, stage, m);
+	else
+		train_memory(c, stage, m);
+}
+
+double gen_memory_total(const struct gen_memory *m)
+{
+	return m->params + m->grads + m->optimizer + m->activations + m->kv + m->workspace;
+}
+
+/* ---- FLOPs ----------------------------------------------------------------- */
+
+/* weights a token multiplies with in the blocks (norms excluded) */
+static double block_matmul_params(const struct gen_model *m)
+{
+	double n = 0;
+	for (long long l = 0; l < m->layers; l++) {
+		struct gen_params lp = layer_params(m, l, 1, (double)m->topk);
+		n += lp.dense + lp.expert - 2 * norm_params(m);
+		if (m->attn == GEN_MLA)
+			n -= (double)(m->q_lora + m->kv_lora);
+	}
+	return n;
+}
+
+/* attention FLOPs per (query, key) pair over all layers: QK^T and PV */
+static double attn_pair_flops(const struct gen_model *m)
+{
+	double dqk = m->attn == GEN_MLA ? (double)(m->nope_dim + m->rope_dim) : (double)m->head_dim;
+	double dv = m->attn == GEN_MLA ? (double)m->v_dim : (double)m->head_dim;
+	return 2.0 * (double)m->layers * m->heads * (dqk + dv);
+}
+
+double gen_model_flops(const struct gen_config *c)
+{
+	const struct gen_model *m = &c->m;
+	double nb = block_matmul_params(m), head = (double)m->vocab * m->hidden, pair = attn_pair_flops(m);
+	if (c->mode == GEN_TRAIN) {
+		double s = (double)c->seq;
+		return 3 * (double)c->p.global_batch * (2 * s * (nb + head) + pair * s * s);
+	}
+	double in = (double)c->inf.input_len, steps = (double)gen_decode_steps(c);
+	double prefill = 2 * in * nb + 2 * head + pair * in * in;
+	double keys = steps * in + steps * (steps + 1) / 2; /* sum over steps of the keys attended */
+	double decode = steps * 2 * (nb + head) + pair * keys;
+	return (double)c->p.dp * (double)c->inf.batch * (prefill + decode);
+}
+
+double gen_tokens(const struct gen_config *c)
+{
+	if (c->mode == GEN_TRAIN)
+		return (double)c->p.global_batch * (double)c->seq;
+	return (double)c->inf.batch * (double)c->inf.output_len * (double)c->p.dp;
+}
+
+long long gen_decode_steps(const struct gen_config *c)
+{
+	return c->inf.output_len - 1;
+}

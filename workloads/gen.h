@@ -1,0 +1,186 @@
+/*
+ * gen.h -- the workload generator behind `sim gen`: a transformer model and
+ * its parallel layout in, a `simtrace 1` trace of one training step (or one
+ * inference request batch) out, with the memory each rank needs and the
+ * model FLOPs of the step (docs/workloads.md is the user's reference).
+ *
+ * Three layers, each usable alone:
+ *
+ *   presets     gen_preset(): the published shapes of GPT-3, LLaMA-2/3,
+ *               Mixtral and DeepSeek-V3 (a table in gen.c)
+ *   arithmetic  gen_check(), gen_stage_params(), gen_stage_memory(),
+ *               gen_model_flops(): pure functions of a struct gen_config,
+ *               no I/O (tests/test_gen.c checks them against the papers)
+ *   emission    gen_write(): the trace text (workloads/gen_trace.c)
+ *
+ * Shapes are per whole model; the generator shards them: Megatron-LM's
+ * column/row tensor parallelism over tp, layers over pp (and virtual
+ * stages), experts over ep (ep splits the data-parallel ranks: the layout
+ * is tp, ep, dp/ep, pp), optimizer state over dp with ZeRO. Sizes are in
+ * elements or bytes as each field says.
+ */
+#ifndef SIM_GEN_H
+#define SIM_GEN_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum gen_norm { GEN_LAYERNORM, GEN_RMSNORM };
+enum gen_act { GEN_GELU, GEN_SWIGLU };
+enum gen_attn { GEN_MHA, GEN_MLA }; /* MHA covers GQA and MQA (kv_heads < heads) */
+enum gen_sched { GEN_1F1B, GEN_GPIPE, GEN_INTERLEAVED };
+enum gen_recompute { GEN_RC_NONE, GEN_RC_SELECTIVE, GEN_RC_FULL };
+enum gen_mode { GEN_TRAIN, GEN_INFER };
+enum gen_dtype { GEN_BF16, GEN_FP16, GEN_FP8 };
+
+struct gen_model {
+	char name[48];      /* preset name, or "gpt" */
+	long long layers;   /* transformer blocks */
+	long long hidden;   /* h, the model width */
+	long long heads;    /* a, query heads */
+	long long kv_heads; /* key/value heads (= heads: MHA; 1: MQA; else GQA) */
+	long long head_dim; /* d per head (a * d is h except for a few GPT-3 sizes) */
+	long long ffn;      /* dense FFN width (4h for GPT) */
+	long long vocab;    /* V */
+	long long seq;      /* default sequence length (training context) */
+	enum gen_norm norm; /* LayerNorm (GPT) or RMSNorm (LLaMA) */
+	enum gen_act act;   /* GELU MLP (2 matrices) or SwiGLU (3 matrices) */
+	enum gen_attn attn; /* MHA/GQA/MQA or MLA */
+	int rope;           /* rotary position embedding (else learned positions) */
+	int tied;           /* input and output embeddings share weights */
+	/* mixture of experts (experts = 0: dense) */
+	long long experts;      /* routed experts per MoE layer */
+	long long topk;         /* experts per token */
+	long long shared;       /* shared experts, always active */
+	long long expert_ffn;   /* FFN width of one expert */
+	long long dense_layers; /* the first dense_layers blocks have a dense FFN */
+	/* multi-head latent attention (DeepSeek-V2/V3) */
+	long long q_lora, kv_lora, rope_dim, nope_dim, v_dim;
+};
+
+struct gen_parallel {
+	long long tp, pp, dp, ep; /* ranks = tp * pp * dp; ep divides dp */
+	long long vstages;        /* model chunks per pipeline rank (interleaved) */
+	int sp;                   /* sequence parallelism (with tp) */
+	int zero;                 /* ZeRO stage 0-3 over dp */
+	int offload;              /* optimizer states live on the host */
+	enum gen_sched sched;
+	enum gen_recompute recompute;
+	long long micro_batch;  /* sequences per micro-batch */
+	long long global_batch; /* sequences per step, all data-parallel ranks */
+	enum gen_dtype dtype;
+};
+
+struct gen_infer {
+	long long batch;      /* sequences per model replica */
+	long long input_len;  /* prompt tokens */
+	long long output_len; /* generated tokens (the first comes from prefill) */
+	int paged;            /* PagedAttention, KV blocks of GEN_PAGE tokens */
+};
+
+#define GEN_PAGE 16
+
+struct gen_config {
+	struct gen_model m;
+	struct gen_parallel p;
+	enum gen_mode mode;
+	struct gen_infer inf;
+	long long seq; /* sequence length of this run (training) */
+};
+
+/* Device memory of one rank, bytes per category (the `memory` statement). */
+struct gen_memory {
+	double params, grads, optimizer, activations, kv, workspace;
+};
+
+/* Parameters held by one rank of a stage after tensor, pipeline and expert
+   sharding (before ZeRO): those reduced over all data-parallel ranks, and
+   the expert weights, reduced over the dp/ep ranks that hold the same
+   experts. */
+struct gen_params {
+	double dense, expert;
+};
+
+/* The presets, in table order (NULL past the end). */
+const struct gen_model *gen_preset_at(int i);
+/* A preset by name, NULL when there is none. */
+const struct gen_model *gen_preset(const char *name);
+/* A model `gpt` starts from: GPT-3 175B's vocabulary and context, no shape. */
+void gen_gpt_base(struct gen_model *m);
+/* Defaults for everything but the model: one rank, bf16, 1F1B, training. */
+void gen_defaults(struct gen_config *c);
+
+/* Checks that the config can be laid out. Returns 0, or -1 with one line in
+   why naming the flag and what was expected ("--heads 96 is not divisible
+   by --tp 7 (each tensor-parallel rank holds heads/tp heads)"). */
+int gen_check(const struct gen_config *c, char *why, size_t len);
+
+/* Micro-batches per pipeline in a step: global_batch / (micro_batch * dp). */
+long long gen_microbatches(const struct gen_config *c);
+/* Layers of one model chunk: layers / (pp * vstages); a stage holds
+   vstages chunks, chunk c of stage K being the model's chunk c * pp + K. */
+long long gen_chunk_layers(const struct gen_config *c);
+/* Whether transformer block `layer` (0-based) has a mixture-of-experts FFN. */
+int gen_layer_is_moe(const struct gen_model *m, long long layer);
+
+/* Parameters of one rank of pipeline stage `stage` (0 .. pp-1). */
+struct gen_params gen_stage_params(const struct gen_config *c, long long stage);
+/* Parameters of the whole model (no sharding), and those a token uses. */
+double gen_total_params(const struct gen_model *m);
+double gen_active_params(const struct gen_model *m);
+
+/*
+ * Mixed-precision Adam state of psi parameters sharded over n data-parallel
+ * ranks with ZeRO stage `zero` (bytes per rank): 2-byte weights and
+ * gradients, 12 bytes of optimizer state (fp32 master weights, momentum and
+ * variance: K = 12). Baseline 16 psi; ZeRO-1 4 psi + 12 psi/n; ZeRO-2
+ * 2 psi + 14 psi/n; ZeRO-3 16 psi/n. With offload the optimizer state is on
+ * the host (0 here). Sets params, grads and optimizer only.
+ */
+void gen_zero_memory(double psi, long long n, int zero, int offload, struct gen_memory *m);
+/* Elements each rank sends per step to reduce psi gradients over n ranks
+   (ring): 2 psi (n-1)/n for an all-reduce or ZeRO-1/2's reduce-scatter +
+   all-gather, 3 psi (n-1)/n for ZeRO-3 (parameters gathered twice). */
+double gen_dp_comm_elems(double psi, long long n, int zero);
+
+/*
+ * Activation bytes one transformer block keeps for its backward, per
+ * micro-batch per rank, after Korthikanti et al. 2022 ("Reducing Activation
+ * Recomputation in Large Transformer Models", Table 2): s b h (34 + 5 a s/h)
+ * for a GPT block without parallelism; (10 + 24/t + 5as/(ht)) with tensor
+ * parallelism, all of it /t with sequence parallelism; selective recompute
+ * drops the 5as/h term (attention scores); full recompute keeps only the
+ * block's input, 2 s b h (/t with sp). GQA, SwiGLU, MoE and MLA blocks
+ * count their own tensors the same way (docs/workloads.md).
+ */
+double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen_recompute rc);
+
+/* Memory of one rank of stage `stage` (training or inference). */
+void gen_stage_memory(const struct gen_config *c, long long stage, struct gen_memory *m);
+double gen_memory_total(const struct gen_memory *m);
+
+/*
+ * Model FLOPs of the step, all ranks, as Megatron-LM counts them (no
+ * recompute): 3x the forward's 2 x params x tokens for every weight
+ * matrix (LM head included, embedding lookups not) plus attention's
+ * QK^T and PV over all s^2 pairs. For GPT (a d = h, ffn = 4h) this is
+ * 72 B s l h^2 (1 + s/(6h) + V/(12 l h)). Inference: the forward only,
+ * prefill plus each decode step over the keys cached so far.
+ */
+double gen_model_flops(const struct gen_config *c);
+/* Tokens of the step: global_batch * seq (training), or generated tokens:
+   batch * output_len * dp (inference). */
+double gen_tokens(const struct gen_config *c);
+/* Decode steps in an inference trace: output_len - 1 (prefill makes the
+   first token). */
+long long gen_decode_steps(const struct gen_config *c);
+
+/* Writes the trace; cmdline (may be NULL) goes into the first comment line.
+   Returns 0, or -1 when writing failed or memory ran out. */
+int gen_write(FILE *f, const struct gen_config *c, const char *cmdline);
+
+const char *gen_dtype_name(enum gen_dtype d);
+const char *gen_sched_name(enum gen_sched s);
+const char *gen_recompute_name(enum gen_recompute r);
+
+#endif

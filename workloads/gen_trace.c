@@ -1,0 +1,1152 @@
+/*
+ * gen_trace.c -- writes the `simtrace 1` trace of a gen_config: one
+ * training step (pipeline schedule, tensor/sequence/expert/data
+ * parallelism, ZeRO, recompute, optimizer) or one inference request batch
+ * (prefill, then decode steps binned by KV length).
+ *
+ * The model is a few kinds of block (embedding, dense transformer layer,
+ * MoE layer, LM head), each a list of steps in forward order. A step knows
+ * its forward ops and its backward ops (a GEMM's backward is its dgrad and
+ * wgrad GEMMs, an attention's is attn dir=bwd, Megatron's tensor-parallel
+ * "f" is identity forward and all-reduce backward ...); a block's backward
+ * is its steps' backward in reverse. Each block becomes defs:
+ *
+ *   B_fwd       the forward ops (ZeRO-3: gather the weights first)
+ *   B_bwd       [recompute] + the backward ops (ZeRO-2/3: reduce-scatter)
+ *   B_bwd_sync  B_bwd then the block's data-parallel gradient bucket, for
+ *               the last micro-batch (ZeRO-0/1), so communication overlaps
+ *               the rest of the backward
+ *
+ * Stage defs (fwd/bwd per pipeline stage and model chunk: recv, blocks,
+ * send) are written once per distinct text and named by the first stage
+ * that uses them; each stage's schedule is a run-length-encoded list of
+ * calls in an `on pp=K` block (stages with the same text share one block).
+ *
+ * Labels: lo = a block's last forward op, wg = its last backward op (its
+ * gradients are complete), dpg = a gradient collective, ag = a ZeRO-3
+ * gather. Sends run on their own streams (p2p_fwd, p2p_bwd), one peer each,
+ * after the op that produced the data; recvs on the compute stream.
+ */
+#include "gen.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_STEPS 40
+#define MAX_BINS  8 /* decode KV-length groups */
+
+enum step_kind {
+	ST_NORM,      /* elem norm, same backward */
+	ST_ELEM,      /* elem op, same backward */
+	ST_GEMM,      /* forward gemm; backward dgrad + wgrad (and the GELU epilogue) */
+	ST_ATTN,      /* attn dir=fwd; backward dir=bwd */
+	ST_TP_F,      /* Megatron f: identity (sp: all-gather) fwd, all-reduce (sp: reduce-scatter) bwd */
+	ST_TP_G,      /* Megatron g: all-reduce (sp: reduce-scatter) fwd, identity (sp: all-gather) bwd */
+	ST_TP_AR_FWD, /* all-reduce over tp in the forward only (loss statistics) */
+	ST_A2A,       /* all-to-all over ep, both ways */
+	ST_EMB,       /* embedding lookup; backward: scatter-add into the table */
+};
+
+struct step {
+	enum step_kind kind;
+	const char *op;                  /* elem: op name */
+	const char *dtype;               /* elem: dtype (NULL: activations') */
+	long long m, n, k, batch;        /* gemm (n also elem's elements, k its cols) */
+	int gelu;                        /* gemm: GELU epilogue */
+	long long bytes;                 /* collectives */
+	long long b, h, hkv, sq, skv, d; /* attn */
+	int causal, decode;
+};
+
+enum block_kind { BK_EMB, BK_DENSE, BK_MOE, BK_HEAD, BK_COUNT };
+static const char *const block_names[BK_COUNT] = {"emb", "dense", "moe", "head"};
+
+struct block {
+	struct step st[MAX_STEPS];
+	int n;
+	struct gen_params par; /* weights of this block on one rank */
+};
+
+/* tokens one rank works on: b sequences of sq new tokens attending to skv */
+struct tok {
+	long long b, sq, skv;
+	int decode;
+};
+
+struct em {
+	const struct gen_config *c;
+	const struct gen_model *m;
+	FILE *f;
+	int depth;
+	int err;
+	long long t, al, kvl, h, vl;
+	const char *dt, *gdt; /* activation and GEMM dtype */
+	long long nd, ne;     /* data-parallel group sizes: dense weights, experts */
+	const char *cd, *ce;  /* their communicators */
+	int sync;             /* data-parallel gradient collectives exist */
+};
+
+/* ---- text output ------------------------------------------------------- */
+
+static void out(struct em *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out(struct em *e, const char *fmt, ...)
+{
+	va_list ap;
+	for (int i = 0; i < e->depth; i++)
+		fputs("  ", e->f);
+	va_start(ap, fmt);
+	vfprintf(e->f, fmt, ap);
+	va_end(ap);
+	fputc('\n', e->f);
+}
+
+static void open_block(struct em *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void open_block(struct em *e, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	out(e, "%s {", buf);
+	e->depth++;
+}
+
+static void close_block(struct em *e)
+{
+	e->depth--;
+	out(e, "}");
+}
+
+/* the shortest decimal text that reads back to x */
+static void fmt_num(char *buf, size_t len, double x)
+{
+	for (int p = 1; p <= 17; p++) {
+		snprintf(buf, len, "%.*g", p, x);
+		if (strtod(buf, NULL) == x)
+			return;
+	}
+}
+
+/* A list of op lines; the first may get an after=, the last an id=. */
+struct lines {
+	char v[4 * MAX_STEPS][256];
+	int n;
+};
+
+static void add(struct lines *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(struct lines *L, const char *fmt, ...)
+{
+	va_list ap;
+	if (L->n == (int)(sizeof L->v / sizeof L->v[0]))
+		abort(); /* MAX_STEPS bounds a block's ops */
+	va_start(ap, fmt);
+	vsnprintf(L->v[L->n++], sizeof L->v[0], fmt, ap);
+	va_end(ap);
+}
+
+static void flush_lines(struct em *e, const struct lines *L, const char *after, const char *id)
+{
+	for (int i = 0; i < L->n; i++)
+		out(e, "%s%s%s%s%s", L->v[i], i == 0 && after ? " after=" : "", i == 0 && after ? after : "",
+		    i == L->n - 1 && id ? " id=" : "", i == L->n - 1 && id ? id : "");
+}
+
+/* ---- steps ----------------------------------------------------------------- */
+
+static struct step *push(struct block *B, enum step_kind k)
+{
+	if (B->n == MAX_STEPS)
+		abort();
+	struct step *s = &B->st[B->n++];
+	memset(s, 0, sizeof *s);
+	s->kind = k;
+	return s;
+}
+
+static void s_elem(struct block *B, const char *op, long long n, long long cols, const char *dtype)
+{
+	struct step *s = push(B, ST_ELEM);
+	s->op = op;
+	s->n = n;
+	s->k = cols;
+	s->dtype = dtype;
+}
+
+static void s_norm(struct em *e, struct block *B, long long rows, long long cols)
+{
+	s_elem(B, e->m->norm == GEN_RMSNORM ? "rmsnorm" : "layernorm", rows * cols, cols, NULL);
+	B->st[B->n - 1].kind = ST_NORM;
+}
+
+static void s_gemm(struct block *B, long long m, long long n, long long k, long long batch, int gelu)
+{
+	struct step *s = push(B, ST_GEMM);
+	s->m = m;
+	s->n = n;
+	s->k = k;
+	s->batch = batch;
+	s->gelu = gelu;
+}
+
+static void s_coll(struct block *B, enum step_kind k, long long bytes)
+{
+	push(B, k)->bytes = bytes;
+}
+
+static void gemm_text(struct em *e, struct lines *L, long long m, long long n, long long k, long long batch,
+                      const char *trans, int gelu)
+{
+	char bt[32] = "";
+	if (batch > 1)
+		snprintf(bt, sizeof bt, " batch=%lld", batch);
+	add(L, "gemm m=%lld n=%lld k=%lld%s dtype=%s%s%s%s", m, n, k, bt, e->gdt, trans ? " trans=" : "",
+	    trans ? trans : "", gelu ? " epilogue=gelu" : "");
+}
+
+static void attn_text(struct em *e, struct lines *L, const struct step *s, const char *dir)
+{
+	const char *impl = !s->decode ? "flash2" : e->c->inf.paged ? "paged" : "decode";
+	char hkv[32] = "";
+	if (s->hkv != s->h)
+		snprintf(hkv, sizeof hkv, " hkv=%lld", s->hkv);
+	add(L, "attn b=%lld h=%lld%s sq=%lld skv=%lld d=%lld causal=%d dtype=%s impl=%s%s%s", s->b, s->h, hkv, s->sq,
+	    s->skv, s->d, s->causal, e->dt, impl, !s->decode && e->c->mode == GEN_TRAIN ? " dir=" : "",
+	    !s->decode && e->c->mode == GEN_TRAIN ? dir : "");
+	if (s->decode && e->c->inf.paged)
+		snprintf(L->v[L->n - 1] + strlen(L->v[L->n - 1]), 32, " page=%d", GEN_PAGE);
+}
+
+static void elem_text(struct em *e, struct lines *L, const struct step *s)
+{
+	char cols[32] = "";
+	if (s->k && s->k != s->n)
+		snprintf(cols, sizeof cols, " cols=%lld", s->k);
+	add(L, "elem op=%s n=%lld%s dtype=%s", s->op, s->n, cols, s->dtype ? s->dtype : e->dt);
+}
+
+static void tp_coll(struct em *e, struct lines *L, const char *op, long long bytes)
+{
+	if (e->t > 1)
+		add(L, "coll op=%s comm=tp bytes=%lld", op, bytes);
+}
+
+static void step_fwd(struct em *e, struct lines *L, const struct step *s)
+{
+	int sp = e->c->p.sp;
+	switch (s->kind) {
+	case ST_NORM:
+	case ST_ELEM: elem_text(e, L, s); break;
+	case ST_GEMM: gemm_text(e, L, s->m, s->n, s->k, s->batch, NULL, s->gelu); break;
+	case ST_ATTN: attn_text(e, L, s, "fwd"); break;
+	case ST_TP_F:
+		if (sp)
+			tp_coll(e, L, "allgather", s->bytes);
+		break;
+	case ST_TP_G: tp_coll(e, L, sp ? "reducescatter" : "allreduce", s->bytes); break;
+	case ST_TP_AR_FWD: tp_coll(e, L, "allreduce", s->bytes); break;
+	case ST_A2A: add(L, "coll op=alltoall comm=ep bytes=%lld", s->bytes); break;
+	case ST_EMB: add(L, "embedding tokens=%lld dim=%lld vocab=%lld dtype=%s", s->m, s->n, s->k, e->dt); break;
+	}
+}
+
+static void step_bwd(struct em *e, struct lines *L, const struct step *s)
+{
+	int sp = e->c->p.sp;
+	switch (s->kind) {
+	case ST_NORM:
+	case ST_ELEM: elem_text(e, L, s); break;
+	case ST_GEMM:
+		if (s->gelu)
+			add(L, "elem op=gelu n=%lld dtype=%s", s->m * s->n * (s->batch > 1 ? s->batch : 1), e->dt);
+		gemm_text(e, L, s->m, s->k, s->n, s->batch, "nt", 0); /* dX = dY W^T */
+		gemm_text(e, L, s->k, s->n, s->m, s->batch, "tn", 0); /* dW = X^T dY */
+		break;
+	case ST_ATTN:
+		if (e->c->p.recompute == GEN_RC_SELECTIVE)
+			attn_text(e, L, s, "fwd");
+		attn_text(e, L, s, "bwd");
+		break;
+	case ST_TP_F: tp_coll(e, L, sp ? "reducescatter" : "allreduce", s->bytes); break;
+	case ST_TP_G:
+		if (sp)
+			tp_coll(e, L, "allgather", s->bytes);
+		break;
+	case ST_TP_AR_FWD: break;
+	case ST_A2A: add(L, "coll op=alltoall comm=ep bytes=%lld", s->bytes); break;
+	case ST_EMB: add(L, "elem op=add n=%lld dtype=fp32", s->m * s->n); break;
+	}
+}
+
+/* ---- blocks ---------------------------------------------------------------- */
+
+static void build_attn_mha(struct em *e, struct block *B, const struct tok *k)
+{
+	long long T = k->b * k->sq, dh = e->m->head_dim;
+	s_gemm(B, T, (e->al + 2 * e->kvl) * dh, e->h, 1, 0);
+	if (e->m->rope)
+		s_elem(B, "rope", T * (e->al + e->kvl) * dh, 0, NULL);
+	struct step *a = push(B, ST_ATTN);
+	*a = (struct step){.kind = ST_ATTN,
+	                   .b = k->b,
+	                   .h = e->al,
+	                   .hkv = e->kvl,
+	                   .sq = k->sq,
+	                   .skv = k->skv,
+	                   .d = dh,
+	                   .causal = !k->decode,
+	                   .decode = k->decode};
+	s_gemm(B, T, e->h, e->al * dh, 1, 0);
+}
+
+/* MLA (DeepSeek-V2/V3): low-rank query and key/value projections (the down
+   projections are replicated over tp), attention on nope+rope dims. */
+static void build_attn_mla(struct em *e, struct block *B, const struct tok *k)
+{
+	const struct gen_model *m = e->m;
+	long long T = k->b * k->sq, dqk = m->nope_dim + m->rope_dim;
+	s_gemm(B, T, m->q_lora, e->h, 1, 0);
+	s_norm(e, B, T, m->q_lora);
+	s_gemm(B, T, e->al * dqk, m->q_lora, 1, 0);
+	s_gemm(B, T, m->kv_lora + m->rope_dim, e->h, 1, 0);
+	s_norm(e, B, T, m->kv_lora);
+	s_gemm(B, T, e->al * (m->nope_dim + m->v_dim), m->kv_lora, 1, 0);
+	s_elem(B, "rope", T * (e->al + 1) * m->rope_dim, 0, NULL);
+	struct step *a = push(B, ST_ATTN);
+	*a = (struct step){.kind = ST_ATTN,
+	                   .b = k->b,
+	                   .h = e->al,
+	                   .hkv = e->al,
+	                   .sq = k->sq,
+	                   .skv = k->skv,
+	                   .d = dqk,
+	                   .causal = !k->decode,
+	                   .decode = k->decode};
+	s_gemm(B, T, e->h, e->al * m->v_dim, 1, 0);
+}
+
+/* the MLP of width f on T tokens, batch experts at once */
+static void build_mlp(struct em *e, struct block *B, long long T, long long f, long long batch)
+{
+	if (e->m->act == GEN_SWIGLU) {
+		s_gemm(B, T, 2 * f / e->t, e->h, batch, 0); /* gate and up projections, fused */
+		s_elem(B, "swiglu", T * f / e->t * batch, 0, NULL);
+	} else {
+		s_gemm(B, T, f / e->t, e->h, batch, 1);
+	}
+	s_gemm(B, T, e->h, f / e->t, batch, 0);
+}
+
+/* router, dispatch, the local experts' tokens (tokens x topk spread over
+   all experts), combine, shared experts */
+static void build_moe(struct em *e, struct block *B, long long T)
+{
+	const struct gen_model *m = e->m;
+	long long ep = e->c->p.ep, local = m->experts / ep;
+	long long per = (ep * T * m->topk + m->experts - 1) / m->experts;
+	long long a2a = T * m->topk * e->h * 2;
+	s_gemm(B, T, m->experts, e->h, 1, 0);
+	s_elem(B, "softmax", T * m->experts, m->experts, "fp32");
+	if (ep > 1)
+		s_coll(B, ST_A2A, a2a);
+	build_mlp(e, B, per, m->expert_ffn, local);
+	if (ep > 1)
+		s_coll(B, ST_A2A, a2a);
+	if (m->shared)
+		build_mlp(e, B, T, m->expert_ffn * m->shared, 1);
+}
+
+/* a transformer layer: norm, attention, residual, norm, FFN, residual */
+static void build_layer(struct em *e, struct block *B, const struct tok *k, int moe)
+{
+	long long T = k->b * k->sq, Tn = e->c->p.sp ? T / e->t : T, act = T * e->h * 2;
+	s_norm(e, B, Tn, e->h);
+	s_coll(B, ST_TP_F, act);
+	if (e->m->attn == GEN_MLA)
+		build_attn_mla(e, B, k);
+	else
+		build_attn_mha(e, B, k);
+	s_coll(B, ST_TP_G, act);
+	s_elem(B, "add", Tn * e->h, 0, NULL);
+	s_norm(e, B, Tn, e->h);
+	s_coll(B, ST_TP_F, act);
+	if (moe)
+		build_moe(e, B, T);
+	else
+		build_mlp(e, B, T, e->m->ffn, 1);
+	s_coll(B, ST_TP_G, act);
+	s_elem(B, "add", Tn * e->h, 0, NULL);
+}
+
+static void build_emb(struct em *e, struct block *B, const struct tok *k)
+{
+	long long T = k->b * k->sq;
+	struct step *s = push(B, ST_EMB);
+	s->m = T;
+	s->n = e->h;
+	s->k = e->vl;
+	s_coll(B, ST_TP_G, T * e->h * 2);
+	if (!e->m->rope) /* learned positions */
+		s_elem(B, "add", (e->c->p.sp ? T / e->t : T) * e->h, 0, NULL);
+}
+
+/* final norm, LM head (vocab-parallel), softmax cross-entropy in fp32 over
+   the local vocabulary slice (its max and sum reduced over tp); inference
+   computes the logits of the last token of each sequence only */
+static void build_head(struct em *e, struct block *B, const struct tok *k)
+{
+	long long T = k->b * k->sq, rows = e->c->mode == GEN_INFER ? k->b : T;
+	s_norm(e, B, e->c->p.sp ? T / e->t : T, e->h);
+	s_coll(B, ST_TP_F, T * e->h * 2);
+	s_gemm(B, rows, e->vl, e->h, 1, 0);
+	s_elem(B, "softmax", rows * e->vl, e->vl, "fp32");
+	s_coll(B, ST_TP_AR_FWD, rows * 8);
+}
+
+static double block_weights(const struct gen_config *c, enum block_kind kind, struct gen_params *out)
+{
+	/* a representative layer's weights: stage params of a 1-layer model */
+	struct gen_config one = *c;
+	one.p.pp = 1;
+	one.p.vstages = 1;
+	one.m.tied = 0;
+	one.m.layers = 1;
+	one.m.dense_layers = kind == BK_DENSE ? 1 : 0;
+	if (kind == BK_DENSE && c->m.experts && !c->m.dense_layers)
+		one.m.dense_layers = 1;
+	struct gen_params all = gen_stage_params(&one, 0);
+	double vh = (double)((c->m.vocab + c->p.tp - 1) / c->p.tp) * c->m.hidden;
+	double norm = c->m.norm == GEN_LAYERNORM ? 2.0 * c->m.hidden : (double)c->m.hidden;
+	double pos = c->m.rope ? 0 : (double)c->seq * c->m.hidden;
+	switch (kind) {
+	case BK_EMB: *out = (struct gen_params){vh + pos, 0}; break;
+	case BK_HEAD: *out = (struct gen_params){norm + (c->m.tied && c->p.pp == 1 ? 0 : vh), 0}; break;
+	default: *out = (struct gen_params){all.dense - 2 * vh - pos - norm, all.expert}; break;
+	}
+	return out->dense + out->expert;
+}
+
+static void build_block(struct em *e, enum block_kind kind, const struct tok *k, struct block *B)
+{
+	B->n = 0;
+	switch (kind) {
+	case BK_EMB: build_emb(e, B, k); break;
+	case BK_HEAD: build_head(e, B, k); break;
+	default: build_layer(e, B, k, kind == BK_MOE); break;
+	}
+	block_weights(e->c, kind, &B->par);
+}
+
+/* ---- block defs ------------------------------------------------------------ */
+
+static long long ceil_ll(double x)
+{
+	return (long long)ceil(x);
+}
+
+/* ZeRO-3: gather this block's weights (dense over cd, experts over ce) */
+static int zero3_gather(struct em *e, const struct block *B)
+{
+	int any = 0;
+	if (e->c->p.zero < 3)
+		return 0;
+	if (e->nd > 1 && B->par.dense > 0)
+		any = 1,
+		out(e, "coll op=allgather comm=%s bytes=%lld stream=zero id=ag", e->cd, ceil_ll(2 * B->par.dense));
+	if (e->ne > 1 && B->par.expert > 0)
+		any = 1,
+		out(e, "coll op=allgather comm=%s bytes=%lld stream=zero id=ag", e->ce, ceil_ll(2 * B->par.expert));
+	return any;
+}
+
+/* the block's gradient bucket: all-reduce (ZeRO-0) or reduce-scatter */
+static void grad_bucket(struct em *e, const struct block *B)
+{
+	const char *op = e->c->p.zero ? "reducescatter" : "allreduce";
+	if (e->nd > 1 && B->par.dense > 0)
+		out(e, "coll op=%s comm=%s bytes=%lld stream=dp after=wg id=dpg", op, e->cd, ceil_ll(2 * B->par.dense));
+	if (e->ne > 1 && B->par.expert > 0)
+		out(e, "coll op=%s comm=%s bytes=%lld stream=dp after=wg id=dpg", op, e->ce,
+		    ceil_ll(2 * B->par.expert));
+}
+
+static void emit_block_defs(struct em *e, const char *prefix, enum block_kind kind, const struct block *B)
+{
+	char nm[64];
+	snprintf(nm, sizeof nm, "%s%s", prefix, block_names[kind]);
+	struct lines L;
+	int layer = kind == BK_DENSE || kind == BK_MOE;
+	open_block(e, "def %s_fwd", nm);
+	int g = zero3_gather(e, B);
+	L.n = 0;
+	for (int i = 0; i < B->n; i++)
+		step_fwd(e, &L, &B->st[i]);
+	flush_lines(e, &L, g ? "ag" : NULL, "lo");
+	close_block(e);
+	if (e->c->mode == GEN_INFER)
+		return;
+	open_block(e, "def %s_bwd", nm);
+	g = zero3_gather(e, B);
+	L.n = 0;
+	if (layer && e->c->p.recompute == GEN_RC_FULL)
+		for (int i = 0; i < B->n; i++)
+			step_fwd(e, &L, &B->st[i]);
+	for (int i = B->n - 1; i >= 0; i--)
+		step_bwd(e, &L, &B->st[i]);
+	flush_lines(e, &L, g ? "ag" : NULL, "wg");
+	if (e->c->p.zero >= 2)
+		grad_bucket(e, B);
+	close_block(e);
+	if (e->sync && e->c->p.zero < 2) {
+		open_block(e, "def %s_bwd_sync", nm);
+		out(e, "call %s_bwd", nm);
+		grad_bucket(e, B);
+		close_block(e);
+	}
+}
+
+/* ---- training: stages and schedule ----------------------------------------- */
+
+enum pass { PASS_F, PASS_B, PASS_BS, PASS_COUNT };
+static const char *const pass_names[PASS_COUNT] = {"fwd", "bwd", "bwd_sync"};
+
+/* captured text: what out() writes between cap_begin and cap_end */
+struct cap {
+	FILE *saved, *f;
+	int depth;
+	char *buf;
+	size_t len;
+};
+
+static void cap_begin(struct em *e, struct cap *k)
+{
+	k->buf = NULL;
+	k->len = 0;
+	k->f = open_memstream(&k->buf, &k->len);
+	k->saved = e->f;
+	k->depth = e->depth;
+	if (!k->f) {
+		e->err = 1;
+		k->f = fopen("/dev/null", "w");
+	}
+	e->f = k->f;
+	e->depth = 0;
+}
+
+static char *cap_end(struct em *e, struct cap *k)
+{
+	if (k->f && fclose(k->f))
+		e->err = 1;
+	e->f = k->saved;
+	e->depth = k->depth;
+	if (!k->buf)
+		e->err = 1;
+	return k->buf;
+}
+
+/* writes captured text at the current indentation */
+static void put_text(struct em *e, const char *text)
+{
+	while (text && *text) {
+		const char *nl = strchr(text, '\n');
+		int n = nl ? (int)(nl - text) : (int)strlen(text);
+		out(e, "%.*s", n, text);
+		text += n + (nl != NULL);
+	}
+}
+
+static int same(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+/* the layers of one chunk as runs of one kind (dense, MoE) */
+struct runs {
+	enum block_kind kind[8];
+	long long n[8];
+	int count;
+};
+
+static void chunk_runs(const struct gen_config *c, long long stage, long long chunk, struct runs *r)
+{
+	long long lc = gen_chunk_layers(c), first = (chunk * c->p.pp + stage) * lc;
+	r->count = 0;
+	for (long long l = first; l < first + lc; l++) {
+		enum block_kind k = gen_layer_is_moe(&c->m, l) ? BK_MOE : BK_DENSE;
+		if (r->count && r->kind[r->count - 1] == k) {
+			r->n[r->count - 1]++;
+			continue;
+		}
+		if (r->count == 8)
+			abort(); /* dense layers come first: at most 2 runs */
+		r->kind[r->count] = k;
+		r->n[r->count++] = 1;
+	}
+}
+
+static void call_runs(struct em *e, const struct runs *r, int reverse, const char *prefix, const char *sfx)
+{
+	for (int j = 0; j < r->count; j++) {
+		int i = reverse ? r->count - 1 - j : j;
+		if (r->n[i] > 1)
+			open_block(e, "repeat %lld", r->n[i]);
+		out(e, "call %s%s_%s", prefix, block_names[r->kind[i]], sfx);
+		if (r->n[i] > 1)
+			close_block(e);
+	}
+}
+
+static long long p2p_bytes(const struct em *e)
+{
+	const struct gen_config *c = e->c;
+	long long a = c->p.micro_batch * c->seq * e->h * 2;
+	return c->p.sp ? a / e->t : a;
+}
+
+/* the body of a stage def: one micro-batch's forward or backward of one
+   model chunk on one stage */
+static void stage_body(struct em *e, long long stage, long long chunk, enum pass p)
+{
+	const struct gen_config *c = e->c;
+	int first = stage == 0 && chunk == 0, last = stage == c->p.pp - 1 && chunk == c->p.vstages - 1;
+	long long bytes = p2p_bytes(e);
+	const char *next = stage < c->p.pp - 1 ? "pp+1" : NULL, *prev = stage > 0 ? "pp-1" : NULL;
+	char wrap[32];
+	snprintf(wrap, sizeof wrap, stage ? "pp-%lld" : "pp+%lld", c->p.pp - 1); /* last <-> first stage */
+	struct runs r;
+	chunk_runs(c, stage, chunk, &r);
+	if (p == PASS_F) {
+		out(e, "mark name=forward");
+		if (first)
+			out(e, "call emb_fwd");
+		else
+			out(e, "recv peer=%s bytes=%lld", prev ? prev : wrap, bytes);
+		call_runs(e, &r, 0, "", "fwd");
+		if (last)
+			out(e, "call head_fwd");
+		else
+			out(e, "send peer=%s bytes=%lld stream=p2p_fwd after=lo", next ? next : wrap, bytes);
+		return;
+	}
+	out(e, "mark name=backward");
+	if (last)
+		out(e, "call head_%s", pass_names[p]);
+	else
+		out(e, "recv peer=%s bytes=%lld", next ? next : wrap, bytes);
+	call_runs(e, &r, 1, "", pass_names[p]);
+	if (first)
+		out(e, "call emb_%s", pass_names[p]);
+	else
+		out(e, "send peer=%s bytes=%lld stream=p2p_bwd after=wg", prev ? prev : wrap, bytes);
+}
+
+static void def_name(const struct em *e, char *buf, size_t len, enum pass p, long long chunk, long long stage)
+{
+	char cs[32] = "", ss[32] = "";
+	if (e->c->p.vstages > 1)
+		snprintf(cs, sizeof cs, "_c%lld", chunk);
+	if (e->c->p.pp > 1)
+		snprintf(ss, sizeof ss, "_pp%lld", stage);
+	snprintf(buf, len, "%s%s%s", pass_names[p], cs, ss);
+}
+
+/* stage defs: text[(stage * v + chunk) * PASS_COUNT + pass], and the first
+   stage whose text is the same (it names the def) */
+struct stage_defs {
+	char **text;
+	long long *first;
+	long long n;
+};
+
+static long long sd_index(const struct gen_config *c, long long stage, long long chunk, enum pass p)
+{
+	return (stage * c->p.vstages + chunk) * PASS_COUNT + p;
+}
+
+static int build_stage_defs(struct em *e, struct stage_defs *sd, int npass)
+{
+	const struct gen_config *c = e->c;
+	sd->n = c->p.pp * c->p.vstages * PASS_COUNT;
+	sd->text = calloc((size_t)sd->n, sizeof *sd->text);
+	sd->first = calloc((size_t)sd->n, sizeof *sd->first);
+	if (!sd->text || !sd->first)
+		return -1;
+	for (long long s = 0; s < c->p.pp; s++)
+		for (long long ch = 0; ch < c->p.vstages; ch++)
+			for (int p = 0; p < npass; p++) {
+				struct cap k;
+				long long i = sd_index(c, s, ch, (enum pass)p);
+				cap_begin(e, &k);
+				stage_body(e, s, ch, (enum pass)p);
+				sd->text[i] = cap_end(e, &k);
+				sd->first[i] = s;
+				if (s > 0 && same(sd->text[i], sd->text[sd_index(c, s - 1, ch, (enum pass)p)]))
+					sd->first[i] = sd->first[sd_index(c, s - 1, ch, (enum pass)p)];
+			}
+	for (long long i = 0; i < sd->n; i++) {
+		long long s = i / PASS_COUNT / c->p.vstages;
+		if (!sd->text[i] || sd->first[i] != s)
+			continue;
+		char nm[64];
+		def_name(e, nm, sizeof nm, (enum pass)(i % PASS_COUNT), i / PASS_COUNT % c->p.vstages, s);
+		open_block(e, "def %s", nm);
+		put_text(e, sd->text[i]);
+		close_block(e);
+	}
+	return e->err ? -1 : 0;
+}
+
+static void free_stage_defs(struct stage_defs *sd)
+{
+	for (long long i = 0; sd->text && i < sd->n; i++)
+		free(sd->text[i]);
+	free(sd->text);
+	free(sd->first);
+}
+
+/* one step of a stage's schedule: a forward, a backward, or both (1F1B's
+   steady state); each is a call index pass * v + chunk, -1 for none */
+struct unit {
+	long long a, b;
+};
+
+static long long fchunk(const struct gen_config *c, long long i)
+{
+	return i / c->p.pp % c->p.vstages;
+}
+
+static long long bchunk(const struct gen_config *c, long long j)
+{
+	return c->p.vstages - 1 - j / c->p.pp % c->p.vstages;
+}
+
+/* Megatron-LM's schedules: GPipe (all forwards, then all backwards); 1F1B
+   (stage K: pp-K-1 warm-up forwards, then one forward and one backward,
+   then the remaining backwards); interleaved 1F1B over v model chunks
+   (warm-up (pp-K-1)*2 + (v-1)*pp chunk forwards). Returns the count. */
+static long long schedule(const struct gen_config *c, long long stage, struct unit *u)
+{
+	long long v = c->p.vstages, mb = gen_microbatches(c) * v, n = 0, w;
+	if (c->p.sched == GEN_GPIPE)
+		w = mb;
+	else if (c->p.sched == GEN_INTERLEAVED)
+		w = (c->p.pp - stage - 1) * 2 + (v - 1) * c->p.pp;
+	else
+		w = c->p.pp - stage - 1;
+	w = w < mb ? w : mb;
+	for (long long i = 0; i < w; i++)
+		u[n++] = (struct unit){PASS_F * v + fchunk(c, i), -1};
+	for (long long j = 0; j < mb - w; j++)
+		u[n++] = (struct unit){PASS_F * v + fchunk(c, w + j), PASS_B * v + bchunk(c, j)};
+	for (long long j = mb - w; j < mb; j++)
+		u[n++] = (struct unit){PASS_B * v + bchunk(c, j), -1};
+	return n;
+}
+
+/* the last backward of each chunk carries the gradient buckets */
+static int mark_sync(const struct gen_config *c, struct unit *u, long long n)
+{
+	long long v = c->p.vstages;
+	char *seen = calloc((size_t)v, 1);
+	if (!seen)
+		return -1;
+	for (long long i = n - 1; i >= 0; i--)
+		for (int slot = 1; slot >= 0; slot--) {
+			long long *x = slot ? &u[i].b : &u[i].a;
+			if (*x >= 0 && *x / v == PASS_B && !seen[*x % v]) {
+				seen[*x % v] = 1;
+				*x += v; /* PASS_BS */
+			}
+		}
+	free(seen);
+	return 0;
+}
+
+static void call_unit(struct em *e, const struct stage_defs *sd, long long stage, long long x)
+{
+	long long v = e->c->p.vstages;
+	enum pass p = (enum pass)(x / v);
+	char nm[64];
+	def_name(e, nm, sizeof nm, p, x % v, sd->first[sd_index(e->c, stage, x % v, p)]);
+	out(e, "call %s", nm);
+}
+
+/* a unit and how many times it repeats in a row */
+struct run {
+	struct unit u;
+	long long n;
+};
+
+#define MAX_PERIOD 8 /* runs in a repeated pattern (interleaving alternates a few) */
+
+static int runs_equal(const struct run *a, const struct run *b, long long q)
+{
+	for (long long k = 0; k < q; k++)
+		if (a[k].u.a != b[k].u.a || a[k].u.b != b[k].u.b || a[k].n != b[k].n)
+			return 0;
+	return 1;
+}
+
+static void emit_run(struct em *e, const struct stage_defs *sd, long long stage, const struct run *r)
+{
+	if (r->n > 1)
+		open_block(e, "repeat %lld", r->n);
+	call_unit(e, sd, stage, r->u.a);
+	if (r->u.b >= 0)
+		call_unit(e, sd, stage, r->u.b);
+	if (r->n > 1)
+		close_block(e);
+}
+
+/* Writes runs, folding a pattern of up to MAX_PERIOD runs that recurs
+   (the interleaved schedule's chunk alternation) into one repeat. */
+static void emit_runs(struct em *e, const struct stage_defs *sd, long long stage, const struct run *r, long long n)
+{
+	for (long long i = 0; i < n;) {
+		long long bq = 0, br = 1;
+		for (long long q = 2; q <= MAX_PERIOD && i + 2 * q <= n; q++) {
+			long long k = 1;
+			while (i + (k + 1) * q <= n && runs_equal(r + i, r + i + k * q, q))
+				k++;
+			if (k >= 2 && q * k > bq * br)
+				bq = q, br = k;
+		}
+		if (!bq) {
+			emit_run(e, sd, stage, &r[i++]);
+			continue;
+		}
+		open_block(e, "repeat %lld", br);
+		for (long long k = 0; k < bq; k++)
+			emit_run(e, sd, stage, &r[i + k]);
+		close_block(e);
+		i += bq * br;
+	}
+}
+
+static int emit_schedule(struct em *e, const struct stage_defs *sd, long long stage)
+{
+	long long cap = 2 * gen_microbatches(e->c) * e->c->p.vstages + 2, n = 0, nr = 0;
+	struct unit *u = malloc((size_t)cap * sizeof *u);
+	struct run *r = malloc((size_t)cap * sizeof *r);
+	int rc = -1;
+	if (!u || !r)
+		goto out;
+	n = schedule(e->c, stage, u);
+	if (e->sync && e->c->p.zero < 2 && mark_sync(e->c, u, n))
+		goto out;
+	for (long long i = 0; i < n; i++) {
+		if (nr && r[nr - 1].u.a == u[i].a && r[nr - 1].u.b == u[i].b)
+			r[nr - 1].n++;
+		else
+			r[nr++] = (struct run){u[i], 1};
+	}
+	emit_runs(e, sd, stage, r, nr);
+	rc = 0;
+out:
+	free(u);
+	free(r);
+	return rc;
+}
+
+static void memory_line(struct em *e, long long stage)
+{
+	struct gen_memory m;
+	gen_stage_memory(e->c, stage, &m);
+	out(e, "memory params=%.0f grads=%.0f optimizer=%.0f activations=%.0f kv=%.0f workspace=%.0f", ceil(m.params),
+	    ceil(m.grads), ceil(m.optimizer), ceil(m.activations), ceil(m.kv), ceil(m.workspace));
+}
+
+/* unscale (fp16), [bring the states in], Adam on this rank's shard in fp32,
+   [send them back], cast to the model dtype, [gather the updated shards] */
+static void optimizer(struct em *e, long long stage)
+{
+	const struct gen_config *c = e->c;
+	struct gen_params ps = gen_stage_params(c, stage);
+	int z = c->p.zero;
+	long long n = ceil_ll(ps.dense / (z ? (double)e->nd : 1) + ps.expert / (z ? (double)e->ne : 1));
+	struct lines L = {.n = 0};
+	out(e, "mark name=optimizer");
+	if (c->p.dtype == GEN_FP16)
+		add(&L, "elem op=mul n=%lld dtype=fp32", n); /* unscale the loss-scaled gradients */
+	if (c->p.offload)
+		add(&L, "copy bytes=%lld src=host dst=hbm", 12 * n);
+	add(&L, "elem op=adam n=%lld dtype=fp32", n);
+	if (c->p.offload)
+		add(&L, "copy bytes=%lld src=hbm dst=host", 12 * n);
+	add(&L, "elem op=cast n=%lld dtype=fp32 to=%s", n, c->p.dtype == GEN_FP16 ? "fp16" : "bf16");
+	if ((z == 1 || z == 2) && e->nd > 1)
+		add(&L, "coll op=allgather comm=%s bytes=%lld", e->cd, ceil_ll(2 * ps.dense));
+	if ((z == 1 || z == 2) && e->ne > 1 && ps.expert > 0)
+		add(&L, "coll op=allgather comm=%s bytes=%lld", e->ce, ceil_ll(2 * ps.expert));
+	flush_lines(e, &L, e->sync ? "dpg" : NULL, NULL);
+}
+
+static int stage_blocks(struct em *e, const struct stage_defs *sd)
+{
+	long long pp = e->c->p.pp;
+	char **text = calloc((size_t)pp, sizeof *text);
+	if (!text)
+		return -1;
+	for (long long s = 0; s < pp; s++) {
+		struct cap k;
+		cap_begin(e, &k);
+		memory_line(e, s);
+		if (emit_schedule(e, sd, s))
+			e->err = 1;
+		optimizer(e, s);
+		text[s] = cap_end(e, &k);
+	}
+	for (long long s = 0; s < pp && !e->err;) {
+		long long j = s + 1;
+		while (j < pp && same(text[j], text[s]))
+			j++;
+		if (pp == 1)
+			put_text(e, text[s]);
+		else {
+			if (j - s > 1)
+				open_block(e, "on pp=%lld-%lld", s, j - 1);
+			else
+				open_block(e, "on pp=%lld", s);
+			put_text(e, text[s]);
+			close_block(e);
+		}
+		s = j;
+	}
+	for (long long s = 0; s < pp; s++)
+		free(text[s]);
+	free(text);
+	return e->err ? -1 : 0;
+}
+
+static void layer_kinds(const struct gen_model *m, int *dense, int *moe)
+{
+	*dense = !m->experts || m->dense_layers > 0;
+	*moe = m->experts > 0 && m->dense_layers < m->layers;
+}
+
+static int write_train(struct em *e)
+{
+	const struct gen_config *c = e->c;
+	struct tok k = {c->p.micro_batch, c->seq, c->seq, 0};
+	struct block *B = malloc(sizeof *B);
+	int dense, moe;
+	if (!B)
+		return -1;
+	layer_kinds(e->m, &dense, &moe);
+	for (int kind = 0; kind < BK_COUNT; kind++) {
+		if ((kind == BK_DENSE && !dense) || (kind == BK_MOE && !moe))
+			continue;
+		build_block(e, (enum block_kind)kind, &k, B);
+		emit_block_defs(e, "", (enum block_kind)kind, B);
+	}
+	free(B);
+	struct stage_defs sd = {0};
+	int rc = build_stage_defs(e, &sd, e->sync && c->p.zero < 2 ? PASS_COUNT : PASS_BS);
+	if (!rc)
+		rc = stage_blocks(e, &sd);
+	free_stage_defs(&sd);
+	return rc;
+}
+
+/* ---- inference --------------------------------------------------------------- */
+
+/* decode layer defs split around the attention, whose KV length changes */
+static void emit_decode_split(struct em *e, enum block_kind kind, const struct block *B, struct step *attn)
+{
+	struct lines L = {.n = 0};
+	int i = 0;
+	open_block(e, "def decode_%s_pre", block_names[kind]);
+	for (; B->st[i].kind != ST_ATTN; i++)
+		step_fwd(e, &L, &B->st[i]);
+	flush_lines(e, &L, NULL, NULL);
+	close_block(e);
+	*attn = B->st[i];
+	L.n = 0;
+	open_block(e, "def decode_%s_post", block_names[kind]);
+	for (i++; i < B->n; i++)
+		step_fwd(e, &L, &B->st[i]);
+	flush_lines(e, &L, NULL, NULL);
+	close_block(e);
+}
+
+/* decode step j (1-based) attends to input_len + j keys; steps are binned
+   in up to MAX_BINS groups, each at its mean KV length */
+static void emit_decode(struct em *e)
+{
+	const struct gen_config *c = e->c;
+	long long steps = gen_decode_steps(c), bins = steps < MAX_BINS ? steps : MAX_BINS;
+	struct tok k = {c->inf.batch, 1, c->inf.input_len + 1, 1};
+	struct block *B = malloc(sizeof *B);
+	struct step attn[BK_COUNT];
+	struct runs r;
+	int dense, moe;
+	if (!B) {
+		e->err = 1;
+		return;
+	}
+	layer_kinds(e->m, &dense, &moe);
+	for (int kind = 0; kind < BK_COUNT; kind++) {
+		if ((kind == BK_DENSE && !dense) || (kind == BK_MOE && !moe))
+			continue;
+		build_block(e, (enum block_kind)kind, &k, B);
+		if (kind == BK_DENSE || kind == BK_MOE)
+			emit_decode_split(e, (enum block_kind)kind, B, &attn[kind]);
+		else
+			emit_block_defs(e, "decode_", (enum block_kind)kind, B);
+	}
+	free(B);
+	chunk_runs(c, 0, 0, &r);
+	for (long long i = 0; i < bins; i++) {
+		long long j0 = i * steps / bins + 1, j1 = (i + 1) * steps / bins;
+		long long kv = c->inf.input_len + (j0 + j1 + 1) / 2;
+		open_block(e, "def decode_%lld", i);
+		out(e, "call decode_emb_fwd");
+		for (int x = 0; x < r.count; x++) {
+			struct lines L = {.n = 0};
+			struct step a = attn[r.kind[x]];
+			a.skv = kv;
+			attn_text(e, &L, &a, "fwd");
+			if (r.n[x] > 1)
+				open_block(e, "repeat %lld", r.n[x]);
+			out(e, "call decode_%s_pre", block_names[r.kind[x]]);
+			flush_lines(e, &L, NULL, NULL);
+			out(e, "call decode_%s_post", block_names[r.kind[x]]);
+			if (r.n[x] > 1)
+				close_block(e);
+		}
+		out(e, "call decode_head_fwd");
+		close_block(e);
+	}
+	out(e, "mark name=decode");
+	for (long long i = 0; i < bins; i++) {
+		long long n = (i + 1) * steps / bins - i * steps / bins;
+		if (n > 1)
+			open_block(e, "repeat %lld", n);
+		out(e, "call decode_%lld", i);
+		if (n > 1)
+			close_block(e);
+	}
+}
+
+static int write_infer(struct em *e)
+{
+	const struct gen_config *c = e->c;
+	struct tok k = {c->inf.batch, c->inf.input_len, c->inf.input_len, 0};
+	struct block *B = malloc(sizeof *B);
+	struct runs r;
+	int dense, moe;
+	if (!B)
+		return -1;
+	memory_line(e, 0);
+	layer_kinds(e->m, &dense, &moe);
+	for (int kind = 0; kind < BK_COUNT; kind++) {
+		if ((kind == BK_DENSE && !dense) || (kind == BK_MOE && !moe))
+			continue;
+		build_block(e, (enum block_kind)kind, &k, B);
+		emit_block_defs(e, "prefill_", (enum block_kind)kind, B);
+	}
+	free(B);
+	out(e, "mark name=prefill");
+	out(e, "call prefill_emb_fwd");
+	chunk_runs(c, 0, 0, &r);
+	call_runs(e, &r, 0, "prefill_", "fwd");
+	out(e, "call prefill_head_fwd");
+	if (gen_decode_steps(c) > 0)
+		emit_decode(e);
+	return e->err ? -1 : 0;
+}
+
+/* ---- the whole trace ------------------------------------------------------------ */
+
+static void describe(struct em *e)
+{
+	const struct gen_config *c = e->c;
+	const struct gen_model *m = e->m;
+	char tot[32], act[32];
+	fmt_num(tot, sizeof tot, round(gen_total_params(m) / 1e6) / 1e3);
+	fmt_num(act, sizeof act, round(gen_active_params(m) / 1e6) / 1e3);
+	out(e, "# %s: %lld layers, hidden %lld, %lld heads (%lld kv, d %lld), ffn %lld, vocab %lld; %sB params%s%s",
+	    m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim, m->ffn, m->vocab, tot,
+	    m->experts ? ", active " : "", m->experts ? act : "");
+	if (m->experts)
+		out(e, "# experts: %lld routed (top-%lld, ffn %lld), %lld shared, first %lld layers dense", m->experts,
+		    m->topk, m->expert_ffn, m->shared, m->dense_layers);
+	out(e, "# %lld ranks: tp %lld, pp %lld, dp %lld, ep %lld%s; %s", c->p.tp * c->p.pp * c->p.dp, c->p.tp, c->p.pp,
+	    c->p.dp, c->p.ep, c->p.sp ? ", sequence parallel" : "", gen_dtype_name(c->p.dtype));
+	if (c->mode == GEN_TRAIN)
+		out(e,
+		    "# seq %lld; %lld micro-batches of %lld per pipeline (global batch %lld); %s schedule%s; recompute "
+		    "%s; "
+		    "ZeRO-%d%s",
+		    c->seq, gen_microbatches(c), c->p.micro_batch, c->p.global_batch, gen_sched_name(c->p.sched),
+		    c->p.vstages > 1 ? " (virtual stages)" : "", gen_recompute_name(c->p.recompute), c->p.zero,
+		    c->p.offload ? ", optimizer offloaded" : "");
+	else
+		out(e, "# inference: batch %lld, input %lld, output %lld tokens%s", c->inf.batch, c->inf.input_len,
+		    c->inf.output_len, c->inf.paged ? ", PagedAttention (16-token blocks)" : "");
+}
+
+static void header(struct em *e, const char *cmdline)
+{
+	const struct gen_config *c = e->c;
+	char flops[40], tokens[40];
+	if (cmdline)
+		out(e, "# sim gen %s", cmdline);
+	describe(e);
+	out(e, "simtrace 1");
+	out(e, "ranks %lld", c->p.tp * c->p.pp * c->p.dp);
+	char lay[128] = "layout";
+	size_t n = strlen(lay);
+	if (c->p.tp > 1)
+		n += (size_t)snprintf(lay + n, sizeof lay - n, " tp=%lld", c->p.tp);
+	if (c->p.ep > 1)
+		n += (size_t)snprintf(lay + n, sizeof lay - n, " ep=%lld", c->p.ep);
+	if (c->p.dp / c->p.ep > 1)
+		n += (size_t)snprintf(lay + n, sizeof lay - n, " dp=%lld", c->p.dp / c->p.ep);
+	if (c->p.pp > 1)
+		n += (size_t)snprintf(lay + n, sizeof lay - n, " pp=%lld", c->p.pp);
+	if (n > strlen("layout"))
+		out(e, "%s", lay);
+	fmt_num(flops, sizeof flops, gen_model_flops(c));
+	fmt_num(tokens, sizeof tokens, gen_tokens(c));
+	if (c->mode == GEN_TRAIN)
+		out(e, "workload name=%s kind=train model_flops=%s tokens=%s", e->m->name, flops, tokens);
+	else
+		out(e, "workload name=%s kind=infer model_flops=%s tokens=%s decode_steps=%lld", e->m->name, flops,
+		    tokens, gen_decode_steps(c));
+	if (c->p.ep > 1 && c->p.dp / c->p.ep > 1)
+		out(e, "comm dpe dims=ep,dp # all data-parallel ranks (the dense weights' gradients)");
+}
+
+static void em_init(struct em *e, FILE *f, const struct gen_config *c)
+{
+	memset(e, 0, sizeof *e);
+	e->c = c;
+	e->m = &c->m;
+	e->f = f;
+	e->t = c->p.tp;
+	e->al = c->m.heads / c->p.tp;
+	e->kvl = c->m.kv_heads >= c->p.tp ? c->m.kv_heads / c->p.tp : 1;
+	e->h = c->m.hidden;
+	e->vl = (c->m.vocab + c->p.tp - 1) / c->p.tp;
+	e->dt = c->p.dtype == GEN_FP16 ? "fp16" : "bf16";
+	e->gdt = c->p.dtype == GEN_FP8 ? "fp8" : e->dt;
+	e->nd = c->p.dp;
+	e->ne = c->p.dp / c->p.ep;
+	e->cd = c->p.ep == 1 ? "dp" : e->ne > 1 ? "dpe" : "ep";
+	e->ce = "dp";
+	e->sync = c->mode == GEN_TRAIN && c->p.dp > 1;
+}
+
+int gen_write(FILE *f, const struct gen_config *c, const char *cmdline)
+{
+	struct em e;
+	em_init(&e, f, c);
+	header(&e, cmdline);
+	int rc = c->mode == GEN_TRAIN ? write_train(&e) : write_infer(&e);
+	if (rc || e.err || ferror(f))
+		return -1;
+	return 0;
+}
