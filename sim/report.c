@@ -127,6 +127,8 @@ static void per_rank(struct report *rep, const long *idx, long n)
 			if (is_comm(SP[idx[m]].kind))
 				x->wait += SP[idx[m]].t0 - SP[idx[m]].arrive;
 		x->idle = r->time_s - x->busy;
+		if (fabs(x->idle) < 1e-9 * r->time_s) /* rounding of the unions */
+			x->idle = 0;
 		i = j;
 	}
 	if (r->rep_of) /* folded ranks did what their representative did */

@@ -209,17 +209,44 @@ void report_work_text(const struct report *rep, FILE *f)
 	}
 }
 
+/* Where a rank's step goes, mean over ranks: compute per mark region,
+   communication per communicator that compute does not hide, and idle time
+   (pipeline bubbles, waiting for peers, host gaps). The rows add up to the
+   step time when transfers of different communicators do not overlap. */
 void report_work_text_groups(const struct report *rep, FILE *f)
 {
-	if (!rep->ngroups)
+	const struct rp_result *r = rep->r;
+	if (!rep->ngroups && !rep->nmarks)
 		return;
-	char b1[32], b2[32];
-	fprintf(f, "\n  communication by communicator (mean per rank; exposed = not hidden by compute)\n");
-	for (int g = 0; g < rep->ngroups; g++) {
-		tfmt(rep->cgroups[g].time_s, b1, sizeof b1);
-		tfmt(rep->cgroups[g].extra, b2, sizeof b2);
-		fprintf(f, "    %-14s %12s  exposed %s\n", rep->cgroups[g].name, b1, b2);
+	char b1[32];
+	double marked = 0;
+	fprintf(f, "\n  step breakdown (mean per rank)\n");
+	for (int i = 0; i < rep->nmarks; i++) {
+		tfmt(rep->marks[i].extra, b1, sizeof b1);
+		fprintf(f, "    compute in %-18s %12s  %5.1f%%\n", rep->marks[i].name, b1,
+		        r->time_s > 0 ? 100 * rep->marks[i].extra / r->time_s : 0);
+		marked += rep->marks[i].extra;
 	}
+	if (rep->nmarks && rep->mean.compute > marked * 1.0001) {
+		tfmt(rep->mean.compute - marked, b1, sizeof b1);
+		fprintf(f, "    compute outside regions       %12s\n", b1);
+	} else if (!rep->nmarks) {
+		tfmt(rep->mean.compute, b1, sizeof b1);
+		fprintf(f, "    compute                       %12s  %5.1f%%\n", b1,
+		        r->time_s > 0 ? 100 * rep->mean.compute / r->time_s : 0);
+	}
+	for (int g = 0; g < rep->ngroups; g++) {
+		char label[48];
+		snprintf(label, sizeof label, "exposed %s", rep->cgroups[g].name);
+		tfmt(rep->cgroups[g].extra, b1, sizeof b1);
+		fprintf(f, "    %-29s %12s  %5.1f%%", label, b1,
+		        r->time_s > 0 ? 100 * rep->cgroups[g].extra / r->time_s : 0);
+		tfmt(rep->cgroups[g].time_s, b1, sizeof b1);
+		fprintf(f, "  (of %s in transfers)\n", b1);
+	}
+	tfmt(rep->mean.idle, b1, sizeof b1);
+	fprintf(f, "    idle (bubbles, waits, gaps)   %12s  %5.1f%%\n", b1,
+	        r->time_s > 0 ? 100 * rep->mean.idle / r->time_s : 0);
 }
 
 void report_work_json(const struct report *rep, struct json *j)
