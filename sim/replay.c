@@ -30,6 +30,7 @@
 #include <simgrid/actor.h>
 #include <simgrid/cond.h>
 #include <simgrid/engine.h>
+#include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
@@ -121,7 +122,18 @@ struct cplan {
 	int h[COLL_MAX_PHASES];
 	sg_host_t *hosts[COLL_MAX_PHASES];
 	double *flops[COLL_MAX_PHASES], *mat[COLL_MAX_PHASES];
+	/* a phase of more than SPLIT_FLOWS flows: one task per (src, dst) pair,
+	   hosts[2i..2i+1] and mat[4i..4i+3] ({0, bytes, 0, 0}) */
+	int npairs[COLL_MAX_PHASES];
 };
+
+/* Above this many flows a phase runs as independent point-to-point tasks
+   instead of one parallel task: SimGrid's solver pays for every link a task
+   spans each time any of its links changes, which grows as flows x links. An
+   idle collective takes the same time either way (each flow's bytes over its
+   bottleneck); under contention independent flows share links max-min fairly
+   instead of advancing in lockstep. */
+#define SPLIT_FLOWS 64
 
 struct run {
 	const struct arch_chip *chip;
@@ -330,10 +342,56 @@ static int member_index(const struct inst *x, int rank)
 
 /* ---- collective plans and their parallel tasks ---- */
 
+static int by_pair(const void *a, const void *b)
+{
+	const struct flow *x = a, *y = b;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->dst < y->dst ? -1 : x->dst > y->dst;
+}
+
+static int prepare_pairs(struct cplan *cp, int ph)
+{
+	int nf = cp->p.nflows[ph], n = 0;
+	struct flow *f = malloc((size_t)nf * sizeof *f);
+	sg_host_t *hosts = malloc(2 * (size_t)nf * sizeof *hosts);
+	double *mat = calloc(4 * (size_t)nf, sizeof *mat), *flops = calloc(2, sizeof *flops);
+	if (!f || !hosts || !mat || !flops) {
+		free(f);
+		free(hosts);
+		free(mat);
+		free(flops);
+		return -1;
+	}
+	memcpy(f, cp->p.flows[ph], (size_t)nf * sizeof *f);
+	qsort(f, (size_t)nf, sizeof *f, by_pair);
+	for (int i = 0; i < nf; i++) {
+		if (f[i].src == f[i].dst || f[i].bytes <= 0)
+			continue;
+		if (n && hosts[2 * n - 2] == R->hosts[f[i].src] && hosts[2 * n - 1] == R->hosts[f[i].dst]) {
+			mat[4 * n - 3] += f[i].bytes;
+			continue;
+		}
+		hosts[2 * n] = R->hosts[f[i].src];
+		hosts[2 * n + 1] = R->hosts[f[i].dst];
+		mat[4 * n + 1] = f[i].bytes;
+		n++;
+	}
+	free(f);
+	cp->npairs[ph] = n;
+	cp->h[ph] = n ? 2 : 0;
+	cp->hosts[ph] = hosts;
+	cp->mat[ph] = mat;
+	cp->flops[ph] = flops;
+	return 0;
+}
+
 static int prepare_phase(struct cplan *cp, int ph)
 {
 	const struct flow *f = cp->p.flows[ph];
 	int nf = cp->p.nflows[ph], h = 0;
+	if (nf > SPLIT_FLOWS)
+		return prepare_pairs(cp, ph);
 	sg_host_t *hosts = malloc((size_t)(2 * nf + 1) * sizeof *hosts);
 	int *ranks = malloc((size_t)(2 * nf + 1) * sizeof *ranks);
 	if (!hosts || !ranks)
@@ -405,10 +463,30 @@ static struct cplan *plan_get(const struct tr_event *ev, int group, const int *m
 	return p;
 }
 
+static void run_pairs(struct cplan *cp, int ph)
+{
+	int n = cp->npairs[ph];
+	sg_exec_t *ex = malloc((size_t)n * sizeof *ex);
+	if (!ex) {
+		fail(SIM_EXIT_INTERNAL, "out of memory running a collective");
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		ex[i] = sg_actor_parallel_exec_init(2, cp->hosts[ph] + 2 * i, cp->flops[ph], cp->mat[ph] + 4 * i);
+		sg_exec_start(ex[i]);
+	}
+	for (int i = 0; i < n; i++)
+		sg_exec_wait(ex[i]);
+	free(ex);
+	R->r->sg_activities += n;
+}
+
 static void run_phases(struct cplan *cp)
 {
 	for (int ph = 0; ph < cp->p.nphases; ph++)
-		if (cp->h[ph] > 1) {
+		if (cp->npairs[ph])
+			run_pairs(cp, ph);
+		else if (cp->h[ph] > 1) {
 			sg_actor_parallel_execute(cp->h[ph], cp->hosts[ph], cp->flops[ph], cp->mat[ph]);
 			R->r->sg_activities++;
 		}

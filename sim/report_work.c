@@ -236,7 +236,7 @@ void report_work_text_groups(const struct report *rep, FILE *f)
 		        r->time_s > 0 ? 100 * rep->mean.compute / r->time_s : 0);
 	}
 	for (int g = 0; g < rep->ngroups; g++) {
-		char label[48];
+		char label[112];
 		snprintf(label, sizeof label, "exposed %s", rep->cgroups[g].name);
 		tfmt(rep->cgroups[g].extra, b1, sizeof b1);
 		fprintf(f, "    %-29s %12s  %5.1f%%", label, b1,
