@@ -87,6 +87,23 @@ static const struct arch_param unit_params[] = {
 	FLT("shared_mem_bandwidth", arch_unit, smem_Bpc, 0, "128", 1, 1e5,
 	    "shared-memory (LDS) bytes per clock per unit (NVIDIA: 32 banks x 4 B = 128)"),
 	FLT("matrix.sparsity", arch_unit, sparsity, 0, "1", 1, 16, "speed-up of 2:4 structured sparsity on tf32 and narrower types (2 on A100/H100; 1 = none)"),
+	FLT("latency.alu", arch_unit, lat_alu, 0, "4", 1, 1000,
+	    "cycles from issue of a lane instruction (FFMA, FADD) to a dependent one: 4 for a dependent add.f32 "
+	    "on A100 (Abdelkhalik et al., arXiv:2208.11174), 4 on Volta and Turing (Jia et al., arXiv:1804.06826, "
+	    "arXiv:1903.07486); used by `sim step`"),
+	FLT("latency.sfu", arch_unit, lat_sfu, 0, "18", 1, 1000,
+	    "cycles from issue of a special-function instruction (MUFU.EX2) to its result; assumed, of the order "
+	    "of the MUFU latencies in the microbenchmarks of Jia et al. and Abdelkhalik et al.; used by `sim step`"),
+	FLT("latency.shared", arch_unit, lat_smem, 0, "30", 1, 1000,
+	    "cycles from issue of a shared-memory load (LDS, ldmatrix) to its result; assumed: about 20 on Volta "
+	    "and Turing (Jia et al.), more on Ampere and Hopper; used by `sim step`"),
+	FLT("latency.mma", arch_unit, lat_mma, 0, "24", 0, 10000,
+	    "cycles a matrix instruction's result takes beyond its pipe occupancy: an A100 mma.m16n8k16 occupies "
+	    "its tensor core 8 cycles and completes in a few tens (Sun et al., IEEE TPDS 2022, \"Dissecting Tensor "
+	    "Cores via Microbenchmarks\"); 24 assumed; used by `sim step`"),
+	FLT("latency.barrier", arch_unit, lat_bar, 0, "20", 0, 10000,
+	    "cycles from the last warp's arrival at a CTA barrier (bar.sync) to the release of the waiting "
+	    "warps; assumed; used by `sim step`"),
 };
 
 #define MEMTYPES "HBM|HBM2|HBM2e|HBM3|HBM3e|GDDR5|GDDR5X|GDDR6|GDDR6X|GDDR7|LPDDR4|LPDDR4X|LPDDR5|LPDDR5X|DDR4|DDR5|SRAM"

@@ -35,5 +35,7 @@ int cmd_run(int argc, char **argv);
 extern const char cmd_run_help[];
 int cmd_gen(int argc, char **argv);
 extern const char cmd_gen_help[];
+int cmd_step(int argc, char **argv);
+extern const char cmd_step_help[];
 
 #endif

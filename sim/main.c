@@ -40,6 +40,7 @@ static const struct command commands[] = {
     {"op", cmd_op, "predict one op (gemm, attn, elem, copy, conv, embedding) and what bounds it", cmd_op_help},
     {"run", cmd_run, "replay a workload trace on a cluster and report where the time goes", cmd_run_help},
     {"gen", cmd_gen, "write the trace of a training step or inference batch of a transformer", cmd_gen_help},
+    {"step", cmd_step, "step the warps of one SM through a kernel's main loop, cycle by cycle", cmd_step_help},
     {"help", cmd_help, "help on a command, the config reference, or units", cmd_help_help},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])

@@ -295,6 +295,40 @@ int dm_predict(const struct arch_chip *c, const struct op *op, struct dm_result 
 	return predict(c, op, r, explain, why, whylen);
 }
 
+int dm_iteration(const struct arch_chip *c, const struct op *op, struct dm_iter *it, char *why, size_t whylen)
+{
+	struct dm_result r;
+	memset(&r, 0, sizeof r);
+	memset(it, 0, sizeof *it);
+	if (why && whylen)
+		why[0] = '\0';
+	switch (op->kind) {
+	case OP_GEMM: {
+		struct gemm_in g = {op->m, op->n, op->k, op->batch, op->dtype, op->acc_dtype, 0, op->warm};
+		return gemm_time_it(c, &g, &r, NULL, why, whylen, it);
+	}
+	case OP_CONV: {
+		long long p = (op->ih + 2 * op->pad - op->r) / op->stride + 1;
+		long long q = (op->iw + 2 * op->pad - op->s) / op->stride + 1;
+		struct gemm_in g = {
+		    op->batch * p * q, op->cout, op->cin * op->r * op->s, 1, op->dtype, op->acc_dtype, 0, op->warm};
+		g.a_bytes = (double)op->batch * op->cin * op->ih * op->iw * dt_bytes(op->dtype);
+		return gemm_time_it(c, &g, &r, NULL, why, whylen, it);
+	}
+	case OP_ATTN:
+		if (op->impl == ATTN_FLASH2 || op->impl == ATTN_FLASH3)
+			return attn_flash_it(c, op, &r, NULL, why, whylen, it);
+		snprintf(why, whylen, "attn impl=%s has no main loop to step (use impl=flash2 or flash3)",
+		         op_attn_impl_name(op->impl));
+		return -1;
+	case OP_ELEM: elem_time_it(c, op, &r, NULL, it); return 0;
+	default:
+		snprintf(why, whylen, "%s has no main loop to step (gemm, conv, attn and elem do)",
+		         op_kind_name(op->kind));
+		return -1;
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* memo: open addressing on (chip, canonical op text)                   */
 

@@ -75,4 +75,46 @@ int dm_predict_cached(const struct arch_chip *c, const struct op *op, struct dm_
 /* Drops all memoized results (e.g. before freeing a chip). */
 void dm_cache_clear(void);
 
+/*
+ * One main-loop iteration of the kernel the model picks for an op, on one
+ * compute unit: what the warp-level stepper (sim/step.h) replays and is
+ * checked against (tests/test_step.c). A CTA-iteration is one k-tile of a
+ * GEMM CTA, one block of keys of a FlashAttention CTA, one vector load per
+ * thread of an elementwise CTA. Cycles are the unit's (at clock_hz) per
+ * CTA-iteration with ctas_per_unit CTAs resident: the unit finishes one
+ * CTA-iteration every c_total cycles in steady state.
+ */
+struct dm_iter {
+	enum op_kind kind;
+	int unit_group;        /* index into chip->units */
+	int matrix;            /* 1: matrix units, 0: vector lanes */
+	int dtype;             /* of the operands */
+	double clock_hz;       /* the clock the kernel runs at (power-limited for GEMMs) */
+	double macs_clk;       /* MACs per clock of the pipe used, whole unit */
+	int tile_m, tile_n;    /* GEMM: CTA tile; attention: query rows per CTA, keys per iteration */
+	int tile_k;            /* GEMM: k per iteration; attention: head dimension */
+	int stages;            /* pipeline stages of the loads */
+	int warps;             /* warps of one CTA (as the model counts them) */
+	int ctas_per_unit;     /* occupancy */
+	long long ctas;        /* CTAs of the kernel */
+	long long iters;       /* main-loop iterations of one CTA (GEMM, elem: every CTA; attention: the longest) */
+	double bytes_it;       /* bytes one CTA loads per iteration (through L2) */
+	double wbytes_it;      /* bytes one CTA stores per iteration (elem) */
+	double hit;            /* share of the loaded bytes that hit in L2 */
+	double lat_l2, lat_dram;  /* loaded latencies, cycles */
+	double l2_Bpc, dram_Bpc;  /* the unit's share of reachable L2 and device-memory bandwidth, bytes/cycle */
+	double write_cost;        /* device-memory bandwidth a written byte takes, in read bytes */
+	double lane_item, sfu_item; /* attention: lane and SFU ops per score; elem: per element */
+	double lane_row;            /* attention: lane ops per (query row x head dim) per iteration (rescale) */
+	/* cycles per CTA-iteration of each resource alone, and the model's cost of the iteration */
+	double c_matrix, c_smem, c_sfu, c_vector, c_l2, c_dram, c_latency, c_total;
+};
+
+/*
+ * Fills *it for op on chip c: gemm, conv (its implicit GEMM), attn with
+ * impl=flash2|flash3, elem. Returns 0, or -1 with a one-line reason in why
+ * (another op kind, or the op's own error as dm_predict gives it).
+ */
+int dm_iteration(const struct arch_chip *c, const struct op *op, struct dm_iter *it, char *why, size_t whylen);
+
 #endif

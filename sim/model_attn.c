@@ -13,6 +13,12 @@
 
 int attn_flash(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
 {
+	return attn_flash_it(c, op, r, ex, why, wl, NULL);
+}
+
+int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl,
+                  struct dm_iter *it)
+{
 	int matrix;
 	double macs_clk, clock;
 	int gi = need_unit(c, op->dtype, &matrix, &macs_clk, &clock, why, wl);
@@ -50,8 +56,10 @@ int attn_flash(const struct arch_chip *c, const struct op *op, struct dm_result 
 	long long nout = cdiv(outer, bo), heads = op->b * op->h;
 	/* per inner iteration, per CTA: MACs, exps, lane ops */
 	double mm = (double)bo * bi * d * (bwd ? 5 : 2);
-	double ex_ops = (double)bo * bi * 1.5; /* exp, and the packed conversion of P to 16 bits (same pipe) */
-	double lane = (double)bo * bi * (bwd ? 6 : 5) + (bwd ? 0 : (double)bo * d);
+	double sfu_score = 1.5; /* exp, and the packed conversion of P to 16 bits (same pipe) */
+	double lane_score = bwd ? 6 : 5, lane_row = bwd ? 0 : 1; /* per score; per row and head dim (rescale O) */
+	double ex_ops = (double)bo * bi * sfu_score;
+	double lane = (double)bo * bi * lane_score + lane_row * bo * d;
 	double rate = macs_clk * clock * c->model.mma_eff;
 	double lanes = u->vec[DT_FP32] * clock, sfu = u->sfu > 0 ? u->sfu * clock : lanes / 4;
 	double t_mma = mm / rate, t_sfu = lanes > 0 ? ex_ops / sfu : 0, t_vec = lanes > 0 ? lane / lanes : 0;
@@ -137,6 +145,26 @@ int attn_flash(const struct arch_chip *c, const struct op *op, struct dm_result 
 	snprintf(k->name, sizeof k->name, "%s_%s_%dx%d", fa3 ? "flash3" : "flash2", bwd ? "bwd" : "fwd", bo, bi);
 	k->tile_m = bo, k->tile_n = bi, k->tile_k = op->d > 0 ? (int)op->d : 0, k->stages = 2, k->splitk = 1;
 	k->ctas = ctas, k->ctas_per_unit = (int)occ, k->waves = (double)ctas / (double)slots, k->kernels = kernels;
+	if (it) { /* one inner iteration, per CTA-iteration of the unit (struct dm_iter) */
+		double units = (double)u->count;
+		memset(it, 0, sizeof *it);
+		it->kind = OP_ATTN, it->unit_group = gi, it->matrix = matrix, it->dtype = op->dtype;
+		it->clock_hz = clock, it->macs_clk = macs_clk;
+		it->tile_m = bo, it->tile_n = bi, it->tile_k = (int)op->d, it->stages = 2;
+		it->warps = warps, it->ctas_per_unit = (int)occ, it->ctas = ctas, it->iters = max_it;
+		it->bytes_it = it_l2, it->hit = 1;
+		it->lat_l2 = ms.lat_l2 * clock, it->lat_dram = ms.lat_dram * clock;
+		it->l2_Bpc = ms.l2_bw > 0 ? ms.l2_bw / units / clock : 0;
+		it->dram_Bpc = ms.dram_bw / units / clock;
+		it->write_cost = c->model.write_cost;
+		it->lane_item = lane_score, it->sfu_item = sfu_score, it->lane_row = lane_row;
+		it->c_matrix = t_mma * clock, it->c_smem = t_smem * clock;
+		it->c_sfu = t_sfu * clock, it->c_vector = t_vec * clock;
+		it->c_l2 = it->l2_Bpc > 0 ? it_l2 / it->l2_Bpc : 0;
+		it->c_dram = total_it > 0 ? dram / ((double)total_it * heads) * units / (ms.dram_bw / clock) : 0;
+		it->c_latency = it_l2 * ms.lat_l2 * clock / (fly * occ);
+		it->c_total = dmax(t_it * clock, dmax(dmax(it->c_l2, it->c_dram), it->c_latency));
+	}
 	if (ex) {
 		xp(ex, "unit: %ld x %s, matrix %.0f MAC/clk, %.0f fp32 lanes, %.0f SFU/clk at %.0f MHz\n", u->count,
 		   u->name, macs_clk, u->vec[DT_FP32], u->sfu, clock / 1e6);

@@ -18,6 +18,10 @@ struct gemm_cand {
 	double l2_B, dram_B, smem_B;
 	double work; /* MACs including padding */
 	long long ctas;
+	/* one CTA's main loop, for dm_iteration: iterations, pipe and shared-memory seconds of the whole
+	   loop, bytes per CTA through L2 and from device memory, the latency its loads see, L2 hit share */
+	long long kit;
+	double mma_s, smem_s, l2_cta, dram_cta, lat, hit;
 };
 
 static const int tiles_mn[][2] = {{256, 128}, {128, 256}, {128, 128}, {256, 64}, {64, 256}, {128, 64},
@@ -68,6 +72,7 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 	double wm = dmin(bm, 64), wn = dmin(bn, 64);
 	double smem_rd = macs * ea * (1.0 / wm + 1.0 / wn);
 	double smem_t = smem_rd / (u->smem_Bpc * clock);
+	x->kit = kit, x->mma_s = w.mma_s, x->smem_s = smem_t;
 	if (!u->mat_async && smem_t > w.mma_s) /* async MMA reads operands from shared memory itself */
 		w.mma_s = smem_t;
 	double rows = (double)dmin(bm, g->m), cols = (double)dmin(bn, g->n);
@@ -100,6 +105,16 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 	w.fly_B = (double)(S - 1) * (rows + cols) * bk * ea;
 	double hit = x->ctas * w.l2_B > 0 ? 1 - dram_in / (x->ctas * w.l2_B) : 1;
 	w.lat = ms->lat_l2 + (1 - hit) * (ms->lat_dram - ms->lat_l2);
+	/* a stage is outstanding for the latency plus its own transfer at the unit's share of bandwidth:
+	   with two stages a tile's transfer is not hidden behind the previous tile's MMAs (the warp-level
+	   stepper shows it, tests/test_step.c; the CTAs of a unit are out of phase, so their stages do not
+	   queue behind each other) */
+	{
+		double stage = (rows + cols) * bk * ea, units = (double)u->count;
+		double xfer = ms->l2_bw > 0 ? stage / (ms->l2_bw / units) : 0;
+		w.lat += dmax(xfer, stage * (1 - hit) / (ms->dram_bw / units));
+	}
+	x->l2_cta = w.l2_B, x->dram_cta = w.dram_B, x->lat = w.lat, x->hit = hit;
 	/* prologue: the first stage arrives after a miss; epilogue writes C */
 	w.fixed_s = ms->lat_dram + cw / (ms->dram_bw / (double)u->count);
 	memset(x->t, 0, sizeof x->t);
@@ -139,7 +154,42 @@ static int gemm_search(const struct arch_chip *c, const struct arch_unit *u, con
 	return ncand;
 }
 
+/* The main-loop iteration of the candidate chosen, per CTA-iteration of the unit (see struct dm_iter). */
+static void gemm_iter_of(const struct arch_chip *c, const struct arch_unit *u, const struct gemm_in *g,
+                         const struct gemm_cand *b, const struct memsys *ms, double clock, double macs_clk, int matrix,
+                         int gi, struct dm_iter *it)
+{
+	double kit = (double)b->kit, occ = b->occ, units = (double)u->count;
+	memset(it, 0, sizeof *it);
+	it->kind = OP_GEMM, it->unit_group = gi, it->matrix = matrix, it->dtype = g->dt;
+	it->clock_hz = clock, it->macs_clk = macs_clk;
+	it->tile_m = b->bm, it->tile_n = b->bn, it->tile_k = b->bk, it->stages = b->stages;
+	it->warps = b->warps, it->ctas_per_unit = b->occ, it->ctas = b->ctas, it->iters = b->kit;
+	it->bytes_it = b->l2_cta / kit;
+	it->hit = b->hit;
+	it->lat_l2 = ms->lat_l2 * clock, it->lat_dram = ms->lat_dram * clock;
+	it->l2_Bpc = ms->l2_bw > 0 ? ms->l2_bw / units / clock : 0;
+	it->dram_Bpc = ms->dram_bw / units / clock;
+	it->write_cost = c->model.write_cost;
+	/* waves_time on a full wave: occ CTAs per unit, each kit iterations */
+	it->c_matrix = b->mma_s / kit * clock;
+	it->c_smem = b->smem_s / kit * clock;
+	it->c_l2 = it->l2_Bpc > 0 ? b->l2_cta / kit / it->l2_Bpc : 0;
+	it->c_dram = b->dram_cta / kit / it->dram_Bpc;
+	it->c_latency = b->stages > 1 ? b->lat * clock / ((b->stages - 1) * occ) : 0;
+	double pipe = it->c_matrix;
+	if (!u->mat_async && it->c_smem > pipe)
+		pipe = it->c_smem;
+	it->c_total = dmax(dmax(pipe, it->c_l2), dmax(it->c_dram, it->c_latency));
+}
+
 int gemm_time(const struct arch_chip *c, const struct gemm_in *g, struct dm_result *r, FILE *ex, char *why, size_t wl)
+{
+	return gemm_time_it(c, g, r, ex, why, wl, NULL);
+}
+
+int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_result *r, FILE *ex, char *why,
+                 size_t wl, struct dm_iter *it)
 {
 	int matrix;
 	double macs_clk, clock;
@@ -191,6 +241,8 @@ int gemm_time(const struct arch_chip *c, const struct gemm_in *g, struct dm_resu
 	k->waves = (double)best.ctas / ((double)u->count * best.occ);
 	k->kernels = 1;
 	r->bound = bound_of(r->t_res, launch, r->time_s);
+	if (it)
+		gemm_iter_of(c, u, g, &best, &ms, clock, macs_clk, matrix, gi, it);
 	if (ex) {
 		xp(ex, "unit: %ld x %s, %s pipe %.0f MAC/clk at %.0f MHz (peak %.1f TFLOP/s %s)\n", u->count, u->name,
 		   matrix ? "matrix" : "vector", macs_clk, clock / 1e6, r->peak_flops / 1e12, arch_dtype_name(g->dt));

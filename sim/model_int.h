@@ -68,6 +68,9 @@ struct gemm_in {
 	int warm;       /* inputs already in L2 if they fit */
 };
 int gemm_time(const struct arch_chip *c, const struct gemm_in *g, struct dm_result *r, FILE *ex, char *why, size_t wl);
+/* The same, and the main-loop iteration of the kernel it picks (it may be NULL). */
+int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_result *r, FILE *ex, char *why,
+                 size_t wl, struct dm_iter *it);
 
 struct stream_in {
 	double rd, wr;   /* bytes read and written in device memory */
@@ -80,8 +83,12 @@ struct stream_in {
 };
 void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm_result *r, FILE *ex);
 void elem_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex);
+/* elem_time, and the iteration of one 256-thread CTA (each thread one vector load per input stream) */
+void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, struct dm_iter *it);
 
 int attn_flash(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
+int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl,
+                  struct dm_iter *it);
 int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
 int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
 int copy_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);

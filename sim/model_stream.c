@@ -110,6 +110,11 @@ static struct elem_cost elem_cost_of(const struct op *op)
 
 void elem_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex)
 {
+	elem_time_it(c, op, r, ex, NULL);
+}
+
+void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, struct dm_iter *it)
+{
 	struct elem_cost k = elem_cost_of(op);
 	double n = (double)op->elems, e = dt_bytes(op->dtype);
 	struct stream_in s = {0};
@@ -130,6 +135,32 @@ void elem_time(const struct arch_chip *c, const struct op *op, struct dm_result 
 		s.sfu_ops += rows; /* rsqrt or reciprocal per row */
 	}
 	stream_time(c, &s, r, ex);
+	if (it) { /* a CTA of 256 threads, each one vector load per input stream: the model's time per CTA */
+		int gi = pick_vector_unit(c);
+		const struct arch_unit *u = &c->units[gi];
+		struct memsys ms;
+		memsys_of(c, &ms);
+		double cta_its = s.threads / 256, per = (double)u->count * u->clock_hz / cta_its;
+		memset(it, 0, sizeof *it);
+		it->kind = OP_ELEM, it->unit_group = gi, it->matrix = 0, it->dtype = op->dtype;
+		it->clock_hz = u->clock_hz, it->macs_clk = u->vec[DT_FP32];
+		it->tile_m = (int)per_thread, it->tile_n = 256, it->tile_k = 0, it->stages = 1;
+		it->warps = (int)dmax(1, 256 / (double)u->warp_size);
+		it->ctas_per_unit = (int)dmax(1, dmin((double)u->max_ctas, unit_threads(u) / 256));
+		it->ctas = (long long)ceil(cta_its);
+		it->iters = 1;
+		it->bytes_it = s.rd / cta_its, it->wbytes_it = s.wr / cta_its;
+		it->hit = s.warm && c->l2.present && s.rd <= 0.5 * c->l2.size_bytes;
+		it->lat_l2 = ms.lat_l2 * u->clock_hz, it->lat_dram = ms.lat_dram * u->clock_hz;
+		it->l2_Bpc = ms.l2_bw > 0 ? ms.l2_bw / (double)u->count / u->clock_hz : 0;
+		it->dram_Bpc = ms.dram_bw / (double)u->count / u->clock_hz;
+		it->write_cost = c->model.write_cost;
+		it->lane_item = k.vec, it->sfu_item = k.sfu;
+		it->c_vector = r->t_res[B_VECTOR] * per, it->c_sfu = r->t_res[B_SFU] * per;
+		it->c_l2 = r->t_res[B_L2] * per, it->c_dram = r->t_res[B_DRAM] * per;
+		it->c_latency = r->t_res[B_LATENCY] * per;
+		it->c_total = dmax(dmax(it->c_vector, it->c_sfu), dmax(dmax(it->c_l2, it->c_dram), it->c_latency));
+	}
 	if (ex && rowop)
 		xp(ex, "row op: %lld rows of %lld, one CTA per row\n", op->elems / op->cols, op->cols);
 }

@@ -310,7 +310,7 @@ void report_free(struct report *rep)
 
 /* ---- text ---- */
 
-static void tfmt(double s, char *buf, size_t len)
+void report_tfmt(double s, char *buf, size_t len)
 {
 	if (s >= 1)
 		snprintf(buf, len, "%.4g s", s);
@@ -329,8 +329,8 @@ static void span_line(const struct report *rep, long i, FILE *f)
 {
 	const struct rp_span *s = &rep->r->spans[i];
 	char d[32], at[32];
-	tfmt(s->t1 - s->t0, d, sizeof d);
-	tfmt(s->t0, at, sizeof at);
+	report_tfmt(s->t1 - s->t0, d, sizeof d);
+	report_tfmt(s->t0, at, sizeof at);
 	fprintf(f, "    %-10s at %-10s rank %-4d line %-4d %s\n", d, at, s->rank, s->line, rep->r->texts[s->text]);
 }
 
@@ -341,26 +341,26 @@ void report_text(const struct report *rep, const char *config_path, FILE *f)
 	platform_describe(rep->chip, &r->topo, sys, sizeof sys);
 	fprintf(f, "%s on %s\n", tr_path(rep->trace), config_path);
 	fprintf(f, "  system       %s\n", sys);
-	tfmt(r->time_s, b1, sizeof b1);
+	report_tfmt(r->time_s, b1, sizeof b1);
 	fprintf(f, "  step time    %s\n", b1);
 	if (rep->peak > 0)
 		fprintf(f, "  throughput   %.4g TFLOP/s per device, MFU %.1f%% (of the %.4g TFLOP/s %s peak)\n",
 		        rep->tflops_dev, 100 * rep->mfu, rep->peak / 1e12, arch_dtype_name((enum arch_dtype)r->dtype));
 	report_work_text(rep, f);
 	const struct rep_rank *m = &rep->mean;
-	tfmt(m->busy, b1, sizeof b1);
-	tfmt(m->compute, b2, sizeof b2);
-	tfmt(m->comm, b3, sizeof b3);
-	tfmt(m->exposed, b4, sizeof b4);
-	tfmt(m->wait, b5, sizeof b5);
-	tfmt(m->idle, b6, sizeof b6);
+	report_tfmt(m->busy, b1, sizeof b1);
+	report_tfmt(m->compute, b2, sizeof b2);
+	report_tfmt(m->comm, b3, sizeof b3);
+	report_tfmt(m->exposed, b4, sizeof b4);
+	report_tfmt(m->wait, b5, sizeof b5);
+	report_tfmt(m->idle, b6, sizeof b6);
 	fprintf(f, "  per rank     (mean of %d) busy %s (%.1f%%), idle %s\n", r->ranks, b1, pct(m->busy, r->time_s),
 	        b6);
 	fprintf(f, "               compute %s (%.1f%%), communication %s, exposed %s (%.1f%%), waiting for peers %s\n",
 	        b2, pct(m->compute, r->time_s), b3, b4, pct(m->exposed, r->time_s), b5);
 	fprintf(f, "\n  time by op kind (summed over ranks)\n");
 	for (int i = 0; i < rep->nkinds; i++) {
-		tfmt(rep->kinds[i].time_s, b1, sizeof b1);
+		report_tfmt(rep->kinds[i].time_s, b1, sizeof b1);
 		fprintf(f, "    %-14s %8ld ops  %12s  %5.1f%%\n", rep->kinds[i].name, rep->kinds[i].count, b1,
 		        pct(rep->kinds[i].time_s, rep->total_op_time));
 	}
@@ -368,7 +368,7 @@ void report_text(const struct report *rep, const char *config_path, FILE *f)
 		fprintf(f, "\n  collectives (per call; bus bandwidth as nccl-tests counts it)\n");
 		for (int i = 0; i < rep->ncolls; i++) {
 			const struct rep_group *g = &rep->colls[i];
-			tfmt(g->time_s / g->count, b1, sizeof b1);
+			report_tfmt(g->time_s / g->count, b1, sizeof b1);
 			fprintf(f, "    %-44s x%-6ld %10s  %s/%s  busbw %.4g GB/s\n", g->name, g->count, b1,
 			        tr_algo_name((enum tr_algo)g->algo), coll_proto_name((enum coll_proto)g->proto),
 			        g->extra / 1e9);
@@ -378,24 +378,24 @@ void report_text(const struct report *rep, const char *config_path, FILE *f)
 	if (rep->nmarks) {
 		fprintf(f, "\n  regions (mark): longest span over ranks, compute per rank\n");
 		for (int i = 0; i < rep->nmarks; i++) {
-			tfmt(rep->marks[i].time_s, b1, sizeof b1);
-			tfmt(rep->marks[i].extra, b2, sizeof b2);
+			report_tfmt(rep->marks[i].time_s, b1, sizeof b1);
+			report_tfmt(rep->marks[i].extra, b2, sizeof b2);
 			fprintf(f, "    %-20s %12s  compute %s\n", rep->marks[i].name, b1, b2);
 		}
 	}
 	fprintf(f, "\n  top bottlenecks (ops by total time over ranks)\n");
 	for (int i = 0; i < rep->ntop; i++) {
 		const struct rep_group *g = &rep->top[i];
-		tfmt(g->time_s, b1, sizeof b1);
+		report_tfmt(g->time_s, b1, sizeof b1);
 		fprintf(f, "    %5.1f%%  %10s  x%-6ld %-8s %s\n", 100 * g->extra, b1, g->count,
 		        g->bound >= 0  ? dm_bound_name((enum dm_bound)g->bound)
 		        : g->algo >= 0 ? "comm"
 		                       : "",
 		        g->name);
 	}
-	tfmt(rep->crit_compute, b1, sizeof b1);
-	tfmt(rep->crit_comm, b2, sizeof b2);
-	tfmt(rep->crit_wait, b3, sizeof b3);
+	report_tfmt(rep->crit_compute, b1, sizeof b1);
+	report_tfmt(rep->crit_comm, b2, sizeof b2);
+	report_tfmt(rep->crit_wait, b3, sizeof b3);
 	fprintf(f, "\n  critical path: %ld ops; compute %s, communication %s, gaps %s; longest:\n", rep->crit_len, b1,
 	        b2, b3);
 	for (int i = 0; i < rep->ncrit; i++)

@@ -64,6 +64,9 @@ struct report {
 	struct rep_group cgroups[REP_GROUPS];
 };
 
+/* "1.234 ms": a duration with the unit that suits it (s, ms, us). */
+void report_tfmt(double s, char *buf, size_t len);
+
 struct json;
 /* report_work.c (called by report.c) */
 void report_work_build(struct report *rep, const long *idx, long n);

@@ -159,16 +159,6 @@ static double gib(double b)
 	return b / 1073741824.0;
 }
 
-static void tfmt(double s, char *buf, size_t len)
-{
-	if (s >= 1)
-		snprintf(buf, len, "%.4g s", s);
-	else if (s >= 1e-3)
-		snprintf(buf, len, "%.4g ms", s * 1e3);
-	else
-		snprintf(buf, len, "%.4g us", s * 1e6);
-}
-
 void report_work_text(const struct report *rep, FILE *f)
 {
 	const struct rp_result *r = rep->r;
@@ -182,8 +172,8 @@ void report_work_text(const struct report *rep, FILE *f)
 			        100 * rep->model_mfu);
 		fprintf(f, "\n");
 		if (rep->ttft_s > 0 || rep->tpot_s > 0) {
-			tfmt(rep->ttft_s, b1, sizeof b1);
-			tfmt(rep->tpot_s, b2, sizeof b2);
+			report_tfmt(rep->ttft_s, b1, sizeof b1);
+			report_tfmt(rep->tpot_s, b2, sizeof b2);
 			fprintf(f, "               time to first token %s, per output token %s\n", b1, b2);
 		}
 	}
@@ -222,29 +212,29 @@ void report_work_text_groups(const struct report *rep, FILE *f)
 	double marked = 0;
 	fprintf(f, "\n  step breakdown (mean per rank)\n");
 	for (int i = 0; i < rep->nmarks; i++) {
-		tfmt(rep->marks[i].extra, b1, sizeof b1);
+		report_tfmt(rep->marks[i].extra, b1, sizeof b1);
 		fprintf(f, "    compute in %-18s %12s  %5.1f%%\n", rep->marks[i].name, b1,
 		        r->time_s > 0 ? 100 * rep->marks[i].extra / r->time_s : 0);
 		marked += rep->marks[i].extra;
 	}
 	if (rep->nmarks && rep->mean.compute > marked * 1.0001) {
-		tfmt(rep->mean.compute - marked, b1, sizeof b1);
+		report_tfmt(rep->mean.compute - marked, b1, sizeof b1);
 		fprintf(f, "    compute outside regions       %12s\n", b1);
 	} else if (!rep->nmarks) {
-		tfmt(rep->mean.compute, b1, sizeof b1);
+		report_tfmt(rep->mean.compute, b1, sizeof b1);
 		fprintf(f, "    compute                       %12s  %5.1f%%\n", b1,
 		        r->time_s > 0 ? 100 * rep->mean.compute / r->time_s : 0);
 	}
 	for (int g = 0; g < rep->ngroups; g++) {
 		char label[112];
 		snprintf(label, sizeof label, "exposed %s", rep->cgroups[g].name);
-		tfmt(rep->cgroups[g].extra, b1, sizeof b1);
+		report_tfmt(rep->cgroups[g].extra, b1, sizeof b1);
 		fprintf(f, "    %-29s %12s  %5.1f%%", label, b1,
 		        r->time_s > 0 ? 100 * rep->cgroups[g].extra / r->time_s : 0);
-		tfmt(rep->cgroups[g].time_s, b1, sizeof b1);
+		report_tfmt(rep->cgroups[g].time_s, b1, sizeof b1);
 		fprintf(f, "  (of %s in transfers)\n", b1);
 	}
-	tfmt(rep->mean.idle, b1, sizeof b1);
+	report_tfmt(rep->mean.idle, b1, sizeof b1);
 	fprintf(f, "    idle (bubbles, waits, gaps)   %12s  %5.1f%%\n", b1,
 	        r->time_s > 0 ? 100 * rep->mean.idle / r->time_s : 0);
 }

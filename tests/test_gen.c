@@ -120,12 +120,60 @@ static void test_flops(void)
 	      gen_tokens(&c));
 }
 
+/* Per term (docs/workloads.md): LayerNorm inputs 4, QKV and MLP inputs 2 + 2,
+   hidden dropout masks 1 + 1 (dropout only): replicated over tp unless sp;
+   Q, K, V, out-projection input 8, MLP 16: /t; naive attention's scores
+   2as^2b (softmax output) + 3as^2b (dropout mask and output, dropout only),
+   /t; FlashAttention's log-sum-exp 4asb (fp32), /t. */
+static void test_act_variants(struct gen_config *c)
+{
+	double s = 2048, b = 1, h = 12288, a = 96, sbh = s * b * h, t = 8;
+	struct {
+		enum gen_attn_impl impl;
+		double p, want; /* bytes over s b h, one rank */
+	} v[] = {
+	    {GEN_NAIVE, 0.1, 34 + 5 * a * s / h}, {GEN_NAIVE, 0, 32 + 2 * a * s / h}, {GEN_FLASH2, 0.1, 34 + 4 * a / h},
+	    {GEN_FLASH2, 0, 32 + 4 * a / h},      {GEN_FLASH3, 0, 32 + 4 * a / h},
+	};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		c->attn_impl = v[i].impl;
+		c->dropout = v[i].p;
+		c->p.tp = 1;
+		c->p.sp = 0;
+		double got = gen_act_layer_bytes(c, 0, GEN_RC_NONE);
+		CHECK(near(got, sbh * v[i].want, 1e-15), "%s dropout %g: %.17g bytes, want s b h x %.17g",
+		      gen_attn_impl_name(v[i].impl), v[i].p, got, v[i].want);
+		/* tensor parallel: the replicated part stays, the rest is /t */
+		double repl = v[i].p > 0 ? 10 : 8;
+		c->p.tp = (long long)t;
+		got = gen_act_layer_bytes(c, 0, GEN_RC_NONE);
+		CHECK(near(got, sbh * (repl + (v[i].want - repl) / t), 1e-15), "%s dropout %g, tp 8: %.17g",
+		      gen_attn_impl_name(v[i].impl), v[i].p, got);
+		c->p.sp = 1;
+		got = gen_act_layer_bytes(c, 0, GEN_RC_NONE);
+		CHECK(near(got, sbh * v[i].want / t, 1e-15), "%s dropout %g, tp 8 sp: %.17g",
+		      gen_attn_impl_name(v[i].impl), v[i].p, got);
+		/* selective recompute drops the scores; flash keeps its log-sum-exp */
+		double sel = v[i].impl == GEN_NAIVE ? repl + 24 : v[i].want;
+		got = gen_act_layer_bytes(c, 0, GEN_RC_SELECTIVE);
+		CHECK(near(got, sbh * sel / t, 1e-15), "%s dropout %g, selective: %.17g", gen_attn_impl_name(v[i].impl),
+		      v[i].p, got);
+	}
+	c->attn_impl = GEN_FLASH2;
+	c->dropout = 0;
+	c->p.tp = 1;
+	c->p.sp = 0;
+}
+
 static void test_activations(void)
 {
 	struct gen_config c;
 	config(&c, "gpt3-175b");
 	layout(&c, 1, 1, 1, 1, 1);
 	double s = 2048, b = 1, h = 12288, a = 96, sbh = s * b * h;
+	/* the paper's setting: non-fused attention, dropout */
+	c.attn_impl = GEN_NAIVE;
+	c.dropout = 0.1;
 	CHECK(gen_act_layer_bytes(&c, 0, GEN_RC_NONE) == sbh * (34 + 5 * a * s / h), "no parallelism: %.17g",
 	      gen_act_layer_bytes(&c, 0, GEN_RC_NONE));
 	c.p.tp = 8;
@@ -155,6 +203,17 @@ static void test_activations(void)
 	/* parameters: 175B / (tp 8 x pp 16) ~ 1.36B per rank in the middle */
 	struct gen_params p = gen_stage_params(&c, 5);
 	CHECK(near(p.dense, 6 * (12 * h * h / 8 + 4 * h), 1e-15), "middle stage %.17g params", p.dense);
+	/* the same with and without dropout, naive and FlashAttention */
+	layout(&c, 1, 1, 1, 1, 1);
+	c.p.sched = GEN_1F1B;
+	c.p.recompute = GEN_RC_NONE;
+	test_act_variants(&c);
+	/* the default: FlashAttention, no dropout; full recompute's peak layer has no scores */
+	layout(&c, 8, 16, 8, 1, 1536);
+	c.p.recompute = GEN_RC_FULL;
+	gen_stage_memory(&c, 0, &m);
+	want = 16 * 6 * 2 * sbh + sbh * (8 + 24 / 8.0 + 4 * a / (h * 8));
+	CHECK(near(m.activations, want, 1e-12), "flash stage 0 activations %.17g, want %.17g", m.activations, want);
 }
 
 static void test_kv(void)
@@ -359,6 +418,151 @@ static void test_traces(void)
 	free(txt);
 }
 
+struct counts {
+	int attn_fwd, attn_bwd, impl_other; /* attention ops of the expected impl, and of any other */
+	int score_mul, hidden_mul;          /* elem op=mul over the scores, over s b h */
+};
+
+/* the ops rank 0 runs (one stage, one micro-batch) */
+static struct counts count_ops(const struct gen_config *c, enum op_attn_impl impl)
+{
+	struct counts n = {0};
+	char *txt = text_of(c, NULL), why[TR_MSG_MAX];
+	struct trace *t = txt ? tr_parse_string(txt, "dropout", why, sizeof why) : NULL;
+	CHECK(t != NULL, "dropout trace does not parse: %s", why);
+	long long T = c->p.micro_batch * c->seq, scores = T * c->seq * (c->m.heads / c->p.tp);
+	if (t) {
+		struct tr_cursor *cur = tr_cursor_new(t, 0);
+		struct tr_event ev;
+		while (tr_next(cur, &ev, why, sizeof why) == 1) {
+			if (ev.kind != TK_OP)
+				continue;
+			if (ev.op.kind == OP_ATTN && ev.op.impl != impl)
+				n.impl_other++;
+			else if (ev.op.kind == OP_ATTN)
+				*(ev.op.dir == DIR_FWD ? &n.attn_fwd : &n.attn_bwd) += 1;
+			if (ev.op.kind == OP_ELEM && ev.op.elem == EL_MUL)
+				n.score_mul += ev.op.elems == scores, n.hidden_mul += ev.op.elems == T * c->m.hidden;
+		}
+		tr_cursor_free(cur);
+		tr_free(t);
+	}
+	free(txt);
+	return n;
+}
+
+static void test_dropout_ops(void)
+{
+	struct gen_config c;
+	memset(&c, 0, sizeof c);
+	gen_defaults(&c);
+	gen_gpt_base(&c.m);
+	c.m.layers = 4;
+	c.m.hidden = 512;
+	c.m.heads = 8;
+	c.m.kv_heads = 8;
+	c.m.head_dim = 64;
+	c.m.ffn = 2048;
+	c.seq = c.m.seq = 256;
+	layout(&c, 2, 1, 1, 2, 2);
+	long long L = 4;
+	struct {
+		enum gen_attn_impl impl;
+		double p;
+		enum gen_recompute rc;
+		struct counts want;
+	} v[] = {
+	    /* no dropout: today's ops */
+	    {GEN_FLASH2, 0, GEN_RC_NONE, {L, L, 0, 0, 0}},
+	    {GEN_NAIVE, 0, GEN_RC_SELECTIVE, {2 * L, L, 0, 0, 0}},
+	    /* flash: attention dropout is fused; hidden dropout before both residual adds and after the
+	       embedding, forward and backward */
+	    {GEN_FLASH2, 0.1, GEN_RC_NONE, {L, L, 0, 0, 4 * L + 2}},
+	    {GEN_FLASH3, 0.1, GEN_RC_FULL, {2 * L, L, 0, 0, 6 * L + 2}},
+	    /* naive: the scores' dropout forward, its gradient, and again in any recompute */
+	    {GEN_NAIVE, 0.1, GEN_RC_NONE, {L, L, 0, 2 * L, 4 * L + 2}},
+	    {GEN_NAIVE, 0.1, GEN_RC_SELECTIVE, {2 * L, L, 0, 3 * L, 4 * L + 2}},
+	    {GEN_NAIVE, 0.1, GEN_RC_FULL, {2 * L, L, 0, 3 * L, 6 * L + 2}},
+	};
+	static const enum op_attn_impl op_impl[] = {ATTN_FLASH2, ATTN_FLASH3, ATTN_NAIVE};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		c.attn_impl = v[i].impl;
+		c.dropout = v[i].p;
+		c.p.recompute = v[i].rc;
+		/* one micro-batch: the counts are per micro-batch */
+		c.p.global_batch = c.p.micro_batch;
+		struct counts n = count_ops(&c, op_impl[v[i].impl]), w = v[i].want;
+		CHECK(!memcmp(&n, &w, sizeof n),
+		      "%s dropout %g recompute %s: attn fwd %d bwd %d other %d, score muls %d, hidden muls %d; want "
+		      "%d %d %d, %d, %d",
+		      gen_attn_impl_name(v[i].impl), v[i].p, gen_recompute_name(v[i].rc), n.attn_fwd, n.attn_bwd,
+		      n.impl_other, n.score_mul, n.hidden_mul, w.attn_fwd, w.attn_bwd, w.impl_other, w.score_mul,
+		      w.hidden_mul);
+		double attn = 3.0 * c.p.global_batch * (2.0 * 4 * 8 * 128) * 256.0 * 256 / gen_model_flops(&c);
+		double head = 3.0 * c.p.global_batch * 2 * 256.0 * 50257 * 512 / gen_model_flops(&c);
+		/* full recompute runs the layers' forward GEMMs again (not the LM head's) */
+		test_trace(&c, "gpt dropout", 1 - attn + (v[i].rc == GEN_RC_FULL ? (1 - attn - head) / 3 : 0));
+	}
+}
+
+/* gen_parse_args: the command line `sim gen` reads */
+static int parse(const char *line, struct gen_config *c, struct gen_args *a, char *why, size_t len)
+{
+	char buf[512], *argv[40], *save = NULL;
+	int argc = 0;
+	snprintf(buf, sizeof buf, "%s", line);
+	argv[argc++] = (char *)"gen";
+	for (char *w = strtok_r(buf, " ", &save); w && argc < 39; w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	int rc = gen_parse_args(argc, argv, c, a, why, len);
+	static char model[64];
+	if (!rc && a->model) { /* a->model points into buf */
+		snprintf(model, sizeof model, "%s", a->model);
+		a->model = model;
+	}
+	return rc;
+}
+
+static void test_parse_args(void)
+{
+	struct gen_config c;
+	struct gen_args a;
+	char why[1280];
+	int rc = parse("gpt --layers 2 --hidden 512 --heads 8 --attn-impl naive --dropout 0.1 -o x.trace", &c, &a, why,
+	               sizeof why);
+	CHECK(rc == 0, "parse: %s", why);
+	CHECK(c.attn_impl == GEN_NAIVE && c.dropout == 0.1 && c.m.head_dim == 64 && c.m.ffn == 2048 &&
+	          c.m.kv_heads == 8 && c.seq == 2048,
+	      "parsed config: impl %d dropout %g head dim %lld ffn %lld", (int)c.attn_impl, c.dropout, c.m.head_dim,
+	      c.m.ffn);
+	CHECK(!strcmp(a.cmdline, "gpt --layers 2 --hidden 512 --heads 8 --attn-impl naive --dropout 0.1") &&
+	          a.outpath != NULL,
+	      "command line '%s', -o %s", a.cmdline, a.outpath ? "given" : "lost");
+	rc = parse("llama3-8b", &c, &a, why, sizeof why);
+	CHECK(rc == 0 && c.attn_impl == GEN_FLASH2 && c.dropout == 0 && c.m.kv_heads == 8, "defaults: %s", why);
+	static const struct {
+		const char *line, *msg;
+	} bad[] = {
+	    {"gpt3-175b --dropout 1", "--dropout 1: expected a probability from 0 up to (not including) 1"},
+	    {"gpt3-175b --dropout -0.1", "--dropout -0.1: expected a probability"},
+	    {"gpt3-175b --dropout x", "--dropout x: expected a probability"},
+	    {"gpt3-175b --dropout 0.1x", "--dropout 0.1x: expected a probability"},
+	    {"gpt3-175b --attn-impl flash1", "--attn-impl flash1: expected flash2|flash3|naive"},
+	    {"llama2-7b --mode infer --dropout 0.1", "--dropout belongs to --mode train"},
+	    {"gpt3-175b --tp 0", "--tp 0: expected a positive integer up to 1048576"},
+	    {"gpt3-175b --tp 7", "--heads 96 is not divisible by --tp 7 "},
+	    {"gpt --layers 2", "gpt needs --layers, --hidden and --heads"},
+	    {"gpt3-999b", "unknown model 'gpt3-999b' (presets: gpt3-125m, "},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		why[0] = '\0';
+		rc = parse(bad[i].line, &c, &a, why, sizeof why);
+		CHECK(rc == -1 && !strncmp(why, bad[i].msg, strlen(bad[i].msg)), "%s: rc %d, '%s'; want '%s'",
+		      bad[i].line, rc, why, bad[i].msg);
+	}
+}
+
 int main(void)
 {
 	test_zero();
@@ -368,6 +572,8 @@ int main(void)
 	test_presets();
 	test_refusals();
 	test_traces();
+	test_dropout_ops();
+	test_parse_args();
 	printf("%d checks, %d failed\n", checks, fails);
 	return fails != 0;
 }

@@ -8,7 +8,7 @@
  * 16/4+12/N/2+14/N/16/N psi table exactly; gen_model_flops equals
  * Megatron-LM's 72 B s l h^2 (1 + s/6h + V/12lh) for GPT shapes;
  * gen_act_layer_bytes equals s b h (34 + 5 a s / h) for a GPT block on one
- * rank.
+ * rank with naive attention and dropout.
  */
 #include "gen.h"
 
@@ -126,6 +126,8 @@ void gen_defaults(struct gen_config *c)
 	c->mode = GEN_TRAIN;
 	c->inf = (struct gen_infer){.batch = 1, .input_len = 0, .output_len = 128};
 	c->seq = 0; /* 0: the model's */
+	c->attn_impl = GEN_FLASH2;
+	c->dropout = 0;
 }
 
 const char *gen_dtype_name(enum gen_dtype d)
@@ -141,6 +143,11 @@ const char *gen_sched_name(enum gen_sched s)
 const char *gen_recompute_name(enum gen_recompute r)
 {
 	return r == GEN_RC_FULL ? "full" : r == GEN_RC_SELECTIVE ? "selective" : "none";
+}
+
+const char *gen_attn_impl_name(enum gen_attn_impl i)
+{
+	return i == GEN_NAIVE ? "naive" : i == GEN_FLASH3 ? "flash3" : "flash2";
 }
 
 /* ---- checks -------------------------------------------------------------- */
@@ -241,6 +248,11 @@ int gen_check(const struct gen_config *c, char *why, size_t len)
 {
 	if (check_shape(c, why, len) || check_parallel(c, why, len))
 		return -1;
+	if (!(c->dropout >= 0 && c->dropout < 1))
+		return fail(why, len, "--dropout %g: expected a probability from 0 up to (not including) 1",
+		            c->dropout);
+	if (c->dropout > 0 && c->mode != GEN_TRAIN)
+		return fail(why, len, "--dropout belongs to --mode train");
 	if (c->mode == GEN_TRAIN)
 		return check_train(c, why, len);
 	if (c->p.pp > 1)
@@ -400,16 +412,22 @@ double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen
 {
 	const struct gen_model *m = &c->m;
 	double s = (double)c->seq, b = (double)c->p.micro_batch, h = (double)m->hidden, t = (double)c->p.tp;
+	double al = (double)(m->heads / c->p.tp);
+	int drop = c->dropout > 0;
 	/* 2-byte activations (fp8 training keeps bf16 activations too) */
 	if (rc == GEN_RC_FULL)
 		return 2 * s * b * h / (c->p.sp ? t : 1);
-	/* norms' inputs 4h, attention and MLP inputs 2h + 2h, dropout masks 2h:
-	   10 s b h, replicated over tp unless sequence parallel */
-	double repl = 10 * s * b * h / (c->p.sp ? t : 1);
+	/* norms' inputs 4h, attention and MLP inputs 2h + 2h, the two hidden
+	   dropout masks 1h + 1h (with dropout): 10 s b h (8 without dropout),
+	   replicated over tp unless sequence parallel */
+	double repl = (drop ? 10 : 8) * s * b * h / (c->p.sp ? t : 1);
 	double shard = s * b * (attn_act_token(m, c->p.tp) + ffn_act_token(m, layer, c->p.tp));
-	/* softmax output 2, dropout mask 1, dropout output 2 bytes per score */
-	double scores = rc == GEN_RC_NONE ? 5.0 * (double)(m->heads / c->p.tp) * s * s * b : 0;
-	return repl + shard + scores;
+	double core;
+	if (c->attn_impl == GEN_NAIVE) /* softmax output 2, with dropout its mask 1 and output 2 bytes per score */
+		core = rc == GEN_RC_NONE ? (drop ? 5.0 : 2.0) * al * s * s * b : 0;
+	else /* FlashAttention: the fp32 log-sum-exp of each query row and head (dropout: its RNG state only) */
+		core = 4.0 * al * s * b;
+	return repl + shard + core;
 }
 
 /* micro-batch chunks whose activations stage K holds at the peak */
@@ -478,6 +496,8 @@ static void infer_memory(const struct gen_config *c, long long stage, struct gen
 	/* prefill's live set of one block: input and residual, and the larger of
 	   the attention and FFN intermediates */
 	double a = attn_act_token(m, c->p.tp), f = ffn_act_token(m, m->layers - 1, c->p.tp);
+	if (c->attn_impl == GEN_NAIVE) /* the scores and the softmax output, 2 bytes each, per query */
+		a += 4.0 * (double)(m->heads / c->p.tp) * in;
 	out->activations = b * in * (4.0 * m->hidden + (a > f ? a : f));
 	out->workspace = GEN_WORKSPACE + 4 * b * vocab_local(m, c->p.tp);
 }

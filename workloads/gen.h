@@ -32,6 +32,10 @@ enum gen_sched { GEN_1F1B, GEN_GPIPE, GEN_INTERLEAVED };
 enum gen_recompute { GEN_RC_NONE, GEN_RC_SELECTIVE, GEN_RC_FULL };
 enum gen_mode { GEN_TRAIN, GEN_INFER };
 enum gen_dtype { GEN_BF16, GEN_FP16, GEN_FP8 };
+/* the attention kernels of prefill and training (decode is decode/paged):
+   fused FlashAttention-2/-3, or the separate kernels of an eager framework
+   (Q K^T, mask, softmax, P V), which keep the s x s scores */
+enum gen_attn_impl { GEN_FLASH2, GEN_FLASH3, GEN_NAIVE };
 
 struct gen_model {
 	char name[48];      /* preset name, or "gpt" */
@@ -85,7 +89,9 @@ struct gen_config {
 	struct gen_parallel p;
 	enum gen_mode mode;
 	struct gen_infer inf;
-	long long seq; /* sequence length of this run (training) */
+	long long seq;                /* sequence length of this run (training) */
+	enum gen_attn_impl attn_impl; /* default flash2 */
+	double dropout;               /* training dropout probability, 0 <= p < 1 (0: none) */
 };
 
 /* Device memory of one rank, bytes per category (the `memory` statement). */
@@ -109,6 +115,22 @@ const struct gen_model *gen_preset(const char *name);
 void gen_gpt_base(struct gen_model *m);
 /* Defaults for everything but the model: one rank, bf16, 1F1B, training. */
 void gen_defaults(struct gen_config *c);
+
+/* What `sim gen`'s argument list said besides the config. */
+struct gen_args {
+	const char *model;   /* MODEL (a preset or "gpt"); points into argv */
+	const char *outpath; /* -o FILE; NULL: stdout */
+	char cmdline[2048];  /* the arguments without -o FILE, for the trace's first line */
+};
+
+/*
+ * Parses `sim gen`'s arguments (argv[0] is the command name and is skipped)
+ * into a complete, checked config: the preset, the flags over it, the
+ * derived defaults, gen_check(). Returns 0, or -1 with the one-line message
+ * in why (what `sim gen` prints after "sim gen: ", e.g. "--tp 0: expected
+ * a positive integer up to 1048576"). workloads/gen_args.c.
+ */
+int gen_parse_args(int argc, char **argv, struct gen_config *c, struct gen_args *a, char *why, size_t len);
 
 /* Checks that the config can be laid out. Returns 0, or -1 with one line in
    why naming the flag and what was expected ("--heads 96 is not divisible
@@ -147,11 +169,15 @@ double gen_dp_comm_elems(double psi, long long n, int zero);
  * Activation bytes one transformer block keeps for its backward, per
  * micro-batch per rank, after Korthikanti et al. 2022 ("Reducing Activation
  * Recomputation in Large Transformer Models", Table 2): s b h (34 + 5 a s/h)
- * for a GPT block without parallelism; (10 + 24/t + 5as/(ht)) with tensor
- * parallelism, all of it /t with sequence parallelism; selective recompute
- * drops the 5as/h term (attention scores); full recompute keeps only the
- * block's input, 2 s b h (/t with sp). GQA, SwiGLU, MoE and MLA blocks
- * count their own tensors the same way (docs/workloads.md).
+ * for a GPT block with naive attention and dropout, without parallelism;
+ * (10 + 24/t + 5as/(ht)) with tensor parallelism, all of it /t with
+ * sequence parallelism; selective recompute drops the 5as/h term (attention
+ * scores); full recompute keeps only the block's input, 2 s b h (/t with
+ * sp). Without dropout the two 1-byte hidden masks (2sbh) and the score
+ * dropout's mask and output (3as^2b) go: 32 + 2as/h. FlashAttention keeps
+ * no scores, only its fp32 log-sum-exp (4asb): 34 + 4a/h with dropout,
+ * 32 + 4a/h without. GQA, SwiGLU, MoE and MLA blocks count their own
+ * tensors the same way (docs/workloads.md).
  */
 double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen_recompute rc);
 
@@ -182,5 +208,6 @@ int gen_write(FILE *f, const struct gen_config *c, const char *cmdline);
 const char *gen_dtype_name(enum gen_dtype d);
 const char *gen_sched_name(enum gen_sched s);
 const char *gen_recompute_name(enum gen_recompute r);
+const char *gen_attn_impl_name(enum gen_attn_impl i);
 
 #endif

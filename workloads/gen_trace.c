@@ -58,6 +58,7 @@ struct step {
 	long long bytes;                 /* collectives */
 	long long b, h, hkv, sq, skv, d; /* attn */
 	int causal, decode;
+	long long drop; /* attn: scores the dropout passes over (naive attention with dropout; 0: none) */
 };
 
 enum block_kind { BK_EMB, BK_DENSE, BK_MOE, BK_HEAD, BK_COUNT };
@@ -208,7 +209,7 @@ static void gemm_text(struct em *e, struct lines *L, long long m, long long n, l
 
 static void attn_text(struct em *e, struct lines *L, const struct step *s, const char *dir)
 {
-	const char *impl = !s->decode ? "flash2" : e->c->inf.paged ? "paged" : "decode";
+	const char *impl = !s->decode ? gen_attn_impl_name(e->c->attn_impl) : e->c->inf.paged ? "paged" : "decode";
 	char hkv[32] = "";
 	if (s->hkv != s->h)
 		snprintf(hkv, sizeof hkv, " hkv=%lld", s->hkv);
@@ -217,6 +218,16 @@ static void attn_text(struct em *e, struct lines *L, const struct step *s, const
 	    !s->decode && e->c->mode == GEN_TRAIN ? dir : "");
 	if (s->decode && e->c->inf.paged)
 		snprintf(L->v[L->n - 1] + strlen(L->v[L->n - 1]), 32, " page=%d", GEN_PAGE);
+}
+
+/* the attention forward; naive attention with dropout then drops out
+   scores (after the softmax, before P V: the kernels run in order either
+   way), as a pass of two streams in and one out */
+static void attn_fwd(struct em *e, struct lines *L, const struct step *s)
+{
+	attn_text(e, L, s, "fwd");
+	if (s->drop)
+		add(L, "elem op=mul n=%lld dtype=%s", s->drop, e->dt);
 }
 
 static void elem_text(struct em *e, struct lines *L, const struct step *s)
@@ -240,7 +251,7 @@ static void step_fwd(struct em *e, struct lines *L, const struct step *s)
 	case ST_NORM:
 	case ST_ELEM: elem_text(e, L, s); break;
 	case ST_GEMM: gemm_text(e, L, s->m, s->n, s->k, s->batch, NULL, s->gelu); break;
-	case ST_ATTN: attn_text(e, L, s, "fwd"); break;
+	case ST_ATTN: attn_fwd(e, L, s); break;
 	case ST_TP_F:
 		if (sp)
 			tp_coll(e, L, "allgather", s->bytes);
@@ -266,7 +277,9 @@ static void step_bwd(struct em *e, struct lines *L, const struct step *s)
 		break;
 	case ST_ATTN:
 		if (e->c->p.recompute == GEN_RC_SELECTIVE)
-			attn_text(e, L, s, "fwd");
+			attn_fwd(e, L, s);
+		if (s->drop) /* the scores' gradient through the mask */
+			add(L, "elem op=mul n=%lld dtype=%s", s->drop, e->dt);
 		attn_text(e, L, s, "bwd");
 		break;
 	case ST_TP_F: tp_coll(e, L, sp ? "reducescatter" : "allreduce", s->bytes); break;
@@ -281,6 +294,22 @@ static void step_bwd(struct em *e, struct lines *L, const struct step *s)
 }
 
 /* ---- blocks ---------------------------------------------------------------- */
+
+/* scores the dropout passes over: naive attention in training with dropout */
+static long long attn_dropout(const struct em *e, const struct tok *k)
+{
+	const struct gen_config *c = e->c;
+	if (c->attn_impl != GEN_NAIVE || c->dropout <= 0 || c->mode != GEN_TRAIN)
+		return 0;
+	return k->b * e->al * k->sq * k->skv;
+}
+
+/* hidden dropout on n elements (before a residual add, after the embedding) */
+static void s_dropout(struct em *e, struct block *B, long long n)
+{
+	if (e->c->dropout > 0 && e->c->mode == GEN_TRAIN)
+		s_elem(B, "mul", n, 0, NULL);
+}
 
 static void build_attn_mha(struct em *e, struct block *B, const struct tok *k)
 {
@@ -298,6 +327,7 @@ static void build_attn_mha(struct em *e, struct block *B, const struct tok *k)
 	                   .d = dh,
 	                   .causal = !k->decode,
 	                   .decode = k->decode};
+	a->drop = attn_dropout(e, k);
 	s_gemm(B, T, e->h, e->al * dh, 1, 0);
 }
 
@@ -324,6 +354,7 @@ static void build_attn_mla(struct em *e, struct block *B, const struct tok *k)
 	                   .d = dqk,
 	                   .causal = !k->decode,
 	                   .decode = k->decode};
+	a->drop = attn_dropout(e, k);
 	s_gemm(B, T, e->h, e->al * m->v_dim, 1, 0);
 }
 
@@ -369,6 +400,7 @@ static void build_layer(struct em *e, struct block *B, const struct tok *k, int 
 	else
 		build_attn_mha(e, B, k);
 	s_coll(B, ST_TP_G, act);
+	s_dropout(e, B, Tn * e->h);
 	s_elem(B, "add", Tn * e->h, 0, NULL);
 	s_norm(e, B, Tn, e->h);
 	s_coll(B, ST_TP_F, act);
@@ -377,6 +409,7 @@ static void build_layer(struct em *e, struct block *B, const struct tok *k, int 
 	else
 		build_mlp(e, B, T, e->m->ffn, 1);
 	s_coll(B, ST_TP_G, act);
+	s_dropout(e, B, Tn * e->h);
 	s_elem(B, "add", Tn * e->h, 0, NULL);
 }
 
@@ -390,6 +423,7 @@ static void build_emb(struct em *e, struct block *B, const struct tok *k)
 	s_coll(B, ST_TP_G, T * e->h * 2);
 	if (!e->m->rope) /* learned positions */
 		s_elem(B, "add", (e->c->p.sp ? T / e->t : T) * e->h, 0, NULL);
+	s_dropout(e, B, (e->c->p.sp ? T / e->t : T) * e->h);
 }
 
 /* final norm, LM head (vocab-parallel), softmax cross-entropy in fp32 over
@@ -1073,8 +1107,15 @@ static void describe(struct em *e)
 	if (m->experts)
 		out(e, "# experts: %lld routed (top-%lld, ffn %lld), %lld shared, first %lld layers dense", m->experts,
 		    m->topk, m->expert_ffn, m->shared, m->dense_layers);
-	out(e, "# %lld ranks: tp %lld, pp %lld, dp %lld, ep %lld%s; %s", c->p.tp * c->p.pp * c->p.dp, c->p.tp, c->p.pp,
-	    c->p.dp, c->p.ep, c->p.sp ? ", sequence parallel" : "", gen_dtype_name(c->p.dtype));
+	char extra[64] = "";
+	if (c->attn_impl != GEN_FLASH2 || c->dropout > 0) { /* the defaults go unsaid */
+		char p[32];
+		fmt_num(p, sizeof p, c->dropout);
+		snprintf(extra, sizeof extra, "; %s attention%s%s", gen_attn_impl_name(c->attn_impl),
+		         c->dropout > 0 ? ", dropout " : "", c->dropout > 0 ? p : "");
+	}
+	out(e, "# %lld ranks: tp %lld, pp %lld, dp %lld, ep %lld%s; %s%s", c->p.tp * c->p.pp * c->p.dp, c->p.tp,
+	    c->p.pp, c->p.dp, c->p.ep, c->p.sp ? ", sequence parallel" : "", gen_dtype_name(c->p.dtype), extra);
 	if (c->mode == GEN_TRAIN)
 		out(e,
 		    "# seq %lld; %lld micro-batches of %lld per pipeline (global batch %lld); %s schedule%s; recompute "

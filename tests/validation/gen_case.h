@@ -1,0 +1,39 @@
+/*
+ * gen_case.h -- the training and inference rows of the validation suite:
+ * a `sim gen` argument list to its struct gen_config and trace text, and
+ * the replay of that trace in a child process (SimGrid runs one simulation
+ * per process).
+ */
+#ifndef SIM_VALIDATION_GEN_CASE_H
+#define SIM_VALIDATION_GEN_CASE_H
+
+#include "arch.h"
+#include "gen.h"
+
+#include <stddef.h>
+
+/* Parses args (what follows `sim gen`: "gpt --layers 24 ...") exactly as
+   `sim gen` does. Returns 0, or -1 with the command's message in why. */
+int vgen_config(const char *args, struct gen_config *c, char *why, size_t len);
+
+/* The trace `sim gen` writes for c, with every `impl=flash2` attention
+   replaced by `impl=<attn>` when attn is not NULL, and with its `memory`
+   statements commented out when nomem is set (the replay then does not
+   check that the ranks fit); malloc'd, NULL when out of memory. */
+char *vgen_trace(const struct gen_config *c, const char *cmdline, const char *attn, int nomem);
+
+/* What the replay of one trace gave. */
+struct vgen_result {
+	int rc;          /* 0, or rp_run's exit code (-1: the child died) */
+	double time_s;   /* step time */
+	int ranks, nrep; /* ranks of the trace, representatives replayed */
+	double wall_s;   /* wall-clock time of the child */
+	char why[512];
+};
+
+/* Replays each of n traces on its chip, at most jobs at a time, each in a
+   forked child; fills res[i]. The caller has made no SimGrid call. */
+void vgen_replay_all(const char *const *texts, const struct arch_chip *const *chips, int n, int jobs,
+                     struct vgen_result *res);
+
+#endif
