@@ -105,6 +105,8 @@ struct arch_dies {
 	char topology[ARCH_NAME_MAX]; /* pair|ring|mesh|full|via_io */
 	double d2d_bw_Bps;            /* per die pair, per direction */
 	double d2d_latency_s;         /* extra latency of a crossing */
+	char memory[ARCH_NAME_MAX];   /* interleaved (one device, addresses striped over every die's stacks) | local */
+	char l2[ARCH_NAME_MAX];       /* shared (dies' L2s coherent, serving each other's misses) | private */
 };
 
 /* The node and cluster the device is deployed in. */

@@ -43,6 +43,13 @@ static const struct arch_param dies_params[] = {
 	    "die-to-die bandwidth between two neighbouring dies, per direction"),
 	QTY("d2d_latency", UNIT_TIME, arch_dies, d2d_latency_s, 0, NULL, 0, 1e-3,
 	    "extra latency of an access that crosses a die boundary"),
+	ENUM("memory", arch_dies, memory, 0, "interleaved", "interleaved|local",
+	     "interleaved: one device, addresses striped over every die's memory stacks, so (n-1)/n of the bytes "
+	     "cross; local: each die works on data in its own stacks (dies that software sees as separate "
+	     "devices, MI250X's GCDs), nothing crosses"),
+	ENUM("l2", arch_dies, l2, 0, "shared", "shared|private",
+	     "shared: the dies' L2 slices are kept coherent and serve each other's misses over the die-to-die "
+	     "links (B200, one GPU); private: a die's L2 serves only its own compute units (MI300X XCDs)"),
 };
 
 #define VEC(dt, name) FLT("vector." name, arch_unit, vec[dt], 0, NULL, 0, 1e6, \

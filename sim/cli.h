@@ -37,5 +37,11 @@ int cmd_gen(int argc, char **argv);
 extern const char cmd_gen_help[];
 int cmd_step(int argc, char **argv);
 extern const char cmd_step_help[];
+int cmd_sweep(int argc, char **argv);
+extern const char cmd_sweep_help[];
+int cmd_roofline(int argc, char **argv);
+extern const char cmd_roofline_help[];
+int cmd_compare(int argc, char **argv);
+extern const char cmd_compare_help[];
 
 #endif

@@ -41,6 +41,9 @@ static const struct command commands[] = {
     {"run", cmd_run, "replay a workload trace on a cluster and report where the time goes", cmd_run_help},
     {"gen", cmd_gen, "write the trace of a training step or inference batch of a transformer", cmd_gen_help},
     {"step", cmd_step, "step the warps of one SM through a kernel's main loop, cycle by cycle", cmd_step_help},
+    {"compare", cmd_compare, "compare chips side by side: time, energy, cost, perf/W and perf/$", cmd_compare_help},
+    {"sweep", cmd_sweep, "predict an op or replay a trace over a grid of config values", cmd_sweep_help},
+    {"roofline", cmd_roofline, "a chip's roofs, bandwidth slopes and ridge points, with ops placed", cmd_roofline_help},
     {"help", cmd_help, "help on a command, the config reference, or units", cmd_help_help},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])

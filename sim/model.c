@@ -9,7 +9,9 @@
  *
  *   matrix / vector / special-function pipes of the units that are busy,
  *   L2 and device-memory bandwidth shared by the CTAs running in that wave,
- *   Little's law: a unit cannot stream faster than bytes-in-flight / latency.
+ *   Little's law: a unit cannot stream faster than bytes-in-flight / latency,
+ *   and on a chip of several dies the die-to-die links the wave's remote
+ *   bytes cross (dies_of below; docs/architecture.md, "Chiplets").
  *
  * plus the fixed costs of a kernel (launch gap, pipeline prologue, epilogue).
  * Nothing here is specific to a chip: everything comes from struct
@@ -23,7 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const bound_names[B_COUNT] = {"matrix", "vector", "sfu", "dram", "l2", "latency", "launch", "link"};
+static const char *const bound_names[B_COUNT] = {"matrix",  "vector", "sfu",  "dram", "l2",
+                                                 "latency", "launch", "link", "d2d"};
 const char *dm_bound_name(enum dm_bound b)
 {
 	return b < B_COUNT ? bound_names[b] : "?";
@@ -59,6 +62,63 @@ double dt_bytes(int dt)
 	return 4;
 }
 
+/*
+ * Chiplets. The n nodes of the die-to-die network are the compute dies, or
+ * the I/O dies they sit on (topology via_io: MI300X's XCDs reach memory and
+ * each other through 4 IODs). Interleaved memory puts (n-1)/n of a uniform
+ * stream's bytes on another node. Traffic spread evenly over the ordered
+ * pairs loads each of the topology's L directed links with hops/L of it, so
+ * the network moves bytes at L x d2d_bandwidth / hops, and a remote access
+ * pays hops x d2d_latency more (scaled to load as the memory latency is).
+ */
+static void d2d_graph(const char *topo, long n, double *links, double *hops)
+{
+	if (n == 2 || !strcmp(topo, "pair")) {
+		*links = 2, *hops = 1; /* a pair; more dies on a "pair" are taken as fully connected */
+		if (n > 2)
+			*links = (double)n * (n - 1);
+	} else if (!strcmp(topo, "full")) {
+		*links = (double)n * (n - 1), *hops = 1;
+	} else if (!strcmp(topo, "ring")) {
+		double sum = 0;
+		for (long k = 1; k < n; k++)
+			sum += (double)(k < n - k ? k : n - k);
+		*links = 2.0 * n, *hops = sum / (double)(n - 1);
+	} else { /* mesh, via_io: the squarest r x q grid */
+		long r = 1;
+		for (long d = 1; d * d <= n; d++)
+			if (n % d == 0)
+				r = d;
+		long q = n / r;
+		double sum = 0;
+		for (long a = 0; a < n; a++)
+			for (long b = 0; b < n; b++)
+				sum += (double)(labs(a / q - b / q) + labs(a % q - b % q));
+		*links = 2.0 * (double)(r * (q - 1) + q * (r - 1)), *hops = sum / ((double)n * (n - 1));
+	}
+}
+
+static void dies_of(const struct arch_chip *c, struct memsys *m)
+{
+	const struct arch_dies *d = &c->dies;
+	m->dies = 1, m->l2_die = 0, m->dedup = 0, m->remote = 0, m->d2d_bw = 0, m->d2d_hops = 0, m->lat_d2d = 0;
+	if (d->count <= 1)
+		return;
+	m->dies = (int)d->count;
+	m->l2_die = c->l2.present ? c->l2.size_bytes / (double)d->count : 0;
+	m->dedup = (c->llc.present && c->llc.size_bytes > 0) || !strcmp(d->l2, "shared");
+	if (!strcmp(d->memory, "local"))
+		return;
+	long n = !strcmp(d->topology, "via_io") && d->io_count > 1 ? d->io_count : d->count;
+	double links, hops;
+	d2d_graph(d->topology, n, &links, &hops);
+	m->remote = (double)(n - 1) / (double)n;
+	m->d2d_hops = hops;
+	m->d2d_bw = links * d->d2d_bw_Bps / hops;
+	m->lat_d2d = m->remote * hops * d->d2d_latency_s * c->model.loaded_latency;
+	m->lat_dram += m->lat_d2d;
+}
+
 void memsys_of(const struct arch_chip *c, struct memsys *m)
 {
 	const struct arch_model *k = &c->model;
@@ -71,6 +131,14 @@ void memsys_of(const struct arch_chip *c, struct memsys *m)
 	m->lat_dram = ld * k->loaded_latency;
 	m->lat_l2 = l2 * k->loaded_latency;
 	m->cache = dmax(c->l2.present ? c->l2.size_bytes : 0, c->llc.present ? c->llc.size_bytes : 0);
+	dies_of(c, m);
+}
+
+void memsys_of_one(const struct arch_chip *c, struct memsys *m)
+{
+	struct arch_chip one = *c;
+	one.dies.count = 1;
+	memsys_of(&one, m);
 }
 
 /* The unit group and pipe that run dtype dt: the best matrix unit, else the
@@ -142,7 +210,9 @@ static double wave_time(long long w, long units, const struct wave_cost *k, cons
 	double tdr = (double)w * k->dram_B / m->dram_bw;
 	/* Little's law on the busiest unit: its CTAs' bytes in flight cover the latency */
 	double tlat = k->fly_B > 0 ? per_unit * k->l2_B * k->lat / (per_unit * k->fly_B) : 0;
-	double tw = dmax(dmax(tp, tl2), dmax(tdr, tlat));
+	double tdd = m->d2d_bw > 0 ? (double)w * k->d2d_B / m->d2d_bw : 0;
+	double tw = dmax(dmax(tp, tl2), dmax(dmax(tdr, tdd), tlat));
+	t[B_D2D] += tdd;
 	t[pipe] += tp;
 	t[B_L2] += tl2;
 	t[B_DRAM] += tdr;
@@ -200,7 +270,9 @@ int copy_time(const struct arch_chip *c, const struct op *op, struct dm_result *
 	if (op->src == PLACE_HBM && op->dst == PLACE_HBM) {
 		t[B_DRAM] = op->bytes * (1 + c->model.write_cost) / ms.dram_bw;
 		r->bytes_dram = 2 * op->bytes;
-		r->time_s = launch + ms.lat_dram + t[B_DRAM];
+		r->bytes_d2d = ms.remote * 2 * op->bytes; /* source and destination both interleaved */
+		t[B_D2D] = ms.d2d_bw > 0 ? r->bytes_d2d / ms.d2d_bw : 0;
+		r->time_s = launch + ms.lat_dram + dmax(t[B_DRAM], t[B_D2D]);
 		r->bound = bound_of(t, launch + ms.lat_dram, r->time_s);
 		xp(ex, "device copy: %.4g MB read and written at %.0f GB/s\n", op->bytes / 1e6, ms.dram_bw / 1e9);
 	} else {

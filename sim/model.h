@@ -29,6 +29,7 @@ enum dm_bound {
 	B_LATENCY, /* too few bytes in flight to cover the memory latency */
 	B_LAUNCH,  /* launch and fixed per-kernel costs */
 	B_LINK,    /* host link (PCIe) */
+	B_D2D,     /* die-to-die links of a chiplet design */
 	B_COUNT
 };
 const char *dm_bound_name(enum dm_bound b);
@@ -53,11 +54,12 @@ struct dm_result {
 	enum dm_bound bound;
 	/* bytes moved per level */
 	double bytes_dram, bytes_l2, bytes_smem, bytes_link;
+	double bytes_d2d; /* bytes that cross a die boundary (chiplets; 0 on one die) */
 	/* time each resource alone would need (s), for the explanation */
 	double t_res[B_COUNT];
-	double clock_hz;  /* clock the kernel runs at */
-	int unit_group;   /* index into chip->units */
-	int uses_matrix;  /* 1: matrix units, 0: vector units */
+	double clock_hz; /* clock the kernel runs at */
+	int unit_group;  /* index into chip->units */
+	int uses_matrix; /* 1: matrix units, 0: vector units */
 	struct dm_kernel kern;
 };
 
@@ -70,8 +72,7 @@ int dm_predict(const struct arch_chip *c, const struct op *op, struct dm_result 
                size_t whylen);
 
 /* The same, memoized by (c, canonical op text); no explanation. */
-int dm_predict_cached(const struct arch_chip *c, const struct op *op, struct dm_result *r, char *why,
-                      size_t whylen);
+int dm_predict_cached(const struct arch_chip *c, const struct op *op, struct dm_result *r, char *why, size_t whylen);
 /* Drops all memoized results (e.g. before freeing a chip). */
 void dm_cache_clear(void);
 
@@ -86,24 +87,24 @@ void dm_cache_clear(void);
  */
 struct dm_iter {
 	enum op_kind kind;
-	int unit_group;        /* index into chip->units */
-	int matrix;            /* 1: matrix units, 0: vector lanes */
-	int dtype;             /* of the operands */
-	double clock_hz;       /* the clock the kernel runs at (power-limited for GEMMs) */
-	double macs_clk;       /* MACs per clock of the pipe used, whole unit */
-	int tile_m, tile_n;    /* GEMM: CTA tile; attention: query rows per CTA, keys per iteration */
-	int tile_k;            /* GEMM: k per iteration; attention: head dimension */
-	int stages;            /* pipeline stages of the loads */
-	int warps;             /* warps of one CTA (as the model counts them) */
-	int ctas_per_unit;     /* occupancy */
-	long long ctas;        /* CTAs of the kernel */
-	long long iters;       /* main-loop iterations of one CTA (GEMM, elem: every CTA; attention: the longest) */
-	double bytes_it;       /* bytes one CTA loads per iteration (through L2) */
-	double wbytes_it;      /* bytes one CTA stores per iteration (elem) */
-	double hit;            /* share of the loaded bytes that hit in L2 */
-	double lat_l2, lat_dram;  /* loaded latencies, cycles */
-	double l2_Bpc, dram_Bpc;  /* the unit's share of reachable L2 and device-memory bandwidth, bytes/cycle */
-	double write_cost;        /* device-memory bandwidth a written byte takes, in read bytes */
+	int unit_group;          /* index into chip->units */
+	int matrix;              /* 1: matrix units, 0: vector lanes */
+	int dtype;               /* of the operands */
+	double clock_hz;         /* the clock the kernel runs at (power-limited for GEMMs) */
+	double macs_clk;         /* MACs per clock of the pipe used, whole unit */
+	int tile_m, tile_n;      /* GEMM: CTA tile; attention: query rows per CTA, keys per iteration */
+	int tile_k;              /* GEMM: k per iteration; attention: head dimension */
+	int stages;              /* pipeline stages of the loads */
+	int warps;               /* warps of one CTA (as the model counts them) */
+	int ctas_per_unit;       /* occupancy */
+	long long ctas;          /* CTAs of the kernel */
+	long long iters;         /* main-loop iterations of one CTA (GEMM, elem: every CTA; attention: the longest) */
+	double bytes_it;         /* bytes one CTA loads per iteration (through L2) */
+	double wbytes_it;        /* bytes one CTA stores per iteration (elem) */
+	double hit;              /* share of the loaded bytes that hit in L2 */
+	double lat_l2, lat_dram; /* loaded latencies, cycles */
+	double l2_Bpc, dram_Bpc; /* the unit's share of reachable L2 and device-memory bandwidth, bytes/cycle */
+	double write_cost;       /* device-memory bandwidth a written byte takes, in read bytes */
 	double lane_item, sfu_item; /* attention: lane and SFU ops per score; elem: per element */
 	double lane_row;            /* attention: lane ops per (query row x head dim) per iteration (rescale) */
 	/* cycles per CTA-iteration of each resource alone, and the model's cost of the iteration */
@@ -116,5 +117,8 @@ struct dm_iter {
  * (another op kind, or the op's own error as dm_predict gives it).
  */
 int dm_iteration(const struct arch_chip *c, const struct op *op, struct dm_iter *it, char *why, size_t whylen);
+
+/* Bytes of one element of dtype dt (enum arch_dtype; 4 for an unknown one). */
+double dt_bytes(int dt);
 
 #endif

@@ -115,14 +115,26 @@ int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	double q = (double)op->b * op->h * op->sq * d * ea, kv = 2.0 * op->b * op->hkv * op->skv * d * ea;
 	double dram = bwd ? 3 * q + 2 * kv + (double)op->b * op->h * op->sq * 4 * 3 : 2 * q + kv;
 	double l2 = (double)total_it * heads * it_l2 + dram;
+	/* chiplets: a head's blocks are consecutive CTAs, so round-robin puts them on min(D, blocks) dies,
+	   each of whose L2s fetches the streamed operand (fwd: K, V; bwd: Q, dO) once; of those fetches and
+	   the rest, (n-1)/n is on another die. Unless the chip serves a repeated fetch on chip, it reads memory. */
+	double fill = dram;
+	if (ms.dies > 1) {
+		double streamed = bwd ? 2 * q : kv;
+		fill += (dmin((double)ms.dies, (double)nout) - 1) * streamed;
+		if (!ms.dedup)
+			dram = fill;
+	}
+	double d2d = ms.remote * fill;
 	double t[B_COUNT] = {0};
+	t[B_D2D] = ms.d2d_bw > 0 ? d2d / ms.d2d_bw : 0;
 	t[matrix ? B_MATRIX : B_VECTOR] = (double)total_it * heads * t_mma / (double)u->count;
 	t[B_SFU] = (double)total_it * heads * t_sfu / (double)u->count;
 	t[B_VECTOR] += (double)total_it * heads * t_vec / (double)u->count;
 	t[B_DRAM] = dram / ms.dram_bw;
 	t[B_L2] = ms.l2_bw > 0 ? l2 / ms.l2_bw : 0;
 	t[B_LATENCY] = (double)total_it * heads * it_l2 * ms.lat_l2 / (fly * (double)slots);
-	double body = dmax(sm_time, dmax(t[B_DRAM], dmax(t[B_L2], t[B_LATENCY])));
+	double body = dmax(dmax(sm_time, t[B_D2D]), dmax(t[B_DRAM], dmax(t[B_L2], t[B_LATENCY])));
 	int kernels = bwd ? 3 : 1; /* bwd: dO.O row sums, the main kernel, dQ conversion */
 	double extra = 0;
 	if (bwd) /* the two small passes: read O, dO; read dQ fp32, write dQ */
@@ -137,6 +149,7 @@ int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	r->bytes_dram = dram;
 	r->bytes_l2 = l2;
 	r->bytes_smem = l2;
+	r->bytes_d2d = d2d;
 	r->clock_hz = clock;
 	r->unit_group = gi;
 	r->uses_matrix = matrix;
@@ -178,6 +191,11 @@ int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 		   t_mma * 1e9, t_smem * 1e9, t_sfu * 1e9, t_vec * 1e9, ov * 100,
 		   fa3 ? "FlashAttention-3 ping-pong on async matrix units" : "other warps on the same scheduler",
 		   t_it * 1e9);
+		if (ms.dies > 1)
+			xp(ex,
+			   "chiplets: %d dies, CTAs round-robin; %.0f%% of memory on other dies: %.4g MB cross at %.0f "
+			   "GB/s (%.2f us)\n",
+			   ms.dies, ms.remote * 100, d2d / 1e6, ms.d2d_bw / 1e9, t[B_D2D] * 1e6);
 		if (op->causal)
 			xp(ex, "causal: %lld of %lld inner steps per head are computed; the longest CTA has %lld\n",
 			   total_it, nout * nin, max_it);
@@ -215,6 +233,9 @@ int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result
 	double t[B_COUNT] = {0};
 	t[B_DRAM] = (kv + 2 * q) / ms.dram_bw;
 	t[B_LATENCY] = kv / little;
+	/* chiplets: each CTA streams its own chunk of keys, (n-1)/n of it from other dies */
+	double d2d = ms.remote * (kv + 2 * q);
+	t[B_D2D] = ms.d2d_bw > 0 ? d2d / ms.d2d_bw : 0;
 	t[matrix ? B_MATRIX : B_VECTOR] = macs / (macs_clk * clock * u->count);
 	t[B_SFU] = rows * op->skv * op->b * op->hkv / (u->sfu > 0 ? u->sfu * clock * u->count : 1e12);
 	double page_s = 0;
@@ -232,6 +253,7 @@ int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result
 	r->bytes_dram = kv + 2 * q;
 	r->bytes_l2 = kv + 2 * q;
 	r->bytes_smem = kv;
+	r->bytes_d2d = d2d;
 	r->clock_hz = clock;
 	r->unit_group = gi;
 	r->uses_matrix = matrix;
@@ -281,13 +303,13 @@ int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_result 
 		GEMM(op->skv, op->d, op->sq);        /* dK = dS^T Q */
 	}
 #undef GEMM
-	double t[B_COUNT] = {0}, tot = 0, dram = 0, l2 = 0, smem = 0;
+	double t[B_COUNT] = {0}, tot = 0, dram = 0, l2 = 0, smem = 0, d2d = 0;
 	for (int i = 0; i < np; i++) {
 		struct dm_result p;
 		memset(&p, 0, sizeof p);
 		if (dm_predict(c, &parts[i], &p, NULL, why, wl))
 			return -1;
-		tot += p.time_s, dram += p.bytes_dram, l2 += p.bytes_l2, smem += p.bytes_smem;
+		tot += p.time_s, dram += p.bytes_dram, l2 += p.bytes_l2, smem += p.bytes_smem, d2d += p.bytes_d2d;
 		for (int j = 0; j < B_COUNT; j++)
 			t[j] += p.t_res[j];
 		if (ex) {
@@ -302,7 +324,7 @@ int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_result 
 	r->time_s = tot;
 	memcpy(r->t_res, t, sizeof t);
 	r->bound = bound_of(t, t[B_LAUNCH], tot);
-	r->bytes_dram = dram, r->bytes_l2 = l2, r->bytes_smem = smem;
+	r->bytes_dram = dram, r->bytes_l2 = l2, r->bytes_smem = smem, r->bytes_d2d = d2d;
 	snprintf(r->kern.name, sizeof r->kern.name, "naive_%s_%d_kernels", op->dir == DIR_BWD ? "bwd" : "fwd", np);
 	r->kern.kernels = np;
 	return 0;

@@ -16,7 +16,8 @@ struct gemm_cand {
 	int bm, bn, bk, stages, split, occ, warps;
 	double time, t[B_COUNT];
 	double l2_B, dram_B, smem_B;
-	double work; /* MACs including padding */
+	double d2d_B; /* bytes across dies (chiplets) */
+	double work;  /* MACs including padding */
 	long long ctas;
 	/* one CTA's main loop, for dm_iteration: iterations, pipe and shared-memory seconds of the whole
 	   loop, bytes per CTA through L2 and from device memory, the latency its loads see, L2 hit share */
@@ -36,6 +37,67 @@ static double out_bytes(int dt, int acc)
 	if (acc == DT_FP16 || acc == DT_BF16)
 		return 2;
 	return dmax(dt_bytes(dt), 2); /* fp8/fp4 GEMMs write bf16; fp32/tf32 write fp32 */
+}
+
+/*
+ * Chiplets: the bytes the dies' L2s fetch for a GEMM; each die's L2 holds what
+ * its own CTAs reuse, so a panel two dies need is fetched twice. The hardware
+ * dispatches CTAs to the dies round-robin ("WG0->XCD0, WG1->XCD1, ..., WG8->
+ * XCD0" on MI300X, whose 8 XCDs each have their own L2); kernels tuned for
+ * chiplets remap tile ids so that each die gets a contiguous chunk (Modular's
+ * MAX kernels, chiplet_transform_chunked; hipBLASLt and Triton do the same).
+ * Both are timed and the cheaper taken, as a library would.
+ *
+ * Round-robin over tiles launched row by row over `cols` tile columns (the
+ * grid, or the square block a wave covers): die d gets tile indices = d mod
+ * D, so with g = gcd(cols, D) it touches 1/g of the B panels and
+ * min(1, cols/D) of the A panels. Chunked: each die gets a square block of
+ * its wave share, or a p x q split of the whole grid (p q = D).
+ */
+static void die_share(long long cols, int D, double *a_frac, double *b_frac)
+{
+	long long a = cols, b = D;
+	while (b) {
+		long long t = a % b;
+		a = b, b = t;
+	}
+	*b_frac = 1.0 / (double)a;
+	*a_frac = dmin(1, (double)cols / D);
+}
+
+/* Bytes a wave pattern fetches: blocks of wr x wc tiles, each die fetching af of the block's A panels and bf
+   of its B panels. */
+static double wave_fill(const struct gemm_in *g, const struct gemm_cand *x, long long tm, long long tn, double wr,
+                        double wc, double dies_af, double dies_bf, double a_share)
+{
+	double ea = dt_bytes(g->dt);
+	double blocks = (double)tm * tn * g->batch / (wr * wc);
+	return blocks * (dies_af * wr * x->bm * ea * a_share + dies_bf * wc * x->bn * ea) * (double)g->k;
+}
+
+static double gemm_die_fill(const struct gemm_in *g, const struct gemm_cand *x, const struct memsys *ms,
+                            long long slots, long long tm, long long tn, double a_all, double b_all, double dram_in,
+                            double l2_cta)
+{
+	int D = ms->dies;
+	double af, bf;
+	die_share(tn, D, &af, &bf);
+	double rr = D * (af * a_all + bf * b_all), ch = INFINITY; /* whole grid, per batch */
+	for (int p = 1; p <= D; p++)
+		if (D % p == 0 && p <= tm && D / p <= tn)
+			ch = dmin(ch, (double)(D / p) * a_all + p * b_all);
+	double whole = dmin(rr, ch);
+	if (whole / D <= 0.5 * ms->l2_die || x->ctas <= slots)
+		return dmax(dram_in, whole * (double)g->batch);
+	double ea = dt_bytes(g->dt), a_share = a_all / ((double)g->m * g->k * ea);
+	long long wv = slots / x->split;
+	double wc = dmin((double)tn, ceil(sqrt((double)wv))), wr = dmin((double)tm, ceil(wv / wc));
+	die_share((long long)wc, D, &af, &bf);
+	double f = wave_fill(g, x, tm, tn, wr, wc, D * af, D * bf, a_share);
+	double wd = dmax(1, floor((double)wv / D)); /* chunked: a square block per die */
+	double wcd = dmin((double)tn, ceil(sqrt(wd))), wrd = dmin((double)tm, ceil(wd / wcd));
+	f = dmin(f, wave_fill(g, x, tm, tn, wrd, wcd, 1, 1, a_share));
+	return dmax(dram_in, dmin(f, (double)x->ctas * l2_cta));
 }
 
 /* Times one candidate; returns 0 if it does not fit the unit. */
@@ -100,11 +162,25 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 	double dram_out = (double)g->m * g->n * g->batch * ec;
 	if (sp > 1)
 		dram_out += (double)g->m * g->n * g->batch * 4 * 2 * sp; /* partials written and read back */
+	/* chiplets: what the dies' own L2s fetch, and what of it crosses */
+	double fill = dram_in;
+	w.d2d_B = 0;
+	if (ms->dies > 1) {
+		if (!(g->warm && in_once <= 0.5 * ms->cache))
+			fill = gemm_die_fill(g, x, ms, slots, tm, tn, a_all, b_all, dram_in, w.l2_B);
+		if (!ms->dedup)
+			dram_in = fill; /* every die's fetch is a device-memory read */
+		w.d2d_B = ms->remote * (fill + dram_out) / (double)x->ctas; /* interleaved: (n-1)/n is remote */
+	}
 	x->dram_B = dram_in + dram_out;
 	w.dram_B = x->dram_B / (double)x->ctas;
 	w.fly_B = (double)(S - 1) * (rows + cols) * bk * ea;
-	double hit = x->ctas * w.l2_B > 0 ? 1 - dram_in / (x->ctas * w.l2_B) : 1;
+	double l2_all = (double)x->ctas * w.l2_B;
+	double hit = l2_all > 0 ? 1 - dram_in / l2_all : 1;
 	w.lat = ms->lat_l2 + (1 - hit) * (ms->lat_dram - ms->lat_l2);
+	/* chiplets: a fill served by another die's cache is an L2 hit that crossed */
+	double cross = l2_all > 0 ? (fill - dram_in) / l2_all : 0;
+	w.lat += cross * ms->lat_d2d;
 	/* a stage is outstanding for the latency plus its own transfer at the unit's share of bandwidth:
 	   with two stages a tile's transfer is not hidden behind the previous tile's MMAs (the warp-level
 	   stepper shows it, tests/test_step.c; the CTAs of a unit are out of phase, so their stages do not
@@ -112,7 +188,9 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 	{
 		double stage = (rows + cols) * bk * ea, units = (double)u->count;
 		double xfer = ms->l2_bw > 0 ? stage / (ms->l2_bw / units) : 0;
-		w.lat += dmax(xfer, stage * (1 - hit) / (ms->dram_bw / units));
+		double xd2d =
+		    ms->d2d_bw > 0 && l2_all > 0 ? stage * ms->remote * fill / l2_all / (ms->d2d_bw / units) : 0;
+		w.lat += dmax(dmax(xfer, xd2d), stage * (1 - hit) / (ms->dram_bw / units));
 	}
 	x->l2_cta = w.l2_B, x->dram_cta = w.dram_B, x->lat = w.lat, x->hit = hit;
 	/* prologue: the first stage arrives after a miss; epilogue writes C */
@@ -122,6 +200,7 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 	if (sp > 1) /* reduction of the partials: a memory-bound pass */
 		x->time += (double)g->m * g->n * g->batch * (4.0 * sp + ec) / ms->dram_bw + ms->lat_dram;
 	x->l2_B = x->ctas * w.l2_B;
+	x->d2d_B = x->ctas * w.d2d_B;
 	x->smem_B = x->ctas * (w.l2_B + smem_rd);
 	return 1;
 }
@@ -211,7 +290,16 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 	   left after static power; above it the clock drops (P ~ f^2 near the top of the DVFS range) */
 	double boost = clock, pdyn = 0, avail = 0;
 	if (ncand && matrix && u->mat_pj > 0 && c->tdp_w > 0) {
-		double duty = dmin(1, best.t[B_MATRIX] / best.time);
+		/* chiplets: the duty cycle is the one the kernel has on one die of the same resources (the
+		   single step the fit was made with; taking the chiplet kernel's lower duty in that one step
+		   would raise the clock past what its power allows) */
+		struct gemm_cand one = best, one2;
+		if (ms.dies > 1) {
+			struct memsys m1 = ms;
+			memsys_of_one(c, &m1);
+			gemm_search(c, u, g, macs_clk, clock, matrix, &m1, bk, &one, &one2);
+		}
+		double duty = dmin(1, one.t[B_MATRIX] / one.time);
 		pdyn = (double)u->count * macs_clk * clock * u->mat_pj * 1e-12 * (dt_bytes(g->dt) / 2) * duty;
 		avail = c->tdp_w * (1 - c->model.static_power);
 		if (pdyn > avail) {
@@ -230,6 +318,7 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 	r->bytes_dram = best.dram_B;
 	r->bytes_l2 = best.l2_B;
 	r->bytes_smem = best.smem_B;
+	r->bytes_d2d = best.d2d_B;
 	r->clock_hz = clock;
 	r->unit_group = gi;
 	r->uses_matrix = matrix;
@@ -272,6 +361,14 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 		   "waves on %ld units\n",
 		   best.occ, best.warps, best.stages * (best.bm + best.bn) * best.bk * ea / 1024, best.ctas, k->waves,
 		   u->count);
+		if (ms.dies > 1)
+			xp(ex,
+			   "chiplets: %d dies, CTAs round-robin, each die's L2 (%.1f MiB) caches what its CTAs reuse; "
+			   "%.0f%% of memory is on other dies: %.4g GB cross at %.0f GB/s (%.2f us), +%.0f ns per "
+			   "miss\n",
+			   ms.dies, ms.l2_die / 1048576.0, ms.remote * 100, best.d2d_B / 1e9, ms.d2d_bw / 1e9,
+			   best.t[B_D2D] * 1e6,
+			   ms.remote * ms.d2d_hops * c->dies.d2d_latency_s * c->model.loaded_latency * 1e9);
 		long long tm = cdiv(g->m, best.bm), tn = cdiv(g->n, best.bn);
 		xp(ex, "padding: %lld x %lld tiles cover %lld x %lld (%.1f%% of the work is padding)\n", tm, tn,
 		   tm * best.bm, tn * best.bn,

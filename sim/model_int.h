@@ -16,7 +16,6 @@
 #include <stdio.h>
 
 void xp(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-double dt_bytes(int dt);
 static inline double dmax(double a, double b)
 {
 	return a > b ? a : b;
@@ -37,8 +36,19 @@ struct memsys {
 	double lat_dram; /* loaded latency of a miss, s */
 	double lat_l2;   /* loaded latency of an L2 hit, s */
 	double cache;    /* bytes of on-chip cache a GEMM's panels can live in */
+	/* chiplets (docs/architecture.md, "Chiplets"); dies = 1: all zero and nothing below applies */
+	int dies;        /* compute dies a kernel's CTAs are spread over, round-robin */
+	double l2_die;   /* L2 bytes of one die: it caches what that die's CTAs reuse */
+	int dedup;       /* a die's miss on a line another die fetched is served on chip (coherent L2s, or a
+	                    memory-side cache shared by all dies such as MI300X's Infinity Cache), not by memory */
+	double remote;   /* share of device-memory bytes homed on another die: (n-1)/n, 0 if memory is local */
+	double d2d_bw;   /* throughput of the die-to-die network under uniform traffic, B/s (0 = none) */
+	double d2d_hops; /* average die boundaries a remote access crosses */
+	double lat_d2d;  /* latency a remote access adds under load, averaged over all accesses, s */
 };
 void memsys_of(const struct arch_chip *c, struct memsys *m);
+/* The memory of the same chip built as one die (the chiplet terms left out). */
+void memsys_of_one(const struct arch_chip *c, struct memsys *m);
 
 /* The unit group and pipe that run dtype dt (the best matrix unit, else the
    best vector unit); -1 if none. need_unit also writes the reason to why. */
@@ -56,6 +66,7 @@ struct wave_cost {
 	double fly_B;   /* bytes one CTA keeps in flight */
 	double lat;     /* latency those bytes see */
 	double fixed_s; /* prologue + epilogue of one CTA */
+	double d2d_B;   /* bytes one CTA moves across dies (average; 0 on one die) */
 };
 double waves_time(long long ctas, long units, int occ, const struct wave_cost *k, const struct memsys *m, double *t,
                   enum dm_bound pipe);

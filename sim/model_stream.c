@@ -34,6 +34,9 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 			t[B_L2] = (s->rd + s->wr + s->l2_extra) / ms.l2_bw;
 	}
 	t[B_LATENCY] = (s->rd + s->wr) / little;
+	/* chiplets: an interleaved stream reads and writes (n-1)/n of its bytes on other dies */
+	double d2d = in_l2 ? 0 : ms.remote * (s->rd + s->wr);
+	t[B_D2D] = ms.d2d_bw > 0 ? d2d / ms.d2d_bw : 0;
 	double lanes = 0, sfu = 0;
 	for (int g = 0; g < c->nunits; g++) {
 		lanes += c->units[g].vec[DT_FP32] * c->units[g].count * c->units[g].clock_hz;
@@ -52,6 +55,7 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 	r->bytes_dram = rd_dram + (in_l2 ? 0 : s->wr);
 	r->bytes_l2 = s->rd + s->wr + s->l2_extra;
 	r->bytes_smem = 0;
+	r->bytes_d2d = d2d;
 	r->clock_hz = u->clock_hz;
 	r->unit_group = gi;
 	r->uses_matrix = 0;
@@ -72,6 +76,10 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 		   "latency %.0f ns = %.0f GB/s (Little's law)\n",
 		   in_l2 ? "L2" : "device memory", bw / 1e9, fly / 1024, resident, s->fly_per_thread, lat * 1e9,
 		   little / 1e9);
+		if (ms.dies > 1)
+			xp(ex,
+			   "chiplets: %d dies, %.0f%% of memory on other dies: %.4g MB cross at %.0f GB/s (%.2f us)\n",
+			   ms.dies, ms.remote * 100, d2d / 1e6, ms.d2d_bw / 1e9, t[B_D2D] * 1e6);
 		xp(ex, "pipes: %.4g G lane ops (%.2f us), %.4g G special-function ops (%.2f us)\n", s->vec_ops / 1e9,
 		   t[B_VECTOR] * 1e6, s->sfu_ops / 1e9, t[B_SFU] * 1e6);
 	}

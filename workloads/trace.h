@@ -58,7 +58,7 @@
 
 #define TR_MAX_AFTER 8
 #define TR_MAX_RANKS (1 << 20)
-#define TR_MSG_MAX 512
+#define TR_MSG_MAX   512
 
 enum tr_kind { TK_OP, TK_COLL, TK_SEND, TK_RECV, TK_DELAY, TK_MARK, TK_MEM, TK_COUNT };
 /* memory categories of a `memory` statement */
@@ -103,9 +103,9 @@ enum tr_wkind { WK_TRAIN, WK_INFER };
 struct tr_workload {
 	char name[48];
 	enum tr_wkind kind;
-	double model_flops;   /* FLOPs of the whole job per step, as the model counts them (0 = not given) */
-	double tokens;        /* tokens per step (training: processed; inference: generated) */
-	long decode_steps;    /* inference: decode steps in the trace (0 = none) */
+	double model_flops; /* FLOPs of the whole job per step, as the model counts them (0 = not given) */
+	double tokens;      /* tokens per step (training: processed; inference: generated) */
+	long decode_steps;  /* inference: decode steps in the trace (0 = none) */
 	int line;
 };
 

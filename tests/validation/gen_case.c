@@ -8,17 +8,14 @@
  */
 #include "gen_case.h"
 #include "cli.h"
+#include "procpool.h"
 #include "replay.h"
 #include "trace.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #define MAX_ARGS 96
 
@@ -120,127 +117,61 @@ char *vgen_trace(const struct gen_config *c, const char *cmdline, const char *at
 	return text;
 }
 
-/* The child: parse, replay, send the result up the pipe, exit. */
-static void child(const char *text, const struct arch_chip *c, int fd)
-{
-	struct vgen_result res;
-	memset(&res, 0, sizeof res);
-	struct trace *t = tr_parse_string(text, "case.trace", res.why, sizeof res.why);
-	if (!t) {
-		res.rc = SIM_EXIT_TRACE;
-	} else {
-		struct rp_options o = {0, 1, 0, 0};
-		struct rp_result r;
-		memset(&r, 0, sizeof r);
-		res.rc = rp_run(c, t, &o, &r, res.why, sizeof res.why);
-		if (!res.rc) {
-			res.time_s = r.time_s;
-			res.ranks = r.ranks;
-			res.nrep = r.nrep;
-			rp_result_free(&r);
-		}
-		tr_free(t);
-	}
-	ssize_t w = write(fd, &res, sizeof res);
-	_exit(w == (ssize_t)sizeof res ? 0 : 1);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-struct slot {
-	pid_t pid;
-	int fd, idx;
-	double t0;
+struct vgen_batch {
+	const char *const *texts;
+	const struct arch_chip *const *chips;
+	struct vgen_result *res;
 };
 
-static void finish(struct slot *s, int status, struct vgen_result *res)
+/* In the child: parse, replay (SimGrid runs one simulation per process). */
+static void replay_one(long i, void *ctx, void *out)
 {
-	struct vgen_result *r = &res[s->idx];
-	ssize_t got = read(s->fd, r, sizeof *r);
-	close(s->fd);
-	if (got != (ssize_t)sizeof *r || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		memset(r, 0, sizeof *r);
-		r->rc = -1;
-		if (WIFSIGNALED(status))
-			snprintf(r->why, sizeof r->why, "the replay's child process died of signal %d (%s)",
-			         WTERMSIG(status), strsignal(WTERMSIG(status)));
-		else
-			snprintf(r->why, sizeof r->why, "the replay's child process failed");
+	const struct vgen_batch *b = ctx;
+	struct vgen_result *res = out;
+	if (!b->texts[i] || !b->chips[i]) {
+		res->rc = -1;
+		snprintf(res->why, sizeof res->why, "no trace or no chip");
+		return;
 	}
-	r->wall_s = now_s() - s->t0;
-	s->pid = 0;
+	struct trace *t = tr_parse_string(b->texts[i], "case.trace", res->why, sizeof res->why);
+	if (!t) {
+		res->rc = SIM_EXIT_TRACE;
+		return;
+	}
+	struct rp_options o = {0, 1, 0, 0};
+	struct rp_result r;
+	memset(&r, 0, sizeof r);
+	res->rc = rp_run(b->chips[i], t, &o, &r, res->why, sizeof res->why);
+	if (!res->rc) {
+		res->time_s = r.time_s;
+		res->ranks = r.ranks;
+		res->nrep = r.nrep;
+		rp_result_free(&r);
+	}
+	tr_free(t);
+}
+
+/* In the parent, when row i's child has ended. */
+static void replayed(long i, void *ctx, int ok, int status, double wall_s)
+{
+	struct vgen_result *r = &((const struct vgen_batch *)ctx)->res[i];
+	if (!ok) {
+		char d[160];
+		pp_describe(status, d, sizeof d);
+		r->rc = -1;
+		snprintf(r->why, sizeof r->why, "the replay's child process %s", d);
+	}
+	r->wall_s = wall_s;
 }
 
 void vgen_replay_all(const char *const *texts, const struct arch_chip *const *chips, int n, int jobs,
                      struct vgen_result *res)
 {
-	struct slot *sl = calloc((size_t)(jobs > 0 ? jobs : 1), sizeof *sl);
-	if (!sl) {
-		for (int i = 0; i < n; i++) {
-			res[i].rc = -1;
-			snprintf(res[i].why, sizeof res[i].why, "out of memory");
-		}
-		return;
-	}
-	if (jobs < 1)
-		jobs = 1;
-	int next = 0, running = 0;
-	while (next < n || running > 0) {
-		while (running < jobs && next < n) {
-			int i = next++, p[2];
-			memset(&res[i], 0, sizeof res[i]);
-			if (!texts[i] || !chips[i]) {
+	struct vgen_batch b = {texts, chips, res};
+	if (pp_run(n, jobs, sizeof *res, res, replay_one, replayed, &b))
+		for (int i = 0; i < n; i++)
+			if (!res[i].rc && !res[i].time_s) {
 				res[i].rc = -1;
-				snprintf(res[i].why, sizeof res[i].why, "no trace or no chip");
-				continue;
+				snprintf(res[i].why, sizeof res[i].why, "cannot start a process: %s", strerror(errno));
 			}
-			fflush(NULL); /* the child must not write the parent's buffers again */
-			if (pipe(p)) {
-				res[i].rc = -1;
-				snprintf(res[i].why, sizeof res[i].why, "pipe: %s", strerror(errno));
-				continue;
-			}
-			double t0 = now_s();
-			pid_t pid = fork();
-			if (pid < 0) {
-				res[i].rc = -1;
-				snprintf(res[i].why, sizeof res[i].why, "fork: %s", strerror(errno));
-				close(p[0]);
-				close(p[1]);
-				continue;
-			}
-			if (pid == 0) {
-				close(p[0]);
-				child(texts[i], chips[i], p[1]);
-			}
-			close(p[1]);
-			for (int k = 0; k < jobs; k++)
-				if (!sl[k].pid) {
-					sl[k] = (struct slot){pid, p[0], i, t0};
-					break;
-				}
-			running++;
-		}
-		if (!running)
-			break;
-		int status;
-		pid_t pid = waitpid(-1, &status, 0);
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			break; /* no children left: cannot happen while running > 0 */
-		}
-		for (int k = 0; k < jobs; k++)
-			if (sl[k].pid == pid) {
-				finish(&sl[k], status, res);
-				running--;
-				break;
-			}
-	}
-	free(sl);
 }

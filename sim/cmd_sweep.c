@@ -1,0 +1,695 @@
+/*
+ * cmd_sweep.c -- `sim sweep CONFIG (TRACE | --op 'OP') --set key=v1,v2,...
+ * [--set key=...]... [-o results.csv] [--plot out.svg [--metric M] [--x key]]
+ * [--jobs N]`
+ *
+ * The cartesian grid of the listed config values: every point is the config
+ * loaded with one value of each key as a --set override (arch_load), on
+ * which the op is predicted (device model) or the trace replayed (SimGrid).
+ * SimGrid runs one simulation per process, so every point runs in a child
+ * process (fork) that sends one fixed-size row up a pipe; up to --jobs run
+ * at once. Rows come out in grid order (the last --set varies fastest), so
+ * the CSV is the same bytes whatever the number of jobs.
+ *
+ * Errors: a key the config does not have fails up front (exit 78, before
+ * anything runs); a value a point cannot take (out of range, wrong unit) is
+ * that point's row with an error column; output files are opened up front
+ * (exit 73) and renamed into place only when complete.
+ */
+#include "cli.h"
+#include "model.h"
+#include "plot.h"
+#include "procpool.h"
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char cmd_sweep_help[] =
+    "usage: sim sweep CONFIG (TRACE | --op 'OP') --set key=v1,v2,... [--set key=...]...\n"
+    "                 [-o FILE.csv] [--plot FILE.svg [--metric M] [--x key]] [--jobs N]\n"
+    "\n"
+    "Runs the cartesian grid of the listed config values: each point is CONFIG\n"
+    "with one value of every --set key applied as an override (values as the\n"
+    "config takes them, with units: --set 'memory.device.bandwidth=2TB/s,3.35TB/s'),\n"
+    "on which OP is predicted by the device model (as `sim op`) or TRACE is\n"
+    "replayed (as `sim run`, one child process per point). A --set with one\n"
+    "value is a fixed override (it still gets a column).\n"
+    "\n"
+    "Prints CSV, one row per point in grid order (the last --set varies\n"
+    "fastest): the values of the keys, then\n"
+    "  time_s          the op's time or the step time\n"
+    "  bound           op: what bounds it (matrix, dram, ...); trace: compute,\n"
+    "                  comm or wait, the largest part of the critical path\n"
+    "  tflops          achieved TFLOP/s (per device for a trace)\n"
+    "  mfu             op: share of the peak of the pipe used; trace: model FLOPs\n"
+    "                  utilization with a `workload` line, else achieved / peak\n"
+    "  tokens_per_s    trace with a `workload` line\n"
+    "  peak_mem_bytes  trace with `memory` lines: the rank that needs most\n"
+    "  fits            1 or 0 against the device memory (trace with `memory` lines)\n"
+    "  error           why the point has no result (a value out of range, a\n"
+    "                  rank that does not fit, a deadlock); empty otherwise\n"
+    "Empty fields have no value for that kind of point.\n"
+    "\n"
+    "options:\n"
+    "  --op 'OP'           the op to predict (as `sim op` reads it)\n"
+    "  --set key=v1,v2     the values of a config key (repeatable, up to 16)\n"
+    "  -o FILE.csv         write the CSV to FILE (whole or not at all)\n"
+    "  --plot FILE.svg     a line chart of --metric against --x, one line per\n"
+    "                      combination of the other keys' values\n"
+    "  --metric M          time (default), tflops, mfu or tokens_per_s\n"
+    "  --x key             the swept key on the x axis (default: the first)\n"
+    "  --jobs N            points run at once (default: the CPUs)\n"
+    "\n"
+    "Progress (\"12/100 points\") goes to stderr on a terminal, or when the\n"
+    "sweep takes more than 2 s.\n"
+    "\n"
+    "exit codes: 0 ok (rows may carry errors), 2 usage (a malformed value\n"
+    "list, --x not swept), 65 bad op or trace, 66 file missing, 73 cannot\n"
+    "write output, 78 bad config or a key the config does not have.\n"
+    "\n"
+    "examples:\n"
+    "  sim sweep configs/h100.cfg --op 'gemm m=8192 n=8192 k=8192 dtype=bf16' --set compute.sm.count=66,132\n"
+    "  sim sweep configs/h100.cfg traces/allreduce_8.trace --set links.nvlink.count=9,18 -o sweep.csv\n";
+
+#define SW_MAX_KEYS   CLI_MAX_SETS
+#define SW_MAX_VALS   1000
+#define SW_MAX_POINTS 100000
+
+struct sw_key {
+	char *key;   /* "compute.sm.count" (points into buf) */
+	char **vals; /* its values, in order */
+	int nvals;
+	char *buf; /* a copy of the --set text, cut at '=' and ',' */
+};
+
+/* What a point's child sends up its pipe: fixed size, no pointers. */
+struct sw_row {
+	int rc;                                             /* 0, or the exit code the point's error maps to */
+	int fits;                                           /* 1, 0, or -1 when not known */
+	double time_s, tflops, mfu, tokens_per_s, peak_mem; /* NaN = no value */
+	char bound[16];
+	char why[480];
+};
+
+enum sw_metric { M_TIME, M_TFLOPS, M_MFU, M_TOKENS };
+static const char *const metric_names[] = {"time", "tflops", "mfu", "tokens_per_s"};
+static const char *const metric_labels[] = {"time (s)", "TFLOP/s", "MFU", "tokens/s"};
+
+struct sw_args {
+	const char *config, *trace, *op, *out, *plot;
+	struct sw_key keys[SW_MAX_KEYS];
+	int nkeys;
+	int xkey; /* index into keys */
+	const char *xname;
+	enum sw_metric metric;
+	int jobs;
+};
+
+/* What every point shares, read-only in the children. */
+struct sw_job {
+	const struct sw_args *a;
+	struct op op;
+	const struct trace *t;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* "key=v1,v2" -> a key; returns 0 or a usage error. */
+static int parse_set(const char *text, struct sw_key *k)
+{
+	const char *eq = strchr(text, '=');
+	if (!eq || eq == text)
+		return cli_usage_error("sweep", "--set '%s': expected key=v1,v2,...", text);
+	if (!eq[1])
+		return cli_usage_error("sweep", "--set '%s': no values", text);
+	if (!(k->buf = strdup(text)))
+		return cli_usage_error("sweep", "out of memory");
+	char *v = k->buf + (eq - text);
+	*v++ = '\0';
+	k->key = k->buf;
+	int n = 1;
+	for (const char *s = v; *s; s++)
+		n += *s == ',';
+	if (n > SW_MAX_VALS)
+		return cli_usage_error("sweep", "--set %s: more than %d values", k->key, SW_MAX_VALS);
+	if (!(k->vals = calloc((size_t)n, sizeof *k->vals)))
+		return cli_usage_error("sweep", "out of memory");
+	for (char *s = v;; s++) {
+		char *e = strchr(s, ',');
+		if (e)
+			*e = '\0';
+		if (!*s)
+			return cli_usage_error("sweep", "--set %s: malformed value list '%s' (an empty value)", k->key,
+			                       text + (eq - text) + 1);
+		k->vals[k->nvals++] = s;
+		if (!e)
+			break;
+		s = e;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct sw_args *a)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	a->jobs = cpus > 0 ? (int)cpus : 1;
+	const char *pos[2] = {NULL, NULL};
+	int npos = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i];
+		if (!strcmp(s, "--set") || !strcmp(s, "--op") || !strcmp(s, "-o") || !strcmp(s, "--plot") ||
+		    !strcmp(s, "--metric") || !strcmp(s, "--x") || !strcmp(s, "--jobs")) {
+			if (i + 1 >= argc)
+				return cli_usage_error("sweep", "%s needs a value", s);
+			const char *v = argv[++i];
+			int rc = 0;
+			if (!strcmp(s, "--set")) {
+				if (a->nkeys == SW_MAX_KEYS)
+					return cli_usage_error("sweep", "more than %d --set options", SW_MAX_KEYS);
+				rc = parse_set(v, &a->keys[a->nkeys++]);
+			} else if (!strcmp(s, "--op")) {
+				a->op = v;
+			} else if (!strcmp(s, "-o")) {
+				a->out = v;
+			} else if (!strcmp(s, "--plot")) {
+				a->plot = v;
+			} else if (!strcmp(s, "--x")) {
+				a->xname = v;
+			} else if (!strcmp(s, "--metric")) {
+				int m = 0;
+				while (m < 4 && strcmp(v, metric_names[m]))
+					m++;
+				if (m == 4)
+					return cli_usage_error(
+					    "sweep", "--metric %s: expected time, tflops, mfu or tokens_per_s", v);
+				a->metric = (enum sw_metric)m;
+			} else {
+				char *end;
+				errno = 0;
+				long j = strtol(v, &end, 10);
+				if (*end || errno || j < 1 || j > 256)
+					return cli_usage_error("sweep", "--jobs %s: expected an integer from 1 to 256",
+					                       v);
+				a->jobs = (int)j;
+			}
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (s[0] == '-' && s[1])
+			return cli_usage_error("sweep", "unknown option '%s'", s);
+		if (npos == 2)
+			return cli_usage_error("sweep", "unexpected argument '%s' (expected CONFIG and TRACE or --op)",
+			                       s);
+		pos[npos++] = s;
+	}
+	a->config = pos[0];
+	a->trace = pos[1];
+	if (!a->config)
+		return cli_usage_error("sweep", "missing CONFIG");
+	if (!a->trace == !a->op)
+		return cli_usage_error("sweep", "expected a TRACE or --op 'OP' (one of them)");
+	if (!a->nkeys)
+		return cli_usage_error("sweep", "nothing to sweep: give --set key=v1,v2,...");
+	a->xkey = 0;
+	if (a->xname) {
+		a->xkey = -1;
+		for (int k = 0; k < a->nkeys; k++)
+			if (!strcmp(a->keys[k].key, a->xname))
+				a->xkey = k;
+		if (a->xkey < 0)
+			return cli_usage_error("sweep", "--x %s is not a swept key", a->xname);
+	}
+	if ((a->xname || a->metric) && !a->plot)
+		return cli_usage_error("sweep", "--x and --metric need --plot");
+	if (a->plot && a->metric == M_TOKENS && !a->trace)
+		return cli_usage_error("sweep", "--metric tokens_per_s needs a TRACE");
+	long points = 1;
+	for (int k = 0; k < a->nkeys; k++) {
+		points *= a->keys[k].nvals;
+		if (points > SW_MAX_POINTS)
+			return cli_usage_error("sweep", "more than %d points", SW_MAX_POINTS);
+	}
+	return 0;
+}
+
+static void free_args(struct sw_args *a)
+{
+	for (int k = 0; k < a->nkeys; k++) {
+		free(a->keys[k].vals);
+		free(a->keys[k].buf);
+	}
+}
+
+/* Point i's value index for key k (the last key varies fastest). */
+static int val_index(const struct sw_args *a, long i, int k)
+{
+	for (int m = a->nkeys - 1; m > k; m--)
+		i /= a->keys[m].nvals;
+	return (int)(i % a->keys[k].nvals);
+}
+
+static long npoints(const struct sw_args *a)
+{
+	long n = 1;
+	for (int k = 0; k < a->nkeys; k++)
+		n *= a->keys[k].nvals;
+	return n;
+}
+
+/* The base config, then each key alone: an error that is not about the value fails the sweep. */
+static int check_keys(const struct sw_args *a, char *chip, size_t chiplen)
+{
+	struct arch_error err;
+	struct arch_chip *c = arch_load(a->config, NULL, 0, &err);
+	if (!c) {
+		arch_error_print(&err, stderr);
+		return err.exit_code;
+	}
+	snprintf(chip, chiplen, "%s", c->name);
+	arch_free(c);
+	for (int k = 0; k < a->nkeys; k++) {
+		char set[512];
+		snprintf(set, sizeof set, "%s=%s", a->keys[k].key, a->keys[k].vals[0]);
+		const char *sets[1] = {set};
+		if ((c = arch_load(a->config, sets, 1, &err))) {
+			arch_free(c);
+			continue;
+		}
+		size_t n = strlen(a->keys[k].key);
+		if (!strncmp(err.msg, a->keys[k].key, n) && err.msg[n] == ':')
+			continue; /* about this value: that point's row says so */
+		if (!strcmp(err.file, "--set"))
+			fprintf(stderr, "--set:%d: %s\n", k + 1, err.msg);
+		else
+			arch_error_print(&err, stderr);
+		return err.exit_code;
+	}
+	return 0;
+}
+
+static void first_line(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%.*s", (int)strcspn(src, "\n"), src);
+}
+
+static void run_op(const struct sw_job *j, const struct arch_chip *c, struct sw_row *row)
+{
+	struct dm_result r;
+	char why[512];
+	if (dm_predict(c, &j->op, &r, NULL, why, sizeof why)) {
+		row->rc = SIM_EXIT_TRACE;
+		snprintf(row->why, sizeof row->why, "%s: %.400s", op_kind_name(j->op.kind), why);
+		return;
+	}
+	row->time_s = r.time_s;
+	row->tflops = r.tflops;
+	row->mfu = r.peak_frac;
+	snprintf(row->bound, sizeof row->bound, "%s", dm_bound_name(r.bound));
+}
+
+static void run_trace(const struct sw_job *j, const struct arch_chip *c, struct sw_row *row)
+{
+	static char why[8192];
+	struct rp_options o = {0, 1, 0, 0};
+	struct rp_result r;
+	memset(&r, 0, sizeof r);
+	int rc = rp_run(c, j->t, &o, &r, why, sizeof why);
+	if (rc) {
+		row->rc = rc;
+		if (rc == SIM_EXIT_NOFIT)
+			row->fits = 0;
+		first_line(row->why, sizeof row->why, why);
+		return;
+	}
+	struct report rep;
+	if (report_build(&rep, c, j->t, &r)) {
+		row->rc = SIM_EXIT_INTERNAL;
+		snprintf(row->why, sizeof row->why, "out of memory building the report");
+		rp_result_free(&r);
+		return;
+	}
+	row->time_s = r.time_s;
+	row->tflops = rep.tflops_dev;
+	row->mfu = rep.has_workload && rep.model_mfu > 0 ? rep.model_mfu : rep.mfu;
+	if (rep.has_workload)
+		row->tokens_per_s = rep.tokens_per_s;
+	if (rep.mem_rank >= 0) {
+		row->peak_mem = rep.mem_peak;
+		row->fits = rep.mem_device <= 0 || rep.mem_peak <= rep.mem_device;
+	}
+	double comm = rep.crit_comm, wait = rep.crit_wait, comp = rep.crit_compute;
+	snprintf(row->bound, sizeof row->bound, "%s",
+	         comp >= comm && comp >= wait ? "compute"
+	         : comm >= wait               ? "comm"
+	                                      : "wait");
+	report_free(&rep);
+	rp_result_free(&r);
+}
+
+struct sw_pool {
+	const struct sw_job *j;
+	struct sw_row *rows;
+	long n, done;
+	int tty;
+	double t0, last;
+};
+
+/* In point i's child: load the config with the point's values, run. */
+static void run_point(long i, void *ctx, void *out)
+{
+	const struct sw_job *j = ((const struct sw_pool *)ctx)->j;
+	const struct sw_args *a = j->a;
+	struct sw_row *row = out;
+	row->fits = -1;
+	row->time_s = row->tflops = row->mfu = row->tokens_per_s = row->peak_mem = NAN;
+	char buf[SW_MAX_KEYS][512];
+	const char *sets[SW_MAX_KEYS];
+	for (int k = 0; k < a->nkeys; k++) {
+		snprintf(buf[k], sizeof buf[k], "%s=%s", a->keys[k].key, a->keys[k].vals[val_index(a, i, k)]);
+		sets[k] = buf[k];
+	}
+	struct arch_error err;
+	struct arch_chip *c = arch_load(a->config, sets, a->nkeys, &err);
+	if (!c) {
+		row->rc = err.exit_code;
+		first_line(row->why, sizeof row->why, err.msg);
+	} else if (j->t) {
+		run_trace(j, c, row);
+	} else {
+		run_op(j, c, row);
+	}
+}
+
+static void progress(long done, long n, double t0, int tty, double *last)
+{
+	double t = now_s() - t0;
+	if (tty) {
+		fprintf(stderr, "\rsim sweep: %ld/%ld points", done, n);
+		if (done == n)
+			fputc('\n', stderr);
+	} else if (t > 2 && (t - *last >= 2 || done == n)) {
+		fprintf(stderr, "sim sweep: %ld/%ld points (%.1f s)\n", done, n, t);
+		*last = t;
+	}
+}
+
+/* In the parent, when point i's child has ended. */
+static void point_done(long i, void *ctx, int ok, int status, double wall_s)
+{
+	(void)wall_s;
+	struct sw_pool *p = ctx;
+	struct sw_row *r = &p->rows[i];
+	if (!ok) {
+		char d[160];
+		pp_describe(status, d, sizeof d);
+		r->rc = SIM_EXIT_INTERNAL;
+		r->fits = -1;
+		r->time_s = r->tflops = r->mfu = r->tokens_per_s = r->peak_mem = NAN;
+		snprintf(r->why, sizeof r->why, "the point's process %s", d);
+	}
+	progress(++p->done, p->n, p->t0, p->tty, &p->last);
+}
+
+/* Runs every point, up to --jobs at once; rows[i] is point i's. */
+static int run_all(const struct sw_job *j, long n, struct sw_row *rows)
+{
+	struct sw_pool p = {j, rows, n, 0, isatty(2), now_s(), 0};
+	if (pp_run(n, j->a->jobs, sizeof *rows, rows, run_point, point_done, &p)) {
+		fprintf(stderr, "sim sweep: cannot start a process: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void csv_num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, ",%.6g", v);
+	else
+		fputc(',', f);
+}
+
+static void write_csv(FILE *f, const struct sw_args *a, const struct sw_row *rows, long n)
+{
+	for (int k = 0; k < a->nkeys; k++) {
+		csv_field(f, a->keys[k].key);
+		fputc(',', f);
+	}
+	fputs("time_s,bound,tflops,mfu,tokens_per_s,peak_mem_bytes,fits,error\n", f);
+	for (long i = 0; i < n; i++) {
+		const struct sw_row *r = &rows[i];
+		for (int k = 0; k < a->nkeys; k++) {
+			csv_field(f, a->keys[k].vals[val_index(a, i, k)]);
+			fputc(',', f);
+		}
+		if (isfinite(r->time_s))
+			fprintf(f, "%.6g", r->time_s);
+		fputc(',', f);
+		csv_field(f, r->bound);
+		csv_num(f, r->tflops);
+		csv_num(f, r->mfu);
+		csv_num(f, r->tokens_per_s);
+		csv_num(f, r->peak_mem);
+		fputc(',', f);
+		if (r->fits >= 0)
+			fprintf(f, "%d", r->fits);
+		fputc(',', f);
+		csv_field(f, r->why);
+		fputc('\n', f);
+	}
+}
+
+static double metric(const struct sw_row *r, enum sw_metric m)
+{
+	if (r->rc)
+		return NAN;
+	switch (m) {
+	case M_TIME: return r->time_s;
+	case M_TFLOPS: return r->tflops;
+	case M_MFU: return r->mfu;
+	default: return r->tokens_per_s;
+	}
+}
+
+/* The x values as numbers: every value parses as the same kind of quantity. */
+static int x_numbers(const struct sw_key *k, double *x)
+{
+	char why[256];
+	for (int kind = 0; kind < UNIT_KIND_COUNT; kind++) {
+		int ok = 1;
+		for (int v = 0; v < k->nvals && ok; v++)
+			ok = !units_parse(k->vals[v], (enum unit_kind)kind, &x[v], why, sizeof why) && isfinite(x[v]);
+		if (ok)
+			return 1;
+	}
+	for (int v = 0; v < k->nvals; v++)
+		x[v] = v + 1;
+	return 0;
+}
+
+/* One line per combination of the other keys: the points that share it, in x order. */
+static int plot_lines(struct plot *p, const struct sw_args *a, const struct sw_row *rows, long n, const double *xv,
+                      double *ylo, double *yhi)
+{
+	const struct sw_key *xk = &a->keys[a->xkey];
+	double *xs = malloc((size_t)xk->nvals * sizeof *xs), *ys = malloc((size_t)xk->nvals * sizeof *ys);
+	int bad = !xs || !ys, line = 0;
+	*ylo = INFINITY;
+	*yhi = -INFINITY;
+	for (long i = 0; i < n && !bad; i++) {
+		if (val_index(a, i, a->xkey))
+			continue; /* each line starts at the point with the first x value */
+		long stride = 1;
+		for (int m = a->nkeys - 1; m > a->xkey; m--)
+			stride *= a->keys[m].nvals;
+		for (int v = 0; v < xk->nvals; v++) {
+			xs[v] = xv[v];
+			ys[v] = metric(&rows[i + v * stride], a->metric);
+			if (isfinite(ys[v])) {
+				*ylo = ys[v] < *ylo ? ys[v] : *ylo;
+				*yhi = ys[v] > *yhi ? ys[v] : *yhi;
+			}
+		}
+		char leg[256] = "";
+		size_t used = 0;
+		for (int k = 0; k < a->nkeys && used < sizeof leg; k++)
+			if (k != a->xkey && a->keys[k].nvals > 1)
+				used += (size_t)snprintf(leg + used, sizeof leg - used, "%s%s=%s", used ? ", " : "",
+				                         a->keys[k].key, a->keys[k].vals[val_index(a, i, k)]);
+		bad |= plot_line(p, xs, ys, xk->nvals, line, PLOT_SOLID, used ? leg : NULL);
+		for (int v = 0; v < xk->nvals && !bad; v++)
+			if (isfinite(ys[v]))
+				bad |= plot_point(p, xs[v], ys[v], 3, line, NULL);
+		line++;
+	}
+	free(xs);
+	free(ys);
+	return bad;
+}
+
+static int write_plot(FILE *f, const struct sw_args *a, const char *chip, const struct sw_row *rows, long n)
+{
+	const struct sw_key *xk = &a->keys[a->xkey];
+	char title[512];
+	snprintf(title, sizeof title, "%s on %s: %s", a->trace ? a->trace : a->op, chip, metric_labels[a->metric]);
+	struct plot *p = plot_new(1100, 600, title);
+	double *xv = malloc((size_t)xk->nvals * sizeof *xv);
+	if (!p || !xv) {
+		free(xv);
+		plot_free(p);
+		return -1;
+	}
+	int numeric = x_numbers(xk, xv);
+	double xlo = xv[0], xhi = xv[0], ylo, yhi;
+	for (int v = 1; v < xk->nvals; v++) {
+		xlo = xv[v] < xlo ? xv[v] : xlo;
+		xhi = xv[v] > xhi ? xv[v] : xhi;
+	}
+	int xlog = numeric && xlo > 0 && xhi >= 100 * xlo;
+	int bad = plot_lines(p, a, rows, n, xv, &ylo, &yhi);
+	if (!numeric) {
+		char note[512];
+		size_t used = (size_t)snprintf(note, sizeof note, "x: ");
+		for (int v = 0; v < xk->nvals && used < sizeof note; v++)
+			used += (size_t)snprintf(note + used, sizeof note - used, "%s%d=%s", v ? ", " : "", v + 1,
+			                         xk->vals[v]);
+		bad |= plot_note(p, note);
+	}
+	if (!isfinite(ylo)) {
+		ylo = 0;
+		yhi = 1;
+	}
+	double pad = (xhi - xlo) * 0.05;
+	if (xlog)
+		plot_axis(p, 0, xlo / 1.2, xhi * 1.2, 1, xk->key);
+	else
+		plot_axis(p, 0, pad > 0 ? xlo - pad : xlo - 1, pad > 0 ? xhi + pad : xhi + 1, 0, xk->key);
+	plot_axis(p, 1, ylo >= 0 ? 0 : ylo * 1.1, yhi > 0 ? yhi * 1.1 : 1, 0, metric_labels[a->metric]);
+	if (!bad)
+		bad = plot_write(p, f);
+	free(xv);
+	plot_free(p);
+	return bad;
+}
+
+/* An output file opened up front under a temporary name, renamed when complete. */
+struct out_file {
+	const char *path;
+	char tmp[4200];
+	FILE *f;
+};
+
+static int out_open(struct out_file *o, const char *path)
+{
+	o->path = path;
+	snprintf(o->tmp, sizeof o->tmp, "%s.tmp%ld", path, (long)getpid());
+	if (!(o->f = fopen(o->tmp, "w"))) {
+		fprintf(stderr, "sim sweep: cannot write %s: %s\n", path, strerror(errno));
+		return SIM_EXIT_CANTCREAT;
+	}
+	return 0;
+}
+
+static int out_close(struct out_file *o, int keep)
+{
+	if (!o->f)
+		return 0;
+	int bad = ferror(o->f);
+	bad |= fclose(o->f) != 0;
+	o->f = NULL;
+	if (keep && !bad && !rename(o->tmp, o->path))
+		return 0;
+	int err = errno;
+	unlink(o->tmp);
+	if (!keep)
+		return 0;
+	fprintf(stderr, "sim sweep: cannot write %s: %s\n", o->path, strerror(err ? err : EIO));
+	return SIM_EXIT_CANTCREAT;
+}
+
+static int sweep(struct sw_args *a, struct out_file *csv, struct out_file *svg)
+{
+	struct sw_job j = {a, {0}, NULL};
+	char why[4096], chip[ARCH_NAME_MAX];
+	int code = 0;
+	struct trace *t = NULL;
+	if (a->op && op_parse(a->op, NULL, &j.op, why, sizeof why)) {
+		fprintf(stderr, "sim sweep: %s\n", why);
+		return SIM_EXIT_TRACE;
+	}
+	if (a->trace && !(t = tr_load(a->trace, &code, why, sizeof why))) {
+		fprintf(stderr, "%s\n", why);
+		return code;
+	}
+	j.t = t;
+	if (a->plot && a->metric == M_TOKENS && !tr_workload(t)) {
+		tr_free(t);
+		return cli_usage_error("sweep", "--metric tokens_per_s: %s has no workload line", a->trace);
+	}
+	if ((code = check_keys(a, chip, sizeof chip)) || (a->out && (code = out_open(csv, a->out))) ||
+	    (a->plot && (code = out_open(svg, a->plot)))) {
+		tr_free(t);
+		return code;
+	}
+	long n = npoints(a);
+	struct sw_row *rows = calloc((size_t)n, sizeof *rows);
+	if (!rows || run_all(&j, n, rows)) {
+		free(rows);
+		tr_free(t);
+		if (!rows)
+			fprintf(stderr, "sim sweep: out of memory\n");
+		return SIM_EXIT_INTERNAL;
+	}
+	write_csv(csv->f ? csv->f : stdout, a, rows, n);
+	if (svg->f && write_plot(svg->f, a, chip, rows, n))
+		code = SIM_EXIT_CANTCREAT;
+	free(rows);
+	tr_free(t);
+	return code;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	static struct sw_args a;
+	memset(&a, 0, sizeof a);
+	struct out_file csv = {0}, svg = {0};
+	int code = parse_args(argc, argv, &a);
+	if (!code)
+		code = sweep(&a, &csv, &svg);
+	int c1 = out_close(&csv, !code), c2 = out_close(&svg, !code);
+	if (!code)
+		code = c1 ? c1 : c2;
+	free_args(&a);
+	if (!code && (fflush(stdout) || ferror(stdout))) {
+		fprintf(stderr, "sim sweep: cannot write output\n");
+		code = SIM_EXIT_CANTCREAT;
+	}
+	return code;
+}

@@ -1,0 +1,1 @@
+compare configs/h100.cfg configs/mi300x.cfg traces/allreduce_8.trace
