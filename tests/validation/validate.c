@@ -9,6 +9,8 @@
  *   ROOT/tests/validation/cases.tsv    id config sets metric ops: how a row is
  *                      simulated (the format is described at its top)
  *   ROOT/tests/validation/skipped.tsv  id reason: rows the model cannot express
+ *   ROOT/tests/validation/ratios.tsv   a b chips workload basis: pairs of
+ *                      cases that measure one workload on two chips
  *
  * Every measurement of the categories in `cats` below must be in exactly one
  * of the two files. Each case is predicted (ops' times summed, one config
@@ -16,7 +18,9 @@
  * inference row, replays the trace `sim gen` writes for it in a child
  * process of its own: gen_case.c), its error is (predicted - measured) /
  * measured, and each category's mean absolute error (MAPE) must stay under
- * its threshold. Exit 0 when all of that holds, 1 otherwise (the
+ * its threshold. For each pair of ratios.tsv the measured speed-up of chip a
+ * over chip b is compared with the predicted one, and the MAPE of those
+ * ratios must stay under ratio_threshold. Exit 0 when all of that holds, 1 otherwise (the
  * reasons go to stderr, one line each, naming the id), 2 on a usage error.
  *
  * It prints the per-category summary and the five worst rows, and writes a
@@ -67,6 +71,11 @@ static const struct {
     {"inference", 0.10, 0.10},
 };
 #define NCATS (int)(sizeof cats / sizeof cats[0])
+
+/* The largest MAPE the ratios of ratios.tsv may have (NAN: reported only).
+   Issue 7: 10%, set because the data passes it with room (6.8% over the 21
+   pairs when it was set; 6.5% over the 17 that --no-steps runs). */
+static const double ratio_threshold = 0.10;
 
 /* Fitted constants of the `model` section: the sensitivity sweep of --fit.
    Ranges are those of the parameter table (arch/params.c). */
@@ -171,8 +180,22 @@ struct skip {
 	char reason[512];
 };
 
+/* A pair of ratios.tsv: one workload measured on two chips. */
+struct ratio {
+	char a[32], b[32];
+	char chips[96];
+	char work[160];
+	char basis[400];
+	int line;
+	int va, vb; /* indexes into vs[], -1 when unknown */
+	int ok, skipped;
+	double meas, pred, err;
+};
+
 static struct meas *ms;
 static int nms;
+static struct ratio *rs;
+static int nrs;
 static struct vcase *vs;
 static int nvs;
 static struct chipent *chips;
@@ -180,6 +203,7 @@ static int nchips;
 static struct skip *sk;
 static int nsk;
 static int failures;
+static int no_steps; /* --no-steps: the training and inference replays are not run */
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
@@ -617,6 +641,118 @@ static void read_skipped(const char *root)
 	fclose(f);
 }
 
+static int find_case(const char *id)
+{
+	for (int i = 0; i < nvs; i++)
+		if (!strcmp(vs[i].id, id))
+			return i;
+	return -1;
+}
+
+static int time_unit(const char *unit)
+{
+	return !strcmp(unit, "ms") || !strcmp(unit, "us");
+}
+
+static void read_ratios(const char *root)
+{
+	char path[1200];
+	snprintf(path, sizeof path, "%s/tests/validation/ratios.tsv", root);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fail("cannot open %s", path);
+		return;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0;
+	while (getline(&line, &cap, f) > 0) {
+		lineno++;
+		char *t = trim(line);
+		if (!t[0] || t[0] == '#')
+			continue;
+		char *fl[6];
+		int n = split_tabs(line, fl, 6);
+		if (n != 5) {
+			fail("ratios.tsv:%d: expected 5 tab-separated columns (a b chips workload basis), found %d",
+			     lineno, n);
+			continue;
+		}
+		rs = xrealloc(rs, (size_t)(nrs + 1) * sizeof *rs);
+		struct ratio *r = &rs[nrs++];
+		memset(r, 0, sizeof *r);
+		r->line = lineno;
+		snprintf(r->a, sizeof r->a, "%s", trim(fl[0]));
+		snprintf(r->b, sizeof r->b, "%s", trim(fl[1]));
+		snprintf(r->chips, sizeof r->chips, "%s", trim(fl[2]));
+		snprintf(r->work, sizeof r->work, "%s", trim(fl[3]));
+		snprintf(r->basis, sizeof r->basis, "%s", trim(fl[4]));
+		r->va = find_case(r->a);
+		r->vb = find_case(r->b);
+		if (r->va < 0 || r->vb < 0) {
+			fail("ratios.tsv:%d: %s: not a case of cases.tsv", lineno, r->va < 0 ? r->a : r->b);
+			continue;
+		}
+		if (r->va == r->vb) {
+			fail("ratios.tsv:%d: %s: a pair of one row", lineno, r->a);
+			continue;
+		}
+		const struct meas *ma = &ms[vs[r->va].meas], *mb = &ms[vs[r->vb].meas];
+		if (strcmp(ma->unit, mb->unit)) {
+			fail("ratios.tsv:%d: %s/%s: units differ (%s, %s)", lineno, r->a, r->b, ma->unit, mb->unit);
+			r->va = r->vb = -1;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/* Each pair's measured and predicted speed-up of a over b (> 1: a is faster)
+   and the ratio's error. */
+static void compute_ratios(void)
+{
+	for (int i = 0; i < nrs; i++) {
+		struct ratio *r = &rs[i];
+		if (r->va < 0 || r->vb < 0)
+			continue;
+		const struct vcase *a = &vs[r->va], *b = &vs[r->vb];
+		if (no_steps && (a->gen || b->gen)) {
+			r->skipped = 1;
+			continue;
+		}
+		if (!a->ok || !b->ok) {
+			fail("ratio %s/%s: %s has no prediction", r->a, r->b, !a->ok ? r->a : r->b);
+			continue;
+		}
+		double ma = ms[a->meas].value, mb = ms[b->meas].value;
+		int inv = time_unit(ms[a->meas].unit);
+		r->meas = inv ? mb / ma : ma / mb;
+		r->pred = inv ? b->pred / a->pred : a->pred / b->pred;
+		r->err = (r->pred - r->meas) / r->meas;
+		r->ok = 1;
+	}
+}
+
+static double ratio_mape(int *n)
+{
+	double sum = 0;
+	*n = 0;
+	for (int i = 0; i < nrs; i++)
+		if (rs[i].ok) {
+			sum += fabs(rs[i].err);
+			(*n)++;
+		}
+	return *n ? sum / *n : NAN;
+}
+
+static int ratios_run(void)
+{
+	int n = 0;
+	for (int i = 0; i < nrs; i++)
+		n += !rs[i].skipped;
+	return n;
+}
+
 static void check_coverage(void)
 {
 	for (int i = 0; i < nms; i++) {
@@ -843,8 +979,6 @@ static struct catstat stats_of(int cat)
 {
 	return stats_sel(cat, 0);
 }
-
-static int no_steps; /* --no-steps: the training and inference replays are not run */
 
 static int rows_in(int cat)
 {
@@ -1158,6 +1292,48 @@ static void write_pj_fit(FILE *f, const char *root)
 	fprintf(f, "\n");
 }
 
+/* The "Ratios between chips" section. */
+static void write_ratios(FILE *f)
+{
+	char b1[32], b2[32];
+	int n;
+	double mape = ratio_mape(&n);
+	fprintf(f, "## Ratios between chips\n\n");
+	fprintf(f, "A simulator used to choose between chips must get their relative speed right even where its "
+	           "absolute errors are not small. Each pair of `tests/validation/ratios.tsv` is one workload "
+	           "measured on two chips (the same harness and source where the data has it; the last column "
+	           "says what differs). The ratio is the speed-up of the first chip over the second (> 1: the first "
+	           "is faster): the quotient of the two throughputs, or the inverse quotient of two times. Its "
+	           "error is (predicted - measured) / measured. The pairs were chosen from the measurements alone "
+	           "(every chip pair with a common workload of one harness: the largest common square GEMM and the "
+	           "skinny 802816x192x768 one, the smallest and the largest common all-reduce message, every common "
+	           "inference batch), before any prediction was compared.\n\n");
+	fprintf(f, "| pair | chips | workload | measured | predicted | error | basis |\n");
+	fprintf(f, "|---|---|---|---:|---:|---:|---|\n");
+	for (int i = 0; i < nrs; i++) {
+		const struct ratio *r = &rs[i];
+		fprintf(f, "| %s / %s | ", r->a, r->b);
+		md_cell(f, r->chips, 96);
+		fputs(" | ", f);
+		md_cell(f, r->work, 160);
+		if (r->ok) {
+			spct(b1, sizeof b1, r->err);
+			fprintf(f, " | %.3f | %.3f | %s | ", r->meas, r->pred, b1);
+		} else
+			fprintf(f, " | - | - | %s | ", r->skipped ? "not run" : "failed");
+		md_cell(f, r->basis, 400);
+		fputs(" |\n", f);
+	}
+	pct(b1, sizeof b1, mape);
+	fprintf(f, "\nMAPE of the %d ratios: **%s**", n, b1);
+	if (isnan(ratio_threshold))
+		fprintf(f, " (reported, not checked: no threshold is set).\n\n");
+	else {
+		pct(b2, sizeof b2, ratio_threshold);
+		fprintf(f, " (threshold %s: %s).\n\n", b2, n && mape > ratio_threshold ? "FAIL" : "pass");
+	}
+}
+
 static const char *verdict(int c, const struct catstat *cs)
 {
 	if (cs[c].n < rows_in(c))
@@ -1194,8 +1370,9 @@ static void write_report(FILE *f, const struct catstat *cs, const struct catstat
 	           "length) over the step time. `cases.tsv` gives each row's layout and its source.\n\n");
 	fprintf(f, "The error of a row is (predicted - measured) / measured; a category's MAPE is the mean of its "
 	           "absolute errors, its bias the mean of the signed ones, sd their standard deviation. The ctest "
-	           "`validation` fails when a category's MAPE exceeds its threshold, when an op does not parse or "
-	           "predict, or when a row is in neither file; `validation_doc` fails when this page is stale. "
+	           "`validation` fails when a category's MAPE, or that of the ratios between chips, exceeds its "
+	           "threshold, when an op does not parse or predict, or when a row is in neither file; "
+	           "`validation_doc` fails when this page is stale. "
 	           "Regenerate it from the repository root with:\n\n");
 	fprintf(f, "```\ncmake -S . -B build && cmake --build build\n"
 	           "build/tests/validate . tests/validation/measurements-public.tsv docs/validation.md --fit\n```\n\n");
@@ -1226,6 +1403,8 @@ static void write_report(FILE *f, const struct catstat *cs, const struct catstat
 	        "FlashAttention GPT-3 rows on one 8-GPU node (T038-T042) are 34-51%% fast: small models whose steps "
 	        "are dominated by what the trace leaves out (framework and host overheads, many short kernels, the "
 	        "original FlashAttention kernel, which is not modelled). These are the next things to model.\n\n");
+
+	write_ratios(f);
 
 	fprintf(f, "## Worst rows\n\n");
 	fprintf(f, "| id | device | predicted | measured | unit | error |\n|---|---|---:|---:|---|---:|\n");
@@ -1386,6 +1565,7 @@ int main(int argc, char **argv)
 		return 1;
 	read_cases(root);
 	read_skipped(root);
+	read_ratios(root);
 	check_coverage();
 
 	/* Load each distinct config + overrides once. */
@@ -1423,6 +1603,12 @@ int main(int argc, char **argv)
 	int nok = 0;
 	for (int i = 0; i < nvs; i++)
 		nok += vs[i].ok;
+
+	compute_ratios();
+	int nratio;
+	double rmape = ratio_mape(&nratio);
+	if (!isnan(ratio_threshold) && nratio && rmape > ratio_threshold)
+		fail("ratios: MAPE %.1f%% exceeds the threshold %.0f%%", 100 * rmape, 100 * ratio_threshold);
 
 	struct catstat cs[NCATS], all = stats_of(-1), swept = stats_sel(-1, 1);
 	for (int c = 0; c < NCATS; c++) {
@@ -1463,6 +1649,13 @@ int main(int argc, char **argv)
 	spct(b2, sizeof b2, all.n ? all.bias : NAN);
 	pct(b3, sizeof b3, all.sd);
 	printf("%-15s %5d %8s %8s %8s\n", "all", nvs, b1, b2, b3);
+	pct(b1, sizeof b1, rmape);
+	pct(b4, sizeof b4, ratio_threshold);
+	printf("%-15s %5d %8s %8s %8s %9s  %s\n", "ratios", ratios_run(), b1, "", "", b4,
+	       nratio < ratios_run()               ? "FAIL (pairs failed)"
+	       : isnan(ratio_threshold)            ? "reported only"
+	       : nratio && rmape > ratio_threshold ? "FAIL"
+	                                           : "pass");
 	int ngen = 0;
 	for (int i = 0; i < nvs; i++)
 		if (vs[i].gen && vs[i].wall_s > 0) {
@@ -1506,6 +1699,7 @@ int main(int argc, char **argv)
 	free(vs);
 	free(ms);
 	free(sk);
+	free(rs);
 	free(order);
 	free(cells);
 	if (failures) {
