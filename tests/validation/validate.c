@@ -480,10 +480,14 @@ static int find_chip(const char *config, const char *sets_text)
 	return -1;
 }
 
-static void read_cases(const char *root)
+/* Reads tests/validation/NAME: row(fields, line) for every line that is not
+   blank or a comment and has exactly ncols tab-separated fields; another
+   count is an error naming the columns. */
+static void read_tsv(const char *root, const char *name, int ncols, const char *cols,
+                     void (*row)(char **fl, int lineno))
 {
 	char path[1200];
-	snprintf(path, sizeof path, "%s/tests/validation/cases.tsv", root);
+	snprintf(path, sizeof path, "%s/tests/validation/%s", root, name);
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		fail("cannot open %s", path);
@@ -497,148 +501,139 @@ static void read_cases(const char *root)
 		char *t = trim(line);
 		if (!t[0] || t[0] == '#')
 			continue;
-		char *fl[6];
-		int n = split_tabs(line, fl, 6);
-		if (n != 5) {
-			fail("cases.tsv:%d: expected 5 tab-separated columns (id config sets metric ops), found %d",
-			     lineno, n);
-			continue;
-		}
-		vs = xrealloc(vs, (size_t)(nvs + 1) * sizeof *vs);
-		struct vcase *v = &vs[nvs];
-		memset(v, 0, sizeof *v);
-		v->line = lineno;
-		v->chip = -1;
-		snprintf(v->id, sizeof v->id, "%s", trim(fl[0]));
-		v->meas = find_meas(v->id);
-		if (v->meas < 0) {
-			fail("cases.tsv:%d: %s: no such id in the measurements file", lineno, v->id);
-			continue;
-		}
-		struct meas *m = &ms[v->meas];
-		if (m->in_cases) {
-			fail("cases.tsv:%d: %s: listed twice", lineno, v->id);
-			continue;
-		}
-		m->in_cases = 1;
-		if (cat_index(m->cat) < 0) {
-			fail("cases.tsv:%d: %s: category '%s' is not validated here", lineno, v->id, m->cat);
-			continue;
-		}
-		snprintf(v->config, sizeof v->config, "%s", trim(fl[1]));
-		snprintf(v->sets_text, sizeof v->sets_text, "%s", trim(fl[2]));
-		if (strcmp(v->sets_text, "-")) {
-			v->nsets = split_list(v->sets_text, ';', v->sets, MAX_SETS, sizeof v->sets[0]);
-			if (v->nsets < 0) {
-				fail(
-				    "cases.tsv:%d: %s: bad sets '%s' (expected - or path=value;path=value, at most %d)",
-				    lineno, v->id, v->sets_text, MAX_SETS);
-				continue;
-			}
-		}
-		if (parse_metric(trim(fl[3]), v)) {
-			fail("cases.tsv:%d: %s: bad metric '%s' (expected "
-			     "tflops|ms|us|GBps=<bytes>|Gelems=<n>|busbw|megatron|mfu=<peak TFLOP/s>|tokens)",
-			     lineno, v->id, fl[3]);
-			continue;
-		}
-		if (!unit_ok(v->metric, m->unit)) {
-			fail("cases.tsv:%d: %s: metric %s gives %s but the measurement is in %s", lineno, v->id,
-			     trim(fl[3]), metric_unit[v->metric], m->unit);
-			continue;
-		}
-		snprintf(v->ops_text, sizeof v->ops_text, "%s", trim(fl[4]));
-		v->nops = split_list(v->ops_text, ';', v->op_text, MAX_OPS, sizeof v->op_text[0]);
-		if (v->nops < 0) {
-			fail("cases.tsv:%d: %s: bad ops list (1 to %d ops separated by ' ; ')", lineno, v->id, MAX_OPS);
-			continue;
-		}
-		v->gen = !strncmp(v->op_text[0], "gen ", 4);
-		if (v->gen != GEN_METRIC(v->metric)) {
-			fail("cases.tsv:%d: %s: metric %s is for %s", lineno, v->id, trim(fl[3]),
-			     v->gen ? "op lines, not a gen case" : "a gen case, not op lines");
-			continue;
-		}
-		int bad = 0;
-		if (v->gen) {
-			char why[WHYLEN];
-			if (parse_gen_case(v, why, sizeof why)) {
-				fail("%s: %s", v->id, why);
-				snprintf(v->why, sizeof v->why, "%.900s", why);
-				bad = 1;
-			}
-		}
-		for (int i = 0; i < v->nops && !bad && !v->gen; i++) {
-			char why[WHYLEN];
-			if (!strncmp(v->op_text[i], "coll ", 5)
-			        ? parse_coll(v->op_text[i], &v->coll[i], why, sizeof why)
-			        : op_parse(v->op_text[i], NULL, &v->ops[i], why, sizeof why)) {
-				fail("%s: op '%s': %s", v->id, v->op_text[i], why);
-				snprintf(v->why, sizeof v->why, "op does not parse: %.900s", why);
-				bad = 1;
-			}
-		}
-		nvs++;
-		if (bad)
-			continue;
-		v->chip = find_chip(v->config, v->sets_text);
-		if (v->chip < 0) {
-			chips = xrealloc(chips, (size_t)(nchips + 1) * sizeof *chips);
-			struct chipent *ce = &chips[nchips];
-			memset(ce, 0, sizeof *ce);
-			snprintf(ce->config, sizeof ce->config, "%s", v->config);
-			snprintf(ce->sets_text, sizeof ce->sets_text, "%s", v->sets_text);
-			v->chip = nchips++;
-		}
+		char *fl[8];
+		int n = split_tabs(line, fl, 8);
+		if (n != ncols)
+			fail("%s:%d: expected %d tab-separated columns (%s), found %d", name, lineno, ncols, cols, n);
+		else
+			row(fl, lineno);
 	}
 	free(line);
 	fclose(f);
 }
 
-static void read_skipped(const char *root)
+static void case_row(char **fl, int lineno)
 {
-	char path[1200];
-	snprintf(path, sizeof path, "%s/tests/validation/skipped.tsv", root);
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		fail("cannot open %s", path);
+	vs = xrealloc(vs, (size_t)(nvs + 1) * sizeof *vs);
+	struct vcase *v = &vs[nvs];
+	memset(v, 0, sizeof *v);
+	v->line = lineno;
+	v->chip = -1;
+	snprintf(v->id, sizeof v->id, "%s", trim(fl[0]));
+	v->meas = find_meas(v->id);
+	if (v->meas < 0) {
+		fail("cases.tsv:%d: %s: no such id in the measurements file", lineno, v->id);
 		return;
 	}
-	char *line = NULL;
-	size_t cap = 0;
-	int lineno = 0;
-	while (getline(&line, &cap, f) > 0) {
-		lineno++;
-		char *t = trim(line);
-		if (!t[0] || t[0] == '#')
-			continue;
-		char *fl[3];
-		int n = split_tabs(line, fl, 3);
-		if (n != 2 || !trim(fl[1])[0]) {
-			fail("skipped.tsv:%d: expected 2 tab-separated columns (id reason)", lineno);
-			continue;
-		}
-		int mi = find_meas(trim(fl[0]));
-		if (mi < 0) {
-			fail("skipped.tsv:%d: %s: no such id in the measurements file", lineno, trim(fl[0]));
-			continue;
-		}
-		if (ms[mi].in_skipped) {
-			fail("skipped.tsv:%d: %s: listed twice", lineno, ms[mi].id);
-			continue;
-		}
-		if (cat_index(ms[mi].cat) < 0) {
-			fail("skipped.tsv:%d: %s: category '%s' is not validated here", lineno, ms[mi].id, ms[mi].cat);
-			continue;
-		}
-		ms[mi].in_skipped = 1;
-		sk = xrealloc(sk, (size_t)(nsk + 1) * sizeof *sk);
-		snprintf(sk[nsk].id, sizeof sk[nsk].id, "%s", ms[mi].id);
-		snprintf(sk[nsk].reason, sizeof sk[nsk].reason, "%s", trim(fl[1]));
-		nsk++;
+	struct meas *m = &ms[v->meas];
+	if (m->in_cases) {
+		fail("cases.tsv:%d: %s: listed twice", lineno, v->id);
+		return;
 	}
-	free(line);
-	fclose(f);
+	m->in_cases = 1;
+	if (cat_index(m->cat) < 0) {
+		fail("cases.tsv:%d: %s: category '%s' is not validated here", lineno, v->id, m->cat);
+		return;
+	}
+	snprintf(v->config, sizeof v->config, "%s", trim(fl[1]));
+	snprintf(v->sets_text, sizeof v->sets_text, "%s", trim(fl[2]));
+	if (strcmp(v->sets_text, "-")) {
+		v->nsets = split_list(v->sets_text, ';', v->sets, MAX_SETS, sizeof v->sets[0]);
+		if (v->nsets < 0) {
+			fail("cases.tsv:%d: %s: bad sets '%s' (expected - or path=value;path=value, at most %d)",
+			     lineno, v->id, v->sets_text, MAX_SETS);
+			return;
+		}
+	}
+	if (parse_metric(trim(fl[3]), v)) {
+		fail("cases.tsv:%d: %s: bad metric '%s' (expected "
+		     "tflops|ms|us|GBps=<bytes>|Gelems=<n>|busbw|megatron|mfu=<peak TFLOP/s>|tokens)",
+		     lineno, v->id, fl[3]);
+		return;
+	}
+	if (!unit_ok(v->metric, m->unit)) {
+		fail("cases.tsv:%d: %s: metric %s gives %s but the measurement is in %s", lineno, v->id, trim(fl[3]),
+		     metric_unit[v->metric], m->unit);
+		return;
+	}
+	snprintf(v->ops_text, sizeof v->ops_text, "%s", trim(fl[4]));
+	v->nops = split_list(v->ops_text, ';', v->op_text, MAX_OPS, sizeof v->op_text[0]);
+	if (v->nops < 0) {
+		fail("cases.tsv:%d: %s: bad ops list (1 to %d ops separated by ' ; ')", lineno, v->id, MAX_OPS);
+		return;
+	}
+	v->gen = !strncmp(v->op_text[0], "gen ", 4);
+	if (v->gen != GEN_METRIC(v->metric)) {
+		fail("cases.tsv:%d: %s: metric %s is for %s", lineno, v->id, trim(fl[3]),
+		     v->gen ? "op lines, not a gen case" : "a gen case, not op lines");
+		return;
+	}
+	int bad = 0;
+	if (v->gen) {
+		char why[WHYLEN];
+		if (parse_gen_case(v, why, sizeof why)) {
+			fail("%s: %s", v->id, why);
+			snprintf(v->why, sizeof v->why, "%.900s", why);
+			bad = 1;
+		}
+	}
+	for (int i = 0; i < v->nops && !bad && !v->gen; i++) {
+		char why[WHYLEN];
+		if (!strncmp(v->op_text[i], "coll ", 5) ? parse_coll(v->op_text[i], &v->coll[i], why, sizeof why)
+		                                        : op_parse(v->op_text[i], NULL, &v->ops[i], why, sizeof why)) {
+			fail("%s: op '%s': %s", v->id, v->op_text[i], why);
+			snprintf(v->why, sizeof v->why, "op does not parse: %.900s", why);
+			bad = 1;
+		}
+	}
+	nvs++;
+	if (bad)
+		return;
+	v->chip = find_chip(v->config, v->sets_text);
+	if (v->chip < 0) {
+		chips = xrealloc(chips, (size_t)(nchips + 1) * sizeof *chips);
+		struct chipent *ce = &chips[nchips];
+		memset(ce, 0, sizeof *ce);
+		snprintf(ce->config, sizeof ce->config, "%s", v->config);
+		snprintf(ce->sets_text, sizeof ce->sets_text, "%s", v->sets_text);
+		v->chip = nchips++;
+	}
+}
+
+static void read_cases(const char *root)
+{
+	read_tsv(root, "cases.tsv", 5, "id config sets metric ops", case_row);
+}
+
+static void skipped_row(char **fl, int lineno)
+{
+	if (!trim(fl[1])[0]) {
+		fail("skipped.tsv:%d: expected 2 tab-separated columns (id reason)", lineno);
+		return;
+	}
+	int mi = find_meas(trim(fl[0]));
+	if (mi < 0) {
+		fail("skipped.tsv:%d: %s: no such id in the measurements file", lineno, trim(fl[0]));
+		return;
+	}
+	if (ms[mi].in_skipped) {
+		fail("skipped.tsv:%d: %s: listed twice", lineno, ms[mi].id);
+		return;
+	}
+	if (cat_index(ms[mi].cat) < 0) {
+		fail("skipped.tsv:%d: %s: category '%s' is not validated here", lineno, ms[mi].id, ms[mi].cat);
+		return;
+	}
+	ms[mi].in_skipped = 1;
+	sk = xrealloc(sk, (size_t)(nsk + 1) * sizeof *sk);
+	snprintf(sk[nsk].id, sizeof sk[nsk].id, "%s", ms[mi].id);
+	snprintf(sk[nsk].reason, sizeof sk[nsk].reason, "%s", trim(fl[1]));
+	nsk++;
+}
+
+static void read_skipped(const char *root)
+{
+	read_tsv(root, "skipped.tsv", 2, "id reason", skipped_row);
 }
 
 static int find_case(const char *id)
@@ -654,57 +649,37 @@ static int time_unit(const char *unit)
 	return !strcmp(unit, "ms") || !strcmp(unit, "us");
 }
 
-static void read_ratios(const char *root)
+static void ratio_row(char **fl, int lineno)
 {
-	char path[1200];
-	snprintf(path, sizeof path, "%s/tests/validation/ratios.tsv", root);
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		fail("cannot open %s", path);
+	rs = xrealloc(rs, (size_t)(nrs + 1) * sizeof *rs);
+	struct ratio *r = &rs[nrs++];
+	memset(r, 0, sizeof *r);
+	r->line = lineno;
+	snprintf(r->a, sizeof r->a, "%s", trim(fl[0]));
+	snprintf(r->b, sizeof r->b, "%s", trim(fl[1]));
+	snprintf(r->chips, sizeof r->chips, "%s", trim(fl[2]));
+	snprintf(r->work, sizeof r->work, "%s", trim(fl[3]));
+	snprintf(r->basis, sizeof r->basis, "%s", trim(fl[4]));
+	r->va = find_case(r->a);
+	r->vb = find_case(r->b);
+	if (r->va < 0 || r->vb < 0) {
+		fail("ratios.tsv:%d: %s: not a case of cases.tsv", lineno, r->va < 0 ? r->a : r->b);
 		return;
 	}
-	char *line = NULL;
-	size_t cap = 0;
-	int lineno = 0;
-	while (getline(&line, &cap, f) > 0) {
-		lineno++;
-		char *t = trim(line);
-		if (!t[0] || t[0] == '#')
-			continue;
-		char *fl[6];
-		int n = split_tabs(line, fl, 6);
-		if (n != 5) {
-			fail("ratios.tsv:%d: expected 5 tab-separated columns (a b chips workload basis), found %d",
-			     lineno, n);
-			continue;
-		}
-		rs = xrealloc(rs, (size_t)(nrs + 1) * sizeof *rs);
-		struct ratio *r = &rs[nrs++];
-		memset(r, 0, sizeof *r);
-		r->line = lineno;
-		snprintf(r->a, sizeof r->a, "%s", trim(fl[0]));
-		snprintf(r->b, sizeof r->b, "%s", trim(fl[1]));
-		snprintf(r->chips, sizeof r->chips, "%s", trim(fl[2]));
-		snprintf(r->work, sizeof r->work, "%s", trim(fl[3]));
-		snprintf(r->basis, sizeof r->basis, "%s", trim(fl[4]));
-		r->va = find_case(r->a);
-		r->vb = find_case(r->b);
-		if (r->va < 0 || r->vb < 0) {
-			fail("ratios.tsv:%d: %s: not a case of cases.tsv", lineno, r->va < 0 ? r->a : r->b);
-			continue;
-		}
-		if (r->va == r->vb) {
-			fail("ratios.tsv:%d: %s: a pair of one row", lineno, r->a);
-			continue;
-		}
-		const struct meas *ma = &ms[vs[r->va].meas], *mb = &ms[vs[r->vb].meas];
-		if (strcmp(ma->unit, mb->unit)) {
-			fail("ratios.tsv:%d: %s/%s: units differ (%s, %s)", lineno, r->a, r->b, ma->unit, mb->unit);
-			r->va = r->vb = -1;
-		}
+	if (r->va == r->vb) {
+		fail("ratios.tsv:%d: %s: a pair of one row", lineno, r->a);
+		return;
 	}
-	free(line);
-	fclose(f);
+	const struct meas *ma = &ms[vs[r->va].meas], *mb = &ms[vs[r->vb].meas];
+	if (strcmp(ma->unit, mb->unit)) {
+		fail("ratios.tsv:%d: %s/%s: units differ (%s, %s)", lineno, r->a, r->b, ma->unit, mb->unit);
+		r->va = r->vb = -1;
+	}
+}
+
+static void read_ratios(const char *root)
+{
+	read_tsv(root, "ratios.tsv", 5, "a b chips workload basis", ratio_row);
 }
 
 /* Each pair's measured and predicted speed-up of a over b (> 1: a is faster)
