@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FILE] [--timeline-ranks LIST]\n"
-                            "               [--csv DIR] [--jitter SIGMA] [--seed N] [--no-fold] [--set path=value]...\n"
+                            "               [--csv DIR] [--jitter SIGMA] [--seed N] [--no-fold] [--no-memo]\n"
+                            "               [--set path=value]...\n"
                             "\n"
                             "Replays a workload trace (simtrace 1, docs/trace-format.md) on the system of\n"
                             "CONFIG: its standard node of devices and, when the trace has more ranks than\n"
@@ -37,7 +38,10 @@ const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FI
                             "Ranks that run the same program and use disjoint links (the trace has no\n"
                             "selector, peer or fixed group along a dim; a switch, mesh or PCIe node) are\n"
                             "replayed once: one representative stands for each such set (`folded` in\n"
-                            "the report). --no-fold replays every rank.\n"
+                            "the report). --no-fold replays every rank. A collective whose group lies in\n"
+                            "one node, on a communicator that alone moves data inside nodes, runs alone\n"
+                            "on its links: it is played on the engine once and its time reused after;\n"
+                            "--no-memo plays every call (same results, slower).\n"
                             "\n"
                             "options:\n"
                             "  --json                 the report as JSON (schema_version 1; time_s, ...)\n"
@@ -49,6 +53,7 @@ const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FI
                             "                         exp(N(0, SIGMA)) drawn per rank (default 0: off)\n"
                             "  --seed N               seed of the jitter's random streams (default 1)\n"
                             "  --no-fold              replay every rank, even symmetric ones\n"
+                            "  --no-memo              play every collective on the engine\n"
                             "  --set path=value       override a config parameter (repeatable)\n"
                             "\n"
                             "exit codes: 0 ok, 2 usage, 3 a rank does not fit its device's memory,\n"
@@ -106,7 +111,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct cli_common o = {0};
 	const char *pos[2] = {NULL, NULL}, *timeline = NULL, *tl_ranks = NULL, *csv = NULL;
-	struct rp_options ro = {0, 1, 1, 0};
+	struct rp_options ro = {0, 1, 1, 0, 0};
 	int npos = 0;
 	for (int i = 1; i < argc; i++) {
 		int rc = cli_common_opt(&o, argc, argv, &i, "run");
@@ -142,6 +147,10 @@ int cmd_run(int argc, char **argv)
 		}
 		if (!strcmp(a, "--no-fold")) {
 			ro.no_fold = 1;
+			continue;
+		}
+		if (!strcmp(a, "--no-memo")) {
+			ro.no_memo = 1;
 			continue;
 		}
 		if (a[0] == '-' && a[1])

@@ -88,6 +88,8 @@ struct stream_st {
 	int idx;
 	struct qev *q;
 	int head, n, cap;
+	int used;                  /* slots holding an op: queued (n) or taken and running */
+	char cons_wait, prod_wait; /* the executor waits on items, the host on slots */
 	sg_sem_t items, slots;
 	long last_span;
 	int done;
@@ -125,6 +127,10 @@ struct cplan {
 	/* a phase of more than SPLIT_FLOWS flows: one task per (src, dst) pair,
 	   hosts[2i..2i+1] and mat[4i..4i+3] ({0, bytes, 0, 0}) */
 	int npairs[COLL_MAX_PHASES];
+	/* time of the whole collective (latency and phases) measured on links
+	   that carry nothing else (see exclusive_comms) */
+	int alone_known;
+	double alone_s;
 };
 
 /* Above this many flows a phase runs as independent point-to-point tasks
@@ -135,6 +141,12 @@ struct cplan {
    instead of advancing in lockstep. */
 #define SPLIT_FLOWS 64
 
+struct line_dm {
+	int known;
+	struct op op;
+	struct dm_result r;
+};
+
 struct run {
 	const struct arch_chip *chip;
 	const struct trace *t;
@@ -144,6 +156,7 @@ struct run {
 	int nranks;
 	int inline_streams; /* one stream per rank: the rank's actor runs its ops itself */
 	char *is_rep;       /* per rank: replayed (1) or folded into its representative (0) */
+	char *excl_comm;    /* per communicator: its groups within a node own the node's links (exclusive_comms) */
 	struct rank_st *ranks;
 	sg_host_t *hosts;
 	struct inst *tab[NBUCKETS];
@@ -156,6 +169,8 @@ struct run {
 	int *tmp_idx;   /* rank -> host index scratch, -1 */
 	int *line_text; /* trace line -> text index + 1 (ops whose text depends on the line only) */
 	int nline_text;
+	struct line_dm *line_dm; /* trace line -> its op's prediction (an op statement's op is fixed) */
+	int nline_dm;
 	char err[TR_MSG_MAX * 2];
 	int err_code;
 	double flops_by_dtype[DT_COUNT];
@@ -430,14 +445,27 @@ oom:
 	return -1;
 }
 
-static struct cplan *plan_get(const struct tr_event *ev, int group, const int *members, int n)
+static uint64_t plan_hash(const struct tr_event *ev, int group)
 {
-	uint64_t h = key_hash(ev->coll, ev->comm, group, ev->algo, (int)(ev->bytes / 4096)) % NBUCKETS;
-	for (struct cplan *p = R->plans[h]; p; p = p->next)
+	return key_hash(ev->coll, ev->comm, group, ev->algo, (int)(ev->bytes / 4096)) % NBUCKETS;
+}
+
+static struct cplan *plan_find(const struct tr_event *ev, int group)
+{
+	for (struct cplan *p = R->plans[plan_hash(ev, group)]; p; p = p->next)
 		if (p->comm == ev->comm && p->group == group && p->coll == (int)ev->coll && p->algo == (int)ev->algo &&
 		    p->bytes == ev->bytes)
 			return p;
-	struct cplan *p = calloc(1, sizeof *p);
+	return NULL;
+}
+
+static struct cplan *plan_get(const struct tr_event *ev, int group, const int *members, int n)
+{
+	struct cplan *p = plan_find(ev, group);
+	if (p)
+		return p;
+	uint64_t h = plan_hash(ev, group);
+	p = calloc(1, sizeof *p);
 	char why[TR_MSG_MAX];
 	if (!p) {
 		fail(SIM_EXIT_INTERNAL, "out of memory planning a collective");
@@ -568,7 +596,92 @@ static void base_span(struct rp_span *sp, const struct stream_st *s, const struc
 	R->line_text[q->ev.line] = sp->text + 1;
 }
 
-/* Device ops: durations from the model; a run of them is one sleep. */
+/*
+ * A stream's queue between its host actor and its executor (not inline):
+ * plain counters, and a semaphore only when a side has to block (empty
+ * queue, full queue): every semaphore call is an engine call, which costs as
+ * much as the op it would guard. Actors run one at a time, so a flag set
+ * before blocking is seen by the other side.
+ */
+static void free_slots(struct stream_st *s, int k)
+{
+	if (!s->items || k <= 0)
+		return;
+	s->used -= k;
+	if (s->prod_wait) {
+		s->prod_wait = 0;
+		sg_sem_release(s->slots);
+	}
+}
+
+/* The device model's time of a device op: every expansion of a trace line
+   issues the same op, so the answer is kept per line (the model's own memo
+   formats and hashes the op, which costs more than the replay of it). */
+static int predict(const struct tr_event *ev, struct dm_result *r, char *why, size_t whylen)
+{
+	int line = ev->line;
+	if (line >= 0 && line < R->nline_dm && R->line_dm[line].known &&
+	    !memcmp(&R->line_dm[line].op, &ev->op, sizeof ev->op)) {
+		*r = R->line_dm[line].r;
+		return 0;
+	}
+	if (dm_predict_cached(R->chip, &ev->op, r, why, whylen))
+		return -1;
+	if (line < 0)
+		return 0;
+	if (line >= R->nline_dm) {
+		int n = 2 * line + 64;
+		struct line_dm *v = realloc(R->line_dm, (size_t)n * sizeof *v);
+		if (!v)
+			return 0; /* no room to remember: still a valid answer */
+		memset(v + R->nline_dm, 0, (size_t)(n - R->nline_dm) * sizeof *v);
+		R->line_dm = v;
+		R->nline_dm = n;
+	}
+	memcpy(&R->line_dm[line].op, &ev->op, sizeof ev->op); /* bytes, padding too: compared with memcmp */
+	R->line_dm[line].r = *r;
+	R->line_dm[line].known = 1;
+	return 0;
+}
+
+/* Whether a group (members in increasing order) lies in one node. */
+static int in_one_node(const int *members, int n)
+{
+	return n > 1 && members[0] / R->topo.dpn == members[n - 1] / R->topo.dpn;
+}
+
+/*
+ * A collective this rank runs by itself as a plain duration: its
+ * communicator owns the links of a node (exclusive_comms), its group lies in
+ * one node, every other member is folded into this rank (no one to meet),
+ * and its time alone is known. Returns its plan, or NULL.
+ */
+static const struct cplan *alone_call(const struct rank_st *rk, const struct tr_event *ev)
+{
+	int members[64], gid;
+	if (!R->excl_comm || !R->excl_comm[ev->comm] || !R->is_rep)
+		return NULL;
+	int n = tr_comm_group(R->t, ev->comm, rk->rank, NULL, 0, &gid);
+	if (n < 2 || n > R->topo.dpn || n > 64)
+		return NULL;
+	tr_comm_group(R->t, ev->comm, rk->rank, members, n, &gid);
+	if (!in_one_node(members, n))
+		return NULL;
+	for (int i = 0; i < n; i++)
+		if (members[i] != rk->rank && R->is_rep[members[i]])
+			return NULL;
+	const struct cplan *p = plan_find(ev, gid);
+	return p && p->alone_known ? p : NULL;
+}
+
+/* Ops a batch of exec_ops can hold: device ops and alone_call collectives. */
+static int merges(const struct stream_st *s, const struct qev *q)
+{
+	return q->ev.kind == TK_OP || (q->ev.kind == TK_COLL && alone_call(s->rk, &q->ev));
+}
+
+/* Device ops, and collectives that run alone (alone_call): durations from
+   the model and the memoized plans; a run of them is one sleep. */
 static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 {
 	struct qev *batch[QDEPTH];
@@ -578,10 +691,8 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 	   nothing waits on them and they wait on nothing */
 	while (first->ev.label < 0 && s->n > 0 && nb < QDEPTH) {
 		struct qev *nx = &s->q[s->head];
-		if (nx->ev.kind != TK_OP || nx->ev.nafter > 0 || (s->items && sg_sem_would_block(s->items)))
+		if (nx->ev.nafter > 0 || !merges(s, nx))
 			break;
-		if (s->items)
-			sg_sem_acquire(s->items);
 		s->head = (s->head + 1) % s->cap;
 		s->n--;
 		batch[nb++] = nx; /* its slot is released after the sleep: the host must not overwrite it */
@@ -591,24 +702,36 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 	double now = simgrid_get_clock(), t = now, total = 0;
 	long last = pred;
 	for (int i = 0; i < nb; i++) {
+		struct rp_span sp;
+		base_span(&sp, s, batch[i]);
+		sp.t0 = sp.arrive = t;
+		sp.pred = last;
+		const struct cplan *cp = batch[i]->ev.kind == TK_COLL ? alone_call(s->rk, &batch[i]->ev) : NULL;
+		if (cp) {
+			s->rk->coll_seq[batch[i]->ev.comm]++;
+			sp.t1 = t + cp->alone_s;
+			sp.bytes = cp->p.bus_bytes;
+			sp.algo = (signed char)cp->p.algo;
+			sp.proto = (signed char)cp->p.proto;
+			last = add_span(&sp);
+			s->last_span = last;
+			t += cp->alone_s;
+			total += cp->alone_s;
+			R->r->events++;
+			continue;
+		}
 		struct dm_result dr;
 		char why[TR_MSG_MAX];
-		if (dm_predict_cached(R->chip, &batch[i]->ev.op, &dr, why, sizeof why)) {
+		if (predict(&batch[i]->ev, &dr, why, sizeof why)) {
 			fail(SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), batch[i]->ev.line, why);
-			for (int j = 1; j < nb && s->slots; j++)
-				sg_sem_release(s->slots);
+			free_slots(s, nb - 1);
 			return;
 		}
 		double d = dr.time_s * jitter(s->rk);
-		struct rp_span sp;
-		base_span(&sp, s, batch[i]);
-		sp.t0 = t;
 		sp.t1 = t + d;
-		sp.arrive = t;
 		sp.flops = dr.flops;
 		sp.bytes = dr.bytes_dram;
 		sp.bound = (signed char)dr.bound;
-		sp.pred = last;
 		if (batch[i]->ev.op.dtype >= 0 && batch[i]->ev.op.dtype < DT_COUNT)
 			R->flops_by_dtype[batch[i]->ev.op.dtype] += dr.flops;
 		last = add_span(&sp);
@@ -620,11 +743,16 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 	if (total > 0) {
 		sg_actor_sleep_for(total);
 		R->r->sg_activities++;
+		/* the batch ends when the sleep does (the sum of the times above can
+		   differ from it in the last bit): what follows starts exactly at
+		   its end, so the critical path runs on through it */
+		double end = simgrid_get_clock();
+		if (last >= 0 && end >= R->r->spans[last].t0)
+			R->r->spans[last].t1 = end;
 	}
 	/* only the last op of a batch can carry a label (see the loop above) */
 	label_done(s, batch[nb - 1], last);
-	for (int i = 1; i < nb && s->slots; i++)
-		sg_sem_release(s->slots);
+	free_slots(s, nb - 1);
 	progress();
 }
 
@@ -703,6 +831,10 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 {
 	struct rank_st *rk = s->rk;
 	struct tr_event *ev = &q->ev;
+	if (alone_call(rk, ev)) {
+		exec_ops(s, q, pred);
+		return;
+	}
 	int stack_members[64], *members = stack_members, gid = 0;
 	int n = tr_comm_group(R->t, ev->comm, rk->rank, members, 64, &gid);
 	if (n > 64) {
@@ -773,11 +905,26 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 		x->plan = x->full ? plan_get(ev, gid, x->full, x->nfull) : plan_get(ev, gid, x->members, x->n);
 		if (!x->plan)
 			return;
-		if (x->plan->p.lat_s > 0) {
-			sg_actor_sleep_for(x->plan->p.lat_s);
-			R->r->sg_activities++;
+		struct cplan *cp = x->plan;
+		int alone = R->excl_comm && R->excl_comm[ev->comm] &&
+		            (x->full ? in_one_node(x->full, x->nfull) : in_one_node(x->members, x->n));
+		if (alone && cp->alone_known) {
+			if (cp->alone_s > 0) {
+				sg_actor_sleep_for(cp->alone_s);
+				R->r->sg_activities++;
+			}
+		} else {
+			double t0 = simgrid_get_clock();
+			if (cp->p.lat_s > 0) {
+				sg_actor_sleep_for(cp->p.lat_s);
+				R->r->sg_activities++;
+			}
+			run_phases(cp);
+			if (alone && !R->err_code) {
+				cp->alone_s = simgrid_get_clock() - t0;
+				cp->alone_known = 1;
+			}
 		}
-		run_phases(x->plan);
 		release_others(x);
 	}
 	sp.bytes = x->plan->p.bus_bytes;
@@ -879,14 +1026,17 @@ static void stream_main(int argc, char **argv)
 	struct stream_st *s = sg_actor_self_get_data();
 	s->waiting_label = -1;
 	for (;;) {
-		sg_sem_acquire(s->items);
+		while (s->n == 0) {
+			s->cons_wait = 1;
+			sg_sem_acquire(s->items);
+		}
 		struct qev *q = &s->q[s->head];
 		s->head = (s->head + 1) % s->cap;
 		s->n--;
 		if (q->ev.kind == END_KIND || R->err_code)
 			break;
 		stream_exec(s, q);
-		sg_sem_release(s->slots);
+		free_slots(s, 1);
 		if (R->err_code)
 			break;
 	}
@@ -913,7 +1063,7 @@ static struct stream_st *stream_get(struct rank_st *rk, int idx)
 	if (R->inline_streams) /* the rank's own actor runs it (see host_main) */
 		return s;
 	s->items = sg_sem_init(0);
-	s->slots = sg_sem_init(QDEPTH);
+	s->slots = sg_sem_init(0);
 	char name[64];
 	snprintf(name, sizeof name, "r%ds%d", rk->rank, idx);
 	sg_actor_t a = sg_actor_init(name, R->hosts[rk->rank]);
@@ -949,12 +1099,19 @@ static int grow_queue(struct stream_st *s)
 
 static int push(struct stream_st *s, const struct qev *q)
 {
-	s->rk->host_state = "waiting for a free slot in a stream's queue";
-	sg_sem_acquire(s->slots);
-	s->rk->host_state = NULL;
+	while (s->used == QDEPTH) {
+		s->rk->host_state = "waiting for a free slot in a stream's queue";
+		s->prod_wait = 1;
+		sg_sem_acquire(s->slots);
+		s->rk->host_state = NULL;
+	}
 	s->q[(s->head + s->n) % s->cap] = *q;
 	s->n++;
-	sg_sem_release(s->items);
+	s->used++;
+	if (s->cons_wait) {
+		s->cons_wait = 0;
+		sg_sem_release(s->items);
+	}
 	return 0;
 }
 
@@ -1053,7 +1210,7 @@ static void host_main(int argc, char **argv)
 		if (s->n == s->cap && grow_queue(s))
 			break;
 		s->q[s->n++] = q; /* run_queue leaves it empty with head 0 */
-		if (q.ev.kind != TK_OP || q.ev.label >= 0 || q.ev.nafter > 0 || s->n == QDEPTH)
+		if (q.ev.label >= 0 || q.ev.nafter > 0 || s->n == QDEPTH || !merges(s, &q))
 			run_queue(s);
 	}
 	if (R->inline_streams) {
@@ -1213,6 +1370,72 @@ static int fold_ranks(const struct trace *t, const struct rp_options *o)
 	return 0;
 }
 
+/* Whether two ranks of one node belong to the same group of comm. */
+static int comm_in_node(const struct trace *t, int comm)
+{
+	int dpn = R->topo.dpn;
+	for (int a = 0; a < R->nranks; a++) {
+		int ga, gb;
+		if (tr_comm_group(t, comm, a, NULL, 0, &ga) < 2)
+			continue;
+		for (int b = a + 1; b < R->nranks && b / dpn == a / dpn; b++)
+			if (tr_comm_group(t, comm, b, NULL, 0, &gb) > 1 && gb == ga)
+				return 1;
+	}
+	return 0;
+}
+
+/* Whether two ranks of one node differ only along dim d (could be send/recv peers). */
+static int dim_in_node(const struct trace *t, int d)
+{
+	int dpn = R->topo.dpn;
+	for (int a = 0; a < R->nranks; a++)
+		for (int b = a + 1; b < R->nranks && b / dpn == a / dpn; b++) {
+			int k = tr_coord(t, a, d) != tr_coord(t, b, d);
+			for (int e = 0; e < DIM_COUNT && k; e++)
+				k = e == d || tr_coord(t, a, e) == tr_coord(t, b, e);
+			if (k)
+				return 1;
+		}
+	return 0;
+}
+
+/*
+ * Communicators that own the links inside a node. With private device
+ * links in a node (switch or PCIe ports, full-mesh pairs), traffic between
+ * two devices of one node crosses only their links and traffic between
+ * nodes only NICs. When one communicator is all that moves data between
+ * devices of one node (no other has two members in a node, no send/recv
+ * peer can be in the same node) and its collectives come from one stream
+ * (calls of a group never overlap), a call of a group within one node runs
+ * alone on its links, so it takes the same time every time: exec_coll
+ * measures it once, and later calls are one sleep, or with every other
+ * member folded, part of a batch of device ops. --no-memo turns this off.
+ */
+static int exclusive_comms(const struct trace *t, const struct rp_options *o)
+{
+	const struct topo *tp = &R->topo;
+	int nc = tr_ncomms(t), p2p = tr_p2p_dims(t), users = 0, one = -1;
+	if (o->no_memo || p2p < 0 || tp->dpn < 2 ||
+	    !(tp->intra == TI_SWITCH || tp->intra == TI_MESH || tp->intra == TI_PCIE))
+		return 0;
+	for (int d = 0; d < DIM_COUNT && !users; d++)
+		if ((p2p & (1 << d)) && dim_in_node(t, d))
+			users = 2; /* send/recv inside a node: nothing owns its links */
+	for (int c = 0; c < nc && users < 2; c++)
+		if (tr_comm_stream(t, c) != -1 && comm_in_node(t, c)) {
+			users++;
+			one = c;
+		}
+	if (users != 1 || tr_comm_stream(t, one) < 0)
+		return 0;
+	R->excl_comm = calloc((size_t)nc, 1);
+	if (!R->excl_comm)
+		return -1;
+	R->excl_comm[one] = 1;
+	return 0;
+}
+
 int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r, char *why,
            size_t whylen)
 {
@@ -1267,7 +1490,7 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 	int nl = tr_nlabels(t) + 1, nc = tr_ncomms(t) + 1, ns = tr_nstreams(t) + 1;
 	run.inline_streams = tr_nstreams(t) <= 1;
 	r->mem = calloc((size_t)run.nranks, sizeof *r->mem);
-	if (!r->mem || fold_ranks(t, o)) {
+	if (!r->mem || fold_ranks(t, o) || exclusive_comms(t, o)) {
 		snprintf(why, whylen, "sim run: out of memory for %d ranks", run.nranks);
 		return SIM_EXIT_INTERNAL;
 	}
@@ -1353,8 +1576,10 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 	free(run.hosts);
 	free(run.tmp_idx);
 	free(run.is_rep);
+	free(run.excl_comm);
 	free(run.txt_hash);
 	free(run.line_text);
+	free(run.line_dm);
 	if (run.err_code) {
 		snprintf(why, whylen, "%s", run.err);
 		return run.err_code;

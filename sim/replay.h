@@ -42,6 +42,7 @@ struct rp_options {
 	unsigned long seed; /* GSL random stream seed (with jitter) */
 	int progress;       /* print progress on stderr for long runs */
 	int no_fold;        /* replay every rank even where the trace is symmetric */
+	int no_memo;        /* run every collective on the engine, even on links nothing else uses */
 };
 
 /* A rank's device memory (the trace's `memory` statements) at its peak. */

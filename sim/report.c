@@ -29,14 +29,66 @@
 
 static const struct rp_span *SP; /* for the qsort comparators */
 
-static int by_rank_start(const void *a, const void *b)
+/* span a starts before span b (the earlier recorded first on a tie) */
+static int starts_before(long a, long b)
 {
-	const struct rp_span *x = &SP[*(const long *)a], *y = &SP[*(const long *)b];
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	if (x->t0 != y->t0)
-		return x->t0 < y->t0 ? -1 : 1;
-	return *(const long *)a < *(const long *)b ? -1 : 1;
+	return SP[a].t0 < SP[b].t0 || (SP[a].t0 == SP[b].t0 && a < b);
+}
+
+/* Sorts v[0..n) by start, with tmp[0..n) as scratch: a merge sort of the
+   runs already in order (a rank's spans come in order per stream, so there
+   are few), linear when there is one run. */
+static void sort_by_start(long *v, long *tmp, long n)
+{
+	for (;;) { /* merge neighbouring runs pairwise until one remains */
+		long i = 0, o = 0, runs = 0;
+		while (i < n) {
+			long a = i, am = i + 1;
+			while (am < n && !starts_before(v[am], v[am - 1]))
+				am++;
+			long b = am, bm = am < n ? am + 1 : am;
+			while (bm < n && !starts_before(v[bm], v[bm - 1]))
+				bm++;
+			while (a < am && b < bm)
+				tmp[o++] = starts_before(v[b], v[a]) ? v[b++] : v[a++];
+			while (a < am)
+				tmp[o++] = v[a++];
+			while (b < bm)
+				tmp[o++] = v[b++];
+			i = bm;
+			runs++;
+		}
+		memcpy(v, tmp, (size_t)n * sizeof *v);
+		if (runs <= 1)
+			break;
+	}
+}
+
+/* idx = every span, by rank, then by start (counting sort by rank, then
+   sort_by_start per rank). */
+static int sort_by_rank_start(const struct rp_result *r, long *idx)
+{
+	long *first = calloc((size_t)r->ranks + 1, sizeof *first), *tmp = malloc(((size_t)r->nspans + 1) * sizeof *tmp);
+	if (!first || !tmp) {
+		free(first);
+		free(tmp);
+		return -1;
+	}
+	for (long i = 0; i < r->nspans; i++)
+		first[r->spans[i].rank + 1]++;
+	for (int k = 0; k < r->ranks; k++)
+		first[k + 1] += first[k];
+	for (long i = 0; i < r->nspans; i++)
+		tmp[first[r->spans[i].rank]++] = i;
+	for (int k = r->ranks; k > 0; k--)
+		first[k] = first[k - 1];
+	first[0] = 0;
+	memcpy(idx, tmp, (size_t)r->nspans * sizeof *idx);
+	for (int k = 0; k < r->ranks; k++)
+		sort_by_start(idx + first[k], tmp, first[k + 1] - first[k]);
+	free(first);
+	free(tmp);
+	return 0;
 }
 
 static int is_comm(int kind)
@@ -101,11 +153,21 @@ static struct rep_group *group_find(struct rep_group *g, int *n, int max, const 
 	return &g[(*n)++];
 }
 
+/* x to 30 bits of mantissa: sums of the same times added in another order
+   (folded or not, batched or not) sort the same */
+static double coarse(double x)
+{
+	int e;
+	double m = frexp(x, &e);
+	return ldexp(nearbyint(m * 0x1p30), e - 30);
+}
+
 static int by_time_desc(const void *a, const void *b)
 {
 	const struct rep_group *x = a, *y = b;
-	if (x->time_s != y->time_s)
-		return x->time_s > y->time_s ? -1 : 1;
+	double tx = coarse(x->time_s), ty = coarse(y->time_s);
+	if (tx != ty)
+		return tx > ty ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -231,6 +293,12 @@ out:
 	free(mark_hi);
 }
 
+/* a longer than b by more than the rounding two replays of one op may differ by */
+static int longer(double a, double b)
+{
+	return a > b * (1 + 1e-9);
+}
+
 static void critical_path(struct report *rep)
 {
 	const struct rp_result *r = rep->r;
@@ -251,9 +319,10 @@ static void critical_path(struct report *rep)
 		/* keep the REP_CRIT longest spans on the path */
 		int full = rep->ncrit == REP_CRIT;
 		int pos = full ? REP_CRIT - 1 : rep->ncrit++;
-		if (!full || d > r->spans[rep->crit[pos]].t1 - r->spans[rep->crit[pos]].t0) {
+		if (!full || longer(d, r->spans[rep->crit[pos]].t1 - r->spans[rep->crit[pos]].t0)) {
 			rep->crit[pos] = cur;
-			while (pos > 0 && d > r->spans[rep->crit[pos - 1]].t1 - r->spans[rep->crit[pos - 1]].t0) {
+			while (pos > 0 &&
+			       longer(d, r->spans[rep->crit[pos - 1]].t1 - r->spans[rep->crit[pos - 1]].t0)) {
 				long tmp = rep->crit[pos - 1];
 				rep->crit[pos - 1] = rep->crit[pos];
 				rep->crit[pos] = tmp;
@@ -266,7 +335,7 @@ static void critical_path(struct report *rep)
 		cur = p;
 	}
 	rep->crit_wait = r->time_s - rep->crit_compute - rep->crit_comm - rep->crit_other;
-	if (rep->crit_wait < 0)
+	if (rep->crit_wait < 1e-9 * r->time_s) /* what is left of rounding in the sums */
 		rep->crit_wait = 0;
 }
 
@@ -282,10 +351,11 @@ int report_build(struct report *rep, const struct arch_chip *c, const struct tra
 		free(idx);
 		return -1;
 	}
-	for (long i = 0; i < r->nspans; i++)
-		idx[i] = i;
 	SP = r->spans;
-	qsort(idx, (size_t)r->nspans, sizeof *idx, by_rank_start);
+	if (sort_by_rank_start(r, idx)) {
+		free(idx);
+		return -1;
+	}
 	per_rank(rep, idx, r->nspans);
 	groups(rep);
 	critical_path(rep);

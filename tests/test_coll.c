@@ -112,7 +112,7 @@ int main(int argc, char **argv)
 	CHECK(tr_next(cur, &ev, why, sizeof why) == 1, "%s", why);
 	tr_cursor_free(cur);
 	CHECK(!coll_plan(&tp, CO_ALLREDUCE, ev.algo, ev.bytes, m, n, 0, &p, why, sizeof why), "%s", why);
-	struct rp_options o = {0, 1, 0, 0};
+	struct rp_options o = {0, 1, 0, 0, 0};
 	struct rp_result r;
 	int rc = rp_run(c, t, &o, &r, why, sizeof why);
 	CHECK(rc == 0, "%s", why);

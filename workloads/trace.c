@@ -1542,6 +1542,34 @@ unsigned tr_symmetric_dims(const struct trace *t)
 	return mask;
 }
 
+int tr_comm_stream(const struct trace *t, int comm)
+{
+	int stream = -1;
+	for (int i = 0; i < t->nevs; i++) {
+		const struct tr_event *ev = &t->evs[i].ev;
+		if (ev->kind != TK_COLL || ev->comm != comm)
+			continue;
+		if (stream >= 0 && ev->stream != stream)
+			return -2;
+		stream = ev->stream;
+	}
+	return stream;
+}
+
+int tr_p2p_dims(const struct trace *t)
+{
+	int mask = 0;
+	for (int i = 0; i < t->nevs; i++) {
+		const struct evnode *en = &t->evs[i];
+		if (en->ev.kind != TK_SEND && en->ev.kind != TK_RECV)
+			continue;
+		if (en->peer_dim < 0)
+			return -1;
+		mask |= 1 << en->peer_dim;
+	}
+	return mask;
+}
+
 const struct tr_workload *tr_workload(const struct trace *t)
 {
 	return t && t->has_workload ? &t->workload : NULL;

@@ -133,6 +133,13 @@ const char *tr_path(const struct trace *t);
    differ only in these dims issue the same ops at the same times when their
    transfers do not share links: the replay can run one of them for all. */
 unsigned tr_symmetric_dims(const struct trace *t);
+/* What may share a device's links, for the replay's shortcut past the
+   engine: the stream every `coll` statement on communicator comm names
+   (-1 when none does, -2 when they name several), and the dims send/recv
+   peers move along (bit per enum tr_dim; -1 when some peer is a rank or
+   rank+K, which could be anywhere). */
+int tr_comm_stream(const struct trace *t, int comm);
+int tr_p2p_dims(const struct trace *t);
 /* The trace's workload statement, or NULL when it has none. */
 const struct tr_workload *tr_workload(const struct trace *t);
 const char *tr_mem_name(enum tr_mem m); /* "params" ... */
