@@ -131,6 +131,7 @@ struct cplan {
 	   that carry nothing else (see exclusive_comms) */
 	int alone_known;
 	double alone_s;
+	int nrep; /* replayed members of the group (1: the others are folded into one) */
 };
 
 /* Above this many flows a phase runs as independent point-to-point tasks
@@ -156,7 +157,7 @@ struct run {
 	int nranks;
 	int inline_streams; /* one stream per rank: the rank's actor runs its ops itself */
 	char *is_rep;       /* per rank: replayed (1) or folded into its representative (0) */
-	char *excl_comm;    /* per communicator: its groups within a node own the node's links (exclusive_comms) */
+	char *excl_comm;    /* per communicator: it owns the links its groups use (exclusive_comms) */
 	struct rank_st *ranks;
 	sg_host_t *hosts;
 	struct inst *tab[NBUCKETS];
@@ -644,34 +645,19 @@ static int predict(const struct tr_event *ev, struct dm_result *r, char *why, si
 	return 0;
 }
 
-/* Whether a group (members in increasing order) lies in one node. */
-static int in_one_node(const int *members, int n)
-{
-	return n > 1 && members[0] / R->topo.dpn == members[n - 1] / R->topo.dpn;
-}
-
 /*
  * A collective this rank runs by itself as a plain duration: its
- * communicator owns the links of a node (exclusive_comms), its group lies in
- * one node, every other member is folded into this rank (no one to meet),
- * and its time alone is known. Returns its plan, or NULL.
+ * communicator owns the links it uses (exclusive_comms), every other member
+ * of its group is folded into this rank (no one to meet), and its time
+ * alone is known. Returns its plan, or NULL.
  */
 static const struct cplan *alone_call(const struct rank_st *rk, const struct tr_event *ev)
 {
-	int members[64], gid;
-	if (!R->excl_comm || !R->excl_comm[ev->comm] || !R->is_rep)
+	int gid;
+	if (!R->excl_comm || !R->excl_comm[ev->comm] || tr_comm_group(R->t, ev->comm, rk->rank, NULL, 0, &gid) < 2)
 		return NULL;
-	int n = tr_comm_group(R->t, ev->comm, rk->rank, NULL, 0, &gid);
-	if (n < 2 || n > R->topo.dpn || n > 64)
-		return NULL;
-	tr_comm_group(R->t, ev->comm, rk->rank, members, n, &gid);
-	if (!in_one_node(members, n))
-		return NULL;
-	for (int i = 0; i < n; i++)
-		if (members[i] != rk->rank && R->is_rep[members[i]])
-			return NULL;
 	const struct cplan *p = plan_find(ev, gid);
-	return p && p->alone_known ? p : NULL;
+	return p && p->alone_known && p->nrep == 1 ? p : NULL;
 }
 
 /* Ops a batch of exec_ops can hold: device ops and alone_call collectives. */
@@ -906,8 +892,7 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 		if (!x->plan)
 			return;
 		struct cplan *cp = x->plan;
-		int alone = R->excl_comm && R->excl_comm[ev->comm] &&
-		            (x->full ? in_one_node(x->full, x->nfull) : in_one_node(x->members, x->n));
+		int alone = R->excl_comm && R->excl_comm[ev->comm];
 		if (alone && cp->alone_known) {
 			if (cp->alone_s > 0) {
 				sg_actor_sleep_for(cp->alone_s);
@@ -923,6 +908,7 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 			if (alone && !R->err_code) {
 				cp->alone_s = simgrid_get_clock() - t0;
 				cp->alone_known = 1;
+				cp->nrep = x->n;
 			}
 		}
 		release_others(x);
@@ -1370,70 +1356,93 @@ static int fold_ranks(const struct trace *t, const struct rp_options *o)
 	return 0;
 }
 
-/* Whether two ranks of one node belong to the same group of comm. */
-static int comm_in_node(const struct trace *t, int comm)
+/* Where the groups of communicator comm move data: REACH_IN when a group
+   has two members in one node, REACH_OUT when one has members in two. */
+enum { REACH_IN = 1, REACH_OUT = 2 };
+static int comm_reach(const struct trace *t, int comm, char *seen, int **buf, int *cap)
 {
-	int dpn = R->topo.dpn;
-	for (int a = 0; a < R->nranks; a++) {
-		int ga, gb;
-		if (tr_comm_group(t, comm, a, NULL, 0, &ga) < 2)
+	int reach = 0, dpn = R->topo.dpn;
+	memset(seen, 0, (size_t)R->nranks);
+	for (int a = 0; a < R->nranks && reach != (REACH_IN | REACH_OUT); a++) {
+		int gid, n = tr_comm_group(t, comm, a, NULL, 0, &gid);
+		if (n < 2 || gid < 0 || gid >= R->nranks || seen[gid])
 			continue;
-		for (int b = a + 1; b < R->nranks && b / dpn == a / dpn; b++)
-			if (tr_comm_group(t, comm, b, NULL, 0, &gb) > 1 && gb == ga)
-				return 1;
+		seen[gid] = 1;
+		if (n > *cap) {
+			int *v = realloc(*buf, (size_t)n * sizeof *v);
+			if (!v)
+				return -1;
+			*buf = v;
+			*cap = n;
+		}
+		tr_comm_group(t, comm, a, *buf, n, &gid);
+		for (int i = 1; i < n; i++) /* members in increasing order: a node's are adjacent */
+			reach |= (*buf)[i] / dpn == (*buf)[i - 1] / dpn ? REACH_IN : REACH_OUT;
 	}
-	return 0;
+	return reach;
 }
 
-/* Whether two ranks of one node differ only along dim d (could be send/recv peers). */
-static int dim_in_node(const struct trace *t, int d)
+/* The built-in communicator of layout dim d (the ranks that differ only in d). */
+static int dim_comm(const struct trace *t, int d)
 {
-	int dpn = R->topo.dpn;
-	for (int a = 0; a < R->nranks; a++)
-		for (int b = a + 1; b < R->nranks && b / dpn == a / dpn; b++) {
-			int k = tr_coord(t, a, d) != tr_coord(t, b, d);
-			for (int e = 0; e < DIM_COUNT && k; e++)
-				k = e == d || tr_coord(t, a, e) == tr_coord(t, b, e);
-			if (k)
-				return 1;
-		}
-	return 0;
+	for (int c = 0; c < tr_ncomms(t); c++)
+		if (!strcmp(tr_comm_name(t, c), tr_dim_name((enum tr_dim)d)))
+			return c;
+	return -1;
 }
 
 /*
- * Communicators that own the links inside a node. With private device
- * links in a node (switch or PCIe ports, full-mesh pairs), traffic between
- * two devices of one node crosses only their links and traffic between
- * nodes only NICs. When one communicator is all that moves data between
- * devices of one node (no other has two members in a node, no send/recv
- * peer can be in the same node) and its collectives come from one stream
- * (calls of a group never overlap), a call of a group within one node runs
- * alone on its links, so it takes the same time every time: exec_coll
- * measures it once, and later calls are one sleep, or with every other
- * member folded, part of a batch of device ops. --no-memo turns this off.
+ * Communicators whose collectives own the links they use. Links fall in
+ * two domains: inside a node (private device links: switch or PCIe ports,
+ * full-mesh pairs; traffic between two devices of a node crosses only
+ * theirs) and between nodes (each device's NICs and a non-blocking fabric).
+ * When one communicator is all that moves data in each domain its groups
+ * reach (no other communicator's group, no send/recv peer, reaches it) and
+ * its collectives come from one stream (a group's calls never overlap),
+ * every call runs alone on its links and takes the same time each time:
+ * exec_coll measures it once, and later calls are one sleep, or with every
+ * other member folded, part of a batch of device ops. --no-memo turns this
+ * off.
  */
 static int exclusive_comms(const struct trace *t, const struct rp_options *o)
 {
 	const struct topo *tp = &R->topo;
-	int nc = tr_ncomms(t), p2p = tr_p2p_dims(t), users = 0, one = -1;
-	if (o->no_memo || p2p < 0 || tp->dpn < 2 ||
-	    !(tp->intra == TI_SWITCH || tp->intra == TI_MESH || tp->intra == TI_PCIE))
+	int nc = tr_ncomms(t), p2p = tr_p2p_dims(t), users[4] = {0}, *buf = NULL, cap = 0, rc = 0;
+	if (o->no_memo || p2p < 0)
 		return 0;
-	for (int d = 0; d < DIM_COUNT && !users; d++)
-		if ((p2p & (1 << d)) && dim_in_node(t, d))
-			users = 2; /* send/recv inside a node: nothing owns its links */
-	for (int c = 0; c < nc && users < 2; c++)
-		if (tr_comm_stream(t, c) != -1 && comm_in_node(t, c)) {
-			users++;
-			one = c;
-		}
-	if (users != 1 || tr_comm_stream(t, one) < 0)
-		return 0;
+	int *reach = calloc((size_t)nc, sizeof *reach);
+	char *seen = malloc((size_t)R->nranks);
 	R->excl_comm = calloc((size_t)nc, 1);
-	if (!R->excl_comm)
-		return -1;
-	R->excl_comm[one] = 1;
-	return 0;
+	if (!reach || !seen || !R->excl_comm) {
+		rc = -1;
+		goto out;
+	}
+	int peers = 0; /* where send/recv can go */
+	for (int d = 0; d < DIM_COUNT && rc >= 0; d++) {
+		int c = p2p & (1 << d) ? dim_comm(t, d) : -1;
+		if (c >= 0 && (rc = comm_reach(t, c, seen, &buf, &cap)) > 0)
+			peers |= rc;
+	}
+	for (int c = 0; c < nc && rc >= 0; c++)
+		if (tr_comm_stream(t, c) != -1 && (rc = reach[c] = comm_reach(t, c, seen, &buf, &cap)) > 0)
+			for (int k = REACH_IN; k <= REACH_OUT; k++)
+				users[k] += (rc & k) != 0;
+	if (rc < 0)
+		goto out;
+	rc = 0;
+	users[REACH_IN] += (peers & REACH_IN) != 0;
+	users[REACH_OUT] += (peers & REACH_OUT) != 0;
+	int in_ok = tp->intra == TI_SWITCH || tp->intra == TI_MESH || tp->intra == TI_PCIE;
+	int out_ok = tp->uplink_bw <= 0;
+	for (int c = 0; c < nc; c++)
+		R->excl_comm[c] = reach[c] && tr_comm_stream(t, c) >= 0 &&
+		                  (!(reach[c] & REACH_IN) || (in_ok && users[REACH_IN] == 1)) &&
+		                  (!(reach[c] & REACH_OUT) || (out_ok && users[REACH_OUT] == 1));
+out:
+	free(reach);
+	free(seen);
+	free(buf);
+	return rc;
 }
 
 int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r, char *why,
