@@ -65,6 +65,8 @@ static void print_text(const struct arch_chip *c, const char *optext, const stru
 	       r->bytes_l2 / 1e6, r->bytes_smem / 1e6);
 	if (r->bytes_link > 0)
 		printf(", host link %.4g MB", r->bytes_link / 1e6);
+	if (r->bytes_d2d > 0)
+		printf(", across dies %.4g MB", r->bytes_d2d / 1e6);
 	printf("\n");
 	const struct dm_kernel *k = &r->kern;
 	printf("  kernel        %s", k->name);
@@ -107,6 +109,7 @@ static void print_json(const struct arch_chip *c, const char *optext, const stru
 	json_num(&j, "l2", r->bytes_l2);
 	json_num(&j, "smem", r->bytes_smem);
 	json_num(&j, "link", r->bytes_link);
+	json_num(&j, "d2d", r->bytes_d2d);
 	json_obj_end(&j);
 	json_obj(&j, "kernel");
 	json_str(&j, "name", r->kern.name);
