@@ -529,6 +529,15 @@ static void emit_block_defs(struct em *e, const char *prefix, enum block_kind ki
 			step_fwd(e, &L, &B->st[i]);
 	for (int i = B->n - 1; i >= 0; i--)
 		step_bwd(e, &L, &B->st[i]);
+	/* gradient accumulation: each micro-batch's weight gradients are added into the step's (PyTorch's
+	   AccumulateGrad, Megatron's main_grad hook), a pass over the block's gradients in the model dtype
+	   that the wgrad GEMMs do not fuse (ZeRO-2/3: over this rank's shard, reduce-scattered every
+	   micro-batch); with one micro-batch they are the step's gradients */
+	if (gen_microbatches(e->c) > 1 && B->par.dense + B->par.expert > 0) {
+		int shard = e->c->p.zero >= 2;
+		double n = B->par.dense / (shard ? (double)e->nd : 1) + B->par.expert / (shard ? (double)e->ne : 1);
+		add(&L, "elem op=add n=%lld dtype=%s", ceil_ll(n), e->dt);
+	}
 	flush_lines(e, &L, g ? "ag" : NULL, "wg");
 	if (e->c->p.zero >= 2)
 		grad_bucket(e, B);
