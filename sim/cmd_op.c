@@ -24,7 +24,7 @@ const char cmd_op_help[] =
     "  gemm m= n= k= [batch=1] dtype= [acc=] [trans=nn|nt|tn|tt]\n"
     "       [epilogue=none|bias|gelu|relu|bias_gelu|bias_relu] [warm=0|1]\n"
     "  attn b= h= [hkv=h] sq= skv= d= [causal=0|1] dtype=\n"
-    "       impl=flash2|flash3|naive|decode|paged [dir=fwd|bwd] [page=16]\n"
+    "       impl=flash2|flash3|flash1|naive|decode|paged [dir=fwd|bwd] [page=16]\n"
     "  elem op=add|mul|gelu|silu|swiglu|relu|layernorm|rmsnorm|softmax|rope|\n"
     "       cast|adam|read|triad|copy n= [cols=n] dtype= [to=fp32] [warm=0|1]\n"
     "  copy bytes= [src=hbm|host] [dst=hbm|host]\n"

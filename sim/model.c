@@ -334,6 +334,8 @@ static int predict(const struct arch_chip *c, const struct op *op, struct dm_res
 			rc = attn_decode(c, op, r, ex, why, wl);
 		else if (op->impl == ATTN_NAIVE)
 			rc = attn_naive(c, op, r, ex, why, wl);
+		else if (op->impl == ATTN_FLASH1)
+			rc = attn_flash1(c, op, r, ex, why, wl);
 		else
 			rc = attn_flash(c, op, r, ex, why, wl);
 		break;

@@ -1,6 +1,7 @@
 /*
- * model_attn.c -- attention: FlashAttention-2/-3 forward and backward, decode
- * and paged decode (split-KV), and naive attention as separate kernels.
+ * model_attn.c -- attention: FlashAttention-2/-3 and the original FlashAttention
+ * (-1) forward and backward, decode and paged decode (split-KV), and naive
+ * attention as separate kernels.
  */
 #include "model_int.h"
 
@@ -327,5 +328,182 @@ int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_result 
 	r->bytes_dram = dram, r->bytes_l2 = l2, r->bytes_smem = smem, r->bytes_d2d = d2d;
 	snprintf(r->kern.name, sizeof r->kern.name, "naive_%s_%d_kernels", op->dir == DIR_BWD ? "bwd" : "fwd", np);
 	r->kern.kernels = np;
+	return 0;
+}
+
+/* FlashAttention-1 (Dao et al. 2022, Algorithm 1/2; its CUDA kernels fmha_*_1xN_loop). What differs from
+   FlashAttention-2 (Dao 2023, sections 3.1-3.3), each a cost of its own below:
+   - loop order: a CTA keeps one block of Bc keys (K, V) on chip and sweeps the queries in steps of 16
+     rows; the forward's running output O_i (fp32) and its log-sum-exp are read from and written back
+     to global memory at every key block after the first (2 N d (N/Bc) elements per head), so unless
+     the queries, outputs and statistics of all heads fit in the cache they stream from device memory;
+   - rescaling: O_i is rescaled by diag(l)^-1 at every step (Algorithm 1 line 12: old O times
+     l_old e^(m_old - m_new), plus the new P V, times 1/l_new), FlashAttention-2 once at the end;
+   - split-K between warps: the warps of a CTA split the keys, so each warp's partial product over its
+     keys (forward: O = P V, and the row max and sum of S; backward: dQ = dS K) goes through shared
+     memory (fp32) and a barrier and is summed; the 16-row query step is read by every warp;
+   - parallelism: the grid is batch x heads x num_splits, the splits chosen by the kernel's heuristic
+     (num_splits_heuristic_fwd in its forward launcher: the fewest splits, of at most 30, whose waves
+     are more than 95% as full as the best count's): the forward splits the query steps, the backward
+     the key blocks (dQ accumulated in fp32 in global memory). */
+static long long fa1_splits(long long heads, long long slots, long long max_splits)
+{
+	double best = 0, eff[64];
+	if (max_splits > 64)
+		max_splits = 64;
+	for (long long s = 1; s <= max_splits; s++) {
+		double waves = (double)(heads * s) / (double)slots;
+		eff[s - 1] = waves / ceil(waves);
+		best = dmax(best, eff[s - 1]);
+	}
+	for (long long s = 1; s <= max_splits; s++)
+		if (eff[s - 1] > 0.95 * best)
+			return s;
+	return 1;
+}
+
+int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
+{
+	int matrix;
+	double macs_clk, clock;
+	int gi = need_unit(c, op->dtype, &matrix, &macs_clk, &clock, why, wl);
+	if (gi < 0)
+		return -1;
+	const struct arch_unit *u = &c->units[gi];
+	struct memsys ms;
+	memsys_of(c, &ms);
+	double ea = dt_bytes(op->dtype), d = (double)op->d;
+	int bwd = op->dir == DIR_BWD;
+	/* the kernels' traits: Bc keys per CTA (256 in the forward at head dim <= 64), query steps of 16
+	   rows, the keys split over 4 warps (forward) or 8 (backward) */
+	int bc = !bwd && op->d <= 64 ? 256 : 128, bq = 16, warps = bwd ? 8 : 4;
+	/* shared memory: the K, V block, the query step(s) double-buffered, the warps' fp32 partials
+	   (backward: also P and dS, transposed for dV and dK) */
+	double smem = 2.0 * bc * d * ea + (bwd ? 4.0 : 2.0) * bq * d * ea + warps * (double)bq * d * 4 +
+	              (bwd ? 2.0 * bq * bc * ea : 0);
+	double occ = dmin((double)u->max_ctas, floor((double)u->max_warps / warps));
+	if (u->smem_bytes > 0)
+		occ = dmin(occ, floor(u->smem_bytes / smem));
+	if (u->regfile_bytes > 0)
+		occ = dmin(occ, floor(u->regfile_bytes / (warps * 32.0 * 255 * 4 * 0.5)));
+	if (occ < 1)
+		occ = 1;
+	/* per step (16 query rows against the CTA's Bc keys): MACs, exps, lane ops */
+	double mm = (double)bq * bc * d * (bwd ? 5 : 2);
+	double sfu_score = 1.5;
+	double lane_score = bwd ? 6 : 5;
+	/* per row and head dim: forward the rescale (3 ops) and the sum of the warps' partial O; backward the
+	   sum of the partial dQ and its fp32 accumulation */
+	double lane_row = bwd ? warps : 3 + (warps - 1);
+	double ex_ops = (double)bq * bc * sfu_score;
+	double lane = (double)bq * bc * lane_score + lane_row * bq * d + 2.0 * warps * bq; /* + row max, sum */
+	double rate = macs_clk * clock * c->model.mma_eff;
+	double lanes = u->vec[DT_FP32] * clock, sfu = u->sfu > 0 ? u->sfu * clock : lanes / 4;
+	double t_mma = mm / rate, t_sfu = lanes > 0 ? ex_ops / sfu : 0, t_vec = lanes > 0 ? lane / lanes : 0;
+	/* shared memory per step: the query step (bwd: and dO) stored once and read by every warp (bwd: in
+	   four products); V (bwd: K for dQ, V for dP) read by the warps owning its keys (K stays in registers
+	   in the forward); the partials written and read back; bwd: P and dS transposed */
+	double smem_it =
+	    bwd ? (2.0 + 4.0 * warps) * bq * d * ea + 4.0 * bq * bc * ea + 2.0 * bc * d * ea + 2.0 * warps * bq * d * 4
+	        : (1.0 + warps) * bq * d * ea + (double)bc * d * ea + 2.0 * warps * bq * d * 4;
+	double t_smem = smem_it / (u->smem_Bpc * clock);
+	/* the barriers of every step keep a CTA's warps in the same phase: only the other CTAs on the unit
+	   overlap it (FlashAttention-2: every warp on the scheduler) */
+	double wps = occ;
+	double ov = 1 - 1 / (1 + wps);
+	double other = t_sfu + t_vec;
+	double tmax = dmax(t_mma, dmax(t_smem, other));
+	double t_it = tmax + (1 - ov) * (t_mma + t_smem + other - tmax);
+	/* steps: key block j is seen by the query steps from its diagonal on (causal: queries aligned to the
+	   end of the keys) */
+	long long nkv = cdiv(op->skv, bc), nq = cdiv(op->sq, bq), heads = op->b * op->h;
+	long long off = op->skv - op->sq, total_it = 0;
+	for (long long j = 0; j < nkv; j++) {
+		long long first = op->causal ? (long long)dmax(0, (double)(j * bc - off)) : 0;
+		total_it += first >= op->sq ? 0 : nq - first / bq;
+	}
+	long long slots = (long long)(u->count * occ);
+	long long splits = fa1_splits(heads, slots, bwd ? nkv : (long long)dmin(30, (double)nq));
+	long long ctas = heads * splits;
+	/* bytes per step through L2: fwd the query step, the running O (fp32) and its statistic, read and
+	   written at every key block but the first; bwd Q, dO, their two row statistics, dQ fp32 in and out */
+	double keep = nkv > 1 ? (double)(nkv - 1) / nkv : 0;
+	double it_l2 = bwd ? 2.0 * bq * d * ea + 2.0 * bq * 4 + 2.0 * bq * d * 4
+	                   : (double)bq * d * ea + keep * 2.0 * bq * (d * 4 + 4);
+	double fly = it_l2; /* one step ahead */
+	/* per CTA: its share of the steps, and per key block the load of K and V */
+	long long cta_it = cdiv(total_it, splits), cta_blocks = bwd ? cdiv(nkv, splits) : nkv;
+	double t_blk = ms.lat_dram + 2.0 * bc * d * ea / (ms.dram_bw / (double)u->count);
+	double per_it = t_it * occ;
+	double cta_time = (double)cta_it * per_it + (double)cta_blocks * t_blk;
+	double sm_time = (double)cdiv(ctas, slots) * cta_time;
+	/* device memory: compulsory Q, K, V, O (bwd: dO, dQ, dK, dV, statistics); the steps' traffic as well
+	   when the per-pass working set (every head's queries, running output and statistics) exceeds the
+	   cache, since no two CTAs share it */
+	double q = (double)op->b * op->h * op->sq * d * ea, kv = 2.0 * op->b * op->hkv * op->skv * d * ea;
+	double dram = bwd ? 3 * q + 2 * kv + (double)op->b * op->h * op->sq * 4 * 3 : 2 * q + kv;
+	double ws = (double)heads * op->sq * (bwd ? 2 * d * ea + d * 4 + 8 : d * ea + d * 4 + 4);
+	double l2 = (double)total_it * heads * it_l2 + dram;
+	int streamed = !bwd && ws > ms.cache;
+	if (streamed)
+		dram += (double)total_it * heads * it_l2 - q;
+	double fill = dram;
+	if (ms.dies > 1 && !ms.dedup)
+		dram = fill;
+	double d2d = ms.dies > 1 ? ms.remote * fill : 0;
+	double t[B_COUNT] = {0};
+	t[B_D2D] = ms.d2d_bw > 0 ? d2d / ms.d2d_bw : 0;
+	t[matrix ? B_MATRIX : B_VECTOR] = (double)total_it * heads * t_mma / (double)u->count;
+	t[B_SFU] = (double)total_it * heads * t_sfu / (double)u->count;
+	t[B_VECTOR] += (double)total_it * heads * t_vec / (double)u->count;
+	t[B_DRAM] = dram / ms.dram_bw;
+	t[B_L2] = ms.l2_bw > 0 ? l2 / ms.l2_bw : 0;
+	t[B_LATENCY] = (double)total_it * heads * it_l2 * (streamed ? ms.lat_dram : ms.lat_l2) /
+	               (fly * (double)dmin((double)slots, (double)ctas));
+	double body = dmax(dmax(sm_time, t[B_D2D]), dmax(t[B_DRAM], dmax(t[B_L2], t[B_LATENCY])));
+	int kernels = bwd ? 2 : 1; /* bwd: the main kernel, then dQ from fp32 */
+	double extra = 0;
+	if (bwd) /* read dQ fp32, write dQ */
+		extra = (double)op->b * op->h * op->sq * d * 6 / ms.dram_bw + ms.lat_dram;
+	double launch = kernels * c->model.launch_s;
+	t[B_LAUNCH] = launch;
+	r->time_s = launch + body + extra;
+	memcpy(r->t_res, t, sizeof t);
+	r->bound = bound_of(t, launch, r->time_s);
+	if (r->bound != B_LAUNCH && sm_time >= body && t[B_SFU] + t[B_VECTOR] > t[B_MATRIX] && !matrix)
+		r->bound = B_VECTOR;
+	r->bytes_dram = dram;
+	r->bytes_l2 = l2;
+	r->bytes_smem = (double)total_it * heads * smem_it;
+	r->bytes_d2d = d2d;
+	r->clock_hz = clock;
+	r->unit_group = gi;
+	r->uses_matrix = matrix;
+	r->peak_flops = 2 * macs_clk * clock * u->count;
+	struct dm_kernel *k = &r->kern;
+	snprintf(k->name, sizeof k->name, "flash1_%s_%dx%d", bwd ? "bwd" : "fwd", bq, bc);
+	k->tile_m = bq, k->tile_n = bc, k->tile_k = op->d > 0 ? (int)op->d : 0, k->stages = 2, k->splitk = (int)splits;
+	k->ctas = ctas, k->ctas_per_unit = (int)occ, k->waves = (double)ctas / (double)slots, k->kernels = kernels;
+	if (ex) {
+		xp(ex, "unit: %ld x %s, matrix %.0f MAC/clk, %.0f fp32 lanes, %.0f SFU/clk at %.0f MHz\n", u->count,
+		   u->name, macs_clk, u->vec[DT_FP32], u->sfu, clock / 1e6);
+		xp(ex,
+		   "blocks: %d keys per CTA and key block, steps of %d query rows; %lld heads x %lld splits (of the "
+		   "%s) "
+		   "= %lld CTAs, %.0f per unit (%d warps splitting the keys, %.0f KiB shared memory)\n",
+		   bc, bq, heads, splits, bwd ? "key blocks" : "query steps", ctas, occ, warps, smem / 1024);
+		xp(ex,
+		   "step: matrix %.0f ns, shared memory %.0f ns (%.0f KiB: query step per warp, fp32 partials), exp "
+		   "%.0f ns, other lane ops %.0f ns; overlap %.0f%% -> %.0f ns\n",
+		   t_mma * 1e9, t_smem * 1e9, smem_it / 1024, t_sfu * 1e9, t_vec * 1e9, ov * 100, t_it * 1e9);
+		if (!bwd)
+			xp(ex,
+			   "running output: %.0f B per step through L2 over %lld key blocks; working set %.4g MB %s "
+			   "the "
+			   "%.4g MB cache -> %.4g MB from device memory\n",
+			   it_l2, nkv, ws / 1e6, streamed ? "exceeds" : "fits", ms.cache / 1e6, dram / 1e6);
+		if (op->causal)
+			xp(ex, "causal: %lld of %lld steps per head are computed\n", total_it, nkv * nq);
+	}
 	return 0;
 }

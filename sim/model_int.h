@@ -6,7 +6,7 @@
  *   model.c         helpers, waves, copies, the op dispatch, the memo
  *   model_gemm.c    GEMM and conv: the kernel search, traffic, power limit
  *   model_stream.c  memory-bound kernels: elementwise, row ops, embedding
- *   model_attn.c    attention: FlashAttention-2/-3, decode and paged, naive
+ *   model_attn.c    attention: FlashAttention-2/-3 and -1, decode and paged, naive
  */
 #ifndef SIM_MODEL_INT_H
 #define SIM_MODEL_INT_H
@@ -100,6 +100,7 @@ void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 int attn_flash(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
 int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl,
                   struct dm_iter *it);
+int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
 int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
 int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
 int copy_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);

@@ -484,7 +484,7 @@ static void test_dropout_ops(void)
 	    {GEN_NAIVE, 0.1, GEN_RC_SELECTIVE, {2 * L, L, 0, 3 * L, 4 * L + 2}},
 	    {GEN_NAIVE, 0.1, GEN_RC_FULL, {2 * L, L, 0, 3 * L, 6 * L + 2}},
 	};
-	static const enum op_attn_impl op_impl[] = {ATTN_FLASH2, ATTN_FLASH3, ATTN_NAIVE};
+	static const enum op_attn_impl op_impl[] = {ATTN_FLASH2, ATTN_FLASH3, ATTN_NAIVE, ATTN_FLASH1};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		c.attn_impl = v[i].impl;
 		c.dropout = v[i].p;
@@ -548,7 +548,7 @@ static void test_parse_args(void)
 	    {"gpt3-175b --dropout -0.1", "--dropout -0.1: expected a probability"},
 	    {"gpt3-175b --dropout x", "--dropout x: expected a probability"},
 	    {"gpt3-175b --dropout 0.1x", "--dropout 0.1x: expected a probability"},
-	    {"gpt3-175b --attn-impl flash1", "--attn-impl flash1: expected flash2|flash3|naive"},
+	    {"gpt3-175b --attn-impl flash4", "--attn-impl flash4: expected flash2|flash3|naive|flash1"},
 	    {"llama2-7b --mode infer --dropout 0.1", "--dropout belongs to --mode train"},
 	    {"gpt3-175b --tp 0", "--tp 0: expected a positive integer up to 1048576"},
 	    {"gpt3-175b --tp 7", "--heads 96 is not divisible by --tp 7 "},

@@ -147,7 +147,7 @@ const char *gen_recompute_name(enum gen_recompute r)
 
 const char *gen_attn_impl_name(enum gen_attn_impl i)
 {
-	return i == GEN_NAIVE ? "naive" : i == GEN_FLASH3 ? "flash3" : "flash2";
+	return i == GEN_NAIVE ? "naive" : i == GEN_FLASH3 ? "flash3" : i == GEN_FLASH1 ? "flash1" : "flash2";
 }
 
 /* ---- checks -------------------------------------------------------------- */

@@ -35,7 +35,7 @@ enum gen_dtype { GEN_BF16, GEN_FP16, GEN_FP8 };
 /* the attention kernels of prefill and training (decode is decode/paged):
    fused FlashAttention-2/-3, or the separate kernels of an eager framework
    (Q K^T, mask, softmax, P V), which keep the s x s scores */
-enum gen_attn_impl { GEN_FLASH2, GEN_FLASH3, GEN_NAIVE };
+enum gen_attn_impl { GEN_FLASH2, GEN_FLASH3, GEN_NAIVE, GEN_FLASH1 };
 
 struct gen_model {
 	char name[48];      /* preset name, or "gpt" */

@@ -39,7 +39,7 @@ static const char *const sched_names[] = {"1f1b", "gpipe", "interleaved", NULL};
 static const char *const rc_names[] = {"none", "selective", "full", NULL};
 static const char *const mode_names[] = {"train", "infer", NULL};
 static const char *const dtype_names[] = {"bf16", "fp16", "fp8", NULL};
-static const char *const impl_names[] = {"flash2", "flash3", "naive", NULL};
+static const char *const impl_names[] = {"flash2", "flash3", "naive", "flash1", NULL};
 
 #define C(f) offsetof(struct gen_config, f)
 #define K    (1LL << 10)

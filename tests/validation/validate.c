@@ -66,8 +66,9 @@ static const struct {
     {"sim_validation", 0.12, 0.12},
     {"collective", 0.10, 0.10},
     /* issue 5 asks for 10%; the 2021-22 Megatron-LM and FlashAttention rows are
-       predicted too fast (docs/validation.md, "Training: known gaps") */
-    {"training", 0.25, 0.10},
+       predicted too fast (docs/validation.md, "Training: known gaps"); the
+       threshold sits a little above where they are (12.3% when set) */
+    {"training", 0.15, 0.10},
     {"inference", 0.10, 0.10},
 };
 #define NCATS (int)(sizeof cats / sizeof cats[0])
@@ -1372,18 +1373,17 @@ static void write_report(FILE *f, const struct catstat *cs, const struct catstat
 	fprintf(
 	    f,
 	    "**Training: known gaps.** The training rows are predicted too fast (all but one), so the category is "
-	    "held to a 25%% threshold (a guard against regressions) while it misses its 10%% target. The Megatron-LM "
+	    "held to a 15%% threshold (a guard against regressions) while it misses its 10%% target. The Megatron-LM "
 	    "rows are simulated as those runs were (unfused attention, dropout 0.1, full or selective recompute, "
 	    "fp16, the gradients accumulated over the micro-batches) and land within about -1 to +14%%. What remains "
 	    "is mostly the device model's A100 kernels: the A100 GEMM rows of the Azure cuBLASLt benchmark "
 	    "(G026-G033) are all over-predicted while LLMCompass's host-timed A100 GEMMs of the same sizes "
 	    "(G057-G066) are not (the two sources differ by about 10%% on square GEMMs, so no single clock or "
 	    "energy per MAC fits both), and PyTorch's unfused attention (A020, A021) is predicted about 40%% fast. "
-	    "The FlashAttention GPT-3 rows on one 8-GPU node (T038-T042) are 33-50%% fast: they ran the original "
-	    "FlashAttention kernel, which is not modelled (the trace runs FlashAttention-2, 2.4 times as fast at "
-	    "head dimension 128 by the skipped row A019 against A009), and the trace leaves out the framework's "
-	    "own passes (autocast's weight casts, the fp32 residual stream). These are the next things to "
-	    "model.\n\n");
+	    "The FlashAttention GPT-3 rows on one 8-GPU node (T038-T042) run the original FlashAttention kernel "
+	    "they used (impl=flash1, checked against its own benchmark A019, about 21%% fast) and are 19-33%% "
+	    "fast: besides that kernel's own error, the trace leaves out the framework's own passes (autocast's "
+	    "weight casts, the fp32 residual stream). These are the next things to model.\n\n");
 
 	write_ratios(f);
 
