@@ -505,6 +505,56 @@ static void test_dropout_ops(void)
 	}
 }
 
+/* --grad-sync: overlap reduces each block's bucket on stream dp during the
+   backward; after reduces every gradient once, on the compute stream, after
+   the last backward and before the optimizer (the same bytes either way) */
+static void test_grad_sync(void)
+{
+	struct gen_config c;
+	config(&c, "gpt3-125m");
+	layout(&c, 1, 1, 4, 2, 8);
+	for (int gs = GEN_GS_OVERLAP; gs <= GEN_GS_AFTER; gs++) {
+		c.p.grad_sync = (enum gen_grad_sync)gs;
+		char *txt = text_of(&c, NULL), why[TR_MSG_MAX];
+		struct trace *t = txt ? tr_parse_string(txt, "grad-sync", why, sizeof why) : NULL;
+		CHECK(t != NULL, "grad-sync trace does not parse: %s", why);
+		if (!t) {
+			free(txt);
+			continue;
+		}
+		struct tr_cursor *cur = tr_cursor_new(t, 0);
+		struct tr_event ev;
+		double bytes = 0;
+		int n = 0, after_backward = 1, seen_optimizer = 0, dp = -1;
+		for (int i = 0; i < tr_ncomms(t); i++)
+			if (!strcmp(tr_comm_name(t, i), "dp"))
+				dp = i;
+		while (tr_next(cur, &ev, why, sizeof why) == 1) {
+			if (ev.kind == TK_MARK && !strcmp(tr_mark_name(t, ev.mark), "optimizer"))
+				seen_optimizer = 1;
+			if (ev.kind != TK_COLL || ev.comm != dp)
+				continue;
+			n++;
+			bytes += ev.bytes;
+			after_backward &= seen_optimizer && ev.stream == 0;
+		}
+		double want = 2 * gen_stage_params(&c, 0).dense;
+		CHECK(fabs(bytes - want) <= n, "grad-sync %d: %g bytes reduced, want %g", gs, bytes, want);
+		if (gs == GEN_GS_AFTER)
+			CHECK(n == 1 && after_backward, "grad-sync after: %d dp collectives, after the backward %d", n,
+			      after_backward);
+		else
+			CHECK(n > 1 && !after_backward,
+			      "grad-sync overlap: %d dp collectives, all after the backward %d", n, after_backward);
+		tr_cursor_free(cur);
+		tr_free(t);
+		free(txt);
+	}
+	c.p.zero = 2;
+	c.p.grad_sync = GEN_GS_AFTER;
+	refuse(&c, "--grad-sync after with --zero 2");
+}
+
 /* gen_parse_args: the command line `sim gen` reads */
 static int parse(const char *line, struct gen_config *c, struct gen_args *a, char *why, size_t len)
 {
@@ -573,6 +623,7 @@ int main(void)
 	test_refusals();
 	test_traces();
 	test_dropout_ops();
+	test_grad_sync();
 	test_parse_args();
 	printf("%d checks, %d failed\n", checks, fails);
 	return fails != 0;

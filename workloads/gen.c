@@ -236,6 +236,11 @@ static int check_train(const struct gen_config *c, char *why, size_t len)
 		return fail(why, len,
 		            "--schedule interleaved: %lld micro-batches per pipeline is not a multiple of --pp %lld",
 		            mb, p->pp);
+	if (p->grad_sync == GEN_GS_AFTER && p->zero >= 2)
+		return fail(why, len,
+		            "--grad-sync after with --zero %d: ZeRO-%d reduce-scatters every micro-batch's gradients "
+		            "(use --zero 0 or 1)",
+		            p->zero, p->zero);
 	if (p->zero == 3 && p->pp > 1)
 		return fail(why, len,
 		            "--zero 3 with --pp %lld: ZeRO-3 is not supported with pipeline parallelism (use --zero 1 "

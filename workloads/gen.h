@@ -36,6 +36,10 @@ enum gen_dtype { GEN_BF16, GEN_FP16, GEN_FP8 };
    fused FlashAttention-2/-3, or the separate kernels of an eager framework
    (Q K^T, mask, softmax, P V), which keep the s x s scores */
 enum gen_attn_impl { GEN_FLASH2, GEN_FLASH3, GEN_NAIVE, GEN_FLASH1 };
+/* when data-parallel gradients are reduced: bucket by bucket during the
+   backward (DDP, default), or all at once after it (Megatron-LM's local DDP
+   before its overlapped reduction) */
+enum gen_grad_sync { GEN_GS_OVERLAP, GEN_GS_AFTER };
 
 struct gen_model {
 	char name[48];      /* preset name, or "gpt" */
@@ -70,6 +74,7 @@ struct gen_parallel {
 	int offload;              /* optimizer states live on the host */
 	enum gen_sched sched;
 	enum gen_recompute recompute;
+	enum gen_grad_sync grad_sync;
 	long long micro_batch;  /* sequences per micro-batch */
 	long long global_batch; /* sequences per step, all data-parallel ranks */
 	enum gen_dtype dtype;

@@ -32,7 +32,7 @@ struct flag {
 
 _Static_assert(sizeof(enum gen_sched) == sizeof(int) && sizeof(enum gen_mode) == sizeof(int) &&
                    sizeof(enum gen_dtype) == sizeof(int) && sizeof(enum gen_recompute) == sizeof(int) &&
-                   sizeof(enum gen_attn_impl) == sizeof(int),
+                   sizeof(enum gen_attn_impl) == sizeof(int) && sizeof(enum gen_grad_sync) == sizeof(int),
                "enum flags are stored as int");
 
 static const char *const sched_names[] = {"1f1b", "gpipe", "interleaved", NULL};
@@ -40,6 +40,7 @@ static const char *const rc_names[] = {"none", "selective", "full", NULL};
 static const char *const mode_names[] = {"train", "infer", NULL};
 static const char *const dtype_names[] = {"bf16", "fp16", "fp8", NULL};
 static const char *const impl_names[] = {"flash2", "flash3", "naive", "flash1", NULL};
+static const char *const gs_names[] = {"overlap", "after", NULL};
 
 #define C(f) offsetof(struct gen_config, f)
 #define K    (1LL << 10)
@@ -69,6 +70,7 @@ static const struct flag flags[] = {
     {"--recompute", F_ENUM, C(p.recompute), 0, M_TRAIN, rc_names},
     {"--dropout", F_PROB, C(dropout), 0, M_TRAIN, NULL},
     {"--zero", F_ZERO, C(p.zero), 3, M_TRAIN, NULL},
+    {"--grad-sync", F_ENUM, C(p.grad_sync), 0, M_TRAIN, gs_names},
     {"--offload", F_BOOL, C(p.offload), 0, M_TRAIN, NULL},
     {"--dtype", F_ENUM, C(p.dtype), 0, M_ANY, dtype_names},
     {"--mode", F_ENUM, C(mode), 0, M_ANY, mode_names},

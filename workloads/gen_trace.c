@@ -911,6 +911,14 @@ static void optimizer(struct em *e, long long stage)
 	long long n = ceil_ll(ps.dense / (z ? (double)e->nd : 1) + ps.expert / (z ? (double)e->ne : 1));
 	struct lines L = {.n = 0};
 	out(e, "mark name=optimizer");
+	if (c->mode == GEN_TRAIN && c->p.grad_sync == GEN_GS_AFTER && z < 2) {
+		/* every gradient at once, on the compute stream after the backward */
+		const char *op = z ? "reducescatter" : "allreduce";
+		if (e->nd > 1 && ps.dense > 0)
+			add(&L, "coll op=%s comm=%s bytes=%lld", op, e->cd, ceil_ll(2 * ps.dense));
+		if (e->ne > 1 && ps.expert > 0)
+			add(&L, "coll op=%s comm=%s bytes=%lld", op, e->ce, ceil_ll(2 * ps.expert));
+	}
 	if (c->p.dtype == GEN_FP16)
 		add(&L, "elem op=mul n=%lld dtype=fp32", n); /* unscale the loss-scaled gradients */
 	if (c->p.offload)
@@ -1187,7 +1195,7 @@ static void em_init(struct em *e, FILE *f, const struct gen_config *c)
 	e->ne = c->p.dp / c->p.ep;
 	e->cd = c->p.ep == 1 ? "dp" : e->ne > 1 ? "dpe" : "ep";
 	e->ce = "dp";
-	e->sync = c->mode == GEN_TRAIN && c->p.dp > 1;
+	e->sync = c->mode == GEN_TRAIN && c->p.dp > 1 && c->p.grad_sync == GEN_GS_OVERLAP;
 }
 
 int gen_write(FILE *f, const struct gen_config *c, const char *cmdline)
