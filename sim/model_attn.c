@@ -372,14 +372,24 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 	const struct arch_unit *u = &c->units[gi];
 	struct memsys ms;
 	memsys_of(c, &ms);
-	double ea = dt_bytes(op->dtype), d = (double)op->d;
+	if (op->d > 128 || op->d % 8) {
+		snprintf(why, wl,
+		         "attn impl=flash1: head dim %lld: the original FlashAttention has kernels for head dims "
+		         "that are multiples of 8 up to 128",
+		         op->d);
+		return -1;
+	}
+	/* its launcher runs the kernel of head dim 32, 64 or 128 that holds d (fmha_api.cpp run_fmha_fwd,
+	   run_fmha_bwd): the matrix work and the shared-memory tiles are the padded kernel's (dk), the bytes
+	   loaded and stored the tensor's own (d) */
+	double ea = dt_bytes(op->dtype), d = (double)op->d, dk = op->d <= 32 ? 32 : op->d <= 64 ? 64 : 128;
 	int bwd = op->dir == DIR_BWD;
-	/* the kernels' traits: Bc keys per CTA (256 in the forward at head dim <= 64), query steps of 16
+	/* the kernels' traits: Bc keys per CTA (256 at head dim <= 64), query steps of 16
 	   rows, the keys split over 4 warps (forward) or 8 (backward) */
-	int bc = !bwd && op->d <= 64 ? 256 : 128, bq = 16, warps = bwd ? 8 : 4;
+	int bc = op->d <= 64 ? 256 : 128, bq = 16, warps = bwd ? 8 : 4;
 	/* shared memory: the K, V block, the query step(s) double-buffered, the warps' fp32 partials
 	   (backward: also P and dS, transposed for dV and dK) */
-	double smem = 2.0 * bc * d * ea + (bwd ? 4.0 : 2.0) * bq * d * ea + warps * (double)bq * d * 4 +
+	double smem = 2.0 * bc * dk * ea + (bwd ? 4.0 : 2.0) * bq * dk * ea + warps * (double)bq * dk * 4 +
 	              (bwd ? 2.0 * bq * bc * ea : 0);
 	double occ = dmin((double)u->max_ctas, floor((double)u->max_warps / warps));
 	if (u->smem_bytes > 0)
@@ -389,23 +399,23 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 	if (occ < 1)
 		occ = 1;
 	/* per step (16 query rows against the CTA's Bc keys): MACs, exps, lane ops */
-	double mm = (double)bq * bc * d * (bwd ? 5 : 2);
+	double mm = (double)bq * bc * dk * (bwd ? 5 : 2);
 	double sfu_score = 1.5;
 	double lane_score = bwd ? 6 : 5;
 	/* per row and head dim: forward the rescale (3 ops) and the sum of the warps' partial O; backward the
 	   sum of the partial dQ and its fp32 accumulation */
 	double lane_row = bwd ? warps : 3 + (warps - 1);
 	double ex_ops = (double)bq * bc * sfu_score;
-	double lane = (double)bq * bc * lane_score + lane_row * bq * d + 2.0 * warps * bq; /* + row max, sum */
+	double lane = (double)bq * bc * lane_score + lane_row * bq * dk + 2.0 * warps * bq; /* + row max, sum */
 	double rate = macs_clk * clock * c->model.mma_eff;
 	double lanes = u->vec[DT_FP32] * clock, sfu = u->sfu > 0 ? u->sfu * clock : lanes / 4;
 	double t_mma = mm / rate, t_sfu = lanes > 0 ? ex_ops / sfu : 0, t_vec = lanes > 0 ? lane / lanes : 0;
 	/* shared memory per step: the query step (bwd: and dO) stored once and read by every warp (bwd: in
 	   four products); V (bwd: K for dQ, V for dP) read by the warps owning its keys (K stays in registers
 	   in the forward); the partials written and read back; bwd: P and dS transposed */
-	double smem_it =
-	    bwd ? (2.0 + 4.0 * warps) * bq * d * ea + 4.0 * bq * bc * ea + 2.0 * bc * d * ea + 2.0 * warps * bq * d * 4
-	        : (1.0 + warps) * bq * d * ea + (double)bc * d * ea + 2.0 * warps * bq * d * 4;
+	double smem_it = bwd ? (2.0 + 4.0 * warps) * bq * dk * ea + 4.0 * bq * bc * ea + 2.0 * bc * dk * ea +
+	                           2.0 * warps * bq * dk * 4
+	                     : (1.0 + warps) * bq * dk * ea + (double)bc * dk * ea + 2.0 * warps * bq * dk * 4;
 	double t_smem = smem_it / (u->smem_Bpc * clock);
 	/* the barriers of every step keep a CTA's warps in the same phase: only the other CTAs on the unit
 	   overlap it (FlashAttention-2: every warp on the scheduler) */

@@ -258,6 +258,12 @@ int gen_check(const struct gen_config *c, char *why, size_t len)
 		            c->dropout);
 	if (c->dropout > 0 && c->mode != GEN_TRAIN)
 		return fail(why, len, "--dropout belongs to --mode train");
+	long long hd = c->m.attn == GEN_MLA ? c->m.nope_dim + c->m.rope_dim : c->m.head_dim; /* of Q and K */
+	if (c->attn_impl == GEN_FLASH1 && (hd > 128 || hd % 8))
+		return fail(why, len,
+		            "--attn-impl flash1: head dim %lld: the original FlashAttention has kernels for head dims "
+		            "that are multiples of 8 up to 128 (use flash2)",
+		            hd);
 	if (c->mode == GEN_TRAIN)
 		return check_train(c, why, len);
 	if (c->p.pp > 1)
