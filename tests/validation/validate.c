@@ -1456,8 +1456,9 @@ static void write_report(FILE *f, const struct catstat *cs, const struct catstat
 	fprintf(f, "## Fitted constants\n\n");
 	fprintf(f, "The `model` section of a config (`sim help config`) holds the constants of the device model that "
 	           "no datasheet gives. Their defaults are fitted over the op-level rows above (not the training "
-	           "and inference rows: a whole-step replay takes seconds, so the sweep does not re-run them and "
-	           "they are not in its figures). Each line below re-runs every such "
+	           "and inference rows: each is a whole-step replay, which the sweep would repeat for every constant "
+	           "and factor, so it does not re-run them and they are not in its figures). Each line below re-runs "
+	           "every such "
 	           "case with one constant scaled by the factor in the column head (each config's own value is "
 	           "scaled, so a config that overrides a constant keeps its ratio to the default; values are clamped "
 	           "to the parameter's allowed range) and gives the MAPE over all rows pooled; the lowest of a line is "
