@@ -142,8 +142,9 @@ struct cplan {
    instead of advancing in lockstep. */
 #define SPLIT_FLOWS 64
 
+#define LINE_SLOTS 4096
 struct line_dm {
-	int known;
+	int line; /* + 1; 0: empty */
 	struct op op;
 	struct dm_result r;
 };
@@ -170,8 +171,7 @@ struct run {
 	int *tmp_idx;   /* rank -> host index scratch, -1 */
 	int *line_text; /* trace line -> text index + 1 (ops whose text depends on the line only) */
 	int nline_text;
-	struct line_dm *line_dm; /* trace line -> its op's prediction (an op statement's op is fixed) */
-	int nline_dm;
+	struct line_dm *line_dm; /* LINE_SLOTS: a line's op and its prediction (see predict) */
 	char err[TR_MSG_MAX * 2];
 	int err_code;
 	double flops_by_dtype[DT_COUNT];
@@ -617,31 +617,27 @@ static void free_slots(struct stream_st *s, int k)
 
 /* The device model's time of a device op: every expansion of a trace line
    issues the same op, so the answer is kept per line (the model's own memo
-   formats and hashes the op, which costs more than the replay of it). */
+   formats and hashes the op, which costs more than the replay of it), in a
+   fixed table of LINE_SLOTS slots by line number: a generated trace fits,
+   a long flat one only costs misses. */
 static int predict(const struct tr_event *ev, struct dm_result *r, char *why, size_t whylen)
 {
 	int line = ev->line;
-	if (line >= 0 && line < R->nline_dm && R->line_dm[line].known &&
-	    !memcmp(&R->line_dm[line].op, &ev->op, sizeof ev->op)) {
-		*r = R->line_dm[line].r;
-		return 0;
+	struct line_dm *slot = NULL;
+	if (line >= 0 && (R->line_dm || (R->line_dm = calloc(LINE_SLOTS, sizeof *R->line_dm)))) {
+		slot = &R->line_dm[line % LINE_SLOTS];
+		if (slot->line == line + 1 && !memcmp(&slot->op, &ev->op, sizeof ev->op)) {
+			*r = slot->r;
+			return 0;
+		}
 	}
 	if (dm_predict_cached(R->chip, &ev->op, r, why, whylen))
 		return -1;
-	if (line < 0)
-		return 0;
-	if (line >= R->nline_dm) {
-		int n = 2 * line + 64;
-		struct line_dm *v = realloc(R->line_dm, (size_t)n * sizeof *v);
-		if (!v)
-			return 0; /* no room to remember: still a valid answer */
-		memset(v + R->nline_dm, 0, (size_t)(n - R->nline_dm) * sizeof *v);
-		R->line_dm = v;
-		R->nline_dm = n;
+	if (slot) {
+		memcpy(&slot->op, &ev->op, sizeof ev->op); /* bytes, padding too: compared with memcmp */
+		slot->r = *r;
+		slot->line = line + 1;
 	}
-	memcpy(&R->line_dm[line].op, &ev->op, sizeof ev->op); /* bytes, padding too: compared with memcmp */
-	R->line_dm[line].r = *r;
-	R->line_dm[line].known = 1;
 	return 0;
 }
 
