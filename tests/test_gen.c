@@ -326,8 +326,8 @@ static void test_refusals(void)
 	refuse(&c, "--ffn 11008 is not divisible by --tp 3");
 	config(&c, "llama2-7b");
 	c.mode = GEN_INFER;
-	c.p.pp = 2;
-	refuse(&c, "--pp 2");
+	c.p.pp = 3;
+	refuse(&c, "--layers 32 is not divisible by --pp 3");
 }
 
 static char *text_of(const struct gen_config *c, const char *cmd)
@@ -555,6 +555,78 @@ static void test_grad_sync(void)
 	refuse(&c, "--grad-sync after with --zero 2");
 }
 
+/* Inference on pipeline stages: the batch runs as up to pp micro-batches
+   (the largest divisor of the batch); each prefill and decode step passes
+   every stage once: activations forward, the sampled tokens from the last
+   stage back to stage 0, which also receives the last step's. Each stage
+   runs its own layers, and the ops of all stages add up to the pp = 1 trace. */
+static void test_infer_pp(void)
+{
+	static const struct {
+		long long pp, batch, m;
+	} v[] = {{4, 8, 4}, {4, 6, 3}, {2, 1, 1}};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		struct gen_config c;
+		config(&c, "llama2-7b");
+		c.mode = GEN_INFER;
+		layout(&c, 2, v[i].pp, 1, 1, 1);
+		c.inf.batch = v[i].batch;
+		c.inf.input_len = 64;
+		c.inf.output_len = 5;
+		CHECK(gen_infer_microbatches(&c) == v[i].m, "pp %lld batch %lld: %lld micro-batches, want %lld",
+		      v[i].pp, v[i].batch, gen_infer_microbatches(&c), v[i].m);
+		char *txt = text_of(&c, NULL), why[TR_MSG_MAX];
+		struct trace *t = txt ? tr_parse_string(txt, "infer-pp", why, sizeof why) : NULL;
+		CHECK(t != NULL, "pp inference trace does not parse: %s", why);
+		if (!t) {
+			free(txt);
+			continue;
+		}
+		long long passes = v[i].m * (1 + gen_decode_steps(&c)), gemms = 0;
+		for (long long s = 0; s < v[i].pp; s++) {
+			int rank = -1;
+			for (int r = 0; r < tr_ranks(t) && rank < 0; r++)
+				if (tr_coord(t, r, DIM_PP) == s && tr_coord(t, r, DIM_TP) == 0)
+					rank = r;
+			struct tr_cursor *cur = tr_cursor_new(t, rank);
+			struct tr_event ev;
+			long long sends = 0, recvs = 0, heads = 0;
+			while (tr_next(cur, &ev, why, sizeof why) == 1) {
+				sends += ev.kind == TK_SEND;
+				recvs += ev.kind == TK_RECV;
+				gemms += ev.kind == TK_OP && ev.op.kind == OP_GEMM;
+				heads += ev.kind == TK_OP && ev.op.kind == OP_GEMM && ev.op.n == 32000 / 2;
+			}
+			tr_cursor_free(cur);
+			long long want_recv = s == 0 ? passes - v[i].m + v[i].m : passes;
+			CHECK(sends == passes && recvs == want_recv,
+			      "pp %lld stage %lld: %lld sends, %lld recvs; want %lld, %lld", v[i].pp, s, sends, recvs,
+			      passes, want_recv);
+			CHECK(heads == (s == v[i].pp - 1 ? passes : 0), "pp %lld stage %lld: %lld LM heads", v[i].pp, s,
+			      heads);
+		}
+		/* the same GEMMs as one stage holding every layer, per micro-batch */
+		struct gen_config one = c;
+		one.p.pp = 1;
+		char *t1 = text_of(&one, NULL);
+		struct trace *u = t1 ? tr_parse_string(t1, "infer", why, sizeof why) : NULL;
+		long long gemms1 = 0;
+		if (u) {
+			struct tr_cursor *cur = tr_cursor_new(u, 0);
+			struct tr_event ev;
+			while (tr_next(cur, &ev, why, sizeof why) == 1)
+				gemms1 += ev.kind == TK_OP && ev.op.kind == OP_GEMM;
+			tr_cursor_free(cur);
+			tr_free(u);
+		}
+		CHECK(gemms == gemms1 * v[i].m, "pp %lld: %lld GEMMs over the stages, want %lld x %lld", v[i].pp, gemms,
+		      gemms1, v[i].m);
+		free(t1);
+		tr_free(t);
+		free(txt);
+	}
+}
+
 /* gen_parse_args: the command line `sim gen` reads */
 static int parse(const char *line, struct gen_config *c, struct gen_args *a, char *why, size_t len)
 {
@@ -624,6 +696,7 @@ int main(void)
 	test_traces();
 	test_dropout_ops();
 	test_grad_sync();
+	test_infer_pp();
 	test_parse_args();
 	printf("%d checks, %d failed\n", checks, fails);
 	return fails != 0;

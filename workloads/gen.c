@@ -266,9 +266,6 @@ int gen_check(const struct gen_config *c, char *why, size_t len)
 		            hd);
 	if (c->mode == GEN_TRAIN)
 		return check_train(c, why, len);
-	if (c->p.pp > 1)
-		return fail(why, len, "--mode infer: --pp %lld is not supported (use --tp, and --dp for replicas)",
-		            c->p.pp);
 	return 0;
 }
 
@@ -495,6 +492,7 @@ static void infer_memory(const struct gen_config *c, long long stage, struct gen
 	struct gen_params ps = gen_stage_params(c, stage);
 	double wbytes = c->p.dtype == GEN_FP8 ? 1 : 2;
 	double b = (double)c->inf.batch, in = (double)c->inf.input_len;
+	double bm = b / (double)gen_infer_microbatches(c); /* activations: one micro-batch at a time */
 	long long tokens = c->inf.input_len + c->inf.output_len;
 	if (c->inf.paged)
 		tokens = (tokens + GEN_PAGE - 1) / GEN_PAGE * GEN_PAGE;
@@ -509,8 +507,8 @@ static void infer_memory(const struct gen_config *c, long long stage, struct gen
 	double a = attn_act_token(m, c->p.tp), f = ffn_act_token(m, m->layers - 1, c->p.tp);
 	if (c->attn_impl == GEN_NAIVE) /* the scores and the softmax output, 2 bytes each, per query */
 		a += 4.0 * (double)(m->heads / c->p.tp) * in;
-	out->activations = b * in * (4.0 * m->hidden + (a > f ? a : f));
-	out->workspace = GEN_WORKSPACE + 4 * b * vocab_local(m, c->p.tp);
+	out->activations = bm * in * (4.0 * m->hidden + (a > f ? a : f));
+	out->workspace = GEN_WORKSPACE + 4 * bm * vocab_local(m, c->p.tp);
 }
 
 void gen_stage_memory(const struct gen_config *c, long long stage, struct gen_memory *m)
@@ -569,6 +567,14 @@ double gen_tokens(const struct gen_config *c)
 	if (c->mode == GEN_TRAIN)
 		return (double)c->p.global_batch * (double)c->seq;
 	return (double)c->inf.batch * (double)c->inf.output_len * (double)c->p.dp;
+}
+
+long long gen_infer_microbatches(const struct gen_config *c)
+{
+	long long m = c->p.pp < c->inf.batch ? c->p.pp : c->inf.batch;
+	while (m > 1 && c->inf.batch % m)
+		m--;
+	return m > 1 ? m : 1;
 }
 
 long long gen_decode_steps(const struct gen_config *c)

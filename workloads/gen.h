@@ -205,6 +205,10 @@ double gen_tokens(const struct gen_config *c);
 /* Decode steps in an inference trace: output_len - 1 (prefill makes the
    first token). */
 long long gen_decode_steps(const struct gen_config *c);
+/* Inference with --pp: the batch runs as this many micro-batches in flight
+   (the largest divisor of --batch up to --pp: a pipeline server keeps one per
+   stage); 1 without --pp. */
+long long gen_infer_microbatches(const struct gen_config *c);
 
 /* Writes the trace; cmdline (may be NULL) goes into the first comment line.
    Returns 0, or -1 when writing failed or memory ran out. */

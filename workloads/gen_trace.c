@@ -1018,25 +1018,20 @@ static void emit_decode_split(struct em *e, enum block_kind kind, const struct b
 	open_block(e, "def decode_%s_post", block_names[kind]);
 	for (i++; i < B->n; i++)
 		step_fwd(e, &L, &B->st[i]);
-	flush_lines(e, &L, NULL, NULL);
+	flush_lines(e, &L, NULL, e->c->p.pp > 1 ? "lo" : NULL); /* pipeline: the send to the next stage waits for it */
 	close_block(e);
 }
 
-/* decode step j (1-based) attends to input_len + j keys; steps are binned
-   in up to MAX_BINS groups, each at its mean KV length */
-static void emit_decode(struct em *e)
+/* The decode defs of one micro-batch (one token per sequence); the
+   attention of each layer kind goes to attn[], its KV length set per step. */
+static int decode_defs(struct em *e, struct step *attn)
 {
 	const struct gen_config *c = e->c;
-	long long steps = gen_decode_steps(c), bins = steps < MAX_BINS ? steps : MAX_BINS;
-	struct tok k = {c->inf.batch, 1, c->inf.input_len + 1, 1};
+	struct tok k = {c->inf.batch / gen_infer_microbatches(c), 1, c->inf.input_len + 1, 1};
 	struct block *B = malloc(sizeof *B);
-	struct step attn[BK_COUNT];
-	struct runs r;
 	int dense, moe;
-	if (!B) {
-		e->err = 1;
-		return;
-	}
+	if (!B)
+		return -1;
 	layer_kinds(e->m, &dense, &moe);
 	for (int kind = 0; kind < BK_COUNT; kind++) {
 		if ((kind == BK_DENSE && !dense) || (kind == BK_MOE && !moe))
@@ -1048,31 +1043,60 @@ static void emit_decode(struct em *e)
 			emit_block_defs(e, "decode_", (enum block_kind)kind, B);
 	}
 	free(B);
+	return 0;
+}
+
+/* the layers r of one decode step at KV length kv */
+static void decode_layers(struct em *e, const struct runs *r, const struct step *attn, long long kv)
+{
+	for (int x = 0; x < r->count; x++) {
+		struct lines L = {.n = 0};
+		struct step a = attn[r->kind[x]];
+		a.skv = kv;
+		attn_text(e, &L, &a, "fwd");
+		if (r->n[x] > 1)
+			open_block(e, "repeat %lld", r->n[x]);
+		out(e, "call decode_%s_pre", block_names[r->kind[x]]);
+		flush_lines(e, &L, NULL, NULL);
+		out(e, "call decode_%s_post", block_names[r->kind[x]]);
+		if (r->n[x] > 1)
+			close_block(e);
+	}
+}
+
+/* the KV length of decode bin i: steps j (1-based, attending to input_len
+   + j keys) are binned in up to MAX_BINS groups, each at its mean; *n gets
+   the bin's steps */
+static long long decode_bin(const struct gen_config *c, long long i, long long bins, long long *n)
+{
+	long long steps = gen_decode_steps(c), j0 = i * steps / bins + 1, j1 = (i + 1) * steps / bins;
+	*n = j1 - j0 + 1;
+	return c->inf.input_len + (j0 + j1 + 1) / 2;
+}
+
+static void emit_decode(struct em *e)
+{
+	const struct gen_config *c = e->c;
+	long long steps = gen_decode_steps(c), bins = steps < MAX_BINS ? steps : MAX_BINS;
+	struct step attn[BK_COUNT];
+	struct runs r;
+	if (decode_defs(e, attn)) {
+		e->err = 1;
+		return;
+	}
 	chunk_runs(c, 0, 0, &r);
 	for (long long i = 0; i < bins; i++) {
-		long long j0 = i * steps / bins + 1, j1 = (i + 1) * steps / bins;
-		long long kv = c->inf.input_len + (j0 + j1 + 1) / 2;
+		long long n, kv = decode_bin(c, i, bins, &n);
 		open_block(e, "def decode_%lld", i);
 		out(e, "call decode_emb_fwd");
-		for (int x = 0; x < r.count; x++) {
-			struct lines L = {.n = 0};
-			struct step a = attn[r.kind[x]];
-			a.skv = kv;
-			attn_text(e, &L, &a, "fwd");
-			if (r.n[x] > 1)
-				open_block(e, "repeat %lld", r.n[x]);
-			out(e, "call decode_%s_pre", block_names[r.kind[x]]);
-			flush_lines(e, &L, NULL, NULL);
-			out(e, "call decode_%s_post", block_names[r.kind[x]]);
-			if (r.n[x] > 1)
-				close_block(e);
-		}
+		decode_layers(e, &r, attn, kv);
 		out(e, "call decode_head_fwd");
 		close_block(e);
 	}
 	out(e, "mark name=decode");
 	for (long long i = 0; i < bins; i++) {
-		long long n = (i + 1) * steps / bins - i * steps / bins;
+		long long n;
+		decode_bin(c, i, bins, &n);
 		if (n > 1)
 			open_block(e, "repeat %lld", n);
 		out(e, "call decode_%lld", i);
@@ -1081,16 +1105,98 @@ static void emit_decode(struct em *e)
 	}
 }
 
+/* One micro-batch through pipeline stage s (inference): the activation from
+   the previous stage (stage 0 in decode: the sequences' last token, sampled
+   on the last stage), the stage's layers, and the activation to the next
+   stage on stream p2p_fwd (the last stage: the head, and the sampled tokens
+   back to stage 0 on stream p2p_tok). bin < 0: prefill. */
+static void infer_pass(struct em *e, long long s, const struct runs *r, const struct step *attn, long long bin,
+                       long long bins)
+{
+	const struct gen_config *c = e->c;
+	long long P = c->p.pp, mb = c->inf.batch / gen_infer_microbatches(c), n;
+	long long act = mb * (bin < 0 ? c->inf.input_len : 1) * e->h * 2, tok = 4 * mb;
+	const char *pre = bin < 0 ? "prefill_" : "decode_";
+	if (s > 0)
+		out(e, "recv peer=pp-1 bytes=%lld", act);
+	else if (bin >= 0)
+		out(e, "recv peer=pp+%lld bytes=%lld", P - 1, tok);
+	if (s == 0)
+		out(e, "call %semb_fwd", pre);
+	if (bin < 0)
+		call_runs(e, r, 0, "prefill_", "fwd");
+	else
+		decode_layers(e, r, attn, decode_bin(c, bin, bins, &n));
+	if (s < P - 1) {
+		out(e, "send peer=pp+1 bytes=%lld stream=p2p_fwd after=lo", act);
+		return;
+	}
+	out(e, "call %shead_fwd", pre);
+	out(e, "send peer=pp-%lld bytes=%lld stream=p2p_tok after=lo", P - 1, tok);
+}
+
+/*
+ * Inference on pipeline stages: the batch runs as gen_infer_microbatches
+ * micro-batches, each through the stages in turn, so that every stage has
+ * one to work on; the prefill of each, then each decode step of each, whose
+ * first stage waits for the token the last stage sampled at the previous
+ * step. Stage 0 ends by receiving the last step's tokens (the outputs).
+ */
+static void emit_infer_pp(struct em *e)
+{
+	const struct gen_config *c = e->c;
+	long long M = gen_infer_microbatches(c), steps = gen_decode_steps(c),
+	          bins = steps < MAX_BINS ? steps : MAX_BINS;
+	long long tok = 4 * (c->inf.batch / M);
+	struct step attn[BK_COUNT];
+	if (steps > 0 && decode_defs(e, attn)) {
+		e->err = 1;
+		return;
+	}
+	for (long long s = 0; s < c->p.pp; s++) {
+		struct runs r;
+		chunk_runs(c, s, 0, &r);
+		open_block(e, "on pp=%lld", s);
+		memory_line(e, s);
+		out(e, "mark name=prefill");
+		if (M > 1)
+			open_block(e, "repeat %lld", M);
+		infer_pass(e, s, &r, attn, -1, bins);
+		if (M > 1)
+			close_block(e);
+		if (steps > 0)
+			out(e, "mark name=decode");
+		for (long long i = 0; i < bins; i++) {
+			long long n;
+			decode_bin(c, i, bins, &n);
+			if (n * M > 1)
+				open_block(e, "repeat %lld", n * M);
+			infer_pass(e, s, &r, attn, i, bins);
+			if (n * M > 1)
+				close_block(e);
+		}
+		if (s == 0) {
+			if (M > 1)
+				open_block(e, "repeat %lld", M);
+			out(e, "recv peer=pp+%lld bytes=%lld", c->p.pp - 1, tok);
+			if (M > 1)
+				close_block(e);
+		}
+		close_block(e);
+	}
+}
+
 static int write_infer(struct em *e)
 {
 	const struct gen_config *c = e->c;
-	struct tok k = {c->inf.batch, c->inf.input_len, c->inf.input_len, 0};
+	struct tok k = {c->inf.batch / gen_infer_microbatches(c), c->inf.input_len, c->inf.input_len, 0};
 	struct block *B = malloc(sizeof *B);
 	struct runs r;
 	int dense, moe;
 	if (!B)
 		return -1;
-	memory_line(e, 0);
+	if (c->p.pp == 1)
+		memory_line(e, 0);
 	layer_kinds(e->m, &dense, &moe);
 	for (int kind = 0; kind < BK_COUNT; kind++) {
 		if ((kind == BK_DENSE && !dense) || (kind == BK_MOE && !moe))
@@ -1099,6 +1205,10 @@ static int write_infer(struct em *e)
 		emit_block_defs(e, "prefill_", (enum block_kind)kind, B);
 	}
 	free(B);
+	if (c->p.pp > 1) {
+		emit_infer_pp(e);
+		return e->err ? -1 : 0;
+	}
 	out(e, "mark name=prefill");
 	out(e, "call prefill_emb_fwd");
 	chunk_runs(c, 0, 0, &r);
