@@ -374,7 +374,7 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 	memsys_of(c, &ms);
 	if (op->d > 128 || op->d % 8) {
 		snprintf(why, wl,
-		         "attn impl=flash1: head dim %lld: the original FlashAttention has kernels for head dims "
+		         "impl=flash1: head dim %lld: the original FlashAttention has kernels for head dims "
 		         "that are multiples of 8 up to 128",
 		         op->d);
 		return -1;
