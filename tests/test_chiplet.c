@@ -14,24 +14,14 @@
  * It prints the gaps it checks (the numbers docs/dse.md quotes).
  * usage: test_chiplet ROOT
  */
+#include "check.h"
 #include "model.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static int fails;
 static const char *root;
-
-#define CHECK(cond, ...)                                                                                               \
-	do {                                                                                                           \
-		if (!(cond)) {                                                                                         \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
-			printf(__VA_ARGS__);                                                                           \
-			printf("\n");                                                                                  \
-			fails++;                                                                                       \
-		}                                                                                                      \
-	} while (0)
 
 /* Time of op on configs/name with up to two --set overrides (NULL = none); -1 on error. */
 static double t_of(const char *name, const char *set1, const char *set2, const char *line)

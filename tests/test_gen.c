@@ -11,6 +11,7 @@
  *   traces: parse, are byte-identical when generated twice, and the FLOPs of
  *     their ops add up to the workload line's model FLOPs
  */
+#include "check.h"
 #include "gen.h"
 #include "trace.h"
 
@@ -18,19 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fails, checks;
-
-#define CHECK(cond, ...)                                                                                               \
-	do {                                                                                                           \
-		checks++;                                                                                              \
-		if (!(cond)) {                                                                                         \
-			fails++;                                                                                       \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
-			printf(__VA_ARGS__);                                                                           \
-			printf("\n");                                                                                  \
-		}                                                                                                      \
-	} while (0)
 
 static int near(double a, double b, double rel)
 {

@@ -6,23 +6,11 @@
  * usage: test_loader TESTS_DIR
  */
 #include "arch.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static int fails, checks;
-
-#define CHECK(cond, ...)                                                                                               \
-	do {                                                                                                           \
-		checks++;                                                                                              \
-		if (!(cond)) {                                                                                         \
-			fails++;                                                                                       \
-			printf("FAIL line %d: ", __LINE__);                                                            \
-			printf(__VA_ARGS__);                                                                           \
-			printf("\n");                                                                                  \
-		}                                                                                                      \
-	} while (0)
 
 static int near(double a, double b)
 {

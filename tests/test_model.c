@@ -5,13 +5,13 @@
  * masking, decode bound by the KV cache, Little's law, power limits.
  * usage: test_model ROOT
  */
+#include "check.h"
 #include "model.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static int fails;
 static const char *root;
 
 static struct arch_chip *load(const char *name, const char *set)
@@ -40,16 +40,6 @@ static struct dm_result run(const struct arch_chip *c, const char *line)
 	}
 	return r;
 }
-
-#define CHECK(cond, ...)                                                                                               \
-	do {                                                                                                           \
-		if (!(cond)) {                                                                                         \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
-			printf(__VA_ARGS__);                                                                           \
-			printf("\n");                                                                                  \
-			fails++;                                                                                       \
-		}                                                                                                      \
-	} while (0)
 
 int main(int argc, char **argv)
 {

@@ -7,6 +7,7 @@
  * usage: test_plot REPO_ROOT
  */
 #include "arch.h"
+#include "check.h"
 #include "plot.h"
 
 #include <errno.h>
@@ -15,18 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int fails;
-
-#define CHECK(cond, ...)                                                                                               \
-	do {                                                                                                           \
-		if (!(cond)) {                                                                                         \
-			fails++;                                                                                       \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
-			printf(__VA_ARGS__);                                                                           \
-			printf("\n");                                                                                  \
-		}                                                                                                      \
-	} while (0)
 
 static void si(double v, const char *want)
 {

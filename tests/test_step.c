@@ -27,24 +27,14 @@
  * bad options give their exit codes.
  * usage: test_step ROOT
  */
+#include "check.h"
 #include "step.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static int fails;
 static const char *root;
-
-#define CHECK(cond, ...)                                                                                               \
-	do {                                                                                                           \
-		if (!(cond)) {                                                                                         \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
-			printf(__VA_ARGS__);                                                                           \
-			printf("\n");                                                                                  \
-			fails++;                                                                                       \
-		}                                                                                                      \
-	} while (0)
 
 static struct arch_chip *load(const char *name)
 {

@@ -8,25 +8,13 @@
  *
  * usage: test_trace TESTS_DIR
  */
+#include "check.h"
 #include "trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int fails, checks;
-
-#define CHECK(cond, ...)                                                                                               \
-	do {                                                                                                           \
-		checks++;                                                                                              \
-		if (!(cond)) {                                                                                         \
-			fails++;                                                                                       \
-			printf("FAIL line %d: ", __LINE__);                                                            \
-			printf(__VA_ARGS__);                                                                           \
-			printf("\n");                                                                                  \
-		}                                                                                                      \
-	} while (0)
 
 static struct trace *parse(const char *text)
 {
