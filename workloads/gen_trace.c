@@ -311,23 +311,29 @@ static void s_dropout(struct em *e, struct block *B, long long n)
 		s_elem(B, "mul", n, 0, NULL);
 }
 
+/* the attention of k's tokens over al query heads and hkv key/value heads of dimension d */
+static void s_attn(struct em *e, struct block *B, const struct tok *k, long long hkv, long long d)
+{
+	struct step *a = push(B, ST_ATTN);
+	*a = (struct step){.kind = ST_ATTN,
+	                   .b = k->b,
+	                   .h = e->al,
+	                   .hkv = hkv,
+	                   .sq = k->sq,
+	                   .skv = k->skv,
+	                   .d = d,
+	                   .causal = !k->decode,
+	                   .decode = k->decode};
+	a->drop = attn_dropout(e, k);
+}
+
 static void build_attn_mha(struct em *e, struct block *B, const struct tok *k)
 {
 	long long T = k->b * k->sq, dh = e->m->head_dim;
 	s_gemm(B, T, (e->al + 2 * e->kvl) * dh, e->h, 1, 0);
 	if (e->m->rope)
 		s_elem(B, "rope", T * (e->al + e->kvl) * dh, 0, NULL);
-	struct step *a = push(B, ST_ATTN);
-	*a = (struct step){.kind = ST_ATTN,
-	                   .b = k->b,
-	                   .h = e->al,
-	                   .hkv = e->kvl,
-	                   .sq = k->sq,
-	                   .skv = k->skv,
-	                   .d = dh,
-	                   .causal = !k->decode,
-	                   .decode = k->decode};
-	a->drop = attn_dropout(e, k);
+	s_attn(e, B, k, e->kvl, dh);
 	s_gemm(B, T, e->h, e->al * dh, 1, 0);
 }
 
@@ -344,17 +350,7 @@ static void build_attn_mla(struct em *e, struct block *B, const struct tok *k)
 	s_norm(e, B, T, m->kv_lora);
 	s_gemm(B, T, e->al * (m->nope_dim + m->v_dim), m->kv_lora, 1, 0);
 	s_elem(B, "rope", T * (e->al + 1) * m->rope_dim, 0, NULL);
-	struct step *a = push(B, ST_ATTN);
-	*a = (struct step){.kind = ST_ATTN,
-	                   .b = k->b,
-	                   .h = e->al,
-	                   .hkv = e->al,
-	                   .sq = k->sq,
-	                   .skv = k->skv,
-	                   .d = dqk,
-	                   .causal = !k->decode,
-	                   .decode = k->decode};
-	a->drop = attn_dropout(e, k);
+	s_attn(e, B, k, e->al, dqk);
 	s_gemm(B, T, e->h, e->al * m->v_dim, 1, 0);
 }
 
