@@ -312,7 +312,8 @@ static int predict(const struct arch_chip *c, const struct op *op, struct dm_res
 	int rc = 0;
 	switch (op->kind) {
 	case OP_GEMM: {
-		struct gemm_in g = {op->m, op->n, op->k, op->batch, op->dtype, op->acc_dtype, 0, op->warm};
+		struct gemm_in g = {op->m,         op->n, op->k,    op->batch,   op->dtype,
+		                    op->acc_dtype, 0,     op->warm, op->epilogue};
 		rc = gemm_time(c, &g, r, ex, why, wl);
 		break;
 	}
@@ -320,7 +321,8 @@ static int predict(const struct arch_chip *c, const struct op *op, struct dm_res
 		long long p = (op->ih + 2 * op->pad - op->r) / op->stride + 1;
 		long long q = (op->iw + 2 * op->pad - op->s) / op->stride + 1;
 		struct gemm_in g = {
-		    op->batch * p * q, op->cout, op->cin * op->r * op->s, 1, op->dtype, op->acc_dtype, 0, op->warm};
+		    op->batch * p * q, op->cout, op->cin * op->r * op->s, 1, op->dtype, op->acc_dtype, 0,
+		    op->warm,          EPI_NONE};
 		g.a_bytes = (double)op->batch * op->cin * op->ih * op->iw * dt_bytes(op->dtype);
 		xp(ex,
 		   "implicit GEMM: M = n*p*q = %lld, N = k = %lld, K = c*r*s = %lld (input read once, not "
@@ -378,18 +380,27 @@ int dm_iteration(const struct arch_chip *c, const struct op *op, struct dm_iter 
 		why[0] = '\0';
 	switch (op->kind) {
 	case OP_GEMM: {
-		struct gemm_in g = {op->m, op->n, op->k, op->batch, op->dtype, op->acc_dtype, 0, op->warm};
+		struct gemm_in g = {op->m,         op->n, op->k,    op->batch,   op->dtype,
+		                    op->acc_dtype, 0,     op->warm, op->epilogue};
 		return gemm_time_it(c, &g, &r, NULL, why, whylen, it);
 	}
 	case OP_CONV: {
 		long long p = (op->ih + 2 * op->pad - op->r) / op->stride + 1;
 		long long q = (op->iw + 2 * op->pad - op->s) / op->stride + 1;
 		struct gemm_in g = {
-		    op->batch * p * q, op->cout, op->cin * op->r * op->s, 1, op->dtype, op->acc_dtype, 0, op->warm};
+		    op->batch * p * q, op->cout, op->cin * op->r * op->s, 1, op->dtype, op->acc_dtype, 0,
+		    op->warm,          EPI_NONE};
 		g.a_bytes = (double)op->batch * op->cin * op->ih * op->iw * dt_bytes(op->dtype);
 		return gemm_time_it(c, &g, &r, NULL, why, whylen, it);
 	}
 	case OP_ATTN:
+		if (op->dropout > 0) {
+			snprintf(why, whylen,
+			         "attn dropout=%g: the warp-level model has no integer pipe for the dropout's random "
+			         "numbers yet (step the op without dropout=)",
+			         op->dropout);
+			return -1;
+		}
 		if (op->impl == ATTN_FLASH2 || op->impl == ATTN_FLASH3)
 			return attn_flash_it(c, op, &r, NULL, why, whylen, it);
 		snprintf(why, whylen, "attn impl=%s has no main loop to step (use impl=flash2 or flash3)",

@@ -12,6 +12,43 @@
 /* ------------------------------------------------------------------ */
 /* attention                                                            */
 
+/* Dropout inside a FlashAttention kernel (Dao et al. 2022, section 3.1): each score's keep bit comes from a
+   counter-based Philox4x32 generator of 7 rounds (the kernels' philox.cuh, as Apex's FMHA; Dao in
+   flash-attention issue #56), drawn again in the backward instead of stored. A call gives 128 random bits;
+   FlashAttention-1 compares 16 of them per score (apply_dropout_16bits in fmha/softmax.h),
+   FlashAttention-2 8. Integer lane ops: a round is two 32x32->64-bit multiplies (two multiply-adds each)
+   and two three-input xors, 6 ops; a call is 7 rounds and the counter's setup (2 ops); per score, its bits
+   unpacked and compared with the threshold (2 ops). */
+#define PHILOX_ROUNDS    7
+#define PHILOX_ROUND_OPS 6
+#define PHILOX_CALL_OPS  (PHILOX_ROUNDS * PHILOX_ROUND_OPS + 2)
+
+static double dropout_int_ops(const struct op *op, int bits_per_score)
+{
+	return op->dropout > 0 ? PHILOX_CALL_OPS / (128.0 / bits_per_score) + 2 : 0;
+}
+
+/* the select that zeroes a dropped score, a lane op: forward on P, backward on P and dP */
+static double dropout_lane_ops(const struct op *op)
+{
+	return op->dropout > 0 ? (op->dir == DIR_BWD ? 2 : 1) : 0;
+}
+
+/* integer lanes per clock of a unit: its int32 pipe, else its fp32 lanes */
+static double int_lanes(const struct arch_unit *u)
+{
+	return u->vec[DT_INT32] > 0 ? u->vec[DT_INT32] : u->vec[DT_FP32];
+}
+
+/* the explanation's words for the dropout's integer work ("" without dropout) */
+static const char *drop_txt(const struct op *op, double t_int, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (op->dropout > 0)
+		snprintf(buf, len, ", dropout %g: Philox on the integer pipe %.0f ns", op->dropout, t_int * 1e9);
+	return buf;
+}
+
 int attn_flash(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
 {
 	return attn_flash_it(c, op, r, ex, why, wl, NULL);
@@ -58,12 +95,15 @@ int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	/* per inner iteration, per CTA: MACs, exps, lane ops */
 	double mm = (double)bo * bi * d * (bwd ? 5 : 2);
 	double sfu_score = 1.5; /* exp, and the packed conversion of P to 16 bits (same pipe) */
-	double lane_score = bwd ? 6 : 5, lane_row = bwd ? 0 : 1; /* per score; per row and head dim (rescale O) */
+	/* lane ops per score; per row and head dim (the rescale of O) */
+	double lane_score = (bwd ? 6 : 5) + dropout_lane_ops(op), lane_row = bwd ? 0 : 1;
+	double int_score = dropout_int_ops(op, 8);
 	double ex_ops = (double)bo * bi * sfu_score;
 	double lane = (double)bo * bi * lane_score + lane_row * bo * d;
 	double rate = macs_clk * clock * c->model.mma_eff;
 	double lanes = u->vec[DT_FP32] * clock, sfu = u->sfu > 0 ? u->sfu * clock : lanes / 4;
 	double t_mma = mm / rate, t_sfu = lanes > 0 ? ex_ops / sfu : 0, t_vec = lanes > 0 ? lane / lanes : 0;
+	double t_int = int_lanes(u) > 0 ? (double)bo * bi * int_score / (int_lanes(u) * clock) : 0;
 	/* shared memory: every warp reads the streamed blocks for its rows (fwd: K and V; bwd: Q and dO
 	   through five products); async matrix units read them once per warpgroup */
 	double smem_it = (bwd ? 5.0 : 2.0) * (fa3 ? 2 : warps) * bi * d * ea;
@@ -73,8 +113,8 @@ int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	double wps = occ * warps / (double)u->schedulers;
 	double ov = fa3 ? 1 : 1 - 1 / (1 + wps);
 	double other = t_sfu + t_vec;
-	double tmax = dmax(t_mma, dmax(t_smem, other));
-	double t_it = tmax + (1 - ov) * (t_mma + t_smem + other - tmax);
+	double tmax = dmax(dmax(t_mma, t_int), dmax(t_smem, other)); /* the integer pipe is one of its own */
+	double t_it = tmax + (1 - ov) * (t_mma + t_smem + other + t_int - tmax);
 	/* bytes per iteration through L2: the streamed blocks (+ dQ fp32 atomics in bwd) */
 	double it_l2 = 2.0 * bi * d * ea + (bwd ? (double)bi * d * 4 * 2 : 0);
 	double fly = 2.0 * bi * d * ea; /* one stage ahead */
@@ -131,7 +171,7 @@ int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	t[B_D2D] = ms.d2d_bw > 0 ? d2d / ms.d2d_bw : 0;
 	t[matrix ? B_MATRIX : B_VECTOR] = (double)total_it * heads * t_mma / (double)u->count;
 	t[B_SFU] = (double)total_it * heads * t_sfu / (double)u->count;
-	t[B_VECTOR] += (double)total_it * heads * t_vec / (double)u->count;
+	t[B_VECTOR] += (double)total_it * heads * (t_vec + t_int) / (double)u->count;
 	t[B_DRAM] = dram / ms.dram_bw;
 	t[B_L2] = ms.l2_bw > 0 ? l2 / ms.l2_bw : 0;
 	t[B_LATENCY] = (double)total_it * heads * it_l2 * ms.lat_l2 / (fly * (double)slots);
@@ -180,6 +220,7 @@ int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 		it->c_total = dmax(t_it * clock, dmax(dmax(it->c_l2, it->c_dram), it->c_latency));
 	}
 	if (ex) {
+		char dtxt[96];
 		xp(ex, "unit: %ld x %s, matrix %.0f MAC/clk, %.0f fp32 lanes, %.0f SFU/clk at %.0f MHz\n", u->count,
 		   u->name, macs_clk, u->vec[DT_FP32], u->sfu, clock / 1e6);
 		xp(ex,
@@ -187,9 +228,10 @@ int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 		   "%.0f KiB shared memory)\n",
 		   bo, bwd ? "key" : "query", bi, ctas, occ, warps, smem / 1024);
 		xp(ex,
-		   "inner step: matrix %.0f ns, shared memory %.0f ns, exp %.0f ns, other lane ops %.0f ns; "
+		   "inner step: matrix %.0f ns, shared memory %.0f ns, exp %.0f ns, other lane ops %.0f ns%s; "
 		   "overlap %.0f%% (%s) -> %.0f ns\n",
-		   t_mma * 1e9, t_smem * 1e9, t_sfu * 1e9, t_vec * 1e9, ov * 100,
+		   t_mma * 1e9, t_smem * 1e9, t_sfu * 1e9, t_vec * 1e9, drop_txt(op, t_int, dtxt, sizeof dtxt),
+		   ov * 100,
 		   fa3 ? "FlashAttention-3 ping-pong on async matrix units" : "other warps on the same scheduler",
 		   t_it * 1e9);
 		if (ms.dies > 1)
@@ -401,7 +443,7 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 	/* per step (16 query rows against the CTA's Bc keys): MACs, exps, lane ops */
 	double mm = (double)bq * bc * dk * (bwd ? 5 : 2);
 	double sfu_score = 1.5;
-	double lane_score = bwd ? 6 : 5;
+	double lane_score = (bwd ? 6 : 5) + dropout_lane_ops(op), int_score = dropout_int_ops(op, 16);
 	/* per row and head dim: forward the rescale (3 ops) and the sum of the warps' partial O; backward the
 	   sum of the partial dQ and its fp32 accumulation */
 	double lane_row = bwd ? warps : 3 + (warps - 1);
@@ -410,6 +452,7 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 	double rate = macs_clk * clock * c->model.mma_eff;
 	double lanes = u->vec[DT_FP32] * clock, sfu = u->sfu > 0 ? u->sfu * clock : lanes / 4;
 	double t_mma = mm / rate, t_sfu = lanes > 0 ? ex_ops / sfu : 0, t_vec = lanes > 0 ? lane / lanes : 0;
+	double t_int = int_lanes(u) > 0 ? (double)bq * bc * int_score / (int_lanes(u) * clock) : 0;
 	/* shared memory per step: the query step (bwd: and dO) stored once and read by every warp (bwd: in
 	   four products); V (bwd: K for dQ, V for dP) read by the warps owning its keys (K stays in registers
 	   in the forward); the partials written and read back; bwd: P and dS transposed */
@@ -422,8 +465,8 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 	double wps = occ;
 	double ov = 1 - 1 / (1 + wps);
 	double other = t_sfu + t_vec;
-	double tmax = dmax(t_mma, dmax(t_smem, other));
-	double t_it = tmax + (1 - ov) * (t_mma + t_smem + other - tmax);
+	double tmax = dmax(dmax(t_mma, t_int), dmax(t_smem, other));
+	double t_it = tmax + (1 - ov) * (t_mma + t_smem + other + t_int - tmax);
 	/* steps: key block j is seen by the query steps from its diagonal on (causal: queries aligned to the
 	   end of the keys) */
 	long long nkv = cdiv(op->skv, bc), nq = cdiv(op->sq, bq), heads = op->b * op->h;
@@ -465,7 +508,7 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 	t[B_D2D] = ms.d2d_bw > 0 ? d2d / ms.d2d_bw : 0;
 	t[matrix ? B_MATRIX : B_VECTOR] = (double)total_it * heads * t_mma / (double)u->count;
 	t[B_SFU] = (double)total_it * heads * t_sfu / (double)u->count;
-	t[B_VECTOR] += (double)total_it * heads * t_vec / (double)u->count;
+	t[B_VECTOR] += (double)total_it * heads * (t_vec + t_int) / (double)u->count;
 	t[B_DRAM] = dram / ms.dram_bw;
 	t[B_L2] = ms.l2_bw > 0 ? l2 / ms.l2_bw : 0;
 	t[B_LATENCY] = (double)total_it * heads * it_l2 * (streamed ? ms.lat_dram : ms.lat_l2) /
@@ -495,6 +538,7 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 	k->tile_m = bq, k->tile_n = bc, k->tile_k = op->d > 0 ? (int)op->d : 0, k->stages = 2, k->splitk = (int)splits;
 	k->ctas = ctas, k->ctas_per_unit = (int)occ, k->waves = (double)ctas / (double)slots, k->kernels = kernels;
 	if (ex) {
+		char dtxt[96];
 		xp(ex, "unit: %ld x %s, matrix %.0f MAC/clk, %.0f fp32 lanes, %.0f SFU/clk at %.0f MHz\n", u->count,
 		   u->name, macs_clk, u->vec[DT_FP32], u->sfu, clock / 1e6);
 		xp(ex,
@@ -504,8 +548,9 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 		   bc, bq, heads, splits, bwd ? "key blocks" : "query steps", ctas, occ, warps, smem / 1024);
 		xp(ex,
 		   "step: matrix %.0f ns, shared memory %.0f ns (%.0f KiB: query step per warp, fp32 partials), exp "
-		   "%.0f ns, other lane ops %.0f ns; overlap %.0f%% -> %.0f ns\n",
-		   t_mma * 1e9, t_smem * 1e9, smem_it / 1024, t_sfu * 1e9, t_vec * 1e9, ov * 100, t_it * 1e9);
+		   "%.0f ns, other lane ops %.0f ns%s; overlap %.0f%% -> %.0f ns\n",
+		   t_mma * 1e9, t_smem * 1e9, smem_it / 1024, t_sfu * 1e9, t_vec * 1e9,
+		   drop_txt(op, t_int, dtxt, sizeof dtxt), ov * 100, t_it * 1e9);
 		if (!bwd)
 			xp(ex,
 			   "running output: %.0f B per step through L2 over %lld key blocks; working set %.4g MB %s "

@@ -39,6 +39,22 @@ static double out_bytes(int dt, int acc)
 	return dmax(dt_bytes(dt), 2); /* fp8/fp4 GEMMs write bf16; fp32/tf32 write fp32 */
 }
 
+/* The epilogue's pointwise work on each element of C, in fp32 lane ops and special-function ops: a bias
+   add or a ReLU is one op; GELU as cuBLASLt's epilogue computes it, the tanh form (PyTorch hands only
+   approximate='tanh' to it), 0.5 x (1 + tanh(0.7979 (x + 0.044715 x^3))): 7 lane ops and a tanh. */
+static void epi_ops(int epi, double *lane, double *sfu)
+{
+	*lane = 0, *sfu = 0;
+	switch (epi) {
+	case EPI_BIAS:
+	case EPI_RELU: *lane = 1; break;
+	case EPI_BIAS_RELU: *lane = 2; break;
+	case EPI_GELU: *lane = 7, *sfu = 1; break;
+	case EPI_BIAS_GELU: *lane = 8, *sfu = 1; break;
+	default: break;
+	}
+}
+
 /*
  * Chiplets: the bytes the dies' L2s fetch for a GEMM; each die's L2 holds what
  * its own CTAs reuse, so a panel two dies need is fetched twice. The hardware
@@ -173,7 +189,8 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 		w.d2d_B = ms->remote * (fill + dram_out) / (double)x->ctas; /* interleaved: (n-1)/n is remote */
 	}
 	x->dram_B = dram_in + dram_out;
-	w.dram_B = x->dram_B / (double)x->ctas;
+	/* a written byte takes more of the memory's bandwidth than a read one (model.dram_write_cost) */
+	w.dram_B = (dram_in + dram_out * c->model.write_cost) / (double)x->ctas;
 	w.fly_B = (double)(S - 1) * (rows + cols) * bk * ea;
 	double l2_all = (double)x->ctas * w.l2_B;
 	double hit = l2_all > 0 ? 1 - dram_in / l2_all : 1;
@@ -193,12 +210,20 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 		w.lat += dmax(dmax(xfer, xd2d), stage * (1 - hit) / (ms->dram_bw / units));
 	}
 	x->l2_cta = w.l2_B, x->dram_cta = w.dram_B, x->lat = w.lat, x->hit = hit;
-	/* prologue: the first stage arrives after a miss; epilogue writes C */
-	w.fixed_s = ms->lat_dram + cw / (ms->dram_bw / (double)u->count);
+	/* prologue: the first stage arrives after a miss; epilogue: the pointwise work on the tile (on the
+	   unit's lanes, after its main loop), then C written */
+	double el, es;
+	epi_ops(g->epi, &el, &es);
+	double lanes = u->vec[DT_FP32] * clock, sfus = u->sfu > 0 ? u->sfu * clock : lanes / 4;
+	double epi_elem = lanes > 0 ? el / lanes + es / sfus : 0; /* seconds per element of C on one unit */
+	w.fixed_s = ms->lat_dram + cw * c->model.write_cost / (ms->dram_bw / (double)u->count);
+	if (sp == 1)
+		w.fixed_s += rows * cols * epi_elem;
 	memset(x->t, 0, sizeof x->t);
 	x->time = waves_time(x->ctas, u->count, x->occ, &w, ms, x->t, matrix ? B_MATRIX : B_VECTOR);
-	if (sp > 1) /* reduction of the partials: a memory-bound pass */
-		x->time += (double)g->m * g->n * g->batch * (4.0 * sp + ec) / ms->dram_bw + ms->lat_dram;
+	if (sp > 1) /* reduction of the partials, and the epilogue: a memory-bound pass */
+		x->time += (double)g->m * g->n * g->batch * (4.0 * sp + ec) / ms->dram_bw + ms->lat_dram +
+		           (double)g->m * g->n * g->batch * epi_elem / (double)u->count;
 	x->l2_B = x->ctas * w.l2_B;
 	x->d2d_B = x->ctas * w.d2d_B;
 	x->smem_B = x->ctas * (w.l2_B + smem_rd);

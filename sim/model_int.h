@@ -77,6 +77,7 @@ struct gemm_in {
 	int dt, acc;
 	double a_bytes; /* compulsory bytes of A (0 = m*k*elem); conv reads its input instead */
 	int warm;       /* inputs already in L2 if they fit */
+	int epi;        /* enum op_epilogue: the pointwise work on C before it is stored */
 };
 int gemm_time(const struct arch_chip *c, const struct gemm_in *g, struct dm_result *r, FILE *ex, char *why, size_t wl);
 /* The same, and the main-loop iteration of the kernel it picks (it may be NULL). */

@@ -275,6 +275,10 @@ static void test_refusals(void)
 	config(&c, "gpt3-175b");
 	layout(&c, 7, 1, 1, 1, 1);
 	refuse(&c, "--heads 96 is not divisible by --tp 7");
+	config(&c, "gpt3-125m");
+	c.attn_impl = GEN_FLASH3;
+	c.dropout = 0.1;
+	refuse(&c, "--dropout with --attn-impl flash3: FlashAttention-3 has no dropout");
 	config(&c, "llama3-8b");
 	layout(&c, 16, 1, 1, 1, 1); /* 8 kv heads on 16 ranks: replicated, allowed */
 	char why[512];
@@ -409,6 +413,7 @@ static void test_traces(void)
 struct counts {
 	int attn_fwd, attn_bwd, impl_other; /* attention ops of the expected impl, and of any other */
 	int score_mul, hidden_mul;          /* elem op=mul over the scores, over s b h */
+	int attn_drop;                      /* attention ops that drop scores out in their kernel */
 };
 
 /* the ops rank 0 runs (one stage, one micro-batch) */
@@ -429,6 +434,8 @@ static struct counts count_ops(const struct gen_config *c, enum op_attn_impl imp
 				n.impl_other++;
 			else if (ev.op.kind == OP_ATTN)
 				*(ev.op.dir == DIR_FWD ? &n.attn_fwd : &n.attn_bwd) += 1;
+			if (ev.op.kind == OP_ATTN && ev.op.dropout > 0)
+				n.attn_drop += ev.op.dropout == c->dropout;
 			if (ev.op.kind == OP_ELEM && ev.op.elem == EL_MUL)
 				n.score_mul += ev.op.elems == scores, n.hidden_mul += ev.op.elems == T * c->m.hidden;
 		}
@@ -461,16 +468,17 @@ static void test_dropout_ops(void)
 		struct counts want;
 	} v[] = {
 	    /* no dropout: today's ops */
-	    {GEN_FLASH2, 0, GEN_RC_NONE, {L, L, 0, 0, 0}},
-	    {GEN_NAIVE, 0, GEN_RC_SELECTIVE, {2 * L, L, 0, 0, 0}},
-	    /* flash: attention dropout is fused; hidden dropout before both residual adds and after the
-	       embedding, forward and backward */
-	    {GEN_FLASH2, 0.1, GEN_RC_NONE, {L, L, 0, 0, 4 * L + 2}},
-	    {GEN_FLASH3, 0.1, GEN_RC_FULL, {2 * L, L, 0, 0, 6 * L + 2}},
+	    {GEN_FLASH2, 0, GEN_RC_NONE, {L, L, 0, 0, 0, 0}},
+	    {GEN_NAIVE, 0, GEN_RC_SELECTIVE, {2 * L, L, 0, 0, 0, 0}},
+	    /* flash: the attention's dropout is in its kernel (dropout= on every attn op, the recomputed
+	       forward's too); hidden dropout before both residual adds and after the embedding, forward and
+	       backward */
+	    {GEN_FLASH2, 0.1, GEN_RC_NONE, {L, L, 0, 0, 4 * L + 2, 2 * L}},
+	    {GEN_FLASH1, 0.1, GEN_RC_FULL, {2 * L, L, 0, 0, 6 * L + 2, 3 * L}},
 	    /* naive: the scores' dropout forward, its gradient, and again in any recompute */
-	    {GEN_NAIVE, 0.1, GEN_RC_NONE, {L, L, 0, 2 * L, 4 * L + 2}},
-	    {GEN_NAIVE, 0.1, GEN_RC_SELECTIVE, {2 * L, L, 0, 3 * L, 4 * L + 2}},
-	    {GEN_NAIVE, 0.1, GEN_RC_FULL, {2 * L, L, 0, 3 * L, 6 * L + 2}},
+	    {GEN_NAIVE, 0.1, GEN_RC_NONE, {L, L, 0, 2 * L, 4 * L + 2, 0}},
+	    {GEN_NAIVE, 0.1, GEN_RC_SELECTIVE, {2 * L, L, 0, 3 * L, 4 * L + 2, 0}},
+	    {GEN_NAIVE, 0.1, GEN_RC_FULL, {2 * L, L, 0, 3 * L, 6 * L + 2, 0}},
 	};
 	static const enum op_attn_impl op_impl[] = {ATTN_FLASH2, ATTN_FLASH3, ATTN_NAIVE, ATTN_FLASH1};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
@@ -481,11 +489,14 @@ static void test_dropout_ops(void)
 		c.p.global_batch = c.p.micro_batch;
 		struct counts n = count_ops(&c, op_impl[v[i].impl]), w = v[i].want;
 		CHECK(!memcmp(&n, &w, sizeof n),
-		      "%s dropout %g recompute %s: attn fwd %d bwd %d other %d, score muls %d, hidden muls %d; want "
-		      "%d %d %d, %d, %d",
+		      "%s dropout %g recompute %s: attn fwd %d bwd %d other %d, score muls %d, hidden muls %d, attn "
+		      "with dropout %d; want %d %d %d, %d, %d, %d",
 		      gen_attn_impl_name(v[i].impl), v[i].p, gen_recompute_name(v[i].rc), n.attn_fwd, n.attn_bwd,
-		      n.impl_other, n.score_mul, n.hidden_mul, w.attn_fwd, w.attn_bwd, w.impl_other, w.score_mul,
-		      w.hidden_mul);
+		      n.impl_other, n.score_mul, n.hidden_mul, n.attn_drop, w.attn_fwd, w.attn_bwd, w.impl_other,
+		      w.score_mul, w.hidden_mul, w.attn_drop);
+		char why[256];
+		CHECK(!gen_check(&c, why, sizeof why), "%s dropout %g refused: %s", gen_attn_impl_name(v[i].impl),
+		      v[i].p, why);
 		double attn = 3.0 * c.p.global_batch * (2.0 * 4 * 8 * 128) * 256.0 * 256 / gen_model_flops(&c);
 		double head = 3.0 * c.p.global_batch * 2 * 256.0 * 50257 * 512 / gen_model_flops(&c);
 		/* full recompute runs the layers' forward GEMMs again (not the LM head's) */

@@ -137,6 +137,60 @@ int main(int argc, char **argv)
 		arch_free(hb);
 	}
 
+	/* dropout inside FlashAttention: the Philox draws cost time in both directions, relatively more at a
+	   small head dim (fewer MACs per score to hide them behind); the original kernel draws 16 bits a
+	   score, FlashAttention-2 8, so its share is larger */
+	{
+		static const char *const impls[] = {"flash1", "flash2"};
+		static const char *const dirs[] = {"fwd", "bwd"};
+		for (int i = 0; i < 2; i++)
+			for (int j = 0; j < 2; j++) {
+				double rel[2];
+				for (int k = 0; k < 2; k++) {
+					char l0[160], l1[192];
+					int d = k ? 128 : 64;
+					snprintf(
+					    l0, sizeof l0,
+					    "attn b=8 h=16 sq=2048 skv=2048 d=%d causal=1 dtype=bf16 impl=%s dir=%s", d,
+					    impls[i], dirs[j]);
+					snprintf(l1, sizeof l1, "%s dropout=0.1", l0);
+					struct dm_result r0 = run(a, l0), r1 = run(a, l1);
+					rel[k] = r1.time_s / r0.time_s - 1;
+					CHECK(rel[k] > 0.01 && rel[k] < 0.5, "%s: dropout adds %.1f%%", l0,
+					      100 * rel[k]);
+				}
+				CHECK(rel[0] > rel[1], "%s %s: dropout adds %.1f%% at d=64, %.1f%% at d=128", impls[i],
+				      dirs[j], 100 * rel[0], 100 * rel[1]);
+			}
+	}
+
+	/* a GEMM epilogue's pointwise work is paid for: GELU (a tanh) more than ReLU, ReLU more than none,
+	   and most where K is short (little main loop per element of C) */
+	{
+		struct dm_result e0 = run(a, "gemm m=65536 n=3072 k=768 dtype=bf16");
+		struct dm_result er = run(a, "gemm m=65536 n=3072 k=768 dtype=bf16 epilogue=relu");
+		struct dm_result eg = run(a, "gemm m=65536 n=3072 k=768 dtype=bf16 epilogue=gelu");
+		CHECK(e0.time_s < er.time_s && er.time_s < eg.time_s, "epilogues none %.4g, relu %.4g, gelu %.4g s",
+		      e0.time_s, er.time_s, eg.time_s);
+		struct dm_result l0 = run(a, "gemm m=65536 n=3072 k=12288 dtype=bf16");
+		struct dm_result lg = run(a, "gemm m=65536 n=3072 k=12288 dtype=bf16 epilogue=gelu");
+		CHECK(lg.time_s / l0.time_s < eg.time_s / e0.time_s,
+		      "GELU epilogue at k=12288 +%.1f%%, at k=768 +%.1f%%", 100 * (lg.time_s / l0.time_s - 1),
+		      100 * (eg.time_s / e0.time_s - 1));
+	}
+
+	/* writes cost more than reads (model.dram_write_cost) in a GEMM too: an output-heavy one slows down
+	   when writes get dearer, one with little output hardly does */
+	struct arch_chip *aw = load("a100.cfg", "model.dram_write_cost=2");
+	if (aw) {
+		const char *wide = "gemm m=2048 n=2048 k=64 batch=192 dtype=fp16",
+		           *sq = "gemm m=8192 n=8192 k=8192 dtype=fp16";
+		double slow = run(aw, wide).time_s / run(a, wide).time_s, sq_r = run(aw, sq).time_s / run(a, sq).time_s;
+		CHECK(slow > 1.1, "output-heavy GEMM x%.3f with dearer writes", slow);
+		CHECK(sq_r < 1.02, "square GEMM x%.3f with dearer writes", sq_r);
+		arch_free(aw);
+	}
+
 	dm_cache_clear();
 	arch_free(h);
 	arch_free(a);

@@ -258,6 +258,9 @@ int gen_check(const struct gen_config *c, char *why, size_t len)
 		            c->dropout);
 	if (c->dropout > 0 && c->mode != GEN_TRAIN)
 		return fail(why, len, "--dropout belongs to --mode train");
+	if (c->dropout > 0 && c->attn_impl == GEN_FLASH3)
+		return fail(why, len,
+		            "--dropout with --attn-impl flash3: FlashAttention-3 has no dropout (use flash2)");
 	long long hd = c->m.attn == GEN_MLA ? c->m.nope_dim + c->m.rope_dim : c->m.head_dim; /* of Q and K */
 	if (c->attn_impl == GEN_FLASH1 && (hd > 128 || hd % 8))
 		return fail(why, len,

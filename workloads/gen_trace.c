@@ -59,6 +59,7 @@ struct step {
 	long long b, h, hkv, sq, skv, d; /* attn */
 	int causal, decode;
 	long long drop; /* attn: scores the dropout passes over (naive attention with dropout; 0: none) */
+	int flash_drop; /* attn: dropout inside the FlashAttention kernel (training with dropout) */
 };
 
 enum block_kind { BK_EMB, BK_DENSE, BK_MOE, BK_HEAD, BK_COUNT };
@@ -218,6 +219,8 @@ static void attn_text(struct em *e, struct lines *L, const struct step *s, const
 	    !s->decode && e->c->mode == GEN_TRAIN ? dir : "");
 	if (s->decode && e->c->inf.paged)
 		snprintf(L->v[L->n - 1] + strlen(L->v[L->n - 1]), 32, " page=%d", GEN_PAGE);
+	if (s->flash_drop) /* FlashAttention drops scores out inside its kernel */
+		snprintf(L->v[L->n - 1] + strlen(L->v[L->n - 1]), 32, " dropout=%.9g", e->c->dropout);
 }
 
 /* the attention forward; naive attention with dropout then drops out
@@ -325,6 +328,7 @@ static void s_attn(struct em *e, struct block *B, const struct tok *k, long long
 	                   .causal = !k->decode,
 	                   .decode = k->decode};
 	a->drop = attn_dropout(e, k);
+	a->flash_drop = e->c->attn_impl != GEN_NAIVE && e->c->dropout > 0 && e->c->mode == GEN_TRAIN && !k->decode;
 }
 
 static void build_attn_mha(struct em *e, struct block *B, const struct tok *k)

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SIZE_LIMIT (1LL << 62) /* every size and every product of sizes stays below */
@@ -73,6 +74,7 @@ enum vtype {
 	V_BOOL,   /* 0|1 */
 	V_CHOICE, /* one of key.choices */
 	V_BYTES,  /* byte quantity (units_parse), stored in struct pstate.bytes */
+	V_PROB,   /* probability in [0, 1): plain decimal, stored in struct pstate.prob */
 };
 
 struct key {
@@ -97,7 +99,7 @@ static const struct key gemm_keys[G_COUNT + 1] = {
     [G_WARM] = {"warm", V_BOOL, 0, NULL},
 };
 
-enum { A_B, A_H, A_HKV, A_SQ, A_SKV, A_D, A_CAUSAL, A_DTYPE, A_IMPL, A_DIR, A_PAGE, A_WARM, A_COUNT };
+enum { A_B, A_H, A_HKV, A_SQ, A_SKV, A_D, A_CAUSAL, A_DTYPE, A_IMPL, A_DIR, A_PAGE, A_DROP, A_WARM, A_COUNT };
 static const struct key attn_keys[A_COUNT + 1] = {
     [A_B] = {"b", V_POS, 1, NULL},
     [A_H] = {"h", V_POS, 1, NULL},
@@ -110,6 +112,7 @@ static const struct key attn_keys[A_COUNT + 1] = {
     [A_IMPL] = {"impl", V_CHOICE, 1, impl_names},
     [A_DIR] = {"dir", V_CHOICE, 0, dir_names},
     [A_PAGE] = {"page", V_POS, 0, NULL},
+    [A_DROP] = {"dropout", V_PROB, 0, NULL},
     [A_WARM] = {"warm", V_BOOL, 0, NULL},
 };
 
@@ -261,7 +264,31 @@ struct pstate {
 	long long val[MAX_KEYS];
 	int seen[MAX_KEYS];
 	double bytes;
+	double prob;
 };
+
+/* Reads a probability: a decimal number (digits, a point, an exponent: "0.1", ".1", "1e-3") from 0 up to
+   (not including) 1. */
+static int parse_prob(const char *kn, const char *name, struct span v, double *out, char *why, size_t whylen)
+{
+	char buf[32], shown[SHOW_MAX + 4], *end = NULL;
+	show(shown, v.p, v.n);
+	int ok = v.n > 0 && v.n < sizeof buf;
+	for (size_t i = 0; ok && i < v.n; i++) /* no hex, inf or nan */
+		ok = strchr("0123456789.eE+-", v.p[i]) != NULL;
+	double x = -1;
+	if (ok) {
+		memcpy(buf, v.p, v.n);
+		buf[v.n] = '\0';
+		x = strtod(buf, &end);
+		ok = end == buf + v.n;
+	}
+	if (!ok || !(x >= 0 && x < 1))
+		return fail(why, whylen, "%s: %s=%s must be a probability from 0 up to (not including) 1, such as 0.1",
+		            kn, name, shown);
+	*out = x;
+	return 0;
+}
 
 static int parse_value(const char *kn, const struct key *key, struct span v, struct pstate *st, int idx, char *why,
                        size_t whylen)
@@ -309,6 +336,10 @@ static int parse_value(const char *kn, const struct key *key, struct span v, str
 		break;
 	case V_BYTES:
 		if (parse_bytes(kn, v, &st->bytes, why, whylen))
+			return -1;
+		break;
+	case V_PROB:
+		if (parse_prob(kn, key->name, v, &st->prob, why, whylen))
 			return -1;
 		break;
 	}
@@ -391,11 +422,19 @@ static int build_attn(struct op *o, const struct pstate *st, char *why, size_t w
 	if (st->seen[A_PAGE])
 		o->page = v[A_PAGE];
 	o->warm = (int)v[A_WARM];
+	o->dropout = st->seen[A_DROP] ? st->prob : 0;
 	if (o->h % o->hkv)
 		return fail(why, whylen, "attn: hkv=%lld must divide h=%lld", o->hkv, o->h);
 	if (st->seen[A_PAGE] && o->impl != ATTN_PAGED)
 		return fail(why, whylen, "attn: page= applies only to impl=paged (not impl=%s)",
 		            op_attn_impl_name(o->impl));
+	if (o->dropout > 0 && o->impl != ATTN_FLASH1 && o->impl != ATTN_FLASH2)
+		return fail(why, whylen,
+		            "attn: dropout= applies to the training kernels impl=flash1 and impl=flash2 (impl=%s: %s)",
+		            op_attn_impl_name(o->impl),
+		            o->impl == ATTN_NAIVE    ? "its dropout is an elementwise pass of its own, an elem op"
+		            : o->impl == ATTN_FLASH3 ? "FlashAttention-3 has no dropout"
+		                                     : "inference has no dropout");
 	if (o->impl == ATTN_DECODE || o->impl == ATTN_PAGED) {
 		if (o->sq > 16)
 			return fail(why, whylen,
@@ -626,6 +665,8 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 	case OP_ATTN:
 		if (op->impl == ATTN_PAGED)
 			snprintf(a, sizeof a, " page=%lld", op->page);
+		if (op->dropout > 0)
+			snprintf(a, sizeof a, " dropout=%.9g", op->dropout);
 		n = snprintf(buf, len,
 		             "attn b=%lld h=%lld hkv=%lld sq=%lld skv=%lld d=%lld causal=%d dtype=%s impl=%s%s dir=%s "
 		             "warm=%d",

@@ -63,6 +63,7 @@ struct op {
 	enum op_attn_impl impl;
 	enum op_dir dir;
 	long long page; /* paged: tokens per KV page (default 16) */
+	double dropout; /* flash1/flash2 in training: dropout probability on the scores, inside the kernel (0: none) */
 
 	/* elem: n elements; row ops reduce over cols (default: n, one row) */
 	enum op_elem elem;
