@@ -306,24 +306,33 @@ int copy_time(const struct arch_chip *c, const struct op *op, struct dm_result *
 
 /* ------------------------------------------------------------------ */
 
+/* The GEMM a gemm op is, or a conv's implicit GEMM: M = n p q, N = k, K = c r s, reading its input once
+   (not an im2col copy). */
+static struct gemm_in gemm_in_of(const struct op *op)
+{
+	if (op->kind == OP_GEMM)
+		return (struct gemm_in){op->m,         op->n, op->k,    op->batch,   op->dtype,
+		                        op->acc_dtype, 0,     op->warm, op->epilogue};
+	long long p = (op->ih + 2 * op->pad - op->r) / op->stride + 1;
+	long long q = (op->iw + 2 * op->pad - op->s) / op->stride + 1;
+	struct gemm_in g = {op->batch * p * q, op->cout, op->cin * op->r * op->s, 1, op->dtype, op->acc_dtype, 0,
+	                    op->warm,          EPI_NONE};
+	g.a_bytes = (double)op->batch * op->cin * op->ih * op->iw * dt_bytes(op->dtype);
+	return g;
+}
+
 static int predict(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
 {
 	memset(r, 0, sizeof *r);
 	int rc = 0;
 	switch (op->kind) {
 	case OP_GEMM: {
-		struct gemm_in g = {op->m,         op->n, op->k,    op->batch,   op->dtype,
-		                    op->acc_dtype, 0,     op->warm, op->epilogue};
+		struct gemm_in g = gemm_in_of(op);
 		rc = gemm_time(c, &g, r, ex, why, wl);
 		break;
 	}
 	case OP_CONV: {
-		long long p = (op->ih + 2 * op->pad - op->r) / op->stride + 1;
-		long long q = (op->iw + 2 * op->pad - op->s) / op->stride + 1;
-		struct gemm_in g = {
-		    op->batch * p * q, op->cout, op->cin * op->r * op->s, 1, op->dtype, op->acc_dtype, 0,
-		    op->warm,          EPI_NONE};
-		g.a_bytes = (double)op->batch * op->cin * op->ih * op->iw * dt_bytes(op->dtype);
+		struct gemm_in g = gemm_in_of(op);
 		xp(ex,
 		   "implicit GEMM: M = n*p*q = %lld, N = k = %lld, K = c*r*s = %lld (input read once, not "
 		   "im2col)\n",
@@ -380,17 +389,11 @@ int dm_iteration(const struct arch_chip *c, const struct op *op, struct dm_iter 
 		why[0] = '\0';
 	switch (op->kind) {
 	case OP_GEMM: {
-		struct gemm_in g = {op->m,         op->n, op->k,    op->batch,   op->dtype,
-		                    op->acc_dtype, 0,     op->warm, op->epilogue};
+		struct gemm_in g = gemm_in_of(op);
 		return gemm_time_it(c, &g, &r, NULL, why, whylen, it);
 	}
 	case OP_CONV: {
-		long long p = (op->ih + 2 * op->pad - op->r) / op->stride + 1;
-		long long q = (op->iw + 2 * op->pad - op->s) / op->stride + 1;
-		struct gemm_in g = {
-		    op->batch * p * q, op->cout, op->cin * op->r * op->s, 1, op->dtype, op->acc_dtype, 0,
-		    op->warm,          EPI_NONE};
-		g.a_bytes = (double)op->batch * op->cin * op->ih * op->iw * dt_bytes(op->dtype);
+		struct gemm_in g = gemm_in_of(op);
 		return gemm_time_it(c, &g, &r, NULL, why, whylen, it);
 	}
 	case OP_ATTN:

@@ -40,6 +40,15 @@ static double int_lanes(const struct arch_unit *u)
 	return u->vec[DT_INT32] > 0 ? u->vec[DT_INT32] : u->vec[DT_FP32];
 }
 
+/* An inner step's time from its pipes' times (matrix, shared memory, exp and lane ops, integer ops: the
+   integer pipe is one of its own): the longest, plus the share 1 - ov of the others that the warps do not overlap
+   with it */
+static double step_overlap(double t_mma, double t_smem, double other, double t_int, double ov)
+{
+	double tmax = dmax(dmax(t_mma, t_int), dmax(t_smem, other));
+	return tmax + (1 - ov) * (t_mma + t_smem + other + t_int - tmax);
+}
+
 /* the explanation's words for the dropout's integer work ("" without dropout) */
 static const char *drop_txt(const struct op *op, double t_int, char *buf, size_t len)
 {
@@ -113,8 +122,7 @@ int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	double wps = occ * warps / (double)u->schedulers;
 	double ov = fa3 ? 1 : 1 - 1 / (1 + wps);
 	double other = t_sfu + t_vec;
-	double tmax = dmax(dmax(t_mma, t_int), dmax(t_smem, other)); /* the integer pipe is one of its own */
-	double t_it = tmax + (1 - ov) * (t_mma + t_smem + other + t_int - tmax);
+	double t_it = step_overlap(t_mma, t_smem, other, t_int, ov);
 	/* bytes per iteration through L2: the streamed blocks (+ dQ fp32 atomics in bwd) */
 	double it_l2 = 2.0 * bi * d * ea + (bwd ? (double)bi * d * 4 * 2 : 0);
 	double fly = 2.0 * bi * d * ea; /* one stage ahead */
@@ -465,8 +473,7 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 	double wps = occ;
 	double ov = 1 - 1 / (1 + wps);
 	double other = t_sfu + t_vec;
-	double tmax = dmax(dmax(t_mma, t_int), dmax(t_smem, other));
-	double t_it = tmax + (1 - ov) * (t_mma + t_smem + other + t_int - tmax);
+	double t_it = step_overlap(t_mma, t_smem, other, t_int, ov);
 	/* steps: key block j is seen by the query steps from its diagonal on (causal: queries aligned to the
 	   end of the keys) */
 	long long nkv = cdiv(op->skv, bc), nq = cdiv(op->sq, bq), heads = op->b * op->h;
