@@ -209,7 +209,7 @@ static const struct arch_param model_params[] = {
 	QTY("coll_chunk", UNIT_BYTES, arch_model, coll_chunk, 0, "1 MiB", 1, 1e9,
 	    "bytes a pipelined collective step moves before the next step starts (chunk x channels): its fill cost"),
 	FLT("coll_latency_scale", arch_model, coll_lat_scale, 0, "1", 0.1, 10,
-	    "multiplies the collective library's per-step and launch latencies (sim/coll.c table)"),
+	    "multiplies the collective library's per-step and launch latencies (sim/cluster/coll.c table)"),
 };
 /* clang-format on */
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Outputs take nothing that is not theirs (sim/outfile.c), in a temporary
+# Outputs take nothing that is not theirs (sim/base/outfile.c), in a temporary
 # directory:
 #  - an output that is an input (the trace as --timeline, the config as a
 #    roofline plot, sweep or compare CSV) exits 73 with one stderr line and

@@ -1,5 +1,5 @@
 /*
- * test_cost.c -- the cost and energy arithmetic (sim/cost.c) against sums
+ * test_cost.c -- the cost and energy arithmetic (sim/report/cost.c) against sums
  * done by hand, and the unknowns: an unpublished (0) or negative TDP or
  * price gives COST_UNKNOWN, never a division by zero or a made-up number.
  */

@@ -1,5 +1,5 @@
 /*
- * test_plot.c -- the SVG writer (sim/plot.c): SI tick labels, placement on
+ * test_plot.c -- the SVG writer (sim/report/plot.c): SI tick labels, placement on
  * log and linear axes, escaping, deterministic bytes, whole-or-nothing
  * files; and the seeds' RTX 3080 roofline example (FP32 ridge point 39.2
  * FLOP/byte = 29.77 TFLOP/s / 760 GB/s) against what configs/rtx3080.cfg

@@ -1,7 +1,7 @@
 /*
- * test_step.c -- the warp-level stepper (sim/step.h), and the one-engine
+ * test_step.c -- the warp-level stepper (sim/step/step.h), and the one-engine
  * check: its steady-state cycles per main-loop iteration against the cost
- * the CTA-level device model (sim/model_gemm.c, model_attn.c,
+ * the CTA-level device model (sim/device/model_gemm.c, model_attn.c,
  * model_stream.c) gives the same iteration of the same kernel on the same
  * chip (struct dm_iter, dm_iteration()).
  *

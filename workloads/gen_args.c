@@ -1,6 +1,6 @@
 /*
  * gen_args.c -- `sim gen`'s argument list to a struct gen_config
- * (gen_parse_args, gen.h): the command (sim/cmd_gen.c) and the validation
+ * (gen_parse_args, gen.h): the command (sim/cli/cmd_gen.c) and the validation
  * suite (tests/validation/gen_case.c) read a command line the same way.
  *
  * Flags are one table: name, kind, the field it sets, its range, and which

@@ -7,7 +7,6 @@
  * workloads/gen_args.c).
  */
 #include "gen_case.h"
-#include "cli.h"
 #include "procpool.h"
 #include "replay.h"
 #include "trace.h"

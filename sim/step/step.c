@@ -495,7 +495,7 @@ int step_run(struct step_sim *s, long long until)
 /* ------------------------------------------------------------------ */
 /* set-up                                                               */
 
-/* Inner iterations of query block i for a causal forward (as sim/model_attn.c counts them). */
+/* Inner iterations of query block i for a causal forward (as sim/device/model_attn.c counts them). */
 static long long causal_iters(const struct op *op, long long i, int bo, int bi)
 {
 	long long nin = (op->skv + bi - 1) / bi, off = op->skv - op->sq;

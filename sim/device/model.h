@@ -78,7 +78,7 @@ void dm_cache_clear(void);
 
 /*
  * One main-loop iteration of the kernel the model picks for an op, on one
- * compute unit: what the warp-level stepper (sim/step.h) replays and is
+ * compute unit: what the warp-level stepper (sim/step/step.h) replays and is
  * checked against (tests/test_step.c). A CTA-iteration is one k-tile of a
  * GEMM CTA, one block of keys of a FlashAttention CTA, one vector load per
  * thread of an elementwise CTA. Cycles are the unit's (at clock_hz) per

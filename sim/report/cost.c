@@ -1,6 +1,6 @@
 /*
  * cost.c -- energy, cost and performance per watt and per dollar of a run
- * (sim/cost.h). Pure arithmetic: no chip is loaded, nothing is printed.
+ * (sim/report/cost.h). Pure arithmetic: no chip is loaded, nothing is printed.
  *
  * Invariants: a result is a finite, non-negative number or COST_UNKNOWN;
  * an unpublished input (0) gives COST_UNKNOWN, never 0 or infinity.

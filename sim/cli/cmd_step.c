@@ -3,7 +3,7 @@
  * [--cycles N] [--from C] [--summary] [--interactive] [--set path=value]...`
  *
  * Steps the warps of one compute unit through the main loop of the kernel the
- * device model picks for OP (sim/step.h): a cycle trace with each
+ * device model picks for OP (sim/step/step.h): a cycle trace with each
  * scheduler's issue and each warp's stall reason, a per-warp Gantt and a
  * summary; or the summary of a whole CTA; or an interactive session reading
  * commands from stdin (a terminal, tmux, or a pipe).

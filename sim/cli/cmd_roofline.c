@@ -7,7 +7,7 @@
  * the ridge points where they meet (arch_peak_* / bandwidth, arch/derive.c),
  * and ops placed at their arithmetic intensity (FLOPs over the device-memory
  * bytes the device model moves for them) and the FLOP/s it predicts. Text
- * table or JSON on stdout; with -o an SVG on log-log axes (sim/plot.c),
+ * table or JSON on stdout; with -o an SVG on log-log axes (sim/report/plot.c),
  * written whole or not at all.
  *
  * A TRACE contributes its distinct device ops, collected from one rank per

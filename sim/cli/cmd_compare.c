@@ -4,7 +4,7 @@
  *
  * Side by side, one column per config: how long the op or the trace's step
  * takes and what bounds it, then energy, cost per hour and performance per
- * watt and per dollar (sim/cost.h), each with its ratio to the first column.
+ * watt and per dollar (sim/report/cost.h), each with its ratio to the first column.
  *
  * An op is predicted in this process with the device model. A trace is
  * replayed once per config, and SimGrid runs one simulation per process:

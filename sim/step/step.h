@@ -2,14 +2,14 @@
  * step.h -- the warp-level stepper: the warps of one compute unit (SM) issuing
  * the instruction stream of a kernel's main loop, cycle by cycle.
  *
- * The device model (sim/model.h) picks the kernel (CTA tile, stages, warps,
+ * The device model (sim/device/model.h) picks the kernel (CTA tile, stages, warps,
  * occupancy) and costs one main-loop iteration from resource rates; the
  * stepper replays the same iteration as instructions (async copies to shared
  * memory, ldmatrix, mma / wgmma, softmax math on the lanes and the SFU,
  * barriers) through the unit's warp schedulers, with a scoreboard, pipe
  * occupancies and latencies from the same config. Its steady-state cycles per
  * iteration are checked against the model's (tests/test_step.c): one engine
- * seen at two levels. `sim step` (sim/cmd_step.c) is its command line.
+ * seen at two levels. `sim step` (sim/cli/cmd_step.c) is its command line.
  *
  *   step.c          the engine: warps, scoreboard, pipes, barriers, memory port, policies
  *   step_kernels.c  instruction streams: GEMM (mma.sync or wgmma), FlashAttention-2/-3, elementwise

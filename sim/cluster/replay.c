@@ -1228,7 +1228,7 @@ static int engine_init(const char *xml_path)
 	simgrid_init(&argc, argv);
 	/* simgrid_init() sets a SIGINT handler of its own (it prints "CTRL-C
 	   pressed" through its log and exit(1)s, leaving temporary files):
-	   sim's handlers (sim/outfile.c) take SIGINT back. */
+	   sim's handlers (sim/base/outfile.c) take SIGINT back. */
 	out_signals_reassert();
 	sg_cfg_set_string("network/model", "CM02");
 	sg_cfg_set_boolean("network/crosstraffic", "no");

@@ -6,7 +6,7 @@
  * Ranks map to devices in order: rank r is device r % devices_per_node of
  * node r / devices_per_node. Links carry bandwidth only (latency 0): the
  * latencies of collectives and transfers are the protocol model's
- * (sim/coll.c), so SimGrid's part is the sharing of bandwidth between
+ * (sim/cluster/coll.c), so SimGrid's part is the sharing of bandwidth between
  * concurrent flows (max-min fairness, exact with the settings in
  * platform_load).
  */

@@ -1,6 +1,6 @@
 /*
- * model_int.h -- private to the device model (sim/model*.c): the helpers the
- * kernel families share and each family's entry point. sim/model.h is the
+ * model_int.h -- private to the device model (sim/device/model*.c): the helpers the
+ * kernel families share and each family's entry point. sim/device/model.h is the
  * public API.
  *
  *   model.c         helpers, waves, copies, the op dispatch, the memo

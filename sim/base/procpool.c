@@ -49,7 +49,7 @@ static void child(long i, size_t size, pp_work work, void *ctx, int fd, pid_t pa
 {
 #ifdef __linux__
 	/* A job does not outlive sim: when the parent dies (SIGINT, SIGTERM,
-	   anything), the job gets SIGTERM (sim/outfile.c's handler: its own
+	   anything), the job gets SIGTERM (sim/base/outfile.c's handler: its own
 	   temporary files removed, exit 143 without a word). */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != parent)

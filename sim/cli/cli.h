@@ -1,6 +1,6 @@
 /*
  * cli.h -- what the subcommands share: option parsing helpers and the
- * command table entries (sim/main.c dispatches).
+ * command table entries (sim/cli/main.c dispatches).
  */
 #ifndef SIM_CLI_H
 #define SIM_CLI_H

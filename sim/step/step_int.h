@@ -1,5 +1,5 @@
 /*
- * step_int.h -- private to the warp-level stepper (sim/step*.c); sim/step.h
+ * step_int.h -- private to the warp-level stepper (sim/step/step*.c); sim/step/step.h
  * is its API.
  *
  * State is arrays of plain structs allocated once in step_new: the inner

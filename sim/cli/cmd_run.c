@@ -3,7 +3,7 @@
  * [--timeline-ranks LIST] [--csv DIR] [--jitter SIGMA] [--seed N] [--set ...]`
  *
  * Loads the chip and the trace, replays the trace on the chip's system
- * (sim/replay.c) and reports where the time went (sim/report.c). Output
+ * (sim/cluster/replay.c) and reports where the time went (sim/report/report.c). Output
  * files are written whole or not at all; nothing is written when the
  * replay fails.
  */

@@ -594,7 +594,7 @@ void report_json(const struct report *rep, const char *config_path, FILE *f)
 	json_end(&j);
 }
 
-/* ---- files: written whole or not at all (sim/outfile.c) ---- */
+/* ---- files: written whole or not at all (sim/base/outfile.c) ---- */
 
 static void csv_str(FILE *f, const char *s)
 {

@@ -601,7 +601,7 @@ static int write_plot(FILE *f, const struct sw_args *a, const char *chip, const 
 	return bad;
 }
 
-/* An output file opened up front (sim/outfile.c), committed when complete. */
+/* An output file opened up front (sim/base/outfile.c), committed when complete. */
 static int open_out(struct out_file *o, const char *path)
 {
 	char why[256];

@@ -5,7 +5,7 @@
  *
  * Split of the work: coll_plan() gives a collective's latency term
  * (launch + per-step hop latencies, by protocol and link class) and its
- * bandwidth phases as lists of flows; the replay engine (sim/replay.c) runs
+ * bandwidth phases as lists of flows; the replay engine (sim/cluster/replay.c) runs
  * each phase as one SimGrid parallel task, so concurrent collectives and
  * transfers share links by max-min fairness. On an idle platform a phase
  * takes exactly its analytic bandwidth time (tests/test_coll.c pins it).
@@ -20,7 +20,7 @@ enum topo_intra { TI_SWITCH, TI_MESH, TI_CUBE, TI_RING, TI_PCIE };
 enum hw_class { HW_NVLINK, HW_PCI, HW_NET, HW_COUNT };
 enum coll_proto { PR_LL, PR_LL128, PR_SIMPLE, PR_COUNT };
 
-/* What collectives see of a cluster (sim/platform.c fills it from a config). */
+/* What collectives see of a cluster (sim/cluster/platform.c fills it from a config). */
 struct topo {
 	int ranks;             /* devices in use */
 	int dpn;               /* devices per node */
