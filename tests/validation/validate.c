@@ -1419,7 +1419,7 @@ static void write_report(FILE *f, const struct catstat *cs, const struct catstat
 	char b1[32];
 	int fit = cv != NULL;
 	fprintf(f, "# Validation against published measurements\n\n");
-	fprintf(f, "The device model (`sim/model*.c`) predicts the duration of one op on one chip; the cluster replay "
+	fprintf(f, "The device model (`sim/device/model*.c`) predicts the duration of one op on one chip; the cluster replay "
 	           "(`sim run`) the time of a whole training step or inference batch. This page compares their "
 	           "predictions with published hardware measurements: every row of the categories");
 	for (int c = 0; c < NCATS; c++)
