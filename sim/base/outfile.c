@@ -25,13 +25,13 @@
 
 #define OUT_SLOTS 16
 
-static struct {
+static struct { /* static-ok: the signal handler reads the temporaries to remove */
 	char path[PATH_MAX + 16];
 	pid_t pid;
 	volatile sig_atomic_t used;
 } reg[OUT_SLOTS];
-static pid_t owner;                 /* the process that installed the handlers */
-static volatile sig_atomic_t armed; /* out_signals_install() ran */
+static pid_t owner;                 /* static-ok: the process that installed the handlers */
+static volatile sig_atomic_t armed; /* static-ok: out_signals_install() ran */
 
 int out_track(const char *path)
 {
@@ -74,7 +74,7 @@ static void on_signal(int sig)
 /* SIGINT and SIGTERM: handled, or left ignored when sim started with them
    ignored (`nohup`, a script's `sim ... &`), as a background job expects. */
 static const int sigs[2] = {SIGINT, SIGTERM};
-static int ignored[2];
+static int ignored[2]; /* static-ok: dispositions at start, restored by the handlers' owner */
 
 static void install(void)
 {

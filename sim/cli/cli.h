@@ -1,6 +1,7 @@
 /*
  * cli.h -- what the subcommands share: option parsing helpers and the
- * command table entries (sim/cli/main.c dispatches).
+ * command table entries (sim/cli/main.c dispatches; the helpers are in
+ * sim/cli/common.c).
  */
 #ifndef SIM_CLI_H
 #define SIM_CLI_H

@@ -381,16 +381,6 @@ void report_free(struct report *rep)
 
 /* ---- text ---- */
 
-void report_tfmt(double s, char *buf, size_t len)
-{
-	if (s >= 1)
-		snprintf(buf, len, "%.4g s", s);
-	else if (s >= 1e-3)
-		snprintf(buf, len, "%.4g ms", s * 1e3);
-	else
-		snprintf(buf, len, "%.4g us", s * 1e6);
-}
-
 static double pct(double a, double b)
 {
 	return b > 0 ? 100 * a / b : 0;

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The house keeps its shape (issue 23, sim/README.md):
+#  1. no circle between source files: file A calls or reads a symbol that file
+#     B defines while B (directly or through others) uses one of A's. The
+#     edges come from the object files' symbol tables (nm), so they are what
+#     the code really calls, not what it includes; tsort finds any loop.
+#  2. no file-static mutable state in sim/ outside the command entry points
+#     (sim/cli/): a `static` object that is not const, at file scope. A line
+#     that must keep one (a signal handler's flag) says why with `static-ok:`.
+# Usage: run_layering.sh ROOT ARCHIVE.a... [OBJECT.o...]
+set -u
+root=$1
+shift
+fail=0
+
+# symbol -> defining object; then "user definer" pairs between different files.
+syms=$(mktemp) && trap 'rm -f "$syms"' EXIT
+for f in "$@"; do
+	nm -A -P "$f" 2>/dev/null
+done | awk '{
+	# POSIX format: "lib.a[obj.o]: sym TYPE ..." or "obj.o: sym TYPE ..."
+	obj = $1; sub(/:$/, "", obj); sub(/\]$/, "", obj); sub(/.*[\[\/]/, "", obj)
+	if ($3 ~ /^[TDBRC]$/) print "D", obj, $2
+	else if ($3 == "U") print "U", obj, $2
+}' >"$syms"
+pairs=$(awk '$1 == "D" { def[$3] = $2; next } { use[NR] = $2 " " $3 }
+	END { for (i in use) { split(use[i], u, " "); d = def[u[2]]; if (d != "" && d != u[1]) print u[1], d } }' "$syms" |
+	sort -u)
+nfiles=$(awk '{ print $2 }' "$syms" | sort -u | wc -l)
+if [ "$nfiles" -lt 10 ]; then
+	echo "FAIL layering: only $nfiles object files read (wrong arguments?)"
+	exit 1
+fi
+if ! loops=$(printf '%s\n' "$pairs" | tsort 2>&1 >/dev/null) || [ -n "$loops" ]; then
+	echo "FAIL layering: files that call each other in a circle (tsort):"
+	printf '%s\n' "$loops" | sed 's/^/  /'
+	fail=1
+else
+	echo "ok layering: $(printf '%s\n' "$pairs" | wc -l) calls between $nfiles files, no circle"
+fi
+
+# file-static mutable objects at file scope in sim/, outside sim/cli/.
+statics=$(cd "$root" && grep -nE '^static[^(]*(=|;|\{)' sim/*/*.c | grep -v '^sim/cli/' |
+	grep -vE '^[^:]*:[0-9]+:static ([a-z_ ]* )?const ' | grep -vE '^[^:]*:[0-9]+:static[^=]*\(' |
+	grep -v 'static-ok:')
+if [ -n "$statics" ]; then
+	echo "FAIL state: file-static mutable state in sim/ (pass a handle instead, or say why with static-ok:):"
+	printf '%s\n' "$statics" | sed 's/^/  /'
+	fail=1
+else
+	echo "ok state: no file-static mutable state in sim/ outside sim/cli/"
+fi
+exit $fail
