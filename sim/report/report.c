@@ -123,19 +123,19 @@ static double union_len(const long *idx, long n, int want)
 	return total;
 }
 
-static const char *kind_label(const struct rp_span *s, const struct rp_result *r)
+/* The span's label (the op's first word, the collective's op=) in BUF, 32 bytes. */
+static const char *kind_label(const struct rp_span *s, const struct rp_result *r, char buf[32])
 {
-	static char buf[32];
 	if (s->kind == TK_OP) {
 		const char *t = r->texts[s->text];
 		size_t n = strcspn(t, " ");
-		snprintf(buf, sizeof buf, "%.*s", (int)(n < 31 ? n : 31), t);
+		snprintf(buf, 32, "%.*s", (int)(n < 31 ? n : 31), t);
 		return buf;
 	}
 	if (s->kind == TK_COLL) {
 		const char *t = strstr(r->texts[s->text], "op=");
 		size_t n = t ? strcspn(t + 3, " ") : 0;
-		snprintf(buf, sizeof buf, "%.*s", (int)(n < 31 ? n : 31), t ? t + 3 : "coll");
+		snprintf(buf, 32, "%.*s", (int)(n < 31 ? n : 31), t ? t + 3 : "coll");
 		return buf;
 	}
 	return tr_kind_name((enum tr_kind)s->kind);
@@ -227,11 +227,12 @@ static void groups(struct report *rep)
 	long w = r->fold > 1 ? r->fold : 1; /* ranks each replayed span stands for */
 	for (long i = 0; i < r->nspans; i++) {
 		const struct rp_span *s = &r->spans[i];
+		char label[32];
 		double d = s->t1 - s->t0;
 		rep->flops += s->flops * (double)w;
 		rep->total_op_time += d * (double)w;
 		struct rep_group *g = group_find(rep->kinds, &rep->nkinds,
-		                                 (int)(sizeof rep->kinds / sizeof rep->kinds[0]), kind_label(s, r));
+		                                 (int)(sizeof rep->kinds / sizeof rep->kinds[0]), kind_label(s, r, label));
 		if (g) {
 			g->count += w;
 			g->time_s += d * (double)w;
@@ -624,9 +625,10 @@ int report_csv(const struct report *rep, const char *dir, char *why, size_t whyl
 	fprintf(f, "rank,stream,line,kind,op,start_s,end_s,time_s,wait_s,bound,flops,bytes,region\n");
 	for (long i = 0; i < r->nspans; i++) {
 		const struct rp_span *s = &r->spans[i];
+		char label[32];
 		fprintf(f, "%d,", s->rank);
 		csv_str(f, tr_stream_name(rep->trace, s->stream));
-		fprintf(f, ",%d,%s,", s->line, kind_label(s, r));
+		fprintf(f, ",%d,%s,", s->line, kind_label(s, r, label));
 		csv_str(f, r->texts[s->text]);
 		fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%s,%.9g,%.9g,", s->t0, s->t1, s->t1 - s->t0, s->t0 - s->arrive,
 		        s->bound >= 0  ? dm_bound_name((enum dm_bound)s->bound)
@@ -680,6 +682,7 @@ int report_timeline(const struct report *rep, FILE *f, const char *keep)
 		return -1;
 	for (long i = 0; i < r->nspans; i++) {
 		const struct rp_span *s = &r->spans[i];
+		char label[32];
 		if (keep && !keep[s->rank])
 			continue;
 		char *nm = &named[(size_t)s->rank * ((size_t)tr_nstreams(rep->trace) + 1) + (size_t)s->stream];
@@ -708,7 +711,7 @@ int report_timeline(const struct report *rep, FILE *f, const char *keep)
 		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", first ? "" : ",\n",
 		        tr_kind_name((enum tr_kind)s->kind));
 		first = 0;
-		jstr(f, kind_label(s, r));
+		jstr(f, kind_label(s, r, label));
 		fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,\"args\":{\"op\":", s->rank, s->stream + 1,
 		        s->t0 * 1e6, (s->t1 - s->t0) * 1e6);
 		jstr(f, r->texts[s->text]);
