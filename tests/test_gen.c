@@ -11,6 +11,7 @@
  *   traces: parse, are byte-identical when generated twice, and the FLOPs of
  *     their ops add up to the workload line's model FLOPs
  */
+#include "arch.h"
 #include "check.h"
 #include "gen.h"
 #include "trace.h"
@@ -269,6 +270,63 @@ static void refuse(struct gen_config *c, const char *flag)
 	      why);
 }
 
+/* the uneven splits as Megatron-Core computes them (transformer_block.py:
+   layers + embedding + loss slots per chunk; first/last stage counts) */
+static void test_pipeline_split(void)
+{
+	struct gen_config c;
+	char why[512];
+	config(&c, "llama3-405b"); /* 126 layers, Megatron-Bridge's 405B layout */
+	layout(&c, 4, 8, 1, 1, 8);
+	c.p.sched = GEN_INTERLEAVED;
+	c.p.vstages = 4;
+	refuse(&c, "--layers 126 is not divisible by --pp 8 x --virtual-stages 4 = 32 model chunks");
+	c.p.split_embedding = c.p.split_loss = 1;
+	CHECK(!gen_check(&c, why, sizeof why), "126 + 2 on 32 chunks: %s", why);
+	long long total = 0;
+	for (long long st = 0; st < 8; st++)
+		for (long long ch = 0; ch < 4; ch++) {
+			long long n = gen_chunk_layers(&c, st, ch),
+			          want = (st == 0 && ch == 0) || (st == 7 && ch == 3) ? 3 : 4;
+			CHECK(n == want, "stage %lld chunk %lld: %lld layers, want %lld", st, ch, n, want);
+			total += n;
+		}
+	CHECK(total == 126, "chunks hold %lld layers, want 126", total);
+	/* chunks in Megatron's order (chunk x pp + stage): stage 1's first chunk follows stage 0's */
+	CHECK(gen_chunk_first_layer(&c, 1, 0) == 3, "stage 1 chunk 0 starts at %lld, want 3",
+	      gen_chunk_first_layer(&c, 1, 0));
+	CHECK(gen_chunk_first_layer(&c, 0, 1) == 3 + 7 * 4, "stage 0 chunk 1 starts at %lld, want 31",
+	      gen_chunk_first_layer(&c, 0, 1));
+	CHECK(gen_stage_layers(&c, 0) == 15 && gen_stage_layers(&c, 3) == 16, "stage layers %lld, %lld",
+	      gen_stage_layers(&c, 0), gen_stage_layers(&c, 3));
+	c.p.vstages = 8; /* 126 + 2 on 128 chunks: the end chunks hold no layer, only the embedding and the loss */
+	c.p.pp = 16;
+	c.p.global_batch = 16;
+	CHECK(!gen_check(&c, why, sizeof why) && gen_chunk_layers(&c, 0, 0) == 0 && gen_chunk_layers(&c, 15, 7) == 0 &&
+	          gen_chunk_layers(&c, 1, 0) == 1,
+	      "126 + 2 on 128 chunks: %s", why);
+	c.p.split_loss = 0;
+	refuse(&c, "--layers 126 + 1 (embedding) is not divisible");
+	/* first and last stage counts; the middle stages share the rest */
+	config(&c, "gpt3-175b");
+	layout(&c, 8, 4, 1, 1, 4);
+	c.p.first_layers = 18;
+	c.p.last_layers = 30;
+	CHECK(!gen_check(&c, why, sizeof why), "18 + 2 x 24 + 30: %s", why);
+	CHECK(gen_chunk_layers(&c, 0, 0) == 18 && gen_chunk_layers(&c, 1, 0) == 24 &&
+	          gen_chunk_layers(&c, 3, 0) == 30 && gen_chunk_first_layer(&c, 3, 0) == 66,
+	      "first/last split: %lld %lld %lld from %lld", gen_chunk_layers(&c, 0, 0), gen_chunk_layers(&c, 1, 0),
+	      gen_chunk_layers(&c, 3, 0), gen_chunk_first_layer(&c, 3, 0));
+	c.p.last_layers = 31;
+	refuse(&c, "minus the first and last stages' 49 is not divisible by the 2 middle stages");
+	c.p.last_layers = 30;
+	c.p.split_loss = 1;
+	refuse(&c, "exclude each other");
+	c.p.split_loss = 0;
+	c.p.pp = 1;
+	refuse(&c, "--decoder-first-pipeline-num-layers needs --pp 2 or more");
+}
+
 static void test_refusals(void)
 {
 	struct gen_config c;
@@ -444,6 +502,69 @@ static struct counts count_ops(const struct gen_config *c, enum op_attn_impl imp
 	}
 	free(txt);
 	return n;
+}
+
+/* fp8 training: which GEMMs run in fp8 and what quantizes their operands,
+   per recipe, counted by hand for one dense LLaMA-style layer (rmsnorm,
+   SwiGLU, tp 1, one micro-batch): QKV and gate/up follow a norm, the output
+   projection and the down projection do not; the router and LM head stay
+   bf16. Elements: T tokens, h hidden, f FFN. */
+static void test_fp8_recipes(void)
+{
+	struct gen_config c;
+	config(&c, "llama3-8b");
+	c.m.layers = 2;
+	c.seq = c.m.seq = 512;
+	layout(&c, 1, 1, 1, 1, 1);
+	c.p.dtype = GEN_FP8;
+	long long T = 512, h = c.m.hidden, f = c.m.ffn, L = 2, qkv_out = (c.m.heads + 2 * c.m.kv_heads) * c.m.head_dim;
+	struct {
+		enum gen_fp8_recipe r;
+		long long ct_n, ct_elems, rd_n, rd_elems;
+	} v[] = {
+	    /* forward: proj and down inputs; backward: every GEMM's output gradient */
+	    {GEN_FP8_DELAYED, 6 * L, L * (T * h + T * f + T * qkv_out + T * h + T * 2 * f + T * h), 0, 0},
+	    {GEN_FP8_MX, 6 * L, L * (T * h + T * f + T * qkv_out + T * h + T * 2 * f + T * h), 0, 0},
+	    /* current scaling: the norm-fed inputs too (their amax came with the norm); an amax read before
+	       every other quantization */
+	    {GEN_FP8_CURRENT, 8 * L, L * (2 * T * h + T * h + T * f + T * qkv_out + T * h + T * 2 * f + T * h), 6 * L,
+	     L * (T * h + T * f + T * qkv_out + T * h + T * 2 * f + T * h)},
+	};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		c.p.fp8_recipe = v[i].r;
+		char *txt = text_of(&c, NULL), why[TR_MSG_MAX];
+		struct trace *t = txt ? tr_parse_string(txt, "fp8", why, sizeof why) : NULL;
+		CHECK(t != NULL, "fp8 trace does not parse: %s", why);
+		long long ct_n = 0, ct_elems = 0, rd_n = 0, rd_elems = 0, fp8_gemms = 0, bf16_gemms = 0;
+		if (t) {
+			struct tr_cursor *cur = tr_cursor_new(t, 0);
+			struct tr_event ev;
+			while (tr_next(cur, &ev, why, sizeof why) == 1) {
+				if (ev.kind != TK_OP)
+					continue;
+				if (ev.op.kind == OP_ELEM && ev.op.elem == EL_CAST_TRANSPOSE)
+					ct_n++, ct_elems += ev.op.elems;
+				if (ev.op.kind == OP_ELEM && ev.op.elem == EL_READ)
+					rd_n++, rd_elems += ev.op.elems;
+				if (ev.op.kind == OP_GEMM)
+					*(ev.op.dtype == DT_FP8 ? &fp8_gemms : &bf16_gemms) += 1;
+			}
+			tr_cursor_free(cur);
+			tr_free(t);
+		}
+		free(txt);
+		CHECK(ct_n == v[i].ct_n && ct_elems == v[i].ct_elems,
+		      "recipe %zu: %lld cast_transpose of %lld elements, "
+		      "want %lld of %lld",
+		      i, ct_n, ct_elems, v[i].ct_n, v[i].ct_elems);
+		CHECK(rd_n == v[i].rd_n && rd_elems == v[i].rd_elems,
+		      "recipe %zu: %lld amax reads of %lld elements, "
+		      "want %lld of %lld",
+		      i, rd_n, rd_elems, v[i].rd_n, v[i].rd_elems);
+		/* 4 linear layers x 3 GEMMs (forward, dgrad, wgrad) per layer in fp8; the LM head's 3 in bf16 */
+		CHECK(fp8_gemms == 12 * L && bf16_gemms == 3,
+		      "recipe %zu: %lld fp8 and %lld bf16 GEMMs, want %lld and 3", i, fp8_gemms, bf16_gemms, 12 * L);
+	}
 }
 
 static void test_dropout_ops(void)
@@ -692,8 +813,10 @@ int main(void)
 	test_kv();
 	test_presets();
 	test_refusals();
+	test_pipeline_split();
 	test_traces();
 	test_dropout_ops();
+	test_fp8_recipes();
 	test_grad_sync();
 	test_infer_pp();
 	test_parse_args();

@@ -192,6 +192,57 @@ static int check_shape(const struct gen_config *c, char *why, size_t len)
 	return 0;
 }
 
+/* the layers split over stages and chunks (gen_chunk_layers) */
+static int check_split(const struct gen_config *c, char *why, size_t len)
+{
+	const struct gen_model *m = &c->m;
+	const struct gen_parallel *p = &c->p;
+	long long v = p->vstages, chunks = p->pp * v, F = p->first_layers, L = p->last_layers;
+	int uneven = F || L, acct = p->split_embedding || p->split_loss;
+	if ((uneven || acct) && p->pp < 2)
+		return fail(why, len, "%s needs --pp 2 or more",
+		            F                    ? "--decoder-first-pipeline-num-layers"
+		            : L                  ? "--decoder-last-pipeline-num-layers"
+		            : p->split_embedding ? "--account-for-embedding-in-pipeline-split"
+		                                 : "--account-for-loss-in-pipeline-split");
+	if (uneven && acct)
+		return fail(
+		    why, len,
+		    "--decoder-first/last-pipeline-num-layers and --account-for-embedding/loss-in-pipeline-split "
+		    "exclude each other (as in Megatron-Core)");
+	if (uneven) {
+		long long middle = p->pp - (F > 0) - (L > 0), rest = m->layers - F - L;
+		if (F % v || L % v)
+			return fail(why, len,
+			            "--decoder-%s-pipeline-num-layers %lld is not divisible by --virtual-stages %lld",
+			            F % v ? "first" : "last", F % v ? F : L, v);
+		if (rest < 0 || (middle == 0 && rest != 0) || (middle > 0 && rest % (middle * v)))
+			return fail(
+			    why, len,
+			    "--layers %lld minus the first and last stages' %lld is not divisible by the %lld middle "
+			    "stages%s",
+			    m->layers, F + L, middle, v > 1 ? " x --virtual-stages" : "");
+		return 0;
+	}
+	long long slots = m->layers + p->split_embedding + p->split_loss;
+	if (slots % chunks) {
+		char vs_n[96] = "";
+		if (v > 1)
+			snprintf(vs_n, sizeof vs_n, " x --virtual-stages %lld = %lld model chunks", v, chunks);
+		return fail(why, len,
+		            "--layers %lld%s is not divisible by --pp %lld%s (every model chunk holds the same number of "
+		            "layers unless --decoder-first/last-pipeline-num-layers or "
+		            "--account-for-embedding/loss-in-pipeline-split say otherwise)",
+		            m->layers,
+		            !acct                                 ? ""
+		            : p->split_embedding && p->split_loss ? " + 2 (embedding, loss)"
+		            : p->split_embedding                  ? " + 1 (embedding)"
+		                                                  : " + 1 (loss)",
+		            p->pp, vs_n);
+	}
+	return 0;
+}
+
 static int check_parallel(const struct gen_config *c, char *why, size_t len)
 {
 	const struct gen_model *m = &c->m;
@@ -201,11 +252,8 @@ static int check_parallel(const struct gen_config *c, char *why, size_t len)
 		return fail(why, len, "--schedule interleaved needs --pp 2 or more");
 	if (p->sched != GEN_INTERLEAVED && v != 1)
 		return fail(why, len, "--virtual-stages %lld needs --schedule interleaved", v);
-	if (m->layers % (p->pp * v))
-		return fail(
-		    why, len,
-		    "--layers %lld is not divisible by --pp %lld%s (every stage holds the same number of layers)",
-		    m->layers, p->pp * v, v > 1 ? " x --virtual-stages" : "");
+	if (check_split(c, why, len))
+		return -1;
 	if (p->ep > 1 && !m->experts)
 		return fail(why, len, "--ep %lld needs a model with experts (--experts)", p->ep);
 	if (m->experts && m->experts % p->ep)
@@ -279,9 +327,37 @@ long long gen_microbatches(const struct gen_config *c)
 	return c->p.global_batch / (c->p.micro_batch * c->p.dp);
 }
 
-long long gen_chunk_layers(const struct gen_config *c)
+long long gen_chunk_layers(const struct gen_config *c, long long stage, long long chunk)
 {
-	return c->m.layers / (c->p.pp * c->p.vstages);
+	const struct gen_parallel *p = &c->p;
+	long long v = p->vstages, last = p->pp - 1;
+	if (p->first_layers || p->last_layers) {
+		if (stage == 0 && p->first_layers)
+			return p->first_layers / v;
+		if (stage == last && p->last_layers)
+			return p->last_layers / v;
+		long long middle = p->pp - (p->first_layers > 0) - (p->last_layers > 0);
+		return (c->m.layers - p->first_layers - p->last_layers) / (middle * v);
+	}
+	long long slots = (c->m.layers + p->split_embedding + p->split_loss) / (p->pp * v);
+	return slots - (p->split_embedding && stage == 0 && chunk == 0) -
+	       (p->split_loss && stage == last && chunk == v - 1);
+}
+
+long long gen_chunk_first_layer(const struct gen_config *c, long long stage, long long chunk)
+{
+	long long first = 0;
+	for (long long q = 0; q < chunk * c->p.pp + stage; q++)
+		first += gen_chunk_layers(c, q % c->p.pp, q / c->p.pp);
+	return first;
+}
+
+long long gen_stage_layers(const struct gen_config *c, long long stage)
+{
+	long long n = 0;
+	for (long long ch = 0; ch < c->p.vstages; ch++)
+		n += gen_chunk_layers(c, stage, ch);
+	return n;
 }
 
 int gen_layer_is_moe(const struct gen_model *m, long long layer)
@@ -336,21 +412,15 @@ static double vocab_local(const struct gen_model *m, long long t)
 	return (double)((m->vocab + t - 1) / t); /* padded to a multiple of tp */
 }
 
-/* global index of the first layer of chunk `chunk` on stage `stage` */
-static long long chunk_first_layer(const struct gen_config *c, long long stage, long long chunk)
-{
-	return (chunk * c->p.pp + stage) * gen_chunk_layers(c);
-}
-
 struct gen_params gen_stage_params(const struct gen_config *c, long long stage)
 {
 	const struct gen_model *m = &c->m;
-	long long t = c->p.tp, lc = gen_chunk_layers(c);
+	long long t = c->p.tp;
 	struct gen_params r = {0, 0};
 	for (long long ch = 0; ch < c->p.vstages; ch++)
-		for (long long l = 0; l < lc; l++) {
-			struct gen_params lp =
-			    layer_params(m, chunk_first_layer(c, stage, ch) + l, t, (double)(m->experts / c->p.ep));
+		for (long long l = 0, first = gen_chunk_first_layer(c, stage, ch); l < gen_chunk_layers(c, stage, ch);
+		     l++) {
+			struct gen_params lp = layer_params(m, first + l, t, (double)(m->experts / c->p.ep));
 			r.dense += lp.dense;
 			r.expert += lp.expert;
 		}
@@ -457,11 +527,11 @@ static double in_flight(const struct gen_config *c, long long stage)
 
 static void train_activations(const struct gen_config *c, long long stage, struct gen_memory *out)
 {
-	long long lc = gen_chunk_layers(c);
 	double per_chunk = 0, biggest = 0; /* one chunk's layers (mean over chunks), the largest layer */
 	for (long long ch = 0; ch < c->p.vstages; ch++)
-		for (long long l = 0; l < lc; l++) {
-			long long g = chunk_first_layer(c, stage, ch) + l;
+		for (long long l = 0, first = gen_chunk_first_layer(c, stage, ch); l < gen_chunk_layers(c, stage, ch);
+		     l++) {
+			long long g = first + l;
 			per_chunk += gen_act_layer_bytes(c, g, c->p.recompute) / (double)c->p.vstages;
 			double all = gen_act_layer_bytes(c, g, GEN_RC_NONE);
 			biggest = all > biggest ? all : biggest;
@@ -499,7 +569,7 @@ static void infer_memory(const struct gen_config *c, long long stage, struct gen
 	long long tokens = c->inf.input_len + c->inf.output_len;
 	if (c->inf.paged)
 		tokens = (tokens + GEN_PAGE - 1) / GEN_PAGE * GEN_PAGE;
-	double layers = (double)(gen_chunk_layers(c) * c->p.vstages);
+	double layers = (double)gen_stage_layers(c, stage);
 	double per_token =
 	    m->attn == GEN_MLA ? (double)(m->kv_lora + m->rope_dim) : 2 * kv_local(m, c->p.tp) * (double)m->head_dim;
 	*out = (struct gen_memory){0};

@@ -32,6 +32,9 @@ enum gen_sched { GEN_1F1B, GEN_GPIPE, GEN_INTERLEAVED };
 enum gen_recompute { GEN_RC_NONE, GEN_RC_SELECTIVE, GEN_RC_FULL };
 enum gen_mode { GEN_TRAIN, GEN_INFER };
 enum gen_dtype { GEN_BF16, GEN_FP16, GEN_FP8 };
+/* Transformer Engine's fp8 training recipes (--fp8-recipe, with --dtype fp8):
+   DelayedScaling, Float8CurrentScaling, MXFP8BlockScaling */
+enum gen_fp8_recipe { GEN_FP8_DELAYED, GEN_FP8_CURRENT, GEN_FP8_MX };
 /* the attention kernels of prefill and training (decode is decode/paged):
    fused FlashAttention-2/-3, or the separate kernels of an eager framework
    (Q K^T, mask, softmax, P V), which keep the s x s scores */
@@ -69,15 +72,21 @@ struct gen_model {
 struct gen_parallel {
 	long long tp, pp, dp, ep; /* ranks = tp * pp * dp; ep divides dp */
 	long long vstages;        /* model chunks per pipeline rank (interleaved) */
-	int sp;                   /* sequence parallelism (with tp) */
-	int zero;                 /* ZeRO stage 0-3 over dp */
-	int offload;              /* optimizer states live on the host */
+	/* Megatron-Core's uneven split (gen_chunk_layers): the first and last
+	   stage's layer counts (0: not given), or the embedding and the loss
+	   counted as one layer each of the first and the last model chunk */
+	long long first_layers, last_layers;
+	int split_embedding, split_loss;
+	int sp;      /* sequence parallelism (with tp) */
+	int zero;    /* ZeRO stage 0-3 over dp */
+	int offload; /* optimizer states live on the host */
 	enum gen_sched sched;
 	enum gen_recompute recompute;
 	enum gen_grad_sync grad_sync;
 	long long micro_batch;  /* sequences per micro-batch */
 	long long global_batch; /* sequences per step, all data-parallel ranks */
 	enum gen_dtype dtype;
+	enum gen_fp8_recipe fp8_recipe; /* training with --dtype fp8 */
 };
 
 struct gen_infer {
@@ -144,9 +153,22 @@ int gen_check(const struct gen_config *c, char *why, size_t len);
 
 /* Micro-batches per pipeline in a step: global_batch / (micro_batch * dp). */
 long long gen_microbatches(const struct gen_config *c);
-/* Layers of one model chunk: layers / (pp * vstages); a stage holds
-   vstages chunks, chunk c of stage K being the model's chunk c * pp + K. */
-long long gen_chunk_layers(const struct gen_config *c);
+/* Transformer layers of one model chunk. A stage holds vstages chunks,
+   chunk c of stage K being the model's chunk c x pp + K. Even split:
+   layers / (pp x vstages) each. As Megatron-Core splits unevenly
+   (megatron/core/transformer/transformer_block.py, get_num_layers_to_build
+   and the layer offset): --decoder-first/last-pipeline-num-layers give the
+   first and last stage their counts, split evenly over their chunks, and
+   the middle stages share the rest evenly; --account-for-embedding/loss-in-
+   pipeline-split count the embedding and the loss as a layer each, so every
+   chunk holds (layers + 2) / (pp x vstages) slots and the first chunk of
+   stage 0 and the last chunk of the last stage one layer fewer each. */
+long long gen_chunk_layers(const struct gen_config *c, long long stage, long long chunk);
+/* Global index of the first layer of that chunk (chunks are numbered chunk
+   x pp + stage, as Megatron-Core places them). */
+long long gen_chunk_first_layer(const struct gen_config *c, long long stage, long long chunk);
+/* Layers of all the chunks of one stage. */
+long long gen_stage_layers(const struct gen_config *c, long long stage);
 /* Whether transformer block `layer` (0-based) has a mixture-of-experts FFN. */
 int gen_layer_is_moe(const struct gen_model *m, long long layer);
 

@@ -32,7 +32,8 @@ struct flag {
 
 _Static_assert(sizeof(enum gen_sched) == sizeof(int) && sizeof(enum gen_mode) == sizeof(int) &&
                    sizeof(enum gen_dtype) == sizeof(int) && sizeof(enum gen_recompute) == sizeof(int) &&
-                   sizeof(enum gen_attn_impl) == sizeof(int) && sizeof(enum gen_grad_sync) == sizeof(int),
+                   sizeof(enum gen_attn_impl) == sizeof(int) && sizeof(enum gen_grad_sync) == sizeof(int) &&
+                   sizeof(enum gen_fp8_recipe) == sizeof(int),
                "enum flags are stored as int");
 
 static const char *const sched_names[] = {"1f1b", "gpipe", "interleaved", NULL};
@@ -41,6 +42,7 @@ static const char *const mode_names[] = {"train", "infer", NULL};
 static const char *const dtype_names[] = {"bf16", "fp16", "fp8", NULL};
 static const char *const impl_names[] = {"flash2", "flash3", "naive", "flash1", NULL};
 static const char *const gs_names[] = {"overlap", "after", NULL};
+static const char *const recipe_names[] = {"delayed", "current", "mxfp8", NULL};
 
 #define C(f) offsetof(struct gen_config, f)
 #define K    (1LL << 10)
@@ -67,12 +69,17 @@ static const struct flag flags[] = {
     {"--global-batch", F_POS, C(p.global_batch), 1024 * M, M_TRAIN, NULL},
     {"--schedule", F_ENUM, C(p.sched), 0, M_TRAIN, sched_names},
     {"--virtual-stages", F_POS, C(p.vstages), K, M_TRAIN, NULL},
+    {"--decoder-first-pipeline-num-layers", F_POS, C(p.first_layers), 100 * K, M_TRAIN, NULL},
+    {"--decoder-last-pipeline-num-layers", F_POS, C(p.last_layers), 100 * K, M_TRAIN, NULL},
+    {"--account-for-embedding-in-pipeline-split", F_BOOL, C(p.split_embedding), 0, M_TRAIN, NULL},
+    {"--account-for-loss-in-pipeline-split", F_BOOL, C(p.split_loss), 0, M_TRAIN, NULL},
     {"--recompute", F_ENUM, C(p.recompute), 0, M_TRAIN, rc_names},
     {"--dropout", F_PROB, C(dropout), 0, M_TRAIN, NULL},
     {"--zero", F_ZERO, C(p.zero), 3, M_TRAIN, NULL},
     {"--grad-sync", F_ENUM, C(p.grad_sync), 0, M_TRAIN, gs_names},
     {"--offload", F_BOOL, C(p.offload), 0, M_TRAIN, NULL},
     {"--dtype", F_ENUM, C(p.dtype), 0, M_ANY, dtype_names},
+    {"--fp8-recipe", F_ENUM, C(p.fp8_recipe), 0, M_TRAIN, recipe_names},
     {"--mode", F_ENUM, C(mode), 0, M_ANY, mode_names},
     {"--batch", F_POS, C(inf.batch), M, M_INFER, NULL},
     {"--input-len", F_POS, C(inf.input_len), 16 * M, M_INFER, NULL},
@@ -303,6 +310,8 @@ static int complete(struct parse *P, struct gen_config *c, int mha)
 		c->p.vstages = 2;
 	if (!c->inf.input_len)
 		c->inf.input_len = 512;
+	if (given(P, "--fp8-recipe") && c->p.dtype != GEN_FP8)
+		return fail(P, "--fp8-recipe needs --dtype fp8");
 	return 0;
 }
 

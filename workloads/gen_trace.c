@@ -49,12 +49,26 @@ enum step_kind {
 	ST_EMB,       /* embedding lookup; backward: scatter-add into the table */
 };
 
+/* A GEMM of an fp8 training step (--dtype fp8 --fp8-recipe R), as Megatron-Core
+   runs its Transformer Engine linear layers: the layers of the transformer
+   blocks compute in fp8, the router and the LM head in bf16 (Megatron's own
+   modules, outside TE's fp8 autocast). An fp8 GEMM's input is quantized by
+   the kernel that produced it when that is TE's norm (the norm kernel writes
+   fp8, or with current scaling bf16 and its amax) and by a kernel of its own
+   otherwise; the backward quantizes the output's gradient. */
+enum fp8_in {
+	FP8_NONE, /* bf16 GEMM */
+	FP8_NORM, /* input from a TE norm (LayerNormLinear) */
+	FP8_SEP,  /* input from attention, the activation, the dispatcher: a quantize kernel */
+};
+
 struct step {
 	enum step_kind kind;
 	const char *op;                  /* elem: op name */
 	const char *dtype;               /* elem: dtype (NULL: activations') */
 	long long m, n, k, batch;        /* gemm (n also elem's elements, k its cols) */
 	int gelu;                        /* gemm: GELU epilogue */
+	enum fp8_in fp8;                 /* gemm: how an fp8 training step quantizes its input */
 	long long bytes;                 /* collectives */
 	long long b, h, hkv, sq, skv, d; /* attn */
 	int causal, decode;
@@ -183,7 +197,23 @@ static void s_norm(struct em *e, struct block *B, long long rows, long long cols
 	B->st[B->n - 1].kind = ST_NORM;
 }
 
-static void s_gemm(struct block *B, long long m, long long n, long long k, long long batch, int gelu)
+/* the GEMM runs in fp8: an fp8 training step's transformer-block linear
+   layer, or any GEMM of fp8 inference (weights and activations quantized
+   ahead, as the serving engines do) */
+static int fp8_step(const struct em *e, const struct step *s)
+{
+	return e->c->mode == GEN_TRAIN && e->c->p.dtype == GEN_FP8 && s->fp8 != FP8_NONE;
+}
+
+static const char *gemm_dtype(const struct em *e, const struct step *s)
+{
+	if (e->c->mode == GEN_TRAIN && e->c->p.dtype == GEN_FP8)
+		return s->fp8 != FP8_NONE ? "fp8" : e->dt;
+	return e->gdt;
+}
+
+static struct step *s_gemm(struct block *B, long long m, long long n, long long k, long long batch, int gelu,
+                           enum fp8_in fp8)
 {
 	struct step *s = push(B, ST_GEMM);
 	s->m = m;
@@ -191,6 +221,8 @@ static void s_gemm(struct block *B, long long m, long long n, long long k, long 
 	s->k = k;
 	s->batch = batch;
 	s->gelu = gelu;
+	s->fp8 = fp8;
+	return s;
 }
 
 static void s_coll(struct block *B, enum step_kind k, long long bytes)
@@ -198,14 +230,38 @@ static void s_coll(struct block *B, enum step_kind k, long long bytes)
 	push(B, k)->bytes = bytes;
 }
 
-static void gemm_text(struct em *e, struct lines *L, long long m, long long n, long long k, long long batch,
+static void gemm_text(struct em *e, struct lines *L, const struct step *s, long long m, long long n, long long k,
                       const char *trans, int gelu)
 {
 	char bt[32] = "";
-	if (batch > 1)
-		snprintf(bt, sizeof bt, " batch=%lld", batch);
-	add(L, "gemm m=%lld n=%lld k=%lld%s dtype=%s%s%s%s", m, n, k, bt, e->gdt, trans ? " trans=" : "",
+	if (s->batch > 1)
+		snprintf(bt, sizeof bt, " batch=%lld", s->batch);
+	add(L, "gemm m=%lld n=%lld k=%lld%s dtype=%s%s%s%s", m, n, k, bt, gemm_dtype(e, s), trans ? " trans=" : "",
 	    trans ? trans : "", gelu ? " epilogue=gelu" : "");
+}
+
+/* Quantizing n elements of a bf16 tensor for fp8 GEMMs (recipes as
+   Transformer Engine implements them, transformer_engine/pytorch/module/
+   and common/util/cast_kernels.cuh): one kernel writes the row-wise copy and
+   the column-wise (transposed) one the other GEMM of the pair reads. Delayed
+   scaling takes the scale from past steps' amax; current scaling first
+   reduces this tensor's amax (a read of it) unless its producer did; MXFP8
+   derives a scale per 32 elements in the same pass (the 1-byte scales, 1/32
+   of the output, are not counted). */
+static void quantize(struct em *e, struct lines *L, long long n, int amax_known)
+{
+	if (e->c->p.fp8_recipe == GEN_FP8_CURRENT && !amax_known)
+		add(L, "elem op=read n=%lld dtype=%s", n, e->dt);
+	add(L, "elem op=cast_transpose n=%lld dtype=%s to=fp8", n, e->dt);
+}
+
+/* the fp8 quantization before a forward GEMM: TE's norm writes fp8 itself
+   (delayed scaling, MXFP8) or bf16 and its amax (current scaling) */
+static void quantize_input(struct em *e, struct lines *L, const struct step *s)
+{
+	if (!fp8_step(e, s) || (s->fp8 == FP8_NORM && e->c->p.fp8_recipe != GEN_FP8_CURRENT))
+		return;
+	quantize(e, L, s->m * s->k * (s->batch > 1 ? s->batch : 1), s->fp8 == FP8_NORM);
 }
 
 static void attn_text(struct em *e, struct lines *L, const struct step *s, const char *dir)
@@ -253,7 +309,10 @@ static void step_fwd(struct em *e, struct lines *L, const struct step *s)
 	switch (s->kind) {
 	case ST_NORM:
 	case ST_ELEM: elem_text(e, L, s); break;
-	case ST_GEMM: gemm_text(e, L, s->m, s->n, s->k, s->batch, NULL, s->gelu); break;
+	case ST_GEMM:
+		quantize_input(e, L, s);
+		gemm_text(e, L, s, s->m, s->n, s->k, NULL, s->gelu);
+		break;
 	case ST_ATTN: attn_fwd(e, L, s); break;
 	case ST_TP_F:
 		if (sp)
@@ -275,8 +334,10 @@ static void step_bwd(struct em *e, struct lines *L, const struct step *s)
 	case ST_GEMM:
 		if (s->gelu)
 			add(L, "elem op=gelu n=%lld dtype=%s", s->m * s->n * (s->batch > 1 ? s->batch : 1), e->dt);
-		gemm_text(e, L, s->m, s->k, s->n, s->batch, "nt", 0); /* dX = dY W^T */
-		gemm_text(e, L, s->k, s->n, s->m, s->batch, "tn", 0); /* dW = X^T dY */
+		if (fp8_step(e, s)) /* the output's gradient, for both GEMMs */
+			quantize(e, L, s->m * s->n * (s->batch > 1 ? s->batch : 1), 0);
+		gemm_text(e, L, s, s->m, s->k, s->n, "nt", 0); /* dX = dY W^T */
+		gemm_text(e, L, s, s->k, s->n, s->m, "tn", 0); /* dW = X^T dY */
 		break;
 	case ST_ATTN:
 		if (e->c->p.recompute == GEN_RC_SELECTIVE)
@@ -334,11 +395,11 @@ static void s_attn(struct em *e, struct block *B, const struct tok *k, long long
 static void build_attn_mha(struct em *e, struct block *B, const struct tok *k)
 {
 	long long T = k->b * k->sq, dh = e->m->head_dim;
-	s_gemm(B, T, (e->al + 2 * e->kvl) * dh, e->h, 1, 0);
+	s_gemm(B, T, (e->al + 2 * e->kvl) * dh, e->h, 1, 0, FP8_NORM);
 	if (e->m->rope)
 		s_elem(B, "rope", T * (e->al + e->kvl) * dh, 0, NULL);
 	s_attn(e, B, k, e->kvl, dh);
-	s_gemm(B, T, e->h, e->al * dh, 1, 0);
+	s_gemm(B, T, e->h, e->al * dh, 1, 0, FP8_SEP);
 }
 
 /* MLA (DeepSeek-V2/V3): low-rank query and key/value projections (the down
@@ -347,27 +408,30 @@ static void build_attn_mla(struct em *e, struct block *B, const struct tok *k)
 {
 	const struct gen_model *m = e->m;
 	long long T = k->b * k->sq, dqk = m->nope_dim + m->rope_dim;
-	s_gemm(B, T, m->q_lora, e->h, 1, 0);
+	s_gemm(B, T, m->q_lora, e->h, 1, 0, FP8_NORM);
 	s_norm(e, B, T, m->q_lora);
-	s_gemm(B, T, e->al * dqk, m->q_lora, 1, 0);
-	s_gemm(B, T, m->kv_lora + m->rope_dim, e->h, 1, 0);
+	s_gemm(B, T, e->al * dqk, m->q_lora, 1, 0, FP8_NORM);
+	s_gemm(B, T, m->kv_lora + m->rope_dim, e->h, 1, 0, FP8_NORM);
 	s_norm(e, B, T, m->kv_lora);
-	s_gemm(B, T, e->al * (m->nope_dim + m->v_dim), m->kv_lora, 1, 0);
+	s_gemm(B, T, e->al * (m->nope_dim + m->v_dim), m->kv_lora, 1, 0, FP8_NORM);
 	s_elem(B, "rope", T * (e->al + 1) * m->rope_dim, 0, NULL);
 	s_attn(e, B, k, e->al, dqk);
-	s_gemm(B, T, e->h, e->al * m->v_dim, 1, 0);
+	s_gemm(B, T, e->h, e->al * m->v_dim, 1, 0, FP8_SEP);
 }
 
-/* the MLP of width f on T tokens, batch experts at once */
-static void build_mlp(struct em *e, struct block *B, long long T, long long f, long long batch)
+/* the MLP of width f on T tokens, batch experts at once; `in`: how its
+   input reaches fp8 (the layer's norm, or the dispatcher's tokens). Megatron-
+   Core's SwiGLU/GELU is its own fused kernel writing bf16, so the second
+   GEMM quantizes its input separately. */
+static void build_mlp(struct em *e, struct block *B, long long T, long long f, long long batch, enum fp8_in in)
 {
 	if (e->m->act == GEN_SWIGLU) {
-		s_gemm(B, T, 2 * f / e->t, e->h, batch, 0); /* gate and up projections, fused */
+		s_gemm(B, T, 2 * f / e->t, e->h, batch, 0, in); /* gate and up projections, fused */
 		s_elem(B, "swiglu", T * f / e->t * batch, 0, NULL);
 	} else {
-		s_gemm(B, T, f / e->t, e->h, batch, 1);
+		s_gemm(B, T, f / e->t, e->h, batch, 1, in);
 	}
-	s_gemm(B, T, e->h, f / e->t, batch, 0);
+	s_gemm(B, T, e->h, f / e->t, batch, 0, FP8_SEP);
 }
 
 /* router, dispatch, the local experts' tokens, combine, shared experts. A
@@ -381,15 +445,15 @@ static void build_moe(struct em *e, struct block *B, long long T)
 	long long ep = e->c->p.ep, local = m->experts / ep, hits = T * m->topk;
 	long long active = hits < local ? hits : local, per = (hits + active - 1) / active;
 	long long a2a = T * m->topk * e->h * 2;
-	s_gemm(B, T, m->experts, e->h, 1, 0);
+	s_gemm(B, T, m->experts, e->h, 1, 0, FP8_NONE);
 	s_elem(B, "softmax", T * m->experts, m->experts, "fp32");
 	if (ep > 1)
 		s_coll(B, ST_A2A, a2a);
-	build_mlp(e, B, per, m->expert_ffn, active);
+	build_mlp(e, B, per, m->expert_ffn, active, FP8_SEP);
 	if (ep > 1)
 		s_coll(B, ST_A2A, a2a);
 	if (m->shared)
-		build_mlp(e, B, T, m->expert_ffn * m->shared, 1);
+		build_mlp(e, B, T, m->expert_ffn * m->shared, 1, FP8_SEP);
 }
 
 /* a transformer layer: norm, attention, residual, norm, FFN, residual */
@@ -410,7 +474,7 @@ static void build_layer(struct em *e, struct block *B, const struct tok *k, int 
 	if (moe)
 		build_moe(e, B, T);
 	else
-		build_mlp(e, B, T, e->m->ffn, 1);
+		build_mlp(e, B, T, e->m->ffn, 1, FP8_NORM);
 	s_coll(B, ST_TP_G, act);
 	s_dropout(e, B, Tn * e->h);
 	s_elem(B, "add", Tn * e->h, 0, NULL);
@@ -437,7 +501,7 @@ static void build_head(struct em *e, struct block *B, const struct tok *k)
 	long long T = k->b * k->sq, rows = e->c->mode == GEN_INFER ? k->b : T;
 	s_norm(e, B, e->c->p.sp ? T / e->t : T, e->h);
 	s_coll(B, ST_TP_F, T * e->h * 2);
-	s_gemm(B, rows, e->vl, e->h, 1, 0);
+	s_gemm(B, rows, e->vl, e->h, 1, 0, FP8_NONE);
 	s_elem(B, "softmax", rows * e->vl, e->vl, "fp32");
 	s_coll(B, ST_TP_AR_FWD, rows * 8);
 }
@@ -617,7 +681,7 @@ struct runs {
 
 static void chunk_runs(const struct gen_config *c, long long stage, long long chunk, struct runs *r)
 {
-	long long lc = gen_chunk_layers(c), first = (chunk * c->p.pp + stage) * lc;
+	long long lc = gen_chunk_layers(c, stage, chunk), first = gen_chunk_first_layer(c, stage, chunk);
 	r->count = 0;
 	for (long long l = first; l < first + lc; l++) {
 		enum block_kind k = gen_layer_is_moe(&c->m, l) ? BK_MOE : BK_DENSE;

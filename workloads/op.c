@@ -29,8 +29,9 @@ static const char *const epi_names[] = {"none", "bias", "gelu", "relu", "bias_ge
 static const char *const impl_names[] = {"flash2", "flash3", "naive", "decode", "paged", "flash1", NULL};
 static const char *const dir_names[] = {"fwd", "bwd", NULL};
 static const char *const place_names[] = {"hbm", "host", NULL};
-static const char *const elem_names[] = {"add",     "mul",  "gelu", "silu", "swiglu", "relu",  "layernorm", "rmsnorm",
-                                         "softmax", "rope", "cast", "adam", "read",   "triad", "copy",      NULL};
+static const char *const elem_names[] = {"add",       "mul",     "gelu",    "silu",           "swiglu", "relu",
+                                         "layernorm", "rmsnorm", "softmax", "rope",           "cast",   "adam",
+                                         "read",      "triad",   "copy",    "cast_transpose", NULL};
 _Static_assert(sizeof elem_names / sizeof elem_names[0] == EL_COUNT + 1, "one name per enum op_elem");
 _Static_assert(sizeof impl_names / sizeof impl_names[0] == ATTN_IMPL_COUNT + 1, "one name per enum op_attn_impl");
 _Static_assert(sizeof epi_names / sizeof epi_names[0] == EPI_COUNT + 1, "one name per enum op_epilogue");
@@ -38,9 +39,9 @@ _Static_assert(sizeof epi_names / sizeof epi_names[0] == EPI_COUNT + 1, "one nam
 
 /* FLOPs per element of each elementwise op (as the usual benchmarks count). */
 static const double elem_flops[EL_COUNT] = {
-    [EL_ADD] = 1,  [EL_MUL] = 1,       [EL_GELU] = 8,    [EL_SILU] = 4,    [EL_SWIGLU] = 5,
-    [EL_RELU] = 1, [EL_LAYERNORM] = 8, [EL_RMSNORM] = 5, [EL_SOFTMAX] = 5, [EL_ROPE] = 3,
-    [EL_CAST] = 0, [EL_ADAM] = 12,     [EL_READ] = 1,    [EL_TRIAD] = 2,   [EL_COPY] = 0,
+    [EL_ADD] = 1,       [EL_MUL] = 1,     [EL_GELU] = 8,    [EL_SILU] = 4,           [EL_SWIGLU] = 5, [EL_RELU] = 1,
+    [EL_LAYERNORM] = 8, [EL_RMSNORM] = 5, [EL_SOFTMAX] = 5, [EL_ROPE] = 3,           [EL_CAST] = 0,   [EL_ADAM] = 12,
+    [EL_READ] = 1,      [EL_TRIAD] = 2,   [EL_COPY] = 0,    [EL_CAST_TRANSPOSE] = 0,
 };
 
 static const char *name_in(const char *const *names, int count, int i)
@@ -472,10 +473,11 @@ static int build_elem(struct op *o, const struct pstate *st, char *why, size_t w
 		if (o->elems % o->cols)
 			return fail(why, whylen, "elem: cols=%lld must divide n=%lld", o->cols, o->elems);
 	}
-	if (o->elem == EL_CAST)
+	if (o->elem == EL_CAST || o->elem == EL_CAST_TRANSPOSE)
 		o->to_dtype = st->seen[E_TO] ? (int)v[E_TO] : DT_FP32;
 	else if (st->seen[E_TO])
-		return fail(why, whylen, "elem: to= applies only to op=cast (not op=%s)", op_elem_name(o->elem));
+		return fail(why, whylen, "elem: to= applies only to op=cast and op=cast_transpose (not op=%s)",
+		            op_elem_name(o->elem));
 	return 0;
 }
 
@@ -676,7 +678,7 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 	case OP_ELEM:
 		if (is_row_op(op->elem))
 			snprintf(a, sizeof a, " cols=%lld", op->cols);
-		if (op->elem == EL_CAST)
+		if (op->elem == EL_CAST || op->elem == EL_CAST_TRANSPOSE)
 			snprintf(b, sizeof b, " to=%s", dtype_name(op->to_dtype));
 		n = snprintf(buf, len, "elem op=%s n=%lld%s dtype=%s%s warm=%d", op_elem_name(op->elem), op->elems, a,
 		             dtype_name(op->dtype), b, op->warm);

@@ -33,15 +33,16 @@ enum op_elem {
 	EL_SILU,   /* x * sigmoid(x) */
 	EL_SWIGLU, /* silu(a) * b: reads 2n, writes n */
 	EL_RELU,
-	EL_LAYERNORM, /* row-wise over `cols` */
-	EL_RMSNORM,   /* row-wise over `cols` */
-	EL_SOFTMAX,   /* row-wise over `cols` */
-	EL_ROPE,      /* rotary embedding on n elements */
-	EL_CAST,      /* dtype -> to */
-	EL_ADAM,      /* optimizer step on n parameters (fp32 master, m, v) */
-	EL_READ,      /* reduction of one stream (STREAM "read") */
-	EL_TRIAD,     /* a = b + s*c (STREAM "triad") */
-	EL_COPY,      /* b = a inside device memory, by a kernel */
+	EL_LAYERNORM,      /* row-wise over `cols` */
+	EL_RMSNORM,        /* row-wise over `cols` */
+	EL_SOFTMAX,        /* row-wise over `cols` */
+	EL_ROPE,           /* rotary embedding on n elements */
+	EL_CAST,           /* dtype -> to */
+	EL_ADAM,           /* optimizer step on n parameters (fp32 master, m, v) */
+	EL_READ,           /* reduction of one stream (STREAM "read") */
+	EL_TRIAD,          /* a = b + s*c (STREAM "triad") */
+	EL_COPY,           /* b = a inside device memory, by a kernel */
+	EL_CAST_TRANSPOSE, /* dtype -> to, written twice: row-wise and transposed (fp8 GEMM operands) */
 	EL_COUNT
 };
 enum op_place { PLACE_HBM, PLACE_HOST };

@@ -107,6 +107,9 @@ static struct elem_cost elem_cost_of(const struct op *op)
 	case EL_SOFTMAX: k.vec = 30, k.sfu = 2; break; /* max, sum of exp, exp again to write: 2 accurate expf */
 	case EL_ROPE: k.vec = 4; break;
 	case EL_CAST: k.wr = dt_bytes(op->to_dtype >= 0 ? op->to_dtype : DT_FP32); break;
+	case EL_CAST_TRANSPOSE: /* two copies; scaling and the amax of the output: 2 lane ops */
+		k.wr = 2 * dt_bytes(op->to_dtype >= 0 ? op->to_dtype : DT_FP32), k.vec = 2;
+		break;
 	case EL_ADAM: k.rd = e + 12, k.wr = 12 + e, k.vec = 12, k.sfu = 2; break;
 	case EL_READ: k.wr = 0; break;
 	case EL_TRIAD: k.rd = 2 * e, k.vec = 1; break;

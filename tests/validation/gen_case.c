@@ -166,11 +166,41 @@ static void replayed(long i, void *ctx, int ok, int status, double wall_s)
 void vgen_replay_all(const char *const *texts, const struct arch_chip *const *chips, int n, int jobs,
                      struct vgen_result *res)
 {
-	struct vgen_batch b = {texts, chips, res};
-	if (pp_run(n, jobs, sizeof *res, res, replay_one, replayed, &b))
-		for (int i = 0; i < n; i++)
-			if (!res[i].rc && !res[i].time_s) {
-				res[i].rc = -1;
-				snprintf(res[i].why, sizeof res[i].why, "cannot start a process: %s", strerror(errno));
+	/* the same trace on the same chip (rows of one configuration measured in
+	   several releases) is replayed once: first[i] is its first occurrence */
+	int *first = malloc((size_t)(n > 0 ? n : 1) * sizeof *first);
+	const char **utexts = malloc((size_t)(n > 0 ? n : 1) * sizeof *utexts);
+	const struct arch_chip **uchips = malloc((size_t)(n > 0 ? n : 1) * sizeof *uchips);
+	struct vgen_result *ures = calloc((size_t)(n > 0 ? n : 1), sizeof *ures);
+	if (!first || !utexts || !uchips || !ures) {
+		fprintf(stderr, "validate: out of memory\n");
+		exit(1);
+	}
+	int u = 0;
+	for (int i = 0; i < n; i++) {
+		first[i] = u;
+		for (int k = 0; k < u; k++)
+			if (uchips[k] == chips[i] && texts[i] && utexts[k] && !strcmp(utexts[k], texts[i])) {
+				first[i] = k;
+				break;
 			}
+		if (first[i] == u) {
+			utexts[u] = texts[i];
+			uchips[u++] = chips[i];
+		}
+	}
+	struct vgen_batch b = {utexts, uchips, ures};
+	if (pp_run(u, jobs, sizeof *ures, ures, replay_one, replayed, &b))
+		for (int i = 0; i < u; i++)
+			if (!ures[i].rc && !ures[i].time_s) {
+				ures[i].rc = -1;
+				snprintf(ures[i].why, sizeof ures[i].why, "cannot start a process: %s",
+				         strerror(errno));
+			}
+	for (int i = 0; i < n; i++)
+		res[i] = ures[first[i]];
+	free(first);
+	free(utexts);
+	free(uchips);
+	free(ures);
 }

@@ -32,7 +32,9 @@ struct vgen_result {
 };
 
 /* Replays each of n traces on its chip, at most jobs at a time, each in a
-   forked child; fills res[i]. The caller has made no SimGrid call. */
+   forked child; fills res[i]. A trace equal to an earlier one on the same
+   chip is replayed once (both get its result). The caller has made no
+   SimGrid call. */
 void vgen_replay_all(const char *const *texts, const struct arch_chip *const *chips, int n, int jobs,
                      struct vgen_result *res);
 

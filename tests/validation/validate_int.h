@@ -32,7 +32,20 @@ struct meas {
 	int in_cases, in_skipped;
 };
 
-enum metric { M_TFLOPS, M_MS, M_US, M_GBPS, M_GELEMS, M_BUSBW, M_MEGATRON, M_MFU, M_TOKENS, M_LATENCY, M_COUNT };
+enum metric {
+	M_TFLOPS,
+	M_MS,
+	M_US,
+	M_GBPS,
+	M_GELEMS,
+	M_BUSBW,
+	M_MEGATRON,
+	M_MFU,
+	M_TOKENS,
+	M_LATENCY,
+	M_MCORE,
+	M_COUNT
+};
 static const char *const metric_unit[] = {"TFLOP/s",
                                           "ms",
                                           "us",
@@ -42,9 +55,10 @@ static const char *const metric_unit[] = {"TFLOP/s",
                                           "TFLOP/s per GPU",
                                           "% MFU",
                                           "tokens/s",
-                                          "s (end-to-end batch latency)"};
+                                          "s (end-to-end batch latency)",
+                                          "model TFLOP/s per GPU"};
 /* metrics of a `gen` case (a replayed step), not of op lines */
-#define GEN_METRIC(m) ((m) == M_MEGATRON || (m) == M_MFU || (m) == M_TOKENS || (m) == M_LATENCY)
+#define GEN_METRIC(m) ((m) == M_MEGATRON || (m) == M_MFU || (m) == M_TOKENS || (m) == M_LATENCY || (m) == M_MCORE)
 
 /* A collective among a case's ops: `coll op=allreduce bytes=1MiB ranks=8
    [algo=ring]`, timed as it runs alone on an idle system (coll_plan: the
