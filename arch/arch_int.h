@@ -40,6 +40,7 @@ struct arch_param {
 	size_t off;          /* offset of the field in the section's struct */
 	size_t size;         /* size of that field (strings) */
 	const char *desc;
+	const char *reader; /* which model reads it (file), or that only `sim info` prints it */
 };
 
 /* A section: a group of the config bound to one struct. */
