@@ -166,7 +166,7 @@ struct arch_chip {
 	struct arch_unit units[ARCH_MAX_UNITS];
 	struct arch_mem dram; /* device memory */
 	struct arch_mem l2;
-	struct arch_mem llc; /* Infinity Cache / L3 / large on-chip SRAM */
+	struct arch_mem llc; /* Infinity Cache / L3 / large on-chip SRAM: type and size only */
 	int nlinks;
 	struct arch_link links[ARCH_MAX_LINKS];
 	struct arch_system sys;
