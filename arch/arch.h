@@ -53,7 +53,6 @@ struct arch_unit {
 	long max_ctas;            /* resident CTAs (blocks) per unit */
 	double regfile_bytes;     /* register file per unit */
 	double smem_bytes;        /* shared memory / LDS / local buffer per unit */
-	double l1_bytes;          /* L1 (combined with smem where shared) */
 	double vec[DT_COUNT];     /* FMA results per clock per unit (0 = none) */
 	double sfu;               /* special-function results per clock per unit */
 	long mat_units;           /* matrix units per compute unit */
@@ -78,8 +77,6 @@ struct arch_mem {
 	double size_bytes;        /* capacity */
 	double bw_Bps;            /* bandwidth (derived from bus if not given) */
 	double latency_s;         /* load-to-use latency, 0 = unknown */
-	long slices;              /* cache slices / partitions */
-	long stacks;              /* HBM stacks / memory channels */
 	double bus_bits;          /* interface width, 0 = unknown */
 	double data_rate_bps;     /* per-pin data rate (bytes/s per pin), 0 = unknown */
 	double bytes_per_clk;     /* cache: read bytes per clock, whole chip */
@@ -93,7 +90,7 @@ struct arch_link {
 	char version[ARCH_NAME_MAX]; /* "4.0", free text */
 	long count;                  /* links of this kind per device */
 	double bw_Bps;               /* per link, per direction */
-	double latency_s;            /* one hop, 0 = unknown */
+	double latency_s;            /* host copy over it (kind pcie), 0 = unknown */
 	long pcie_gen;               /* PCIe generation (kind pcie) */
 	long pcie_lanes;             /* PCIe lanes (kind pcie) */
 };
@@ -115,17 +112,11 @@ struct arch_system {
 	long devices_per_node;
 	char topology[ARCH_NAME_MAX]; /* switch|full_mesh|hybrid_cube_mesh|ring|torus|pcie_host */
 	char link[ARCH_NAME_MAX];     /* name of the links.* group used inside a node */
-	long switches;                /* switch chips per node (topology switch) */
-	double switch_latency_s;
-	int in_switch_reduction; /* NVLS / SHARP capable switch */
-	long nics_per_device;
-	double nic_bw_Bps; /* per NIC, per direction */
-	double nic_latency_s;
-	char fabric[ARCH_NAME_MAX]; /* none|fat_tree|rail_optimized|torus|dragonfly */
-	long nodes;                 /* 0 = from the trace's rank count */
-	long fabric_tiers;
-	double oversubscription; /* 1 = non-blocking */
-	double fabric_latency_s; /* per switch hop */
+	int in_switch_reduction;      /* NVLS / SHARP capable switch */
+	long nics_per_device;         /* 0 = no inter-node network */
+	double nic_bw_Bps;            /* per NIC, per direction */
+	long nodes;                   /* 0 = from the trace's rank count */
+	double oversubscription;      /* 1 = non-blocking */
 };
 
 /* Figures the vendor published, kept only for comparison with derived ones. */
@@ -175,7 +166,7 @@ struct arch_chip {
 	struct arch_unit units[ARCH_MAX_UNITS];
 	struct arch_mem dram; /* device memory */
 	struct arch_mem l2;
-	struct arch_mem llc; /* Infinity Cache / L3 / large on-chip SRAM */
+	struct arch_mem llc; /* Infinity Cache / L3 / large on-chip SRAM: type and size only */
 	int nlinks;
 	struct arch_link links[ARCH_MAX_LINKS];
 	struct arch_system sys;

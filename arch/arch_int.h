@@ -6,6 +6,11 @@
  * the --set overrides, then bound to struct arch_chip by the parameter tables
  * of params.c. Every leaf must be consumed by some table entry: a leaf left
  * over is a misspelt or unknown key and an error.
+ *
+ * Calls between the files go one way (a DAG; `nm` on libsimarch.a shows it):
+ * load.c -> bind.c, derive.c, kv.c; bind.c -> params.c, units.c, kv.c;
+ * derive.c -> kv.c; params.c -> units.c. kv.c and units.c call no other file
+ * of arch/.
  */
 #ifndef SIM_ARCH_INT_H
 #define SIM_ARCH_INT_H
@@ -35,6 +40,7 @@ struct arch_param {
 	size_t off;          /* offset of the field in the section's struct */
 	size_t size;         /* size of that field (strings) */
 	const char *desc;
+	const char *reader; /* which model reads it (file), or that only `sim info` prints it */
 };
 
 /* A section: a group of the config bound to one struct. */
@@ -74,6 +80,8 @@ struct kvmap {
 	int n, cap;
 };
 
+/* The map and its errors (kv.c). */
+void kv_clear(struct kv *v); /* frees one leaf's strings */
 void kv_free(struct kvmap *m);
 struct kv *kv_find(struct kvmap *m, const char *path);
 /* The first leaf under "group." in file order, or NULL. */

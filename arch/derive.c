@@ -198,6 +198,12 @@ int arch_check(struct kvmap *m, struct arch_chip *c, struct arch_error *err)
 			FAIL(p, "links.%s: a pcie link needs gen and lanes (or bandwidth)", l->name);
 		if (strcmp(l->kind, "pcie") && l->bw_Bps == 0)
 			FAIL(p, "links.%s: missing 'bandwidth' (per link, per direction, e.g. \"25 GB/s\")", l->name);
+		if (strcmp(l->kind, "pcie") && (l->latency_s > 0 || l->pcie_gen || l->pcie_lanes)) {
+			const char *k = l->latency_s > 0 ? "latency" : l->pcie_gen ? "gen" : "lanes";
+			snprintf(p, sizeof p, "links.%s.%s", l->name, k);
+			FAIL(p, "links.%s: %s is read only for kind pcie (host copies); this link is kind %s", l->name,
+			     k, l->kind);
+		}
 	}
 	if (c->sys.present) {
 		if (c->sys.link[0] && !arch_find_link(c, c->sys.link))

@@ -1,11 +1,12 @@
 /*
  * test_loader.c -- inheritance merges key by key, --set comes last and is
- * recorded, derived bandwidths (memory bus, PCIe lanes), defaults, and the
- * peaks formula on a config small enough to check by hand.
+ * recorded, derived bandwidths (memory bus, PCIe lanes), defaults, the
+ * peaks formula on a config small enough to check by hand, and that every
+ * row of the parameter table names the model that reads it.
  *
  * usage: test_loader TESTS_DIR
  */
-#include "arch.h"
+#include "arch_int.h"
 #include "check.h"
 
 #include <math.h>
@@ -72,12 +73,24 @@ int main(int argc, char **argv)
 	arch_free(c);
 	/* cache bandwidth derived from bytes per clock at the first unit group's clock */
 	c = arch_load_string(
-	    "inherits = \"parent.cfg\"; memory = { llc = { size = \"64 MiB\"; bytes_per_clock = 4096.0; }; };",
+	    "chip = { vendor = \"T\"; name = \"L2\"; };"
+	    "compute = { sm = { kind = \"sm\"; count = 4; clock = \"1.5 GHz\"; vector = { fp32 = 64.0; }; }; };"
+	    "memory = { device = { type = \"HBM3\"; capacity = \"16 GB\"; bandwidth = \"1 TB/s\"; };"
+	    "  l2 = { size = \"64 MiB\"; bytes_per_clock = 4096.0; }; };",
 	    "<string>", dir, NULL, 0, &err);
-	CHECK(c && near(c->llc.bw_Bps, 4096 * 1.5e9), "llc bandwidth from bytes per clock");
+	CHECK(c && near(c->l2.bw_Bps, 4096 * 1.5e9), "l2 bandwidth from bytes per clock: %s", c ? "" : err.msg);
 	arch_free(c);
 	c = arch_load_string("chip = {", "<string>", dir, NULL, 0, &err);
 	CHECK(!c && err.exit_code == 78 && err.line == 1, "syntax error in a string: line %d", err.line);
+
+	/* the parameter table says, for every key, which model reads it */
+	for (int i = 0; i < arch_nsections; i++)
+		for (int k = 0; k < arch_sections[i].nparams; k++) {
+			const struct arch_param *p = &arch_sections[i].params[k];
+			CHECK(p->desc && p->desc[0], "%s.%s: no description", arch_sections[i].prefix, p->key);
+			CHECK(p->reader && p->reader[0], "%s.%s: no reader (which model reads it?)",
+			      arch_sections[i].prefix, p->key);
+		}
 
 	printf("%d checks: %d passed, %d failed\n", checks, checks - fails, fails);
 	return fails != 0;

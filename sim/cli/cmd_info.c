@@ -71,7 +71,7 @@ static void print_rates(const char *label, const double *r, const enum arch_dtyp
 
 static void print_unit(const struct arch_unit *u)
 {
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32];
 	printf("compute    %s: %ld x %s, clock %s", u->name, u->count, u->kind, fmtq(u->clock_hz, UNIT_FREQ, a, 32));
 	if (u->tensor_clock_hz != u->clock_hz)
 		printf(", tensor clock %s", fmtq(u->tensor_clock_hz, UNIT_FREQ, a, 32));
@@ -81,8 +81,6 @@ static void print_unit(const struct arch_unit *u)
 		printf(", registers %s", fmtq(u->regfile_bytes, UNIT_BYTES, b, 32));
 	if (u->smem_bytes > 0)
 		printf(", shared %s", fmtq(u->smem_bytes, UNIT_BYTES, c, 32));
-	if (u->l1_bytes > 0)
-		printf(", L1 %s", fmtq(u->l1_bytes, UNIT_BYTES, d, 32));
 	printf("\n");
 	print_rates("           vector lanes/clk per unit: ", u->vec, vec_dts, NVEC);
 	if (u->sfu > 0)
@@ -106,12 +104,8 @@ static void print_mem(const char *label, const struct arch_mem *m, int is_dram)
 	printf("           %-7s %s %s", label, m->type[0] ? m->type : "", fmtq(m->size_bytes, UNIT_BYTES, a, 32));
 	if (m->bw_Bps > 0)
 		printf(", %s", fmtq(m->bw_Bps, UNIT_BANDWIDTH, b, 32));
-	if (is_dram && m->stacks > 0)
-		printf(", %ld stacks", m->stacks);
 	if (is_dram && m->bus_bits > 0)
 		printf(", %g-bit", m->bus_bits);
-	if (!is_dram && m->slices > 0)
-		printf(", %ld slices", m->slices);
 	if (m->latency_s > 0)
 		printf(", latency %s", fmtq(m->latency_s, UNIT_TIME, c, 32));
 	printf("\n");
@@ -146,17 +140,13 @@ static void print_system(const struct arch_system *s)
 	printf("system     %ld devices per node, %s", s->devices_per_node, s->topology);
 	if (s->link[0])
 		printf(" over %s", s->link);
-	if (s->switches > 0)
-		printf(", %ld switches", s->switches);
 	if (s->in_switch_reduction)
 		printf(", in-switch reduction");
 	printf("\n");
-	if (s->nics_per_device > 0)
+	if (s->nics_per_device > 0) {
 		printf("           %ld NIC%s per device x %s per direction\n", s->nics_per_device,
 		       s->nics_per_device > 1 ? "s" : "", fmtq(s->nic_bw_Bps, UNIT_BANDWIDTH, a, 32));
-	if (strcmp(s->fabric, "none")) {
-		printf("           fabric %s, %ld tiers, oversubscription %g:1", s->fabric, s->fabric_tiers,
-		       s->oversubscription);
+		printf("           fabric oversubscription %g:1", s->oversubscription);
 		if (s->nodes > 0)
 			printf(", %ld nodes (%ld devices)", s->nodes, s->nodes * s->devices_per_node);
 		else
@@ -349,7 +339,6 @@ static void print_json(const struct arch_chip *c)
 		json_str(&j, "link", c->sys.link);
 		json_int(&j, "nics_per_device", c->sys.nics_per_device);
 		json_num_or_null(&j, "nic_bandwidth_Bps", c->sys.nic_bw_Bps);
-		json_str(&j, "fabric", c->sys.fabric);
 		json_int(&j, "nodes", c->sys.nodes);
 		json_obj_end(&j);
 	} else {

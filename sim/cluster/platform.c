@@ -89,10 +89,10 @@ int platform_topo(const struct arch_chip *c, int ranks, struct topo *t, char *wh
 		t->nic_bw = (double)s->nics_per_device * s->nic_bw_Bps * eff;
 	if (s->present && s->oversubscription > 1)
 		t->uplink_bw = t->nic_bw * t->dpn / s->oversubscription;
-	if (t->nodes > 1 && (t->nic_bw <= 0 || !s->present || !strcmp(s->fabric, "none"))) {
+	if (t->nodes > 1 && t->nic_bw <= 0) {
 		snprintf(why, whylen,
 		         "the trace needs %d ranks, more than one node of %d device%s, but %s has no inter-node fabric "
-		         "(system.nics_per_device and system.fabric)",
+		         "(system.nics_per_device and system.nic_bandwidth)",
 		         ranks, t->dpn, t->dpn == 1 ? "" : "s", c->path);
 		return -1;
 	}

@@ -8,7 +8,10 @@
  * latencies of collectives and transfers are the protocol model's
  * (sim/cluster/coll.c), so SimGrid's part is the sharing of bandwidth between
  * concurrent flows (max-min fairness, exact with the settings in
- * platform_load).
+ * platform_load). That is why `system` has no switch, NIC or fabric-hop
+ * latencies: the per-step latencies of the collective library's table
+ * (NCCL's, by link class) already hold the path's hardware hops, and a hop
+ * latency added on a link would count them twice.
  */
 #ifndef SIM_PLATFORM_H
 #define SIM_PLATFORM_H
