@@ -161,6 +161,7 @@ struct run {
 	int inline_streams; /* one stream per rank: the rank's actor runs its ops itself */
 	char *is_rep;       /* per rank: replayed (1) or folded into its representative (0) */
 	char *excl_comm;    /* per communicator: it owns the links its groups use (exclusive_comms) */
+	int *algo_of;       /* per algo= name of the trace (tr_algo_name): index of the algorithm (coll.h) */
 	struct rank_st *ranks;
 	sg_host_t *hosts;
 	struct inst *tab[NBUCKETS];
@@ -474,7 +475,8 @@ static struct cplan *plan_get(const struct tr_event *ev, int group, const int *m
 		fail(SIM_EXIT_INTERNAL, "out of memory planning a collective");
 		return NULL;
 	}
-	if (coll_plan(&R->topo, ev->coll, ev->algo, ev->bytes, members, n, 1, &p->p, why, sizeof why)) {
+	int algo = ev->algo == TR_ALGO_AUTO ? COLL_AUTO : R->algo_of[ev->algo];
+	if (coll_plan(&R->topo, ev->coll, algo, ev->bytes, members, n, 1, &p->p, why, sizeof why)) {
 		fail(SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), ev->line, why);
 		free(p);
 		return NULL;
@@ -1463,6 +1465,15 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 	r->dtype = -1;
 	clock_gettime(CLOCK_MONOTONIC, &run.wall0);
 	run.next_progress = 2.0;
+	run.algo_of = malloc(((size_t)tr_nalgos(t) + 1) * sizeof *run.algo_of);
+	if (!run.algo_of) {
+		snprintf(why, whylen, "sim run: out of memory");
+		return SIM_EXIT_INTERNAL;
+	}
+	if (coll_algo_resolve(t, run.algo_of, why, whylen)) {
+		free(run.algo_of);
+		return SIM_EXIT_TRACE;
+	}
 	if (platform_topo(c, run.nranks, &run.topo, why, whylen)) {
 		char tmp[TR_MSG_MAX];
 		snprintf(tmp, sizeof tmp, "%s", why);
@@ -1598,6 +1609,7 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 	free(run.tmp_idx);
 	free(run.is_rep);
 	free(run.excl_comm);
+	free(run.algo_of);
 	free(run.txt_hash);
 	free(run.line_text);
 	free(run.line_dm);
