@@ -61,6 +61,7 @@ struct stream_st;
 struct inst;
 
 struct rank_st {
+	struct run *run; /* the replay it belongs to (actors reach it through their data) */
 	int rank;
 	struct tr_cursor *cur;
 	struct stream_st **streams; /* tr_nstreams, created on first use */
@@ -182,10 +183,8 @@ struct run {
 	double next_progress;
 };
 
-static struct run *R; /* SimGrid actors get it through their data; this is for the C callbacks only */
-
-static void fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(int code, const char *fmt, ...)
+static void fail(struct run *R, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(struct run *R, int code, const char *fmt, ...)
 {
 	if (R->err_code)
 		return;
@@ -196,18 +195,18 @@ static void fail(int code, const char *fmt, ...)
 	R->err_code = code;
 }
 
-static double wall_now(void)
+static double wall_now(struct run *R)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)(ts.tv_sec - R->wall0.tv_sec) + 1e-9 * (double)(ts.tv_nsec - R->wall0.tv_nsec);
 }
 
-static void progress(void)
+static void progress(struct run *R)
 {
 	if (!R->o->progress || (R->r->events & 1023))
 		return;
-	double w = wall_now();
+	double w = wall_now(R);
 	if (w < R->next_progress)
 		return;
 	R->next_progress = w + 1;
@@ -225,7 +224,7 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static int intern(const char *s)
+static int intern(struct run *R, const char *s)
 {
 	struct rp_result *r = R->r;
 	if (2 * (r->ntexts + 1) > R->txt_cap) {
@@ -264,14 +263,14 @@ static int intern(const char *s)
 	return r->ntexts - 1;
 }
 
-static long add_span(const struct rp_span *s)
+static long add_span(struct run *R, const struct rp_span *s)
 {
 	struct rp_result *r = R->r;
 	if (r->nspans == R->capspans) {
 		long cap = R->capspans ? 2 * R->capspans : 4096;
 		struct rp_span *v = realloc(r->spans, (size_t)cap * sizeof *v);
 		if (!v) {
-			fail(SIM_EXIT_INTERNAL, "out of memory recording %ld ops", r->nspans);
+			fail(R, SIM_EXIT_INTERNAL, "out of memory recording %ld ops", r->nspans);
 			return -1;
 		}
 		r->spans = v;
@@ -281,7 +280,7 @@ static long add_span(const struct rp_span *s)
 	return r->nspans++;
 }
 
-static double span_end(long i)
+static double span_end(struct run *R, long i)
 {
 	return i >= 0 ? R->r->spans[i].t1 : -1;
 }
@@ -298,7 +297,7 @@ static uint64_t key_hash(int kind, int a, int b, int c, int seq)
 	return h;
 }
 
-static struct inst *inst_get(int kind, int a, int b, int c, int seq, int n, const int *members)
+static struct inst *inst_get(struct run *R, int kind, int a, int b, int c, int seq, int n, const int *members)
 {
 	uint64_t h = key_hash(kind, a, b, c, seq) % NBUCKETS;
 	for (struct inst *x = R->tab[h]; x; x = x->next)
@@ -329,7 +328,7 @@ static struct inst *inst_get(int kind, int a, int b, int c, int seq, int n, cons
 	return x;
 }
 
-static void inst_drop(struct inst *x)
+static void inst_drop(struct run *R, struct inst *x)
 {
 	uint64_t h = key_hash(x->kind, x->a, x->b, x->c, x->seq) % NBUCKETS;
 	for (struct inst **p = &R->tab[h]; *p; p = &(*p)->next)
@@ -369,7 +368,7 @@ static int by_pair(const void *a, const void *b)
 	return x->dst < y->dst ? -1 : x->dst > y->dst;
 }
 
-static int prepare_pairs(struct cplan *cp, int ph)
+static int prepare_pairs(struct run *R, struct cplan *cp, int ph)
 {
 	int nf = cp->p.nflows[ph], n = 0;
 	struct flow *f = malloc((size_t)nf * sizeof *f);
@@ -405,12 +404,12 @@ static int prepare_pairs(struct cplan *cp, int ph)
 	return 0;
 }
 
-static int prepare_phase(struct cplan *cp, int ph)
+static int prepare_phase(struct run *R, struct cplan *cp, int ph)
 {
 	const struct flow *f = cp->p.flows[ph];
 	int nf = cp->p.nflows[ph], h = 0;
 	if (nf > SPLIT_FLOWS)
-		return prepare_pairs(cp, ph);
+		return prepare_pairs(R, cp, ph);
 	sg_host_t *hosts = malloc((size_t)(2 * nf + 1) * sizeof *hosts);
 	int *ranks = malloc((size_t)(2 * nf + 1) * sizeof *ranks);
 	if (!hosts || !ranks)
@@ -454,7 +453,7 @@ static uint64_t plan_hash(const struct tr_event *ev, int group)
 	return key_hash(ev->coll, ev->comm, group, ev->algo, (int)(ev->bytes / 4096)) % NBUCKETS;
 }
 
-static struct cplan *plan_find(const struct tr_event *ev, int group)
+static struct cplan *plan_find(struct run *R, const struct tr_event *ev, int group)
 {
 	for (struct cplan *p = R->plans[plan_hash(ev, group)]; p; p = p->next)
 		if (p->comm == ev->comm && p->group == group && p->coll == (int)ev->coll && p->algo == (int)ev->algo &&
@@ -463,27 +462,27 @@ static struct cplan *plan_find(const struct tr_event *ev, int group)
 	return NULL;
 }
 
-static struct cplan *plan_get(const struct tr_event *ev, int group, const int *members, int n)
+static struct cplan *plan_get(struct run *R, const struct tr_event *ev, int group, const int *members, int n)
 {
-	struct cplan *p = plan_find(ev, group);
+	struct cplan *p = plan_find(R, ev, group);
 	if (p)
 		return p;
 	uint64_t h = plan_hash(ev, group);
 	p = calloc(1, sizeof *p);
 	char why[TR_MSG_MAX];
 	if (!p) {
-		fail(SIM_EXIT_INTERNAL, "out of memory planning a collective");
+		fail(R, SIM_EXIT_INTERNAL, "out of memory planning a collective");
 		return NULL;
 	}
 	int algo = ev->algo == TR_ALGO_AUTO ? COLL_AUTO : R->algo_of[ev->algo];
 	if (coll_plan(&R->topo, ev->coll, algo, ev->bytes, members, n, 1, &p->p, why, sizeof why)) {
-		fail(SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), ev->line, why);
+		fail(R, SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), ev->line, why);
 		free(p);
 		return NULL;
 	}
 	for (int ph = 0; ph < p->p.nphases; ph++)
-		if (prepare_phase(p, ph)) {
-			fail(SIM_EXIT_INTERNAL, "out of memory preparing a collective over %d ranks", n);
+		if (prepare_phase(R, p, ph)) {
+			fail(R, SIM_EXIT_INTERNAL, "out of memory preparing a collective over %d ranks", n);
 			return NULL;
 		}
 	p->comm = ev->comm;
@@ -496,12 +495,12 @@ static struct cplan *plan_get(const struct tr_event *ev, int group, const int *m
 	return p;
 }
 
-static void run_pairs(struct cplan *cp, int ph)
+static void run_pairs(struct run *R, struct cplan *cp, int ph)
 {
 	int n = cp->npairs[ph];
 	sg_exec_t *ex = malloc((size_t)n * sizeof *ex);
 	if (!ex) {
-		fail(SIM_EXIT_INTERNAL, "out of memory running a collective");
+		fail(R, SIM_EXIT_INTERNAL, "out of memory running a collective");
 		return;
 	}
 	for (int i = 0; i < n; i++) {
@@ -514,11 +513,11 @@ static void run_pairs(struct cplan *cp, int ph)
 	R->r->sg_activities += n;
 }
 
-static void run_phases(struct cplan *cp)
+static void run_phases(struct run *R, struct cplan *cp)
 {
 	for (int ph = 0; ph < cp->p.nphases; ph++)
 		if (cp->npairs[ph])
-			run_pairs(cp, ph);
+			run_pairs(R, cp, ph);
 		else if (cp->h[ph] > 1) {
 			sg_actor_parallel_execute(cp->h[ph], cp->hosts[ph], cp->flops[ph], cp->mat[ph]);
 			R->r->sg_activities++;
@@ -527,7 +526,7 @@ static void run_phases(struct cplan *cp)
 
 /* ---- executing one op ---- */
 
-static void wait_labels(struct stream_st *s, const struct qev *q, long *pred, double *ready)
+static void wait_labels(struct run *R, struct stream_st *s, const struct qev *q, long *pred, double *ready)
 {
 	struct rank_st *rk = s->rk;
 	for (int i = 0; i < q->ev.nafter; i++) {
@@ -540,8 +539,8 @@ static void wait_labels(struct stream_st *s, const struct qev *q, long *pred, do
 		s->waiting_label = -1;
 		sg_mutex_unlock(rk->mu);
 		long sp = rk->lbl_span[l];
-		if (span_end(sp) > *ready) {
-			*ready = span_end(sp);
+		if (span_end(R, sp) > *ready) {
+			*ready = span_end(R, sp);
 			*pred = sp;
 		}
 	}
@@ -559,14 +558,14 @@ static void label_done(struct stream_st *s, const struct qev *q, long span)
 	sg_mutex_unlock(rk->mu);
 }
 
-static double jitter(struct rank_st *rk)
+static double jitter(struct run *R, struct rank_st *rk)
 {
 	if (R->o->jitter <= 0)
 		return 1;
 	return exp(gsl_ran_gaussian(rk->rng, R->o->jitter));
 }
 
-static void base_span(struct rp_span *sp, const struct stream_st *s, const struct qev *q)
+static void base_span(struct run *R, struct rp_span *sp, const struct stream_st *s, const struct qev *q)
 {
 	memset(sp, 0, sizeof *sp);
 	sp->rank = s->rk->rank;
@@ -586,7 +585,7 @@ static void base_span(struct rp_span *sp, const struct stream_st *s, const struc
 	}
 	char text[OP_TEXT_MAX + 128];
 	tr_event_format(R->t, &q->ev, text, sizeof text);
-	sp->text = intern(text);
+	sp->text = intern(R, text);
 	if (!per_line || sp->text < 0)
 		return;
 	if (q->ev.line >= R->nline_text) {
@@ -624,7 +623,7 @@ static void free_slots(struct stream_st *s, int k)
    formats and hashes the op, which costs more than the replay of it), in a
    fixed table of LINE_SLOTS slots by line number: a generated trace fits,
    a long flat one only costs misses. */
-static int predict(const struct tr_event *ev, struct dm_result *r, char *why, size_t whylen)
+static int predict(struct run *R, const struct tr_event *ev, struct dm_result *r, char *why, size_t whylen)
 {
 	int line = ev->line;
 	struct line_dm *slot = NULL;
@@ -651,24 +650,24 @@ static int predict(const struct tr_event *ev, struct dm_result *r, char *why, si
  * of its group is folded into this rank (no one to meet), and its time
  * alone is known. Returns its plan, or NULL.
  */
-static const struct cplan *alone_call(const struct rank_st *rk, const struct tr_event *ev)
+static const struct cplan *alone_call(struct run *R, const struct rank_st *rk, const struct tr_event *ev)
 {
 	int gid;
 	if (!R->excl_comm || !R->excl_comm[ev->comm] || tr_comm_group(R->t, ev->comm, rk->rank, NULL, 0, &gid) < 2)
 		return NULL;
-	const struct cplan *p = plan_find(ev, gid);
+	const struct cplan *p = plan_find(R, ev, gid);
 	return p && p->alone_known && p->nrep == 1 ? p : NULL;
 }
 
 /* Ops a batch of exec_ops can hold: device ops and alone_call collectives. */
-static int merges(const struct stream_st *s, const struct qev *q)
+static int merges(struct run *R, const struct stream_st *s, const struct qev *q)
 {
-	return q->ev.kind == TK_OP || (q->ev.kind == TK_COLL && alone_call(s->rk, &q->ev));
+	return q->ev.kind == TK_OP || (q->ev.kind == TK_COLL && alone_call(R, s->rk, &q->ev));
 }
 
 /* Device ops, and collectives that run alone (alone_call): durations from
    the model and the memoized plans; a run of them is one sleep. */
-static void exec_ops(struct stream_st *s, struct qev *first, long pred)
+static void exec_ops(struct run *R, struct stream_st *s, struct qev *first, long pred)
 {
 	struct qev *batch[QDEPTH];
 	int nb = 0;
@@ -677,7 +676,7 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 	   nothing waits on them and they wait on nothing */
 	while (first->ev.label < 0 && s->n > 0 && nb < QDEPTH) {
 		struct qev *nx = &s->q[s->head];
-		if (nx->ev.nafter > 0 || !merges(s, nx))
+		if (nx->ev.nafter > 0 || !merges(R, s, nx))
 			break;
 		s->head = (s->head + 1) % s->cap;
 		s->n--;
@@ -689,17 +688,17 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 	long last = pred;
 	for (int i = 0; i < nb; i++) {
 		struct rp_span sp;
-		base_span(&sp, s, batch[i]);
+		base_span(R, &sp, s, batch[i]);
 		sp.t0 = sp.arrive = t;
 		sp.pred = last;
-		const struct cplan *cp = batch[i]->ev.kind == TK_COLL ? alone_call(s->rk, &batch[i]->ev) : NULL;
+		const struct cplan *cp = batch[i]->ev.kind == TK_COLL ? alone_call(R, s->rk, &batch[i]->ev) : NULL;
 		if (cp) {
 			s->rk->coll_seq[batch[i]->ev.comm]++;
 			sp.t1 = t + cp->alone_s;
 			sp.bytes = cp->p.bus_bytes;
 			sp.algo = (signed char)cp->p.algo;
 			sp.proto = (signed char)cp->p.proto;
-			last = add_span(&sp);
+			last = add_span(R, &sp);
 			s->last_span = last;
 			t += cp->alone_s;
 			total += cp->alone_s;
@@ -708,19 +707,19 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 		}
 		struct dm_result dr;
 		char why[TR_MSG_MAX];
-		if (predict(&batch[i]->ev, &dr, why, sizeof why)) {
-			fail(SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), batch[i]->ev.line, why);
+		if (predict(R, &batch[i]->ev, &dr, why, sizeof why)) {
+			fail(R, SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), batch[i]->ev.line, why);
 			free_slots(s, nb - 1);
 			return;
 		}
-		double d = dr.time_s * jitter(s->rk);
+		double d = dr.time_s * jitter(R, s->rk);
 		sp.t1 = t + d;
 		sp.flops = dr.flops;
 		sp.bytes = dr.bytes_dram;
 		sp.bound = (signed char)dr.bound;
 		if (batch[i]->ev.op.dtype >= 0 && batch[i]->ev.op.dtype < DT_COUNT)
 			R->flops_by_dtype[batch[i]->ev.op.dtype] += dr.flops;
-		last = add_span(&sp);
+		last = add_span(R, &sp);
 		s->last_span = last;
 		t += d;
 		total += d;
@@ -739,13 +738,13 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 	/* only the last op of a batch can carry a label (see the loop above) */
 	label_done(s, batch[nb - 1], last);
 	free_slots(s, nb - 1);
-	progress();
+	progress(R);
 }
 
-static void exec_delay(struct stream_st *s, struct qev *q, long pred)
+static void exec_delay(struct run *R, struct stream_st *s, struct qev *q, long pred)
 {
 	struct rp_span sp;
-	base_span(&sp, s, q);
+	base_span(R, &sp, s, q);
 	sp.t0 = sp.arrive = simgrid_get_clock();
 	if (q->ev.seconds > 0) {
 		sg_actor_sleep_for(q->ev.seconds);
@@ -753,13 +752,13 @@ static void exec_delay(struct stream_st *s, struct qev *q, long pred)
 	}
 	sp.t1 = simgrid_get_clock();
 	sp.pred = pred;
-	s->last_span = add_span(&sp);
+	s->last_span = add_span(R, &sp);
 	R->r->events++;
 	label_done(s, q, s->last_span);
 }
 
 /* Checks a later arriver's op against the first one's. */
-static int same_coll(const struct inst *x, const struct tr_event *ev, int rank)
+static int same_coll(struct run *R, const struct inst *x, const struct tr_event *ev, int rank)
 {
 	if (x->ev.coll == ev->coll && x->ev.bytes == ev->bytes && x->ev.root == ev->root && x->ev.algo == ev->algo)
 		return 1;
@@ -767,7 +766,7 @@ static int same_coll(const struct inst *x, const struct tr_event *ev, int rank)
 	tr_event_format(R->t, &x->ev, a, sizeof a);
 	tr_event_format(R->t, ev, b, sizeof b);
 	fail(
-	    SIM_EXIT_TRACE,
+	    R, SIM_EXIT_TRACE,
 	    "%s:%d: rank %d issued '%s' where rank %d issued '%s' (line %d) as call %d on communicator %s: the members "
 	    "of a collective must issue the same one",
 	    tr_path(R->t), ev->line, rank, b, x->first_rank, a, x->ev.line, x->seq + 1, tr_comm_name(R->t, ev->comm));
@@ -779,7 +778,7 @@ static int same_coll(const struct inst *x, const struct tr_event *ev, int rank)
  * member to arrive (it plays the transfer, then release_others), 0 for a
  * member the last one released, -1 when the run failed meanwhile.
  */
-static int rendezvous(struct stream_st *s, struct inst *x, double arrive, long pred)
+static int rendezvous(struct run *R, struct stream_st *s, struct inst *x, double arrive, long pred)
 {
 	x->in[member_index(x, s->rk->rank)] = 1;
 	if (++x->arrived < x->n) {
@@ -801,24 +800,25 @@ static void release_others(struct inst *x)
 
 /* Records a finished transfer: it started when the last member arrived
    (that member's predecessor enabled it) and ends now. */
-static void end_transfer(struct stream_st *s, const struct qev *q, struct inst *x, struct rp_span *sp, long pred)
+static void end_transfer(struct run *R, struct stream_st *s, const struct qev *q, struct inst *x, struct rp_span *sp,
+                         long pred)
 {
 	sp->t0 = x->t_all;
 	sp->t1 = simgrid_get_clock();
 	sp->pred = x->t_all > sp->arrive ? x->pred : pred;
-	s->last_span = add_span(sp);
+	s->last_span = add_span(R, sp);
 	R->r->events++;
 	label_done(s, q, s->last_span);
 	if (++x->left == x->n)
-		inst_drop(x);
+		inst_drop(R, x);
 }
 
-static void exec_coll(struct stream_st *s, struct qev *q, long pred)
+static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pred)
 {
 	struct rank_st *rk = s->rk;
 	struct tr_event *ev = &q->ev;
-	if (alone_call(rk, ev)) {
-		exec_ops(s, q, pred);
+	if (alone_call(R, rk, ev)) {
+		exec_ops(R, s, q, pred);
 		return;
 	}
 	int stack_members[64], *members = stack_members, gid = 0;
@@ -826,14 +826,14 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 	if (n > 64) {
 		members = malloc((size_t)n * sizeof *members);
 		if (!members) {
-			fail(SIM_EXIT_INTERNAL, "out of memory");
+			fail(R, SIM_EXIT_INTERNAL, "out of memory");
 			return;
 		}
 		tr_comm_group(R->t, ev->comm, rk->rank, members, n, &gid);
 	}
 	double arrive = simgrid_get_clock();
 	struct rp_span sp;
-	base_span(&sp, s, q);
+	base_span(R, &sp, s, q);
 	sp.arrive = arrive;
 	int seq = rk->coll_seq[ev->comm]++;
 	/* folded members arrive with their representative: only replayed
@@ -845,7 +845,7 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 		if (!reps) {
 			if (members != stack_members)
 				free(members);
-			fail(SIM_EXIT_INTERNAL, "out of memory");
+			fail(R, SIM_EXIT_INTERNAL, "out of memory");
 			return;
 		}
 		nrep = 0;
@@ -853,7 +853,7 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 			if (R->is_rep[members[i]])
 				reps[nrep++] = members[i];
 	}
-	struct inst *x = n > 1 ? inst_get(TK_COLL, ev->comm, gid, 0, seq, nrep, reps) : NULL;
+	struct inst *x = n > 1 ? inst_get(R, TK_COLL, ev->comm, gid, 0, seq, nrep, reps) : NULL;
 	if (x && nrep < n && !x->full && (x->full = malloc((size_t)n * sizeof *x->full))) {
 		memcpy(x->full, members, (size_t)n * sizeof *members);
 		x->nfull = n;
@@ -863,17 +863,17 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 	if (members != stack_members)
 		free(members);
 	if (x && nrep < n && !x->full) {
-		fail(SIM_EXIT_INTERNAL, "out of memory");
+		fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return;
 	}
 	if (n > 1 && !x) {
-		fail(SIM_EXIT_INTERNAL, "out of memory");
+		fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return;
 	}
 	if (!x) { /* a group of one: nothing to move */
 		sp.t0 = sp.t1 = arrive;
 		sp.pred = pred;
-		s->last_span = add_span(&sp);
+		s->last_span = add_span(R, &sp);
 		R->r->events++;
 		label_done(s, q, s->last_span);
 		return;
@@ -881,14 +881,14 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 	if (x->arrived == 0) {
 		x->ev = *ev;
 		x->first_rank = rk->rank;
-	} else if (!same_coll(x, ev, rk->rank)) {
+	} else if (!same_coll(R, x, ev, rk->rank)) {
 		return;
 	}
-	int last = rendezvous(s, x, arrive, pred);
+	int last = rendezvous(R, s, x, arrive, pred);
 	if (last < 0)
 		return;
 	if (last) {
-		x->plan = x->full ? plan_get(ev, gid, x->full, x->nfull) : plan_get(ev, gid, x->members, x->n);
+		x->plan = x->full ? plan_get(R, ev, gid, x->full, x->nfull) : plan_get(R, ev, gid, x->members, x->n);
 		if (!x->plan)
 			return;
 		struct cplan *cp = x->plan;
@@ -904,7 +904,7 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 				sg_actor_sleep_for(cp->p.lat_s);
 				R->r->sg_activities++;
 			}
-			run_phases(cp);
+			run_phases(R, cp);
 			if (alone && !R->err_code) {
 				cp->alone_s = simgrid_get_clock() - t0;
 				cp->alone_known = 1;
@@ -916,7 +916,7 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 	sp.bytes = x->plan->p.bus_bytes;
 	sp.algo = (signed char)x->plan->p.algo;
 	sp.proto = (signed char)x->plan->p.proto;
-	end_transfer(s, q, x, &sp, pred);
+	end_transfer(R, s, q, x, &sp, pred);
 }
 
 static int p2p_seq(struct rank_st *rk, int peer, long tag, int dir)
@@ -936,7 +936,7 @@ static int p2p_seq(struct rank_st *rk, int peer, long tag, int dir)
 	return 0;
 }
 
-static void exec_p2p(struct stream_st *s, struct qev *q, long pred)
+static void exec_p2p(struct run *R, struct stream_st *s, struct qev *q, long pred)
 {
 	struct rank_st *rk = s->rk;
 	struct tr_event *ev = &q->ev;
@@ -944,27 +944,27 @@ static void exec_p2p(struct stream_st *s, struct qev *q, long pred)
 	int src = send ? rk->rank : ev->peer, dst = send ? ev->peer : rk->rank;
 	int seq = p2p_seq(rk, ev->peer, ev->tag, send);
 	int pair[2] = {src < dst ? src : dst, src < dst ? dst : src};
-	struct inst *x = seq < 0 ? NULL : inst_get(TK_SEND, src, dst, (int)ev->tag, seq, 2, pair);
+	struct inst *x = seq < 0 ? NULL : inst_get(R, TK_SEND, src, dst, (int)ev->tag, seq, 2, pair);
 	if (!x) {
-		fail(SIM_EXIT_INTERNAL, "out of memory");
+		fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return;
 	}
 	double arrive = simgrid_get_clock();
 	struct rp_span sp;
-	base_span(&sp, s, q);
+	base_span(R, &sp, s, q);
 	sp.arrive = arrive;
 	if (x->arrived == 0) {
 		x->ev = *ev;
 		x->first_rank = rk->rank;
 	} else if (x->ev.bytes != ev->bytes) {
-		fail(SIM_EXIT_TRACE,
+		fail(R, SIM_EXIT_TRACE,
 		     "%s:%d: rank %d %s %g bytes (tag %ld) but rank %d %s %g bytes (line %d): a send and its recv must "
 		     "have the same size",
 		     tr_path(R->t), ev->line, rk->rank, send ? "sends" : "receives", ev->bytes, ev->tag, x->first_rank,
 		     send ? "receives" : "sends", x->ev.bytes, x->ev.line);
 		return;
 	}
-	int last = rendezvous(s, x, arrive, pred);
+	int last = rendezvous(R, s, x, arrive, pred);
 	if (last < 0)
 		return;
 	if (last) {
@@ -976,30 +976,30 @@ static void exec_p2p(struct stream_st *s, struct qev *q, long pred)
 		release_others(x);
 	}
 	sp.bytes = ev->bytes;
-	end_transfer(s, q, x, &sp, pred);
+	end_transfer(R, s, q, x, &sp, pred);
 }
 
 /* ---- actors ---- */
 
 /* Runs one queued event on stream s: waits for its stream predecessor and
    its after= edges, then executes it. */
-static void stream_exec(struct stream_st *s, struct qev *q)
+static void stream_exec(struct run *R, struct stream_st *s, struct qev *q)
 {
 	s->cur = q;
 	long pred = s->last_span;
-	double ready = span_end(pred);
+	double ready = span_end(R, pred);
 	if (q->issued > ready) {
 		ready = q->issued;
 		pred = -1;
 	}
-	wait_labels(s, q, &pred, &ready);
+	wait_labels(R, s, q, &pred, &ready);
 	if (!R->err_code)
 		switch (q->ev.kind) {
-		case TK_OP: exec_ops(s, q, pred); break;
-		case TK_COLL: exec_coll(s, q, pred); break;
+		case TK_OP: exec_ops(R, s, q, pred); break;
+		case TK_COLL: exec_coll(R, s, q, pred); break;
 		case TK_SEND:
-		case TK_RECV: exec_p2p(s, q, pred); break;
-		case TK_DELAY: exec_delay(s, q, pred); break;
+		case TK_RECV: exec_p2p(R, s, q, pred); break;
+		case TK_DELAY: exec_delay(R, s, q, pred); break;
 		default: break;
 		}
 	s->cur = NULL;
@@ -1010,6 +1010,7 @@ static void stream_main(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	struct stream_st *s = sg_actor_self_get_data();
+	struct run *R = s->rk->run;
 	s->waiting_label = -1;
 	for (;;) {
 		while (s->n == 0) {
@@ -1021,7 +1022,7 @@ static void stream_main(int argc, char **argv)
 		s->n--;
 		if (q->ev.kind == END_KIND || R->err_code)
 			break;
-		stream_exec(s, q);
+		stream_exec(R, s, q);
 		free_slots(s, 1);
 		if (R->err_code)
 			break;
@@ -1029,7 +1030,7 @@ static void stream_main(int argc, char **argv)
 	s->done = 1;
 }
 
-static struct stream_st *stream_get(struct rank_st *rk, int idx)
+static struct stream_st *stream_get(struct run *R, struct rank_st *rk, int idx)
 {
 	if (rk->streams[idx])
 		return rk->streams[idx];
@@ -1037,7 +1038,7 @@ static struct stream_st *stream_get(struct rank_st *rk, int idx)
 	int cap = R->inline_streams ? 4 : QDEPTH; /* an inline queue grows as ops merge */
 	if (!s || !(s->q = calloc((size_t)cap, sizeof *s->q))) {
 		free(s);
-		fail(SIM_EXIT_INTERNAL, "out of memory");
+		fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return NULL;
 	}
 	s->rk = rk;
@@ -1060,22 +1061,22 @@ static struct stream_st *stream_get(struct rank_st *rk, int idx)
 
 /* Runs what a rank's inline stream has queued (no semaphores: the rank's
    actor fills the queue and empties it). */
-static void run_queue(struct stream_st *s)
+static void run_queue(struct run *R, struct stream_st *s)
 {
 	while (s->n > 0 && !R->err_code) {
 		struct qev *q = &s->q[s->head];
 		s->head = (s->head + 1) % s->cap;
 		s->n--;
-		stream_exec(s, q);
+		stream_exec(R, s, q);
 	}
 	s->head = 0;
 }
 
-static int grow_queue(struct stream_st *s)
+static int grow_queue(struct run *R, struct stream_st *s)
 {
 	struct qev *q = realloc(s->q, 2 * (size_t)s->cap * sizeof *q);
 	if (!q) {
-		fail(SIM_EXIT_INTERNAL, "out of memory");
+		fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return -1;
 	}
 	s->q = q;
@@ -1109,7 +1110,7 @@ static int by_size_desc(const void *a, const void *b)
 
 /* A `memory` statement: sets the categories it names; records the rank's
    peak; fails the run when the rank no longer fits its device. */
-static int set_memory(struct rank_st *rk, const struct tr_event *ev)
+static int set_memory(struct run *R, struct rank_st *rk, const struct tr_event *ev)
 {
 	double total = 0;
 	for (int c = 0; c < MEM_COUNT; c++) {
@@ -1140,8 +1141,9 @@ static int set_memory(struct rank_st *rk, const struct tr_event *ev)
 		if (k > 0)
 			used += (size_t)k;
 	}
-	fail(SIM_EXIT_NOFIT, "%s:%d: rank %d does not fit: it needs %.1f GiB of device memory but %s has %.1f GiB (%s)",
-	     tr_path(R->t), ev->line, rk->rank, total / 1073741824.0, R->chip->path, cap / 1073741824.0, list);
+	fail(R, SIM_EXIT_NOFIT,
+	     "%s:%d: rank %d does not fit: it needs %.1f GiB of device memory but %s has %.1f GiB (%s)", tr_path(R->t),
+	     ev->line, rk->rank, total / 1073741824.0, R->chip->path, cap / 1073741824.0, list);
 	return -1;
 }
 
@@ -1150,13 +1152,14 @@ static void host_main(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	struct rank_st *rk = sg_actor_self_get_data();
+	struct run *R = rk->run;
 	char why[TR_MSG_MAX];
 	struct qev q;
 	for (;;) {
 		memset(&q, 0, sizeof q);
 		int rc = tr_next(rk->cur, &q.ev, why, sizeof why);
 		if (rc < 0) {
-			fail(SIM_EXIT_TRACE, "%s", why);
+			fail(R, SIM_EXIT_TRACE, "%s", why);
 			break;
 		}
 		if (rc == 0 || R->err_code)
@@ -1166,7 +1169,7 @@ static void host_main(int argc, char **argv)
 			continue;
 		}
 		if (q.ev.kind == TK_MEM) {
-			if (set_memory(rk, &q.ev))
+			if (set_memory(R, rk, &q.ev))
 				break;
 			continue;
 		}
@@ -1175,8 +1178,9 @@ static void host_main(int argc, char **argv)
 		for (int i = 0; i < q.ev.nafter; i++) {
 			q.need[i] = rk->issued[q.ev.after[i]];
 			if (q.need[i] == 0) {
-				fail(SIM_EXIT_TRACE, "%s:%d: rank %d: after=%s waits for an op this rank never issued",
-				     tr_path(R->t), q.ev.line, rk->rank, tr_label_name(R->t, q.ev.after[i]));
+				fail(R, SIM_EXIT_TRACE,
+				     "%s:%d: rank %d: after=%s waits for an op this rank never issued", tr_path(R->t),
+				     q.ev.line, rk->rank, tr_label_name(R->t, q.ev.after[i]));
 				break;
 			}
 		}
@@ -1184,7 +1188,7 @@ static void host_main(int argc, char **argv)
 			break;
 		if (q.ev.label >= 0)
 			q.inst = ++rk->issued[q.ev.label];
-		struct stream_st *s = stream_get(rk, q.ev.stream);
+		struct stream_st *s = stream_get(R, rk, q.ev.stream);
 		if (!s)
 			break;
 		if (!R->inline_streams) {
@@ -1193,16 +1197,16 @@ static void host_main(int argc, char **argv)
 		}
 		/* One stream: queue device ops that can merge into one sleep and run
 		   the queue when anything else comes (or it is full). */
-		if (s->n == s->cap && grow_queue(s))
+		if (s->n == s->cap && grow_queue(R, s))
 			break;
 		s->q[s->n++] = q; /* run_queue leaves it empty with head 0 */
-		if (q.ev.label >= 0 || q.ev.nafter > 0 || s->n == QDEPTH || !merges(s, &q))
-			run_queue(s);
+		if (q.ev.label >= 0 || q.ev.nafter > 0 || s->n == QDEPTH || !merges(R, s, &q))
+			run_queue(R, s);
 	}
 	if (R->inline_streams) {
 		for (int i = 0; i < tr_nstreams(R->t); i++)
 			if (rk->streams[i]) {
-				run_queue(rk->streams[i]);
+				run_queue(R, rk->streams[i]);
 				rk->streams[i]->done = !R->err_code;
 			}
 		rk->host_done = 1;
@@ -1221,6 +1225,10 @@ static void host_main(int argc, char **argv)
 
 static int engine_init(const char *xml_path)
 {
+	/* SimGrid runs one engine per process, and its C API cannot tell whether
+	   simgrid_init() already ran (a second call aborts): this flag is the
+	   only file-static mutable state of sim/cluster/ (a replay's own state
+	   is its struct run). */
 	static int inited;
 	int argc = 1;
 	char arg0[] = "sim", *argv[] = {arg0, NULL};
@@ -1249,7 +1257,7 @@ static int engine_init(const char *xml_path)
 	return 0;
 }
 
-static void describe_wait(const struct stream_st *s, char *buf, size_t len)
+static void describe_wait(struct run *R, const struct stream_st *s, char *buf, size_t len)
 {
 	const struct qev *q = s->cur;
 	char text[OP_TEXT_MAX + 128] = "";
@@ -1279,7 +1287,7 @@ static void describe_wait(const struct stream_st *s, char *buf, size_t len)
 	}
 }
 
-static void report_deadlock(void)
+static void report_deadlock(struct run *R)
 {
 	char lines[TR_MSG_MAX * 2] = "";
 	int blocked = 0, first_line = 0;
@@ -1290,7 +1298,7 @@ static void report_deadlock(void)
 			if (!s || s->done)
 				continue;
 			char one[TR_MSG_MAX];
-			describe_wait(s, one, sizeof one);
+			describe_wait(R, s, one, sizeof one);
 			if (!blocked++)
 				first_line = s->cur ? s->cur->ev.line : 0;
 			if (blocked <= 8 && used < sizeof lines - 2) {
@@ -1301,11 +1309,11 @@ static void report_deadlock(void)
 		}
 	if (!blocked)
 		return;
-	fail(SIM_EXIT_TRACE, "%s:%d: deadlock: %d stream%s of %d ranks cannot go on%s%s", tr_path(R->t), first_line,
+	fail(R, SIM_EXIT_TRACE, "%s:%d: deadlock: %d stream%s of %d ranks cannot go on%s%s", tr_path(R->t), first_line,
 	     blocked, blocked == 1 ? "" : "s", R->nranks, lines, blocked > 8 ? "; ..." : "");
 }
 
-static int dominant_dtype(void)
+static int dominant_dtype(struct run *R)
 {
 	int best = -1;
 	for (int d = 0; d < DT_COUNT; d++)
@@ -1322,7 +1330,7 @@ static int dominant_dtype(void)
  * disjoint links, so one representative (coordinate 0 in each folded dim)
  * replays for all of them. Jitter draws per rank, so it turns folding off.
  */
-static int fold_ranks(const struct trace *t, const struct rp_options *o)
+static int fold_ranks(struct run *R, const struct trace *t, const struct rp_options *o)
 {
 	struct rp_result *r = R->r;
 	const struct topo *tp = &R->topo;
@@ -1363,7 +1371,7 @@ static int fold_ranks(const struct trace *t, const struct rp_options *o)
 /* Where the groups of communicator comm move data: REACH_IN when a group
    has two members in one node, REACH_OUT when one has members in two. */
 enum { REACH_IN = 1, REACH_OUT = 2 };
-static int comm_reach(const struct trace *t, int comm, char *seen, int **buf, int *cap)
+static int comm_reach(struct run *R, const struct trace *t, int comm, char *seen, int **buf, int *cap)
 {
 	int reach = 0, dpn = R->topo.dpn;
 	memset(seen, 0, (size_t)R->nranks);
@@ -1408,7 +1416,7 @@ static int dim_comm(const struct trace *t, int d)
  * other member folded, part of a batch of device ops. --no-memo turns this
  * off.
  */
-static int exclusive_comms(const struct trace *t, const struct rp_options *o)
+static int exclusive_comms(struct run *R, const struct trace *t, const struct rp_options *o)
 {
 	const struct topo *tp = &R->topo;
 	int nc = tr_ncomms(t), p2p = tr_p2p_dims(t), users[4] = {0}, *buf = NULL, cap = 0, rc = 0;
@@ -1424,11 +1432,11 @@ static int exclusive_comms(const struct trace *t, const struct rp_options *o)
 	int peers = 0; /* where send/recv can go */
 	for (int d = 0; d < DIM_COUNT && rc >= 0; d++) {
 		int c = p2p & (1 << d) ? dim_comm(t, d) : -1;
-		if (c >= 0 && (rc = comm_reach(t, c, seen, &buf, &cap)) > 0)
+		if (c >= 0 && (rc = comm_reach(R, t, c, seen, &buf, &cap)) > 0)
 			peers |= rc;
 	}
 	for (int c = 0; c < nc && rc >= 0; c++)
-		if (tr_comm_stream(t, c) != -1 && (rc = reach[c] = comm_reach(t, c, seen, &buf, &cap)) > 0)
+		if (tr_comm_stream(t, c) != -1 && (rc = reach[c] = comm_reach(R, t, c, seen, &buf, &cap)) > 0)
 			for (int k = REACH_IN; k <= REACH_OUT; k++)
 				users[k] += (rc & k) != 0;
 	if (rc < 0)
@@ -1449,124 +1457,12 @@ out:
 	return rc;
 }
 
-int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r, char *why,
-           size_t whylen)
+/* Frees what a replay holds (a run stopped at any point of its setup too). */
+static void run_free(struct run *R)
 {
-	static struct run run;
-	memset(r, 0, sizeof *r);
-	memset(&run, 0, sizeof run);
-	R = &run;
-	run.chip = c;
-	run.t = t;
-	run.o = o;
-	run.r = r;
-	run.nranks = tr_ranks(t);
-	r->ranks = run.nranks;
-	r->dtype = -1;
-	clock_gettime(CLOCK_MONOTONIC, &run.wall0);
-	run.next_progress = 2.0;
-	run.algo_of = malloc(((size_t)tr_nalgos(t) + 1) * sizeof *run.algo_of);
-	if (!run.algo_of) {
-		snprintf(why, whylen, "sim run: out of memory");
-		return SIM_EXIT_INTERNAL;
-	}
-	if (coll_algo_resolve(t, run.algo_of, why, whylen)) {
-		free(run.algo_of);
-		return SIM_EXIT_TRACE;
-	}
-	if (platform_topo(c, run.nranks, &run.topo, why, whylen)) {
-		char tmp[TR_MSG_MAX];
-		snprintf(tmp, sizeof tmp, "%s", why);
-		snprintf(why, whylen, "%s: %s", tr_path(t), tmp);
-		return SIM_EXIT_TRACE;
-	}
-	r->topo = run.topo;
-	char path[] = "/tmp/sim-platform-XXXXXX.xml";
-	/* made and tracked with the signals held: a SIGINT/SIGTERM removes it */
-	sigset_t hold, old;
-	sigemptyset(&hold);
-	sigaddset(&hold, SIGINT);
-	sigaddset(&hold, SIGTERM);
-	sigprocmask(SIG_BLOCK, &hold, &old);
-	int fd = mkstemps(path, 4);
-	int slot = fd >= 0 ? out_track(path) : -1;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f || platform_write_xml(&run.topo, f) || fclose(f)) {
-		if (fd >= 0)
-			unlink(path);
-		out_untrack(slot);
-		snprintf(why, whylen, "sim run: cannot write the platform file %s", path);
-		return SIM_EXIT_CANTCREAT;
-	}
-	int bad = engine_init(path);
-	unlink(path);
-	out_untrack(slot);
-	if (bad) {
-		snprintf(why, whylen, "sim run: one replay per process");
-		return SIM_EXIT_INTERNAL;
-	}
-	run.hosts = calloc((size_t)run.nranks, sizeof *run.hosts);
-	run.ranks = calloc((size_t)run.nranks, sizeof *run.ranks);
-	run.tmp_idx = malloc((size_t)run.nranks * sizeof *run.tmp_idx);
-	if (!run.hosts || !run.ranks || !run.tmp_idx) {
-		snprintf(why, whylen, "sim run: out of memory for %d ranks", run.nranks);
-		return SIM_EXIT_INTERNAL;
-	}
-	for (int i = 0; i < run.nranks; i++) {
-		char name[32];
-		snprintf(name, sizeof name, "dev%d", i);
-		run.hosts[i] = sg_host_by_name(name);
-		run.tmp_idx[i] = -1;
-	}
-	int nl = tr_nlabels(t) + 1, nc = tr_ncomms(t) + 1, ns = tr_nstreams(t) + 1;
-	run.inline_streams = tr_nstreams(t) <= 1;
-	r->mem = calloc((size_t)run.nranks, sizeof *r->mem);
-	if (!r->mem || fold_ranks(t, o) || exclusive_comms(t, o)) {
-		snprintf(why, whylen, "sim run: out of memory for %d ranks", run.nranks);
-		return SIM_EXIT_INTERNAL;
-	}
-	for (int i = 0; i < run.nranks; i++) {
-		struct rank_st *rk = &run.ranks[i];
-		rk->rank = i;
-		if (run.is_rep && !run.is_rep[i])
-			continue;
-		rk->cur = tr_cursor_new(t, i);
-		rk->streams = calloc((size_t)ns, sizeof *rk->streams);
-		rk->issued = calloc((size_t)nl, sizeof *rk->issued);
-		rk->done = calloc((size_t)nl, sizeof *rk->done);
-		rk->lbl_span = malloc((size_t)nl * sizeof *rk->lbl_span);
-		rk->coll_seq = calloc((size_t)nc, sizeof *rk->coll_seq);
-		if (!rk->cur || !rk->streams || !rk->issued || !rk->done || !rk->lbl_span || !rk->coll_seq) {
-			snprintf(why, whylen, "sim run: out of memory for %d ranks", run.nranks);
-			return SIM_EXIT_INTERNAL;
-		}
-		for (int l = 0; l < nl; l++)
-			rk->lbl_span[l] = -1;
-		rk->mark = -1;
-		rk->mu = sg_mutex_init();
-		rk->cv = sg_cond_init();
-		if (o->jitter > 0) {
-			rk->rng = gsl_rng_alloc(gsl_rng_mt19937);
-			gsl_rng_set(rk->rng, o->seed * 1000003ul + (unsigned long)i);
-		}
-		char name[32];
-		snprintf(name, sizeof name, "h%d", i);
-		sg_actor_t a = sg_actor_init(name, run.hosts[i]);
-		sg_actor_set_data(a, rk);
-		sg_actor_start(a, host_main, 0, NULL);
-	}
-	simgrid_run();
-	r->time_s = simgrid_get_clock();
-	if (!run.err_code)
-		report_deadlock();
-	r->wall_s = wall_now();
-	r->dtype = dominant_dtype();
-	if (r->rep_of)
-		for (int i = 0; i < run.nranks; i++)
-			r->mem[i] = r->mem[r->rep_of[i]];
-	for (int i = 0; i < run.nranks; i++) {
-		struct rank_st *rk = &run.ranks[i];
+	int ns = tr_nstreams(R->t) + 1;
+	for (int i = 0; R->ranks && i < R->nranks; i++) {
+		struct rank_st *rk = &R->ranks[i];
 		if (!rk->streams)
 			continue; /* folded into its representative */
 		tr_cursor_free(rk->cur);
@@ -1586,15 +1482,17 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 				free(rk->streams[s]->q);
 				free(rk->streams[s]);
 			}
-		sg_mutex_destroy(rk->mu);
-		sg_cond_destroy(rk->cv);
+		if (rk->mu)
+			sg_mutex_destroy(rk->mu);
+		if (rk->cv)
+			sg_cond_destroy(rk->cv);
 		free(rk->streams);
 	}
 	for (int h = 0; h < NBUCKETS; h++) /* rendezvous a deadlock left open */
-		while (run.tab[h])
-			inst_drop(run.tab[h]);
+		while (R->tab[h])
+			inst_drop(R, R->tab[h]);
 	for (int h = 0; h < NBUCKETS; h++)
-		for (struct cplan *p = run.plans[h], *nx; p; p = nx) {
+		for (struct cplan *p = R->plans[h], *nx; p; p = nx) {
 			nx = p->next;
 			for (int ph = 0; ph < COLL_MAX_PHASES; ph++) {
 				free(p->hosts[ph]);
@@ -1604,19 +1502,155 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 			coll_plan_free(&p->p);
 			free(p);
 		}
-	free(run.ranks);
-	free(run.hosts);
-	free(run.tmp_idx);
-	free(run.is_rep);
-	free(run.excl_comm);
-	free(run.algo_of);
-	free(run.txt_hash);
-	free(run.line_text);
-	free(run.line_dm);
-	if (run.err_code) {
-		snprintf(why, whylen, "%s", run.err);
-		return run.err_code;
+	free(R->ranks);
+	free(R->hosts);
+	free(R->tmp_idx);
+	free(R->is_rep);
+	free(R->excl_comm);
+	free(R->algo_of);
+	free(R->txt_hash);
+	free(R->line_text);
+	free(R->line_dm);
+	free(R);
+}
+
+/* Writes the platform, starts the engine and one host actor per replayed
+   rank, and runs. Returns 0 when the engine ran (R->err_code says how it
+   went), or the exit code of a setup that failed, with why. */
+static int replay(struct run *R, char *why, size_t whylen)
+{
+	const struct arch_chip *c = R->chip;
+	const struct trace *t = R->t;
+	const struct rp_options *o = R->o;
+	struct rp_result *r = R->r;
+	R->algo_of = malloc(((size_t)tr_nalgos(t) + 1) * sizeof *R->algo_of);
+	if (!R->algo_of) {
+		snprintf(why, whylen, "sim run: out of memory");
+		return SIM_EXIT_INTERNAL;
 	}
+	if (coll_algo_resolve(t, R->algo_of, why, whylen))
+		return SIM_EXIT_TRACE;
+	if (platform_topo(c, R->nranks, &R->topo, why, whylen)) {
+		char tmp[TR_MSG_MAX];
+		snprintf(tmp, sizeof tmp, "%s", why);
+		snprintf(why, whylen, "%s: %s", tr_path(t), tmp);
+		return SIM_EXIT_TRACE;
+	}
+	r->topo = R->topo;
+	char path[] = "/tmp/sim-platform-XXXXXX.xml";
+	/* made and tracked with the signals held: a SIGINT/SIGTERM removes it */
+	sigset_t hold, old;
+	sigemptyset(&hold);
+	sigaddset(&hold, SIGINT);
+	sigaddset(&hold, SIGTERM);
+	sigprocmask(SIG_BLOCK, &hold, &old);
+	int fd = mkstemps(path, 4);
+	int slot = fd >= 0 ? out_track(path) : -1;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f || platform_write_xml(&R->topo, f) || fclose(f)) {
+		if (fd >= 0)
+			unlink(path);
+		out_untrack(slot);
+		snprintf(why, whylen, "sim run: cannot write the platform file %s", path);
+		return SIM_EXIT_CANTCREAT;
+	}
+	int bad = engine_init(path);
+	unlink(path);
+	out_untrack(slot);
+	if (bad) {
+		snprintf(why, whylen, "sim run: one replay per process");
+		return SIM_EXIT_INTERNAL;
+	}
+	R->hosts = calloc((size_t)R->nranks, sizeof *R->hosts);
+	R->ranks = calloc((size_t)R->nranks, sizeof *R->ranks);
+	R->tmp_idx = malloc((size_t)R->nranks * sizeof *R->tmp_idx);
+	if (!R->hosts || !R->ranks || !R->tmp_idx) {
+		snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);
+		return SIM_EXIT_INTERNAL;
+	}
+	for (int i = 0; i < R->nranks; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "dev%d", i);
+		R->hosts[i] = sg_host_by_name(name);
+		R->tmp_idx[i] = -1;
+	}
+	int nl = tr_nlabels(t) + 1, nc = tr_ncomms(t) + 1, ns = tr_nstreams(t) + 1;
+	R->inline_streams = tr_nstreams(t) <= 1;
+	r->mem = calloc((size_t)R->nranks, sizeof *r->mem);
+	if (!r->mem || fold_ranks(R, t, o) || exclusive_comms(R, t, o)) {
+		snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);
+		return SIM_EXIT_INTERNAL;
+	}
+	for (int i = 0; i < R->nranks; i++) {
+		struct rank_st *rk = &R->ranks[i];
+		rk->run = R;
+		rk->rank = i;
+		if (R->is_rep && !R->is_rep[i])
+			continue;
+		rk->cur = tr_cursor_new(t, i);
+		rk->streams = calloc((size_t)ns, sizeof *rk->streams);
+		rk->issued = calloc((size_t)nl, sizeof *rk->issued);
+		rk->done = calloc((size_t)nl, sizeof *rk->done);
+		rk->lbl_span = malloc((size_t)nl * sizeof *rk->lbl_span);
+		rk->coll_seq = calloc((size_t)nc, sizeof *rk->coll_seq);
+		if (!rk->cur || !rk->streams || !rk->issued || !rk->done || !rk->lbl_span || !rk->coll_seq) {
+			snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);
+			return SIM_EXIT_INTERNAL;
+		}
+		for (int l = 0; l < nl; l++)
+			rk->lbl_span[l] = -1;
+		rk->mark = -1;
+		rk->mu = sg_mutex_init();
+		rk->cv = sg_cond_init();
+		if (o->jitter > 0) {
+			rk->rng = gsl_rng_alloc(gsl_rng_mt19937);
+			gsl_rng_set(rk->rng, o->seed * 1000003ul + (unsigned long)i);
+		}
+		char name[32];
+		snprintf(name, sizeof name, "h%d", i);
+		sg_actor_t a = sg_actor_init(name, R->hosts[i]);
+		sg_actor_set_data(a, rk);
+		sg_actor_start(a, host_main, 0, NULL);
+	}
+	simgrid_run();
+	r->time_s = simgrid_get_clock();
+	if (!R->err_code)
+		report_deadlock(R);
+	r->wall_s = wall_now(R);
+	r->dtype = dominant_dtype(R);
+	if (r->rep_of)
+		for (int i = 0; i < R->nranks; i++)
+			r->mem[i] = r->mem[r->rep_of[i]];
+	return 0;
+}
+
+int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r, char *why,
+           size_t whylen)
+{
+	memset(r, 0, sizeof *r);
+	struct run *R = calloc(1, sizeof *R);
+	if (!R) {
+		snprintf(why, whylen, "sim run: out of memory");
+		return SIM_EXIT_INTERNAL;
+	}
+	R->chip = c;
+	R->t = t;
+	R->o = o;
+	R->r = r;
+	R->nranks = tr_ranks(t);
+	r->ranks = R->nranks;
+	r->dtype = -1;
+	clock_gettime(CLOCK_MONOTONIC, &R->wall0);
+	R->next_progress = 2.0;
+	int rc = replay(R, why, whylen);
+	if (!rc && R->err_code) {
+		snprintf(why, whylen, "%s", R->err);
+		rc = R->err_code;
+	}
+	run_free(R);
+	if (rc)
+		return rc;
 	/* the step ends with the last op, not with the engine's last event */
 	double end = 0;
 	for (long i = 0; i < r->nspans; i++)
