@@ -91,7 +91,7 @@ int coll_algo_resolve(const struct trace *t, int *map, char *why, size_t whylen)
 
 const char *coll_proto_name(enum coll_proto p)
 {
-	static const char *n[PR_COUNT] = {"LL", "LL128", "Simple"};
+	static const char *const n[PR_COUNT] = {"LL", "LL128", "Simple"};
 	return (unsigned)p < PR_COUNT ? n[p] : "?";
 }
 

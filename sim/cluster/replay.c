@@ -19,9 +19,8 @@
  * members all end at the same time; when simgrid_run() returns every actor
  * has finished, or the run is a deadlock and is reported as such.
  */
-#include "replay.h"
+#include "replay_int.h"
 
-#include "model.h"
 #include "outfile.h"
 #include "platform.h"
 
@@ -45,146 +44,7 @@
 #include <xbt/config.h>
 #include <xbt/log.h>
 
-#define QDEPTH   256
-#define END_KIND TK_COUNT
-#define NBUCKETS 65536
-
-struct qev {
-	struct tr_event ev;
-	int need[TR_MAX_AFTER]; /* instance of each after= label to wait for */
-	int inst;               /* this op's instance of its own label */
-	short mark;
-	double issued;
-};
-
-struct stream_st;
-struct inst;
-
-struct rank_st {
-	struct run *run; /* the replay it belongs to (actors reach it through their data) */
-	int rank;
-	struct tr_cursor *cur;
-	struct stream_st **streams; /* tr_nstreams, created on first use */
-	int *issued, *done;         /* per label: instances issued, completed */
-	long *lbl_span;             /* per label: span of the latest completion */
-	int *coll_seq;              /* per communicator */
-	sg_mutex_t mu;
-	sg_cond_t cv;
-	short mark;
-	int host_done;
-	const char *host_state; /* what the host actor is blocked on */
-	double mem[MEM_COUNT];  /* current `memory` categories */
-	gsl_rng *rng;
-	struct p2pseq *p2p; /* sequence numbers of send/recv per (peer, tag, dir) */
-	int np2p, cap2p;
-};
-
-struct p2pseq {
-	int peer;
-	long tag;
-	int dir;
-	int seq;
-};
-
-struct stream_st {
-	struct rank_st *rk;
-	int idx;
-	struct qev *q;
-	int head, n, cap;
-	int used;                  /* slots holding an op: queued (n) or taken and running */
-	char cons_wait, prod_wait; /* the executor waits on items, the host on slots */
-	sg_sem_t items, slots;
-	long last_span;
-	int done;
-	const struct qev *cur; /* op being executed (for deadlock reports) */
-	struct inst *waiting;  /* rendezvous it waits in */
-	int waiting_label;     /* label it waits for, -1 */
-};
-
-/* A collective or send/recv being assembled. */
-struct inst {
-	struct inst *next;
-	int kind; /* TK_COLL, TK_SEND (p2p) */
-	int a, b, c, seq;
-	int n, arrived, left;
-	int *members; /* the members that meet (replayed ranks) */
-	char *in;
-	int *full, nfull;   /* collectives: the whole group, folded members too */
-	struct tr_event ev; /* as the first arriver issued it */
-	int first_rank;
-	sg_sem_t go;
-	double t_all;
-	long pred; /* span before the last arrival */
-	struct cplan *plan;
-};
-
-/* A planned collective, memoized with its prepared parallel tasks. */
-struct cplan {
-	struct cplan *next;
-	int comm, group, coll, algo;
-	double bytes;
-	struct coll_plan p;
-	int h[COLL_MAX_PHASES];
-	sg_host_t *hosts[COLL_MAX_PHASES];
-	double *flops[COLL_MAX_PHASES], *mat[COLL_MAX_PHASES];
-	/* a phase of more than SPLIT_FLOWS flows: one task per (src, dst) pair,
-	   hosts[2i..2i+1] and mat[4i..4i+3] ({0, bytes, 0, 0}) */
-	int npairs[COLL_MAX_PHASES];
-	/* time of the whole collective (latency and phases) measured on links
-	   that carry nothing else (see exclusive_comms) */
-	int alone_known;
-	double alone_s;
-	int nrep; /* replayed members of the group (1: the others are folded into one) */
-};
-
-/* Above this many flows a phase runs as independent point-to-point tasks
-   instead of one parallel task: SimGrid's solver pays for every link a task
-   spans each time any of its links changes, which grows as flows x links. An
-   idle collective takes the same time either way (each flow's bytes over its
-   bottleneck); under contention independent flows share links max-min fairly
-   instead of advancing in lockstep. */
-#define SPLIT_FLOWS 64
-
-#define LINE_SLOTS 4096
-struct line_dm {
-	int line; /* + 1; 0: empty */
-	struct op op;
-	struct dm_result r;
-};
-
-struct run {
-	const struct arch_chip *chip;
-	const struct trace *t;
-	const struct rp_options *o;
-	struct rp_result *r;
-	struct topo topo;
-	int nranks;
-	int inline_streams; /* one stream per rank: the rank's actor runs its ops itself */
-	char *is_rep;       /* per rank: replayed (1) or folded into its representative (0) */
-	char *excl_comm;    /* per communicator: it owns the links its groups use (exclusive_comms) */
-	int *algo_of;       /* per algo= name of the trace (tr_algo_name): index of the algorithm (coll.h) */
-	struct rank_st *ranks;
-	sg_host_t *hosts;
-	struct inst *tab[NBUCKETS];
-	struct cplan *plans[NBUCKETS];
-	long capspans;
-	/* interned texts */
-	int *txt_hash; /* open addressing, index+1 */
-	int txt_cap;
-	int captexts;
-	int *tmp_idx;   /* rank -> host index scratch, -1 */
-	int *line_text; /* trace line -> text index + 1 (ops whose text depends on the line only) */
-	int nline_text;
-	struct line_dm *line_dm; /* LINE_SLOTS: a line's op and its prediction (see predict) */
-	char err[TR_MSG_MAX * 2];
-	int err_code;
-	double flops_by_dtype[DT_COUNT];
-	struct timespec wall0;
-	double next_progress;
-};
-
-static void fail(struct run *R, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(struct run *R, int code, const char *fmt, ...)
+void rp_fail(struct run *R, int code, const char *fmt, ...)
 {
 	if (R->err_code)
 		return;
@@ -270,7 +130,7 @@ static long add_span(struct run *R, const struct rp_span *s)
 		long cap = R->capspans ? 2 * R->capspans : 4096;
 		struct rp_span *v = realloc(r->spans, (size_t)cap * sizeof *v);
 		if (!v) {
-			fail(R, SIM_EXIT_INTERNAL, "out of memory recording %ld ops", r->nspans);
+			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory recording %ld ops", r->nspans);
 			return -1;
 		}
 		r->spans = v;
@@ -287,19 +147,9 @@ static double span_end(struct run *R, long i)
 
 /* ---- rendezvous ---- */
 
-static uint64_t key_hash(int kind, int a, int b, int c, int seq)
-{
-	uint64_t h = (uint64_t)kind * 0x9E3779B97F4A7C15ull;
-	h ^= (uint64_t)(unsigned)a * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
-	h ^= (uint64_t)(unsigned)b * 0x165667B19E3779F9ull + (h << 6) + (h >> 2);
-	h ^= (uint64_t)(unsigned)c * 0xD6E8FEB86659FD93ull + (h << 6) + (h >> 2);
-	h ^= (uint64_t)(unsigned)seq * 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-	return h;
-}
-
 static struct inst *inst_get(struct run *R, int kind, int a, int b, int c, int seq, int n, const int *members)
 {
-	uint64_t h = key_hash(kind, a, b, c, seq) % NBUCKETS;
+	uint64_t h = rp_key_hash(kind, a, b, c, seq) % NBUCKETS;
 	for (struct inst *x = R->tab[h]; x; x = x->next)
 		if (x->kind == kind && x->a == a && x->b == b && x->c == c && x->seq == seq)
 			return x;
@@ -330,7 +180,7 @@ static struct inst *inst_get(struct run *R, int kind, int a, int b, int c, int s
 
 static void inst_drop(struct run *R, struct inst *x)
 {
-	uint64_t h = key_hash(x->kind, x->a, x->b, x->c, x->seq) % NBUCKETS;
+	uint64_t h = rp_key_hash(x->kind, x->a, x->b, x->c, x->seq) % NBUCKETS;
 	for (struct inst **p = &R->tab[h]; *p; p = &(*p)->next)
 		if (*p == x) {
 			*p = x->next;
@@ -356,172 +206,6 @@ static int member_index(const struct inst *x, int rank)
 			hi = mid - 1;
 	}
 	return -1;
-}
-
-/* ---- collective plans and their parallel tasks ---- */
-
-static int by_pair(const void *a, const void *b)
-{
-	const struct flow *x = a, *y = b;
-	if (x->src != y->src)
-		return x->src < y->src ? -1 : 1;
-	return x->dst < y->dst ? -1 : x->dst > y->dst;
-}
-
-static int prepare_pairs(struct run *R, struct cplan *cp, int ph)
-{
-	int nf = cp->p.nflows[ph], n = 0;
-	struct flow *f = malloc((size_t)nf * sizeof *f);
-	sg_host_t *hosts = malloc(2 * (size_t)nf * sizeof *hosts);
-	double *mat = calloc(4 * (size_t)nf, sizeof *mat), *flops = calloc(2, sizeof *flops);
-	if (!f || !hosts || !mat || !flops) {
-		free(f);
-		free(hosts);
-		free(mat);
-		free(flops);
-		return -1;
-	}
-	memcpy(f, cp->p.flows[ph], (size_t)nf * sizeof *f);
-	qsort(f, (size_t)nf, sizeof *f, by_pair);
-	for (int i = 0; i < nf; i++) {
-		if (f[i].src == f[i].dst || f[i].bytes <= 0)
-			continue;
-		if (n && hosts[2 * n - 2] == R->hosts[f[i].src] && hosts[2 * n - 1] == R->hosts[f[i].dst]) {
-			mat[4 * n - 3] += f[i].bytes;
-			continue;
-		}
-		hosts[2 * n] = R->hosts[f[i].src];
-		hosts[2 * n + 1] = R->hosts[f[i].dst];
-		mat[4 * n + 1] = f[i].bytes;
-		n++;
-	}
-	free(f);
-	cp->npairs[ph] = n;
-	cp->h[ph] = n ? 2 : 0;
-	cp->hosts[ph] = hosts;
-	cp->mat[ph] = mat;
-	cp->flops[ph] = flops;
-	return 0;
-}
-
-static int prepare_phase(struct run *R, struct cplan *cp, int ph)
-{
-	const struct flow *f = cp->p.flows[ph];
-	int nf = cp->p.nflows[ph], h = 0;
-	if (nf > SPLIT_FLOWS)
-		return prepare_pairs(R, cp, ph);
-	sg_host_t *hosts = malloc((size_t)(2 * nf + 1) * sizeof *hosts);
-	int *ranks = malloc((size_t)(2 * nf + 1) * sizeof *ranks);
-	if (!hosts || !ranks)
-		goto oom;
-	for (int i = 0; i < nf; i++) {
-		int e[2] = {f[i].src, f[i].dst};
-		for (int j = 0; j < 2; j++)
-			if (R->tmp_idx[e[j]] < 0) {
-				R->tmp_idx[e[j]] = h;
-				ranks[h] = e[j];
-				hosts[h++] = R->hosts[e[j]];
-			}
-	}
-	double *mat = calloc((size_t)h * (size_t)h, sizeof *mat);
-	double *flops = calloc((size_t)h + 1, sizeof *flops);
-	if (!mat || !flops) {
-		free(mat);
-		free(flops);
-		for (int i = 0; i < h; i++)
-			R->tmp_idx[ranks[i]] = -1;
-		goto oom;
-	}
-	for (int i = 0; i < nf; i++)
-		mat[(size_t)R->tmp_idx[f[i].src] * (size_t)h + (size_t)R->tmp_idx[f[i].dst]] += f[i].bytes;
-	for (int i = 0; i < h; i++)
-		R->tmp_idx[ranks[i]] = -1;
-	free(ranks);
-	cp->h[ph] = h;
-	cp->hosts[ph] = hosts;
-	cp->mat[ph] = mat;
-	cp->flops[ph] = flops;
-	return 0;
-oom:
-	free(hosts);
-	free(ranks);
-	return -1;
-}
-
-static uint64_t plan_hash(const struct tr_event *ev, int group)
-{
-	return key_hash(ev->coll, ev->comm, group, ev->algo, (int)(ev->bytes / 4096)) % NBUCKETS;
-}
-
-static struct cplan *plan_find(struct run *R, const struct tr_event *ev, int group)
-{
-	for (struct cplan *p = R->plans[plan_hash(ev, group)]; p; p = p->next)
-		if (p->comm == ev->comm && p->group == group && p->coll == (int)ev->coll && p->algo == (int)ev->algo &&
-		    p->bytes == ev->bytes)
-			return p;
-	return NULL;
-}
-
-static struct cplan *plan_get(struct run *R, const struct tr_event *ev, int group, const int *members, int n)
-{
-	struct cplan *p = plan_find(R, ev, group);
-	if (p)
-		return p;
-	uint64_t h = plan_hash(ev, group);
-	p = calloc(1, sizeof *p);
-	char why[TR_MSG_MAX];
-	if (!p) {
-		fail(R, SIM_EXIT_INTERNAL, "out of memory planning a collective");
-		return NULL;
-	}
-	int algo = ev->algo == TR_ALGO_AUTO ? COLL_AUTO : R->algo_of[ev->algo];
-	if (coll_plan(&R->topo, ev->coll, algo, ev->bytes, members, n, 1, &p->p, why, sizeof why)) {
-		fail(R, SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), ev->line, why);
-		free(p);
-		return NULL;
-	}
-	for (int ph = 0; ph < p->p.nphases; ph++)
-		if (prepare_phase(R, p, ph)) {
-			fail(R, SIM_EXIT_INTERNAL, "out of memory preparing a collective over %d ranks", n);
-			return NULL;
-		}
-	p->comm = ev->comm;
-	p->group = group;
-	p->coll = ev->coll;
-	p->algo = ev->algo;
-	p->bytes = ev->bytes;
-	p->next = R->plans[h];
-	R->plans[h] = p;
-	return p;
-}
-
-static void run_pairs(struct run *R, struct cplan *cp, int ph)
-{
-	int n = cp->npairs[ph];
-	sg_exec_t *ex = malloc((size_t)n * sizeof *ex);
-	if (!ex) {
-		fail(R, SIM_EXIT_INTERNAL, "out of memory running a collective");
-		return;
-	}
-	for (int i = 0; i < n; i++) {
-		ex[i] = sg_actor_parallel_exec_init(2, cp->hosts[ph] + 2 * i, cp->flops[ph], cp->mat[ph] + 4 * i);
-		sg_exec_start(ex[i]);
-	}
-	for (int i = 0; i < n; i++)
-		sg_exec_wait(ex[i]);
-	free(ex);
-	R->r->sg_activities += n;
-}
-
-static void run_phases(struct run *R, struct cplan *cp)
-{
-	for (int ph = 0; ph < cp->p.nphases; ph++)
-		if (cp->npairs[ph])
-			run_pairs(R, cp, ph);
-		else if (cp->h[ph] > 1) {
-			sg_actor_parallel_execute(cp->h[ph], cp->hosts[ph], cp->flops[ph], cp->mat[ph]);
-			R->r->sg_activities++;
-		}
 }
 
 /* ---- executing one op ---- */
@@ -655,7 +339,7 @@ static const struct cplan *alone_call(struct run *R, const struct rank_st *rk, c
 	int gid;
 	if (!R->excl_comm || !R->excl_comm[ev->comm] || tr_comm_group(R->t, ev->comm, rk->rank, NULL, 0, &gid) < 2)
 		return NULL;
-	const struct cplan *p = plan_find(R, ev, gid);
+	const struct cplan *p = rp_plan_find(R, ev, gid);
 	return p && p->alone_known && p->nrep == 1 ? p : NULL;
 }
 
@@ -708,7 +392,7 @@ static void exec_ops(struct run *R, struct stream_st *s, struct qev *first, long
 		struct dm_result dr;
 		char why[TR_MSG_MAX];
 		if (predict(R, &batch[i]->ev, &dr, why, sizeof why)) {
-			fail(R, SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), batch[i]->ev.line, why);
+			rp_fail(R, SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), batch[i]->ev.line, why);
 			free_slots(s, nb - 1);
 			return;
 		}
@@ -765,7 +449,7 @@ static int same_coll(struct run *R, const struct inst *x, const struct tr_event 
 	char a[256], b[256];
 	tr_event_format(R->t, &x->ev, a, sizeof a);
 	tr_event_format(R->t, ev, b, sizeof b);
-	fail(
+	rp_fail(
 	    R, SIM_EXIT_TRACE,
 	    "%s:%d: rank %d issued '%s' where rank %d issued '%s' (line %d) as call %d on communicator %s: the members "
 	    "of a collective must issue the same one",
@@ -826,7 +510,7 @@ static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pr
 	if (n > 64) {
 		members = malloc((size_t)n * sizeof *members);
 		if (!members) {
-			fail(R, SIM_EXIT_INTERNAL, "out of memory");
+			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 			return;
 		}
 		tr_comm_group(R->t, ev->comm, rk->rank, members, n, &gid);
@@ -845,7 +529,7 @@ static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pr
 		if (!reps) {
 			if (members != stack_members)
 				free(members);
-			fail(R, SIM_EXIT_INTERNAL, "out of memory");
+			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 			return;
 		}
 		nrep = 0;
@@ -863,11 +547,11 @@ static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pr
 	if (members != stack_members)
 		free(members);
 	if (x && nrep < n && !x->full) {
-		fail(R, SIM_EXIT_INTERNAL, "out of memory");
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return;
 	}
 	if (n > 1 && !x) {
-		fail(R, SIM_EXIT_INTERNAL, "out of memory");
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return;
 	}
 	if (!x) { /* a group of one: nothing to move */
@@ -888,7 +572,8 @@ static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pr
 	if (last < 0)
 		return;
 	if (last) {
-		x->plan = x->full ? plan_get(R, ev, gid, x->full, x->nfull) : plan_get(R, ev, gid, x->members, x->n);
+		x->plan =
+		    x->full ? rp_plan_get(R, ev, gid, x->full, x->nfull) : rp_plan_get(R, ev, gid, x->members, x->n);
 		if (!x->plan)
 			return;
 		struct cplan *cp = x->plan;
@@ -904,7 +589,7 @@ static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pr
 				sg_actor_sleep_for(cp->p.lat_s);
 				R->r->sg_activities++;
 			}
-			run_phases(R, cp);
+			rp_plan_run(R, cp);
 			if (alone && !R->err_code) {
 				cp->alone_s = simgrid_get_clock() - t0;
 				cp->alone_known = 1;
@@ -946,7 +631,7 @@ static void exec_p2p(struct run *R, struct stream_st *s, struct qev *q, long pre
 	int pair[2] = {src < dst ? src : dst, src < dst ? dst : src};
 	struct inst *x = seq < 0 ? NULL : inst_get(R, TK_SEND, src, dst, (int)ev->tag, seq, 2, pair);
 	if (!x) {
-		fail(R, SIM_EXIT_INTERNAL, "out of memory");
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return;
 	}
 	double arrive = simgrid_get_clock();
@@ -957,11 +642,12 @@ static void exec_p2p(struct run *R, struct stream_st *s, struct qev *q, long pre
 		x->ev = *ev;
 		x->first_rank = rk->rank;
 	} else if (x->ev.bytes != ev->bytes) {
-		fail(R, SIM_EXIT_TRACE,
-		     "%s:%d: rank %d %s %g bytes (tag %ld) but rank %d %s %g bytes (line %d): a send and its recv must "
-		     "have the same size",
-		     tr_path(R->t), ev->line, rk->rank, send ? "sends" : "receives", ev->bytes, ev->tag, x->first_rank,
-		     send ? "receives" : "sends", x->ev.bytes, x->ev.line);
+		rp_fail(
+		    R, SIM_EXIT_TRACE,
+		    "%s:%d: rank %d %s %g bytes (tag %ld) but rank %d %s %g bytes (line %d): a send and its recv must "
+		    "have the same size",
+		    tr_path(R->t), ev->line, rk->rank, send ? "sends" : "receives", ev->bytes, ev->tag, x->first_rank,
+		    send ? "receives" : "sends", x->ev.bytes, x->ev.line);
 		return;
 	}
 	int last = rendezvous(R, s, x, arrive, pred);
@@ -1038,7 +724,7 @@ static struct stream_st *stream_get(struct run *R, struct rank_st *rk, int idx)
 	int cap = R->inline_streams ? 4 : QDEPTH; /* an inline queue grows as ops merge */
 	if (!s || !(s->q = calloc((size_t)cap, sizeof *s->q))) {
 		free(s);
-		fail(R, SIM_EXIT_INTERNAL, "out of memory");
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return NULL;
 	}
 	s->rk = rk;
@@ -1076,7 +762,7 @@ static int grow_queue(struct run *R, struct stream_st *s)
 {
 	struct qev *q = realloc(s->q, 2 * (size_t)s->cap * sizeof *q);
 	if (!q) {
-		fail(R, SIM_EXIT_INTERNAL, "out of memory");
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return -1;
 	}
 	s->q = q;
@@ -1141,9 +827,9 @@ static int set_memory(struct run *R, struct rank_st *rk, const struct tr_event *
 		if (k > 0)
 			used += (size_t)k;
 	}
-	fail(R, SIM_EXIT_NOFIT,
-	     "%s:%d: rank %d does not fit: it needs %.1f GiB of device memory but %s has %.1f GiB (%s)", tr_path(R->t),
-	     ev->line, rk->rank, total / 1073741824.0, R->chip->path, cap / 1073741824.0, list);
+	rp_fail(R, SIM_EXIT_NOFIT,
+	        "%s:%d: rank %d does not fit: it needs %.1f GiB of device memory but %s has %.1f GiB (%s)",
+	        tr_path(R->t), ev->line, rk->rank, total / 1073741824.0, R->chip->path, cap / 1073741824.0, list);
 	return -1;
 }
 
@@ -1159,7 +845,7 @@ static void host_main(int argc, char **argv)
 		memset(&q, 0, sizeof q);
 		int rc = tr_next(rk->cur, &q.ev, why, sizeof why);
 		if (rc < 0) {
-			fail(R, SIM_EXIT_TRACE, "%s", why);
+			rp_fail(R, SIM_EXIT_TRACE, "%s", why);
 			break;
 		}
 		if (rc == 0 || R->err_code)
@@ -1178,9 +864,9 @@ static void host_main(int argc, char **argv)
 		for (int i = 0; i < q.ev.nafter; i++) {
 			q.need[i] = rk->issued[q.ev.after[i]];
 			if (q.need[i] == 0) {
-				fail(R, SIM_EXIT_TRACE,
-				     "%s:%d: rank %d: after=%s waits for an op this rank never issued", tr_path(R->t),
-				     q.ev.line, rk->rank, tr_label_name(R->t, q.ev.after[i]));
+				rp_fail(R, SIM_EXIT_TRACE,
+				        "%s:%d: rank %d: after=%s waits for an op this rank never issued",
+				        tr_path(R->t), q.ev.line, rk->rank, tr_label_name(R->t, q.ev.after[i]));
 				break;
 			}
 		}
@@ -1309,8 +995,8 @@ static void report_deadlock(struct run *R)
 		}
 	if (!blocked)
 		return;
-	fail(R, SIM_EXIT_TRACE, "%s:%d: deadlock: %d stream%s of %d ranks cannot go on%s%s", tr_path(R->t), first_line,
-	     blocked, blocked == 1 ? "" : "s", R->nranks, lines, blocked > 8 ? "; ..." : "");
+	rp_fail(R, SIM_EXIT_TRACE, "%s:%d: deadlock: %d stream%s of %d ranks cannot go on%s%s", tr_path(R->t),
+	        first_line, blocked, blocked == 1 ? "" : "s", R->nranks, lines, blocked > 8 ? "; ..." : "");
 }
 
 static int dominant_dtype(struct run *R)
@@ -1320,141 +1006,6 @@ static int dominant_dtype(struct run *R)
 		if (R->flops_by_dtype[d] > 0 && (best < 0 || R->flops_by_dtype[d] > R->flops_by_dtype[best]))
 			best = d;
 	return best;
-}
-
-/*
- * Symmetric ranks: when the trace runs the same program along some dims
- * (tr_symmetric_dims) and the platform gives every device its own links
- * (switch, full mesh or PCIe node; fabric not oversubscribed), the ranks
- * that differ only in those dims do the same thing at the same time over
- * disjoint links, so one representative (coordinate 0 in each folded dim)
- * replays for all of them. Jitter draws per rank, so it turns folding off.
- */
-static int fold_ranks(struct run *R, const struct trace *t, const struct rp_options *o)
-{
-	struct rp_result *r = R->r;
-	const struct topo *tp = &R->topo;
-	r->fold = 1;
-	r->nrep = R->nranks;
-	unsigned dims = tr_symmetric_dims(t);
-	if (o->no_fold || o->jitter > 0 || !dims || tp->uplink_bw > 0 ||
-	    !(tp->intra == TI_SWITCH || tp->intra == TI_MESH || tp->intra == TI_PCIE))
-		return 0;
-	long stride[DIM_COUNT] = {0};
-	for (int i = 0; i < R->nranks; i++)
-		for (int d = 0; d < DIM_COUNT; d++) {
-			int k = 0, one = tr_coord(t, i, d) == 1;
-			for (int e = 0; e < DIM_COUNT && one; e++)
-				k += e != d && tr_coord(t, i, e) != 0;
-			if (one && !k)
-				stride[d] = i;
-		}
-	R->is_rep = calloc((size_t)R->nranks, 1);
-	r->rep_of = malloc((size_t)R->nranks * sizeof *r->rep_of);
-	if (!R->is_rep || !r->rep_of)
-		return -1;
-	r->nrep = 0;
-	for (int i = 0; i < R->nranks; i++) {
-		long rep = i;
-		for (int d = 0; d < DIM_COUNT; d++)
-			if (dims & (1u << d))
-				rep -= tr_coord(t, i, d) * stride[d];
-		r->rep_of[i] = (int)rep;
-		R->is_rep[i] = rep == i;
-		r->nrep += rep == i;
-	}
-	r->fold = R->nranks / r->nrep;
-	r->fold_dims = dims;
-	return 0;
-}
-
-/* Where the groups of communicator comm move data: REACH_IN when a group
-   has two members in one node, REACH_OUT when one has members in two. */
-enum { REACH_IN = 1, REACH_OUT = 2 };
-static int comm_reach(struct run *R, const struct trace *t, int comm, char *seen, int **buf, int *cap)
-{
-	int reach = 0, dpn = R->topo.dpn;
-	memset(seen, 0, (size_t)R->nranks);
-	for (int a = 0; a < R->nranks && reach != (REACH_IN | REACH_OUT); a++) {
-		int gid, n = tr_comm_group(t, comm, a, NULL, 0, &gid);
-		if (n < 2 || gid < 0 || gid >= R->nranks || seen[gid])
-			continue;
-		seen[gid] = 1;
-		if (n > *cap) {
-			int *v = realloc(*buf, (size_t)n * sizeof *v);
-			if (!v)
-				return -1;
-			*buf = v;
-			*cap = n;
-		}
-		tr_comm_group(t, comm, a, *buf, n, &gid);
-		for (int i = 1; i < n; i++) /* members in increasing order: a node's are adjacent */
-			reach |= (*buf)[i] / dpn == (*buf)[i - 1] / dpn ? REACH_IN : REACH_OUT;
-	}
-	return reach;
-}
-
-/* The built-in communicator of layout dim d (the ranks that differ only in d). */
-static int dim_comm(const struct trace *t, int d)
-{
-	for (int c = 0; c < tr_ncomms(t); c++)
-		if (!strcmp(tr_comm_name(t, c), tr_dim_name((enum tr_dim)d)))
-			return c;
-	return -1;
-}
-
-/*
- * Communicators whose collectives own the links they use. Links fall in
- * two domains: inside a node (private device links: switch or PCIe ports,
- * full-mesh pairs; traffic between two devices of a node crosses only
- * theirs) and between nodes (each device's NICs and a non-blocking fabric).
- * When one communicator is all that moves data in each domain its groups
- * reach (no other communicator's group, no send/recv peer, reaches it) and
- * its collectives come from one stream (a group's calls never overlap),
- * every call runs alone on its links and takes the same time each time:
- * exec_coll measures it once, and later calls are one sleep, or with every
- * other member folded, part of a batch of device ops. --no-memo turns this
- * off.
- */
-static int exclusive_comms(struct run *R, const struct trace *t, const struct rp_options *o)
-{
-	const struct topo *tp = &R->topo;
-	int nc = tr_ncomms(t), p2p = tr_p2p_dims(t), users[4] = {0}, *buf = NULL, cap = 0, rc = 0;
-	if (o->no_memo || p2p < 0)
-		return 0;
-	int *reach = calloc((size_t)nc, sizeof *reach);
-	char *seen = malloc((size_t)R->nranks);
-	R->excl_comm = calloc((size_t)nc, 1);
-	if (!reach || !seen || !R->excl_comm) {
-		rc = -1;
-		goto out;
-	}
-	int peers = 0; /* where send/recv can go */
-	for (int d = 0; d < DIM_COUNT && rc >= 0; d++) {
-		int c = p2p & (1 << d) ? dim_comm(t, d) : -1;
-		if (c >= 0 && (rc = comm_reach(R, t, c, seen, &buf, &cap)) > 0)
-			peers |= rc;
-	}
-	for (int c = 0; c < nc && rc >= 0; c++)
-		if (tr_comm_stream(t, c) != -1 && (rc = reach[c] = comm_reach(R, t, c, seen, &buf, &cap)) > 0)
-			for (int k = REACH_IN; k <= REACH_OUT; k++)
-				users[k] += (rc & k) != 0;
-	if (rc < 0)
-		goto out;
-	rc = 0;
-	users[REACH_IN] += (peers & REACH_IN) != 0;
-	users[REACH_OUT] += (peers & REACH_OUT) != 0;
-	int in_ok = tp->intra == TI_SWITCH || tp->intra == TI_MESH || tp->intra == TI_PCIE;
-	int out_ok = tp->uplink_bw <= 0;
-	for (int c = 0; c < nc; c++)
-		R->excl_comm[c] = reach[c] && tr_comm_stream(t, c) >= 0 &&
-		                  (!(reach[c] & REACH_IN) || (in_ok && users[REACH_IN] == 1)) &&
-		                  (!(reach[c] & REACH_OUT) || (out_ok && users[REACH_OUT] == 1));
-out:
-	free(reach);
-	free(seen);
-	free(buf);
-	return rc;
 }
 
 /* Frees what a replay holds (a run stopped at any point of its setup too). */
@@ -1491,17 +1042,7 @@ static void run_free(struct run *R)
 	for (int h = 0; h < NBUCKETS; h++) /* rendezvous a deadlock left open */
 		while (R->tab[h])
 			inst_drop(R, R->tab[h]);
-	for (int h = 0; h < NBUCKETS; h++)
-		for (struct cplan *p = R->plans[h], *nx; p; p = nx) {
-			nx = p->next;
-			for (int ph = 0; ph < COLL_MAX_PHASES; ph++) {
-				free(p->hosts[ph]);
-				free(p->mat[ph]);
-				free(p->flops[ph]);
-			}
-			coll_plan_free(&p->p);
-			free(p);
-		}
+	rp_plans_free(R);
 	free(R->ranks);
 	free(R->hosts);
 	free(R->tmp_idx);
@@ -1578,7 +1119,7 @@ static int replay(struct run *R, char *why, size_t whylen)
 	int nl = tr_nlabels(t) + 1, nc = tr_ncomms(t) + 1, ns = tr_nstreams(t) + 1;
 	R->inline_streams = tr_nstreams(t) <= 1;
 	r->mem = calloc((size_t)R->nranks, sizeof *r->mem);
-	if (!r->mem || fold_ranks(R, t, o) || exclusive_comms(R, t, o)) {
+	if (!r->mem || rp_fold_ranks(R, t, o) || rp_exclusive_comms(R, t, o)) {
 		snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);
 		return SIM_EXIT_INTERNAL;
 	}
