@@ -15,15 +15,37 @@
  * alone on a link of bandwidth B takes exactly S/B; the ptask_L07 host
  * model, which shares bandwidth between parallel tasks by max-min.
  *
- * Invariants: every span has t0 <= t1 and arrive <= t0; a collective's
- * members all end at the same time; when simgrid_run() returns every actor
- * has finished, or the run is a deadlock and is reported as such.
+ * The run's state is one struct run (replay_int.h), passed as R; the
+ * collective plans are in replay_plan.c, what may be skipped (folded ranks,
+ * collectives that run alone) in replay_fold.c.
+ *
+ * Invariants (assert()ed: live in the Debug and sanitizer builds):
+ *  1. Every op a host actor queues is executed once and leaves one span: at
+ *     the end of a run, spans = ops executed = ops queued (check_end).
+ *  2. Every span has arrive <= t0 <= t1 (add_span): no duration is negative
+ *     (device-op times, collective latencies, times alone), and a batch's
+ *     sleep ends after its last op started.
+ *  3. A stream runs its ops in issue order, one at a time: each starts no
+ *     earlier than its predecessor on the stream ended (stream_span), so a
+ *     stream's times only grow.
+ *  4. Every member arrives at a rendezvous once; the last to arrive plays
+ *     the transfer; all members end at the same time (end_transfer).
+ *  5. Every collective and send/recv completes: at the end no rendezvous is
+ *     open (each is dropped when its last member leaves), so every flow of
+ *     every phase ran to its end (check_end).
+ *  6. A stream's queue holds at most QDEPTH ops (push); at the end every
+ *     stream is done and its queue empty (check_end).
+ *  7. Every labelled op completes: at the end each label's completions
+ *     equal its issues on every replayed rank (check_end).
+ * When simgrid_run() returns every actor has finished, or the run is a
+ * deadlock and is reported as such (a failed run skips check_end).
  */
 #include "replay_int.h"
 
 #include "outfile.h"
 #include "platform.h"
 
+#include <assert.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -126,6 +148,7 @@ static int intern(struct run *R, const char *s)
 static long add_span(struct run *R, const struct rp_span *s)
 {
 	struct rp_result *r = R->r;
+	assert(s->arrive <= s->t0 && s->t0 <= s->t1); /* invariant 2 */
 	if (r->nspans == R->capspans) {
 		long cap = R->capspans ? 2 * R->capspans : 4096;
 		struct rp_span *v = realloc(r->spans, (size_t)cap * sizeof *v);
@@ -143,6 +166,16 @@ static long add_span(struct run *R, const struct rp_span *s)
 static double span_end(struct run *R, long i)
 {
 	return i >= 0 ? R->r->spans[i].t1 : -1;
+}
+
+/* Records the span of the op stream s just ran: it starts no earlier than
+   the stream's previous op ended (invariant 3). */
+static long stream_span(struct run *R, struct stream_st *s, const struct rp_span *sp)
+{
+	assert(sp->t0 >= span_end(R, s->last_span));
+	long i = add_span(R, sp);
+	s->last_span = i;
+	return i;
 }
 
 /* ---- rendezvous ---- */
@@ -296,6 +329,7 @@ static void free_slots(struct stream_st *s, int k)
 	if (!s->items || k <= 0)
 		return;
 	s->used -= k;
+	assert(s->used >= 0);
 	if (s->prod_wait) {
 		s->prod_wait = 0;
 		sg_sem_release(s->slots);
@@ -382,8 +416,8 @@ static void exec_ops(struct run *R, struct stream_st *s, struct qev *first, long
 			sp.bytes = cp->p.bus_bytes;
 			sp.algo = (signed char)cp->p.algo;
 			sp.proto = (signed char)cp->p.proto;
-			last = add_span(R, &sp);
-			s->last_span = last;
+			assert(cp->alone_s >= 0);
+			last = stream_span(R, s, &sp);
 			t += cp->alone_s;
 			total += cp->alone_s;
 			R->r->events++;
@@ -397,14 +431,14 @@ static void exec_ops(struct run *R, struct stream_st *s, struct qev *first, long
 			return;
 		}
 		double d = dr.time_s * jitter(R, s->rk);
+		assert(d >= 0); /* invariant 2 */
 		sp.t1 = t + d;
 		sp.flops = dr.flops;
 		sp.bytes = dr.bytes_dram;
 		sp.bound = (signed char)dr.bound;
 		if (batch[i]->ev.op.dtype >= 0 && batch[i]->ev.op.dtype < DT_COUNT)
 			R->flops_by_dtype[batch[i]->ev.op.dtype] += dr.flops;
-		last = add_span(R, &sp);
-		s->last_span = last;
+		last = stream_span(R, s, &sp);
 		t += d;
 		total += d;
 		R->r->events++;
@@ -414,9 +448,12 @@ static void exec_ops(struct run *R, struct stream_st *s, struct qev *first, long
 		R->r->sg_activities++;
 		/* the batch ends when the sleep does (the sum of the times above can
 		   differ from it in the last bit): what follows starts exactly at
-		   its end, so the critical path runs on through it */
+		   its end, so the critical path runs on through it; the last op
+		   started before that end (invariant 2: a kernel takes at least
+		   its launch, far above that last bit) */
 		double end = simgrid_get_clock();
-		if (last >= 0 && end >= R->r->spans[last].t0)
+		assert(last < 0 || end >= R->r->spans[last].t0);
+		if (last >= 0)
 			R->r->spans[last].t1 = end;
 	}
 	/* only the last op of a batch can carry a label (see the loop above) */
@@ -436,7 +473,7 @@ static void exec_delay(struct run *R, struct stream_st *s, struct qev *q, long p
 	}
 	sp.t1 = simgrid_get_clock();
 	sp.pred = pred;
-	s->last_span = add_span(R, &sp);
+	stream_span(R, s, &sp);
 	R->r->events++;
 	label_done(s, q, s->last_span);
 }
@@ -464,7 +501,9 @@ static int same_coll(struct run *R, const struct inst *x, const struct tr_event 
  */
 static int rendezvous(struct run *R, struct stream_st *s, struct inst *x, double arrive, long pred)
 {
-	x->in[member_index(x, s->rk->rank)] = 1;
+	int i = member_index(x, s->rk->rank);
+	assert(i >= 0 && !x->in[i] && x->arrived < x->n); /* invariant 4: a member arrives once */
+	x->in[i] = 1;
 	if (++x->arrived < x->n) {
 		s->waiting = x;
 		sg_sem_acquire(x->go);
@@ -490,7 +529,10 @@ static void end_transfer(struct run *R, struct stream_st *s, const struct qev *q
 	sp->t0 = x->t_all;
 	sp->t1 = simgrid_get_clock();
 	sp->pred = x->t_all > sp->arrive ? x->pred : pred;
-	s->last_span = add_span(R, sp);
+	if (x->left == 0)
+		x->t_end = sp->t1;
+	assert(sp->t1 == x->t_end); /* invariant 4: the members end together */
+	stream_span(R, s, sp);
 	R->r->events++;
 	label_done(s, q, s->last_span);
 	if (++x->left == x->n)
@@ -557,7 +599,7 @@ static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pr
 	if (!x) { /* a group of one: nothing to move */
 		sp.t0 = sp.t1 = arrive;
 		sp.pred = pred;
-		s->last_span = add_span(R, &sp);
+		stream_span(R, s, &sp);
 		R->r->events++;
 		label_done(s, q, s->last_span);
 		return;
@@ -778,6 +820,7 @@ static int push(struct stream_st *s, const struct qev *q)
 		sg_sem_acquire(s->slots);
 		s->rk->host_state = NULL;
 	}
+	assert(s->n < s->cap && s->used < QDEPTH); /* invariant 6 */
 	s->q[(s->head + s->n) % s->cap] = *q;
 	s->n++;
 	s->used++;
@@ -877,6 +920,7 @@ static void host_main(int argc, char **argv)
 		struct stream_st *s = stream_get(R, rk, q.ev.stream);
 		if (!s)
 			break;
+		R->issued_ops++;
 		if (!R->inline_streams) {
 			push(s, &q);
 			continue;
@@ -1006,6 +1050,25 @@ static int dominant_dtype(struct run *R)
 		if (R->flops_by_dtype[d] > 0 && (best < 0 || R->flops_by_dtype[d] > R->flops_by_dtype[best]))
 			best = d;
 	return best;
+}
+
+/* The end of a run without error (invariants 1, 5, 6, 7). */
+static void check_end(const struct run *R)
+{
+	assert(R->r->nspans == R->r->events && R->r->events == R->issued_ops);
+	for (int h = 0; h < NBUCKETS; h++)
+		assert(!R->tab[h]); /* every rendezvous played and left */
+	for (int i = 0; i < R->nranks; i++) {
+		const struct rank_st *rk = &R->ranks[i];
+		if (!rk->streams)
+			continue; /* folded */
+		assert(rk->host_done);
+		for (int l = 0; l < tr_nlabels(R->t); l++)
+			assert(rk->done[l] == rk->issued[l]);
+		for (int k = 0; k < tr_nstreams(R->t); k++)
+			assert(!rk->streams[k] || (rk->streams[k]->done && rk->streams[k]->n == 0));
+	}
+	(void)R;
 }
 
 /* Frees what a replay holds (a run stopped at any point of its setup too). */
@@ -1158,6 +1221,8 @@ static int replay(struct run *R, char *why, size_t whylen)
 	r->time_s = simgrid_get_clock();
 	if (!R->err_code)
 		report_deadlock(R);
+	if (!R->err_code)
+		check_end(R);
 	r->wall_s = wall_now(R);
 	r->dtype = dominant_dtype(R);
 	if (r->rep_of)

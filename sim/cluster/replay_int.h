@@ -93,8 +93,9 @@ struct inst {
 	struct tr_event ev; /* as the first arriver issued it */
 	int first_rank;
 	sg_sem_t go;
-	double t_all;
-	long pred; /* span before the last arrival */
+	double t_all; /* when the last member arrived: the transfer's start */
+	double t_end; /* when the first member left: every member's end */
+	long pred;    /* span before the last arrival */
 	struct cplan *plan;
 };
 
@@ -156,6 +157,7 @@ struct run {
 	int *line_text; /* trace line -> text index + 1 (ops whose text depends on the line only) */
 	int nline_text;
 	struct line_dm *line_dm; /* LINE_SLOTS: a line's op and its prediction (see predict) */
+	long issued_ops;         /* ops the host actors queued (invariant 1) */
 	char err[TR_MSG_MAX * 2];
 	int err_code;
 	double flops_by_dtype[DT_COUNT];

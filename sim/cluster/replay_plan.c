@@ -44,8 +44,7 @@ static int prepare_pairs(struct run *R, struct cplan *cp, int ph)
 	memcpy(f, cp->p.flows[ph], (size_t)nf * sizeof *f);
 	qsort(f, (size_t)nf, sizeof *f, by_pair);
 	for (int i = 0; i < nf; i++) {
-		if (f[i].src == f[i].dst || f[i].bytes <= 0)
-			continue;
+		assert(f[i].src != f[i].dst && f[i].bytes > 0); /* coll_fl_add keeps no other */
 		if (n && hosts[2 * n - 2] == R->hosts[f[i].src] && hosts[2 * n - 1] == R->hosts[f[i].dst]) {
 			mat[4 * n - 3] += f[i].bytes;
 			continue;
@@ -76,6 +75,7 @@ static int prepare_phase(struct run *R, struct cplan *cp, int ph)
 		goto oom;
 	for (int i = 0; i < nf; i++) {
 		int e[2] = {f[i].src, f[i].dst};
+		assert(e[0] >= 0 && e[0] < R->nranks && e[1] >= 0 && e[1] < R->nranks);
 		for (int j = 0; j < 2; j++)
 			if (R->tmp_idx[e[j]] < 0) {
 				R->tmp_idx[e[j]] = h;
