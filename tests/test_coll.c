@@ -9,7 +9,7 @@
  *    2(n-1)/n x S / B with B the device's switch port (links x per-link
  *    bandwidth x model.link_efficiency); bus bandwidth factors; a forced
  *    algorithm the topology cannot run is refused; bigger messages never
- *    finish sooner.
+ *    finish sooner; oneshot's bandwidth term, and auto never picks it.
  * 2. One replay of `coll op=allreduce comm=world bytes=BYTES algo=ALGO` on
  *    RANKS ranks: the step time equals the plan's latency + bandwidth terms
  *    to 1e-9 (SimGrid's flows on an idle platform reproduce the model
@@ -85,9 +85,18 @@ static void closed_forms(const struct arch_chip *c)
 	      "a tree inside one node must be refused");
 	CHECK(fabs(coll_busbw_factor(CO_ALLREDUCE, 8) - 1.75) < 1e-15, "allreduce busbw factor");
 	CHECK(fabs(coll_busbw_factor(CO_ALLGATHER, 8) - 0.875) < 1e-15, "allgather busbw factor");
+	/* oneshot: each member's buffer to the 7 others, through its switch port */
+	int one = coll_algo_find("oneshot");
+	if (t.intra == TI_SWITCH) {
+		CHECK(!coll_plan(&t, CO_ALLREDUCE, one, 1e6, m, 8, 0, &p, why, sizeof why), "%s", why);
+		double want = 7 * 1e6 / t.port_bw;
+		CHECK(fabs(p.bw_s - want) <= 1e-12 * want, "oneshot bandwidth term %.12g s, closed form %.12g s", p.bw_s,
+		      want);
+	}
 	double prev = 0;
 	for (double S = 8; S <= 16.0 * (1 << 30); S *= 4) {
 		CHECK(!coll_plan(&t, CO_ALLREDUCE, COLL_AUTO, S, m, 8, 0, &p, why, sizeof why), "%s", why);
+		CHECK(p.algo != one, "algo=auto picked oneshot, which runs by name only");
 		double tt = p.lat_s + p.bw_s;
 		CHECK(tt >= prev, "%g B takes %g s, less than a smaller message (%g s)", S, tt, prev);
 		prev = tt;

@@ -30,7 +30,9 @@
    latency + bandwidth time) the earlier one wins. Adding one: its file
    under sim/cluster/coll/, a line here, its extern in coll_int.h, its file
    in sim/CMakeLists.txt (docs/adding-a-collective.md). */
-static const struct coll_algo_ops *const algos[] = {&coll_ring, &coll_tree, &coll_nvls, &coll_hier, &coll_direct};
+static const struct coll_algo_ops *const algos[] = {
+    &coll_ring, &coll_tree, &coll_nvls, &coll_hier, &coll_direct, &coll_oneshot,
+};
 #define NALGOS ((int)(sizeof algos / sizeof algos[0]))
 
 /* Per-step hop latencies in microseconds, from NCCL's tuning model
@@ -310,7 +312,7 @@ int coll_plan(const struct topo *t, enum tr_coll c, int algo, double bytes, cons
 	struct coll_args args = {.t = t, .c = c, .S = bytes, .s = group_shape(t, members, n)};
 	double best = INFINITY;
 	for (int a = 0; a < NALGOS; a++) {
-		if (algo != COLL_AUTO && a != algo)
+		if (algo == COLL_AUTO ? algos[a]->by_name_only : a != algo)
 			continue;
 		for (int pr = 0; pr < PR_COUNT; pr++) {
 			double lat, bw;

@@ -42,9 +42,10 @@ struct fl {
 
 struct coll_algo_ops {
 	const char *name;         /* algo= in traces, "algo" in reports */
-	const char *summary;      /* one line for docs and messages */
+	const char *summary;      /* one line: what it does, where it runs (coll_algo_summary) */
 	unsigned colls;           /* bit per enum tr_coll it can run (COLL_BIT) */
 	unsigned protos;          /* bit per enum coll_proto it can use (LL128 also needs NVLink-class links) */
+	int by_name_only;         /* 1: only when algo= names it; algo=auto (NCCL's tuner) never picks it */
 	double base_us[PR_COUNT]; /* launch latency per protocol, us (NCCL's tuning model) */
 	/* Latency and bandwidth terms of collective a on an idle platform
 	   (seconds); 0 when the algorithm cannot run it there (too few nodes,
@@ -59,6 +60,7 @@ struct coll_algo_ops {
 
 /* The algorithms (one file each under sim/cluster/coll/). */
 extern const struct coll_algo_ops coll_ring, coll_tree, coll_nvls, coll_hier, coll_direct;
+extern const struct coll_algo_ops coll_oneshot;
 
 /* Helpers the algorithms share (coll.c). */
 int coll_fl_add(struct fl *f, int src, int dst, double bytes);
