@@ -45,7 +45,8 @@ struct rank_st {
 	int rank;
 	struct tr_cursor *cur;
 	struct stream_st **streams; /* tr_nstreams, created on first use */
-	int *issued, *done;         /* per label: instances issued, completed */
+	int *issued, *done;         /* per label: instances issued; the instance that completed last */
+	int *completed;             /* per label: ops completed (invariant 7) */
 	long *lbl_span;             /* per label: span of the latest completion */
 	int *coll_seq;              /* per communicator */
 	sg_mutex_t mu;
