@@ -367,7 +367,7 @@ static int predict(struct run *R, const struct tr_event *ev, struct dm_result *r
 
 /*
  * A collective this rank runs by itself as a plain duration: its
- * communicator owns the links it uses (exclusive_comms), every other member
+ * communicator owns the links it uses (rp_exclusive_comms), every other member
  * of its group is folded into this rank (no one to meet), and its time
  * alone is known. Returns its plan, or NULL.
  */

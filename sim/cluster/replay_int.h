@@ -113,7 +113,7 @@ struct cplan {
 	   hosts[2i..2i+1] and mat[4i..4i+3] ({0, bytes, 0, 0}) */
 	int npairs[COLL_MAX_PHASES];
 	/* time of the whole collective (latency and phases) measured on links
-	   that carry nothing else (see exclusive_comms) */
+	   that carry nothing else (see rp_exclusive_comms) */
 	int alone_known;
 	double alone_s;
 	int nrep; /* replayed members of the group (1: the others are folded into one) */
@@ -143,7 +143,7 @@ struct run {
 	int nranks;
 	int inline_streams; /* one stream per rank: the rank's actor runs its ops itself */
 	char *is_rep;       /* per rank: replayed (1) or folded into its representative (0) */
-	char *excl_comm;    /* per communicator: it owns the links its groups use (exclusive_comms) */
+	char *excl_comm;    /* per communicator: it owns the links its groups use (rp_exclusive_comms) */
 	int *algo_of;       /* per algo= name of the trace (tr_algo_name): index of the algorithm (coll.h) */
 	struct rank_st *ranks;
 	sg_host_t *hosts;
