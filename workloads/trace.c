@@ -13,8 +13,7 @@
  *            units already read, names interned; only peer=DIM+K is left to
  *            resolve for the rank
  *   names    streams, labels (id=), marks, algo= names, communicators and
- *            defs, each an
- *            interned table (a hash of the name to its index)
+ *            defs, each an interned table (a hash of the name to its index)
  *
  * A cursor walks the blocks with an explicit stack of frames (block, next
  * node, repeats left), one frame per nesting level: the nesting depth,
