@@ -12,8 +12,8 @@
  *   events   struct tr_event templates: op lines already through op_parse,
  *            units already read, names interned; only peer=DIM+K is left to
  *            resolve for the rank
- *   names    streams, labels (id=), marks, communicators and defs, each an
- *            interned table (a hash of the name to its index)
+ *   names    streams, labels (id=), marks, algo= names, communicators and
+ *            defs, each an interned table (a hash of the name to its index)
  *
  * A cursor walks the blocks with an explicit stack of frames (block, next
  * node, repeats left), one frame per nesting level: the nesting depth,
@@ -50,13 +50,11 @@
 static const char *const dim_names[DIM_COUNT + 1] = {"tp", "cp", "ep", "dp", "pp", NULL};
 static const char *const coll_names[CO_COUNT + 1] = {"allreduce", "allgather", "reducescatter", "alltoall",
                                                      "broadcast", "reduce",    "barrier",       NULL};
-static const char *const algo_names[AL_COUNT + 1] = {"auto", "ring", "tree", "nvls", "hier", "direct", NULL};
 static const char *const kind_names[TK_COUNT] = {"op", "coll", "send", "recv", "delay", "mark", "memory"};
 static const char *const mem_names[MEM_COUNT + 1] = {"params", "grads",     "optimizer", "activations",
                                                      "kv",     "workspace", NULL};
 _Static_assert(sizeof dim_names / sizeof dim_names[0] == DIM_COUNT + 1, "one name per enum tr_dim, then NULL");
 _Static_assert(sizeof coll_names / sizeof coll_names[0] == CO_COUNT + 1, "one name per enum tr_coll, then NULL");
-_Static_assert(sizeof algo_names / sizeof algo_names[0] == AL_COUNT + 1, "one name per enum tr_algo, then NULL");
 
 const char *tr_dim_name(enum tr_dim d)
 {
@@ -65,10 +63,6 @@ const char *tr_dim_name(enum tr_dim d)
 const char *tr_coll_name(enum tr_coll c)
 {
 	return (int)c >= 0 && c < CO_COUNT ? coll_names[c] : "?";
-}
-const char *tr_algo_name(enum tr_algo a)
-{
-	return (int)a >= 0 && a < AL_COUNT ? algo_names[a] : "?";
 }
 const char *tr_kind_name(enum tr_kind k)
 {
@@ -246,7 +240,7 @@ struct trace {
 	char *path;
 	int ranks;
 	int size[DIM_COUNT], stride[DIM_COUNT], order[DIM_COUNT];
-	struct names streams, labels, marks, commnames, defnames;
+	struct names streams, labels, marks, algos, commnames, defnames;
 	struct comm *comms;
 	int ccap;
 	struct def *defs;
@@ -274,6 +268,7 @@ void tr_free(struct trace *t)
 	names_free(&t->streams);
 	names_free(&t->labels);
 	names_free(&t->marks);
+	names_free(&t->algos);
 	for (int i = 0; i < t->commnames.n && t->comms; i++)
 		free(t->comms[i].iv);
 	names_free(&t->commnames);
@@ -333,6 +328,20 @@ int tr_nmarks(const struct trace *t)
 const char *tr_mark_name(const struct trace *t, int i)
 {
 	return t ? names_get(&t->marks, i) : "?";
+}
+int tr_nalgos(const struct trace *t)
+{
+	return t ? t->algos.n : 0;
+}
+const char *tr_algo_name(const struct trace *t, int i)
+{
+	if (i == TR_ALGO_AUTO)
+		return "auto";
+	return t ? names_get(&t->algos, i) : "?";
+}
+int tr_algo_line(const struct trace *t, int i)
+{
+	return t && i >= 0 && i < t->algos.n ? t->algos.line[i] : 0;
 }
 int tr_ncomms(const struct trace *t)
 {
@@ -1227,7 +1236,7 @@ static void init_event(struct evnode *en, enum tr_kind kind)
 	memset(en, 0, sizeof *en);
 	en->ev.kind = kind;
 	en->ev.label = -1;
-	en->ev.algo = AL_AUTO;
+	en->ev.algo = TR_ALGO_AUTO;
 	en->ev.coll = CO_ALLREDUCE;
 	en->peer_dim = PEER_ABS;
 }
@@ -1300,12 +1309,14 @@ static int st_coll(struct parser *P)
 	if (op != CO_BARRIER && en.ev.bytes <= 0)
 		return perr(P, "%s: bytes=%s must be positive (only op=barrier moves no data)", stmt,
 		            show(s, v[K_BYTES]));
-	if (v[K_ALGO].p) {
-		int a = choice(v[K_ALGO], algo_names);
-		choice_list(list, sizeof list, algo_names);
-		if (a < 0)
-			return perr(P, "%s: algo=%s is not one of %s", stmt, show(s, v[K_ALGO]), list);
-		en.ev.algo = (enum tr_algo)a;
+	if (v[K_ALGO].p && !(v[K_ALGO].n == 4 && !memcmp(v[K_ALGO].p, "auto", 4))) {
+		/* kept as written: the simulator knows which algorithms exist */
+		if (!name_ok(v[K_ALGO]))
+			return bad_name(P, stmt, "algo=", v[K_ALGO]);
+		int a = names_find(&t->algos, v[K_ALGO].p, v[K_ALGO].n);
+		if (a < 0 && (a = names_add(&t->algos, v[K_ALGO].p, v[K_ALGO].n, P->line)) < 0)
+			return oom(P);
+		en.ev.algo = a;
 	}
 	if (v[K_ROOT].p) {
 		if (op != CO_BROADCAST && op != CO_REDUCE)
@@ -2024,7 +2035,7 @@ size_t tr_event_format(const struct trace *t, const struct tr_event *ev, char *b
 		out(&o, "coll op=%s comm=%s", tr_coll_name(ev->coll), tr_comm_name(t, ev->comm));
 		if (ev->coll != CO_BARRIER)
 			out(&o, " bytes=%.0f", ev->bytes);
-		out(&o, " algo=%s", tr_algo_name(ev->algo));
+		out(&o, " algo=%s", tr_algo_name(t, ev->algo));
 		if (ev->coll == CO_BROADCAST || ev->coll == CO_REDUCE)
 			out(&o, " root=%d", ev->root);
 		break;

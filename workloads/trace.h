@@ -21,7 +21,7 @@
  *                                      pp=last  tp=0-3 (several: all must hold)
  *   gemm|attn|elem|copy|conv|embedding ...   a device op, as `sim op` reads it
  *   coll op=allreduce|allgather|reducescatter|alltoall|broadcast|reduce|barrier
- *        comm=NAME bytes=Q [algo=auto|ring|tree|nvls|hier|direct] [root=I]
+ *        comm=NAME bytes=Q [algo=auto|NAME] [root=I]
  *   send peer=P bytes=Q [tag=T]        point-to-point; P is a rank number or
  *   recv peer=P bytes=Q [tag=T]        DIM+K / DIM-K (DIM: rank tp cp ep dp pp)
  *   delay time=Q                       host-side gap (dataloader, launch)
@@ -73,7 +73,10 @@ enum tr_coll {
 	CO_BARRIER,
 	CO_COUNT
 };
-enum tr_algo { AL_AUTO, AL_RING, AL_TREE, AL_NVLS, AL_HIER, AL_DIRECT, AL_COUNT };
+/* algo= of a collective: "auto" (the replay picks), or the name of an
+   algorithm the trace keeps as written (tr_algo_name): which names exist is
+   the simulator's business (sim/cluster/coll.c checks them before a replay). */
+#define TR_ALGO_AUTO (-1)
 enum tr_dim { DIM_TP, DIM_CP, DIM_EP, DIM_DP, DIM_PP, DIM_COUNT };
 
 /* One op as a rank issues it (after expansion). */
@@ -86,7 +89,7 @@ struct tr_event {
 	int after[TR_MAX_AFTER]; /* label indices this op waits for */
 	struct op op;            /* TK_OP */
 	enum tr_coll coll;       /* TK_COLL */
-	enum tr_algo algo;       /* TK_COLL: AL_AUTO unless algo= */
+	int algo;                /* TK_COLL: TR_ALGO_AUTO, or index of the algo= name (tr_algo_name) */
 	int comm;                /* TK_COLL: communicator index (tr_comm_name) */
 	int root;                /* TK_COLL broadcast/reduce: index in the group, default 0 */
 	double bytes;            /* TK_COLL, TK_SEND, TK_RECV */
@@ -148,7 +151,6 @@ int tr_dim_size(const struct trace *t, enum tr_dim d); /* 1 when absent */
 int tr_coord(const struct trace *t, int rank, enum tr_dim d);
 const char *tr_dim_name(enum tr_dim d);
 const char *tr_coll_name(enum tr_coll c); /* "allreduce" ... */
-const char *tr_algo_name(enum tr_algo a); /* "auto" "ring" ... */
 const char *tr_kind_name(enum tr_kind k); /* "op" "coll" "send" "recv" "delay" "mark" */
 
 int tr_nstreams(const struct trace *t);
@@ -160,6 +162,11 @@ const char *tr_mark_name(const struct trace *t, int i);
 int tr_ncomms(const struct trace *t);
 const char *tr_comm_name(const struct trace *t, int i);
 int tr_comm_line(const struct trace *t, int i); /* 0 for built-ins */
+/* algo= names other than "auto", as written, in order of first use; the
+   line that first names each. tr_algo_name(t, TR_ALGO_AUTO) is "auto". */
+int tr_nalgos(const struct trace *t);
+const char *tr_algo_name(const struct trace *t, int i);
+int tr_algo_line(const struct trace *t, int i);
 
 /*
  * The group of communicator comm that rank belongs to: writes its members

@@ -3,6 +3,11 @@
  * model a collective library (NCCL, RCCL, HCCL) uses to choose an algorithm
  * and protocol, and the flows each algorithm puts on the links.
  *
+ * Each algorithm (ring, tree, nvls, hier, direct) is one file under
+ * sim/cluster/coll/ behind `struct coll_algo_ops` (coll_int.h), listed in
+ * one table in coll.c and picked by name: traces name them in algo=, plans
+ * and reports carry their index in that table.
+ *
  * Split of the work: coll_plan() gives a collective's latency term
  * (launch + per-step hop latencies, by protocol and link class) and its
  * bandwidth phases as lists of flows; the replay engine (sim/cluster/replay.c) runs
@@ -43,9 +48,22 @@ struct flow {
 	double bytes;
 };
 
+/* Algorithms by index in the table (0 .. coll_algo_count() - 1). */
+#define COLL_AUTO    (-1) /* coll_plan picks, as NCCL's tuner does */
+#define COLL_UNKNOWN (-2) /* coll_algo_find: no such name */
+int coll_algo_count(void);
+const char *coll_algo_name(int a);    /* "ring" ...; "auto" for COLL_AUTO; "?" otherwise */
+const char *coll_algo_summary(int a); /* one line: what it does, where it runs */
+int coll_algo_find(const char *name); /* index, COLL_AUTO for "auto", or COLL_UNKNOWN */
+/* Resolves trace t's algo= names (tr_algo_name): map[i] (tr_nalgos(t)
+   entries) gets the index of name i. A name no algorithm has is a trace
+   error: -1 with "path:line: coll: algo=NAME is not one of auto, ring, ..."
+   in why. */
+int coll_algo_resolve(const struct trace *t, int *map, char *why, size_t whylen);
+
 #define COLL_MAX_PHASES 3
 struct coll_plan {
-	enum tr_algo algo;
+	int algo; /* index of the algorithm (coll_algo_name) */
 	enum coll_proto proto;
 	double lat_s;     /* launch + per-step latencies, paid once */
 	double bw_s;      /* analytic bandwidth time on an idle platform (all phases) */
@@ -57,14 +75,14 @@ struct coll_plan {
 
 /*
  * Plans collective c of `bytes` (nccl-tests convention, trace.h) over the
- * sorted member ranks. algo AL_AUTO picks the fastest allowed (algorithm,
+ * sorted member ranks. algo COLL_AUTO picks the fastest allowed (algorithm,
  * protocol) by the cost model, as NCCL's tuner does; a forced algo that the
  * topology cannot run (nvls without an in-switch reduction, tree or hier in
  * one node) returns -1 with the reason in why. want_flows = 0 skips building
  * the flow lists (cost only).
  */
-int coll_plan(const struct topo *t, enum tr_coll c, enum tr_algo algo, double bytes, const int *members, int n,
-              int want_flows, struct coll_plan *p, char *why, size_t whylen);
+int coll_plan(const struct topo *t, enum tr_coll c, int algo, double bytes, const int *members, int n, int want_flows,
+              struct coll_plan *p, char *why, size_t whylen);
 void coll_plan_free(struct coll_plan *p);
 
 /* Whether devices a and b (ranks) of one node share a direct link (mesh,

@@ -15,16 +15,39 @@
  * alone on a link of bandwidth B takes exactly S/B; the ptask_L07 host
  * model, which shares bandwidth between parallel tasks by max-min.
  *
- * Invariants: every span has t0 <= t1 and arrive <= t0; a collective's
- * members all end at the same time; when simgrid_run() returns every actor
- * has finished, or the run is a deadlock and is reported as such.
+ * The run's state is one struct run (replay_int.h), passed as R; the
+ * collective plans are in replay_plan.c, what may be skipped (folded ranks,
+ * collectives that run alone) in replay_fold.c.
+ *
+ * Invariants (assert()ed: live in the Debug and sanitizer builds):
+ *  1. Every op a host actor queues is executed once and leaves one span: at
+ *     the end of a run, spans = ops executed = ops queued (check_end).
+ *  2. Every span has arrive <= t0 <= t1 (add_span): no duration is negative
+ *     (device-op times, collective latencies, times alone), and a batch's
+ *     sleep ends after its last op started.
+ *  3. A stream runs its ops in issue order, one at a time: each starts no
+ *     earlier than its predecessor on the stream ended (stream_span), so a
+ *     stream's times only grow.
+ *  4. Every member arrives at a rendezvous once; the last to arrive plays
+ *     the transfer; all members end at the same time (end_transfer).
+ *  5. Every collective and send/recv completes: at the end no rendezvous is
+ *     open (each is dropped when its last member leaves), so every flow of
+ *     every phase ran to its end (check_end).
+ *  6. A stream's queue holds at most QDEPTH ops (push); at the end every
+ *     stream is done and its queue empty (check_end).
+ *  7. Every labelled op completes once: at the end each label's completions
+ *     equal its issues on every replayed rank (check_end). (rank_st.done
+ *     is the instance that completed last, not a count: two ops with one
+ *     label on two streams may complete out of issue order.)
+ * When simgrid_run() returns every actor has finished, or the run is a
+ * deadlock and is reported as such (a failed run skips check_end).
  */
-#include "replay.h"
+#include "replay_int.h"
 
-#include "model.h"
 #include "outfile.h"
 #include "platform.h"
 
+#include <assert.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -45,146 +68,7 @@
 #include <xbt/config.h>
 #include <xbt/log.h>
 
-#define QDEPTH   256
-#define END_KIND TK_COUNT
-#define NBUCKETS 65536
-
-struct qev {
-	struct tr_event ev;
-	int need[TR_MAX_AFTER]; /* instance of each after= label to wait for */
-	int inst;               /* this op's instance of its own label */
-	short mark;
-	double issued;
-};
-
-struct stream_st;
-struct inst;
-
-struct rank_st {
-	int rank;
-	struct tr_cursor *cur;
-	struct stream_st **streams; /* tr_nstreams, created on first use */
-	int *issued, *done;         /* per label: instances issued, completed */
-	long *lbl_span;             /* per label: span of the latest completion */
-	int *coll_seq;              /* per communicator */
-	sg_mutex_t mu;
-	sg_cond_t cv;
-	short mark;
-	int host_done;
-	const char *host_state; /* what the host actor is blocked on */
-	double mem[MEM_COUNT];  /* current `memory` categories */
-	gsl_rng *rng;
-	struct p2pseq *p2p; /* sequence numbers of send/recv per (peer, tag, dir) */
-	int np2p, cap2p;
-};
-
-struct p2pseq {
-	int peer;
-	long tag;
-	int dir;
-	int seq;
-};
-
-struct stream_st {
-	struct rank_st *rk;
-	int idx;
-	struct qev *q;
-	int head, n, cap;
-	int used;                  /* slots holding an op: queued (n) or taken and running */
-	char cons_wait, prod_wait; /* the executor waits on items, the host on slots */
-	sg_sem_t items, slots;
-	long last_span;
-	int done;
-	const struct qev *cur; /* op being executed (for deadlock reports) */
-	struct inst *waiting;  /* rendezvous it waits in */
-	int waiting_label;     /* label it waits for, -1 */
-};
-
-/* A collective or send/recv being assembled. */
-struct inst {
-	struct inst *next;
-	int kind; /* TK_COLL, TK_SEND (p2p) */
-	int a, b, c, seq;
-	int n, arrived, left;
-	int *members; /* the members that meet (replayed ranks) */
-	char *in;
-	int *full, nfull;   /* collectives: the whole group, folded members too */
-	struct tr_event ev; /* as the first arriver issued it */
-	int first_rank;
-	sg_sem_t go;
-	double t_all;
-	long pred; /* span before the last arrival */
-	struct cplan *plan;
-};
-
-/* A planned collective, memoized with its prepared parallel tasks. */
-struct cplan {
-	struct cplan *next;
-	int comm, group, coll, algo;
-	double bytes;
-	struct coll_plan p;
-	int h[COLL_MAX_PHASES];
-	sg_host_t *hosts[COLL_MAX_PHASES];
-	double *flops[COLL_MAX_PHASES], *mat[COLL_MAX_PHASES];
-	/* a phase of more than SPLIT_FLOWS flows: one task per (src, dst) pair,
-	   hosts[2i..2i+1] and mat[4i..4i+3] ({0, bytes, 0, 0}) */
-	int npairs[COLL_MAX_PHASES];
-	/* time of the whole collective (latency and phases) measured on links
-	   that carry nothing else (see exclusive_comms) */
-	int alone_known;
-	double alone_s;
-	int nrep; /* replayed members of the group (1: the others are folded into one) */
-};
-
-/* Above this many flows a phase runs as independent point-to-point tasks
-   instead of one parallel task: SimGrid's solver pays for every link a task
-   spans each time any of its links changes, which grows as flows x links. An
-   idle collective takes the same time either way (each flow's bytes over its
-   bottleneck); under contention independent flows share links max-min fairly
-   instead of advancing in lockstep. */
-#define SPLIT_FLOWS 64
-
-#define LINE_SLOTS 4096
-struct line_dm {
-	int line; /* + 1; 0: empty */
-	struct op op;
-	struct dm_result r;
-};
-
-struct run {
-	const struct arch_chip *chip;
-	const struct trace *t;
-	const struct rp_options *o;
-	struct rp_result *r;
-	struct topo topo;
-	int nranks;
-	int inline_streams; /* one stream per rank: the rank's actor runs its ops itself */
-	char *is_rep;       /* per rank: replayed (1) or folded into its representative (0) */
-	char *excl_comm;    /* per communicator: it owns the links its groups use (exclusive_comms) */
-	struct rank_st *ranks;
-	sg_host_t *hosts;
-	struct inst *tab[NBUCKETS];
-	struct cplan *plans[NBUCKETS];
-	long capspans;
-	/* interned texts */
-	int *txt_hash; /* open addressing, index+1 */
-	int txt_cap;
-	int captexts;
-	int *tmp_idx;   /* rank -> host index scratch, -1 */
-	int *line_text; /* trace line -> text index + 1 (ops whose text depends on the line only) */
-	int nline_text;
-	struct line_dm *line_dm; /* LINE_SLOTS: a line's op and its prediction (see predict) */
-	char err[TR_MSG_MAX * 2];
-	int err_code;
-	double flops_by_dtype[DT_COUNT];
-	struct timespec wall0;
-	double next_progress;
-};
-
-static struct run *R; /* SimGrid actors get it through their data; this is for the C callbacks only */
-
-static void fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(int code, const char *fmt, ...)
+void rp_fail(struct run *R, int code, const char *fmt, ...)
 {
 	if (R->err_code)
 		return;
@@ -195,18 +79,18 @@ static void fail(int code, const char *fmt, ...)
 	R->err_code = code;
 }
 
-static double wall_now(void)
+static double wall_now(struct run *R)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)(ts.tv_sec - R->wall0.tv_sec) + 1e-9 * (double)(ts.tv_nsec - R->wall0.tv_nsec);
 }
 
-static void progress(void)
+static void progress(struct run *R)
 {
 	if (!R->o->progress || (R->r->events & 1023))
 		return;
-	double w = wall_now();
+	double w = wall_now(R);
 	if (w < R->next_progress)
 		return;
 	R->next_progress = w + 1;
@@ -224,7 +108,7 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static int intern(const char *s)
+static int intern(struct run *R, const char *s)
 {
 	struct rp_result *r = R->r;
 	if (2 * (r->ntexts + 1) > R->txt_cap) {
@@ -263,14 +147,15 @@ static int intern(const char *s)
 	return r->ntexts - 1;
 }
 
-static long add_span(const struct rp_span *s)
+static long add_span(struct run *R, const struct rp_span *s)
 {
 	struct rp_result *r = R->r;
+	assert(s->arrive <= s->t0 && s->t0 <= s->t1); /* invariant 2 */
 	if (r->nspans == R->capspans) {
 		long cap = R->capspans ? 2 * R->capspans : 4096;
 		struct rp_span *v = realloc(r->spans, (size_t)cap * sizeof *v);
 		if (!v) {
-			fail(SIM_EXIT_INTERNAL, "out of memory recording %ld ops", r->nspans);
+			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory recording %ld ops", r->nspans);
 			return -1;
 		}
 		r->spans = v;
@@ -280,26 +165,26 @@ static long add_span(const struct rp_span *s)
 	return r->nspans++;
 }
 
-static double span_end(long i)
+static double span_end(struct run *R, long i)
 {
 	return i >= 0 ? R->r->spans[i].t1 : -1;
 }
 
-/* ---- rendezvous ---- */
-
-static uint64_t key_hash(int kind, int a, int b, int c, int seq)
+/* Records the span of the op stream s just ran: it starts no earlier than
+   the stream's previous op ended (invariant 3). */
+static long stream_span(struct run *R, struct stream_st *s, const struct rp_span *sp)
 {
-	uint64_t h = (uint64_t)kind * 0x9E3779B97F4A7C15ull;
-	h ^= (uint64_t)(unsigned)a * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
-	h ^= (uint64_t)(unsigned)b * 0x165667B19E3779F9ull + (h << 6) + (h >> 2);
-	h ^= (uint64_t)(unsigned)c * 0xD6E8FEB86659FD93ull + (h << 6) + (h >> 2);
-	h ^= (uint64_t)(unsigned)seq * 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-	return h;
+	assert(sp->t0 >= span_end(R, s->last_span));
+	long i = add_span(R, sp);
+	s->last_span = i;
+	return i;
 }
 
-static struct inst *inst_get(int kind, int a, int b, int c, int seq, int n, const int *members)
+/* ---- rendezvous ---- */
+
+static struct inst *inst_get(struct run *R, int kind, int a, int b, int c, int seq, int n, const int *members)
 {
-	uint64_t h = key_hash(kind, a, b, c, seq) % NBUCKETS;
+	uint64_t h = rp_key_hash(kind, a, b, c, seq) % NBUCKETS;
 	for (struct inst *x = R->tab[h]; x; x = x->next)
 		if (x->kind == kind && x->a == a && x->b == b && x->c == c && x->seq == seq)
 			return x;
@@ -328,9 +213,9 @@ static struct inst *inst_get(int kind, int a, int b, int c, int seq, int n, cons
 	return x;
 }
 
-static void inst_drop(struct inst *x)
+static void inst_drop(struct run *R, struct inst *x)
 {
-	uint64_t h = key_hash(x->kind, x->a, x->b, x->c, x->seq) % NBUCKETS;
+	uint64_t h = rp_key_hash(x->kind, x->a, x->b, x->c, x->seq) % NBUCKETS;
 	for (struct inst **p = &R->tab[h]; *p; p = &(*p)->next)
 		if (*p == x) {
 			*p = x->next;
@@ -358,174 +243,9 @@ static int member_index(const struct inst *x, int rank)
 	return -1;
 }
 
-/* ---- collective plans and their parallel tasks ---- */
-
-static int by_pair(const void *a, const void *b)
-{
-	const struct flow *x = a, *y = b;
-	if (x->src != y->src)
-		return x->src < y->src ? -1 : 1;
-	return x->dst < y->dst ? -1 : x->dst > y->dst;
-}
-
-static int prepare_pairs(struct cplan *cp, int ph)
-{
-	int nf = cp->p.nflows[ph], n = 0;
-	struct flow *f = malloc((size_t)nf * sizeof *f);
-	sg_host_t *hosts = malloc(2 * (size_t)nf * sizeof *hosts);
-	double *mat = calloc(4 * (size_t)nf, sizeof *mat), *flops = calloc(2, sizeof *flops);
-	if (!f || !hosts || !mat || !flops) {
-		free(f);
-		free(hosts);
-		free(mat);
-		free(flops);
-		return -1;
-	}
-	memcpy(f, cp->p.flows[ph], (size_t)nf * sizeof *f);
-	qsort(f, (size_t)nf, sizeof *f, by_pair);
-	for (int i = 0; i < nf; i++) {
-		if (f[i].src == f[i].dst || f[i].bytes <= 0)
-			continue;
-		if (n && hosts[2 * n - 2] == R->hosts[f[i].src] && hosts[2 * n - 1] == R->hosts[f[i].dst]) {
-			mat[4 * n - 3] += f[i].bytes;
-			continue;
-		}
-		hosts[2 * n] = R->hosts[f[i].src];
-		hosts[2 * n + 1] = R->hosts[f[i].dst];
-		mat[4 * n + 1] = f[i].bytes;
-		n++;
-	}
-	free(f);
-	cp->npairs[ph] = n;
-	cp->h[ph] = n ? 2 : 0;
-	cp->hosts[ph] = hosts;
-	cp->mat[ph] = mat;
-	cp->flops[ph] = flops;
-	return 0;
-}
-
-static int prepare_phase(struct cplan *cp, int ph)
-{
-	const struct flow *f = cp->p.flows[ph];
-	int nf = cp->p.nflows[ph], h = 0;
-	if (nf > SPLIT_FLOWS)
-		return prepare_pairs(cp, ph);
-	sg_host_t *hosts = malloc((size_t)(2 * nf + 1) * sizeof *hosts);
-	int *ranks = malloc((size_t)(2 * nf + 1) * sizeof *ranks);
-	if (!hosts || !ranks)
-		goto oom;
-	for (int i = 0; i < nf; i++) {
-		int e[2] = {f[i].src, f[i].dst};
-		for (int j = 0; j < 2; j++)
-			if (R->tmp_idx[e[j]] < 0) {
-				R->tmp_idx[e[j]] = h;
-				ranks[h] = e[j];
-				hosts[h++] = R->hosts[e[j]];
-			}
-	}
-	double *mat = calloc((size_t)h * (size_t)h, sizeof *mat);
-	double *flops = calloc((size_t)h + 1, sizeof *flops);
-	if (!mat || !flops) {
-		free(mat);
-		free(flops);
-		for (int i = 0; i < h; i++)
-			R->tmp_idx[ranks[i]] = -1;
-		goto oom;
-	}
-	for (int i = 0; i < nf; i++)
-		mat[(size_t)R->tmp_idx[f[i].src] * (size_t)h + (size_t)R->tmp_idx[f[i].dst]] += f[i].bytes;
-	for (int i = 0; i < h; i++)
-		R->tmp_idx[ranks[i]] = -1;
-	free(ranks);
-	cp->h[ph] = h;
-	cp->hosts[ph] = hosts;
-	cp->mat[ph] = mat;
-	cp->flops[ph] = flops;
-	return 0;
-oom:
-	free(hosts);
-	free(ranks);
-	return -1;
-}
-
-static uint64_t plan_hash(const struct tr_event *ev, int group)
-{
-	return key_hash(ev->coll, ev->comm, group, ev->algo, (int)(ev->bytes / 4096)) % NBUCKETS;
-}
-
-static struct cplan *plan_find(const struct tr_event *ev, int group)
-{
-	for (struct cplan *p = R->plans[plan_hash(ev, group)]; p; p = p->next)
-		if (p->comm == ev->comm && p->group == group && p->coll == (int)ev->coll && p->algo == (int)ev->algo &&
-		    p->bytes == ev->bytes)
-			return p;
-	return NULL;
-}
-
-static struct cplan *plan_get(const struct tr_event *ev, int group, const int *members, int n)
-{
-	struct cplan *p = plan_find(ev, group);
-	if (p)
-		return p;
-	uint64_t h = plan_hash(ev, group);
-	p = calloc(1, sizeof *p);
-	char why[TR_MSG_MAX];
-	if (!p) {
-		fail(SIM_EXIT_INTERNAL, "out of memory planning a collective");
-		return NULL;
-	}
-	if (coll_plan(&R->topo, ev->coll, ev->algo, ev->bytes, members, n, 1, &p->p, why, sizeof why)) {
-		fail(SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), ev->line, why);
-		free(p);
-		return NULL;
-	}
-	for (int ph = 0; ph < p->p.nphases; ph++)
-		if (prepare_phase(p, ph)) {
-			fail(SIM_EXIT_INTERNAL, "out of memory preparing a collective over %d ranks", n);
-			return NULL;
-		}
-	p->comm = ev->comm;
-	p->group = group;
-	p->coll = ev->coll;
-	p->algo = ev->algo;
-	p->bytes = ev->bytes;
-	p->next = R->plans[h];
-	R->plans[h] = p;
-	return p;
-}
-
-static void run_pairs(struct cplan *cp, int ph)
-{
-	int n = cp->npairs[ph];
-	sg_exec_t *ex = malloc((size_t)n * sizeof *ex);
-	if (!ex) {
-		fail(SIM_EXIT_INTERNAL, "out of memory running a collective");
-		return;
-	}
-	for (int i = 0; i < n; i++) {
-		ex[i] = sg_actor_parallel_exec_init(2, cp->hosts[ph] + 2 * i, cp->flops[ph], cp->mat[ph] + 4 * i);
-		sg_exec_start(ex[i]);
-	}
-	for (int i = 0; i < n; i++)
-		sg_exec_wait(ex[i]);
-	free(ex);
-	R->r->sg_activities += n;
-}
-
-static void run_phases(struct cplan *cp)
-{
-	for (int ph = 0; ph < cp->p.nphases; ph++)
-		if (cp->npairs[ph])
-			run_pairs(cp, ph);
-		else if (cp->h[ph] > 1) {
-			sg_actor_parallel_execute(cp->h[ph], cp->hosts[ph], cp->flops[ph], cp->mat[ph]);
-			R->r->sg_activities++;
-		}
-}
-
 /* ---- executing one op ---- */
 
-static void wait_labels(struct stream_st *s, const struct qev *q, long *pred, double *ready)
+static void wait_labels(struct run *R, struct stream_st *s, const struct qev *q, long *pred, double *ready)
 {
 	struct rank_st *rk = s->rk;
 	for (int i = 0; i < q->ev.nafter; i++) {
@@ -538,8 +258,8 @@ static void wait_labels(struct stream_st *s, const struct qev *q, long *pred, do
 		s->waiting_label = -1;
 		sg_mutex_unlock(rk->mu);
 		long sp = rk->lbl_span[l];
-		if (span_end(sp) > *ready) {
-			*ready = span_end(sp);
+		if (span_end(R, sp) > *ready) {
+			*ready = span_end(R, sp);
 			*pred = sp;
 		}
 	}
@@ -553,18 +273,19 @@ static void label_done(struct stream_st *s, const struct qev *q, long span)
 	sg_mutex_lock(rk->mu);
 	rk->done[q->ev.label] = q->inst;
 	rk->lbl_span[q->ev.label] = span;
+	rk->completed[q->ev.label]++;
 	sg_cond_notify_all(rk->cv);
 	sg_mutex_unlock(rk->mu);
 }
 
-static double jitter(struct rank_st *rk)
+static double jitter(struct run *R, struct rank_st *rk)
 {
 	if (R->o->jitter <= 0)
 		return 1;
 	return exp(gsl_ran_gaussian(rk->rng, R->o->jitter));
 }
 
-static void base_span(struct rp_span *sp, const struct stream_st *s, const struct qev *q)
+static void base_span(struct run *R, struct rp_span *sp, const struct stream_st *s, const struct qev *q)
 {
 	memset(sp, 0, sizeof *sp);
 	sp->rank = s->rk->rank;
@@ -584,7 +305,7 @@ static void base_span(struct rp_span *sp, const struct stream_st *s, const struc
 	}
 	char text[OP_TEXT_MAX + 128];
 	tr_event_format(R->t, &q->ev, text, sizeof text);
-	sp->text = intern(text);
+	sp->text = intern(R, text);
 	if (!per_line || sp->text < 0)
 		return;
 	if (q->ev.line >= R->nline_text) {
@@ -611,6 +332,7 @@ static void free_slots(struct stream_st *s, int k)
 	if (!s->items || k <= 0)
 		return;
 	s->used -= k;
+	assert(s->used >= 0);
 	if (s->prod_wait) {
 		s->prod_wait = 0;
 		sg_sem_release(s->slots);
@@ -622,7 +344,7 @@ static void free_slots(struct stream_st *s, int k)
    formats and hashes the op, which costs more than the replay of it), in a
    fixed table of LINE_SLOTS slots by line number: a generated trace fits,
    a long flat one only costs misses. */
-static int predict(const struct tr_event *ev, struct dm_result *r, char *why, size_t whylen)
+static int predict(struct run *R, const struct tr_event *ev, struct dm_result *r, char *why, size_t whylen)
 {
 	int line = ev->line;
 	struct line_dm *slot = NULL;
@@ -645,28 +367,28 @@ static int predict(const struct tr_event *ev, struct dm_result *r, char *why, si
 
 /*
  * A collective this rank runs by itself as a plain duration: its
- * communicator owns the links it uses (exclusive_comms), every other member
+ * communicator owns the links it uses (rp_exclusive_comms), every other member
  * of its group is folded into this rank (no one to meet), and its time
  * alone is known. Returns its plan, or NULL.
  */
-static const struct cplan *alone_call(const struct rank_st *rk, const struct tr_event *ev)
+static const struct cplan *alone_call(struct run *R, const struct rank_st *rk, const struct tr_event *ev)
 {
 	int gid;
 	if (!R->excl_comm || !R->excl_comm[ev->comm] || tr_comm_group(R->t, ev->comm, rk->rank, NULL, 0, &gid) < 2)
 		return NULL;
-	const struct cplan *p = plan_find(ev, gid);
+	const struct cplan *p = rp_plan_find(R, ev, gid);
 	return p && p->alone_known && p->nrep == 1 ? p : NULL;
 }
 
 /* Ops a batch of exec_ops can hold: device ops and alone_call collectives. */
-static int merges(const struct stream_st *s, const struct qev *q)
+static int merges(struct run *R, const struct stream_st *s, const struct qev *q)
 {
-	return q->ev.kind == TK_OP || (q->ev.kind == TK_COLL && alone_call(s->rk, &q->ev));
+	return q->ev.kind == TK_OP || (q->ev.kind == TK_COLL && alone_call(R, s->rk, &q->ev));
 }
 
 /* Device ops, and collectives that run alone (alone_call): durations from
    the model and the memoized plans; a run of them is one sleep. */
-static void exec_ops(struct stream_st *s, struct qev *first, long pred)
+static void exec_ops(struct run *R, struct stream_st *s, struct qev *first, long pred)
 {
 	struct qev *batch[QDEPTH];
 	int nb = 0;
@@ -675,7 +397,7 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 	   nothing waits on them and they wait on nothing */
 	while (first->ev.label < 0 && s->n > 0 && nb < QDEPTH) {
 		struct qev *nx = &s->q[s->head];
-		if (nx->ev.nafter > 0 || !merges(s, nx))
+		if (nx->ev.nafter > 0 || !merges(R, s, nx))
 			break;
 		s->head = (s->head + 1) % s->cap;
 		s->n--;
@@ -687,18 +409,18 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 	long last = pred;
 	for (int i = 0; i < nb; i++) {
 		struct rp_span sp;
-		base_span(&sp, s, batch[i]);
+		base_span(R, &sp, s, batch[i]);
 		sp.t0 = sp.arrive = t;
 		sp.pred = last;
-		const struct cplan *cp = batch[i]->ev.kind == TK_COLL ? alone_call(s->rk, &batch[i]->ev) : NULL;
+		const struct cplan *cp = batch[i]->ev.kind == TK_COLL ? alone_call(R, s->rk, &batch[i]->ev) : NULL;
 		if (cp) {
 			s->rk->coll_seq[batch[i]->ev.comm]++;
 			sp.t1 = t + cp->alone_s;
 			sp.bytes = cp->p.bus_bytes;
 			sp.algo = (signed char)cp->p.algo;
 			sp.proto = (signed char)cp->p.proto;
-			last = add_span(&sp);
-			s->last_span = last;
+			assert(cp->alone_s >= 0);
+			last = stream_span(R, s, &sp);
 			t += cp->alone_s;
 			total += cp->alone_s;
 			R->r->events++;
@@ -706,20 +428,20 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 		}
 		struct dm_result dr;
 		char why[TR_MSG_MAX];
-		if (predict(&batch[i]->ev, &dr, why, sizeof why)) {
-			fail(SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), batch[i]->ev.line, why);
+		if (predict(R, &batch[i]->ev, &dr, why, sizeof why)) {
+			rp_fail(R, SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), batch[i]->ev.line, why);
 			free_slots(s, nb - 1);
 			return;
 		}
-		double d = dr.time_s * jitter(s->rk);
+		double d = dr.time_s * jitter(R, s->rk);
+		assert(d >= 0); /* invariant 2 */
 		sp.t1 = t + d;
 		sp.flops = dr.flops;
 		sp.bytes = dr.bytes_dram;
 		sp.bound = (signed char)dr.bound;
 		if (batch[i]->ev.op.dtype >= 0 && batch[i]->ev.op.dtype < DT_COUNT)
 			R->flops_by_dtype[batch[i]->ev.op.dtype] += dr.flops;
-		last = add_span(&sp);
-		s->last_span = last;
+		last = stream_span(R, s, &sp);
 		t += d;
 		total += d;
 		R->r->events++;
@@ -729,21 +451,24 @@ static void exec_ops(struct stream_st *s, struct qev *first, long pred)
 		R->r->sg_activities++;
 		/* the batch ends when the sleep does (the sum of the times above can
 		   differ from it in the last bit): what follows starts exactly at
-		   its end, so the critical path runs on through it */
+		   its end, so the critical path runs on through it; the last op
+		   started before that end (invariant 2: a kernel takes at least
+		   its launch, far above that last bit) */
 		double end = simgrid_get_clock();
-		if (last >= 0 && end >= R->r->spans[last].t0)
+		assert(last < 0 || end >= R->r->spans[last].t0);
+		if (last >= 0)
 			R->r->spans[last].t1 = end;
 	}
 	/* only the last op of a batch can carry a label (see the loop above) */
 	label_done(s, batch[nb - 1], last);
 	free_slots(s, nb - 1);
-	progress();
+	progress(R);
 }
 
-static void exec_delay(struct stream_st *s, struct qev *q, long pred)
+static void exec_delay(struct run *R, struct stream_st *s, struct qev *q, long pred)
 {
 	struct rp_span sp;
-	base_span(&sp, s, q);
+	base_span(R, &sp, s, q);
 	sp.t0 = sp.arrive = simgrid_get_clock();
 	if (q->ev.seconds > 0) {
 		sg_actor_sleep_for(q->ev.seconds);
@@ -751,21 +476,21 @@ static void exec_delay(struct stream_st *s, struct qev *q, long pred)
 	}
 	sp.t1 = simgrid_get_clock();
 	sp.pred = pred;
-	s->last_span = add_span(&sp);
+	stream_span(R, s, &sp);
 	R->r->events++;
 	label_done(s, q, s->last_span);
 }
 
 /* Checks a later arriver's op against the first one's. */
-static int same_coll(const struct inst *x, const struct tr_event *ev, int rank)
+static int same_coll(struct run *R, const struct inst *x, const struct tr_event *ev, int rank)
 {
 	if (x->ev.coll == ev->coll && x->ev.bytes == ev->bytes && x->ev.root == ev->root && x->ev.algo == ev->algo)
 		return 1;
 	char a[256], b[256];
 	tr_event_format(R->t, &x->ev, a, sizeof a);
 	tr_event_format(R->t, ev, b, sizeof b);
-	fail(
-	    SIM_EXIT_TRACE,
+	rp_fail(
+	    R, SIM_EXIT_TRACE,
 	    "%s:%d: rank %d issued '%s' where rank %d issued '%s' (line %d) as call %d on communicator %s: the members "
 	    "of a collective must issue the same one",
 	    tr_path(R->t), ev->line, rank, b, x->first_rank, a, x->ev.line, x->seq + 1, tr_comm_name(R->t, ev->comm));
@@ -777,9 +502,11 @@ static int same_coll(const struct inst *x, const struct tr_event *ev, int rank)
  * member to arrive (it plays the transfer, then release_others), 0 for a
  * member the last one released, -1 when the run failed meanwhile.
  */
-static int rendezvous(struct stream_st *s, struct inst *x, double arrive, long pred)
+static int rendezvous(struct run *R, struct stream_st *s, struct inst *x, double arrive, long pred)
 {
-	x->in[member_index(x, s->rk->rank)] = 1;
+	int i = member_index(x, s->rk->rank);
+	assert(i >= 0 && !x->in[i] && x->arrived < x->n); /* invariant 4: a member arrives once */
+	x->in[i] = 1;
 	if (++x->arrived < x->n) {
 		s->waiting = x;
 		sg_sem_acquire(x->go);
@@ -799,24 +526,28 @@ static void release_others(struct inst *x)
 
 /* Records a finished transfer: it started when the last member arrived
    (that member's predecessor enabled it) and ends now. */
-static void end_transfer(struct stream_st *s, const struct qev *q, struct inst *x, struct rp_span *sp, long pred)
+static void end_transfer(struct run *R, struct stream_st *s, const struct qev *q, struct inst *x, struct rp_span *sp,
+                         long pred)
 {
 	sp->t0 = x->t_all;
 	sp->t1 = simgrid_get_clock();
 	sp->pred = x->t_all > sp->arrive ? x->pred : pred;
-	s->last_span = add_span(sp);
+	if (x->left == 0)
+		x->t_end = sp->t1;
+	assert(sp->t1 == x->t_end); /* invariant 4: the members end together */
+	stream_span(R, s, sp);
 	R->r->events++;
 	label_done(s, q, s->last_span);
 	if (++x->left == x->n)
-		inst_drop(x);
+		inst_drop(R, x);
 }
 
-static void exec_coll(struct stream_st *s, struct qev *q, long pred)
+static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pred)
 {
 	struct rank_st *rk = s->rk;
 	struct tr_event *ev = &q->ev;
-	if (alone_call(rk, ev)) {
-		exec_ops(s, q, pred);
+	if (alone_call(R, rk, ev)) {
+		exec_ops(R, s, q, pred);
 		return;
 	}
 	int stack_members[64], *members = stack_members, gid = 0;
@@ -824,14 +555,14 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 	if (n > 64) {
 		members = malloc((size_t)n * sizeof *members);
 		if (!members) {
-			fail(SIM_EXIT_INTERNAL, "out of memory");
+			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 			return;
 		}
 		tr_comm_group(R->t, ev->comm, rk->rank, members, n, &gid);
 	}
 	double arrive = simgrid_get_clock();
 	struct rp_span sp;
-	base_span(&sp, s, q);
+	base_span(R, &sp, s, q);
 	sp.arrive = arrive;
 	int seq = rk->coll_seq[ev->comm]++;
 	/* folded members arrive with their representative: only replayed
@@ -843,7 +574,7 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 		if (!reps) {
 			if (members != stack_members)
 				free(members);
-			fail(SIM_EXIT_INTERNAL, "out of memory");
+			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 			return;
 		}
 		nrep = 0;
@@ -851,7 +582,7 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 			if (R->is_rep[members[i]])
 				reps[nrep++] = members[i];
 	}
-	struct inst *x = n > 1 ? inst_get(TK_COLL, ev->comm, gid, 0, seq, nrep, reps) : NULL;
+	struct inst *x = n > 1 ? inst_get(R, TK_COLL, ev->comm, gid, 0, seq, nrep, reps) : NULL;
 	if (x && nrep < n && !x->full && (x->full = malloc((size_t)n * sizeof *x->full))) {
 		memcpy(x->full, members, (size_t)n * sizeof *members);
 		x->nfull = n;
@@ -861,17 +592,17 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 	if (members != stack_members)
 		free(members);
 	if (x && nrep < n && !x->full) {
-		fail(SIM_EXIT_INTERNAL, "out of memory");
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return;
 	}
 	if (n > 1 && !x) {
-		fail(SIM_EXIT_INTERNAL, "out of memory");
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return;
 	}
 	if (!x) { /* a group of one: nothing to move */
 		sp.t0 = sp.t1 = arrive;
 		sp.pred = pred;
-		s->last_span = add_span(&sp);
+		stream_span(R, s, &sp);
 		R->r->events++;
 		label_done(s, q, s->last_span);
 		return;
@@ -879,14 +610,15 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 	if (x->arrived == 0) {
 		x->ev = *ev;
 		x->first_rank = rk->rank;
-	} else if (!same_coll(x, ev, rk->rank)) {
+	} else if (!same_coll(R, x, ev, rk->rank)) {
 		return;
 	}
-	int last = rendezvous(s, x, arrive, pred);
+	int last = rendezvous(R, s, x, arrive, pred);
 	if (last < 0)
 		return;
 	if (last) {
-		x->plan = x->full ? plan_get(ev, gid, x->full, x->nfull) : plan_get(ev, gid, x->members, x->n);
+		x->plan =
+		    x->full ? rp_plan_get(R, ev, gid, x->full, x->nfull) : rp_plan_get(R, ev, gid, x->members, x->n);
 		if (!x->plan)
 			return;
 		struct cplan *cp = x->plan;
@@ -902,7 +634,7 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 				sg_actor_sleep_for(cp->p.lat_s);
 				R->r->sg_activities++;
 			}
-			run_phases(cp);
+			rp_plan_run(R, cp);
 			if (alone && !R->err_code) {
 				cp->alone_s = simgrid_get_clock() - t0;
 				cp->alone_known = 1;
@@ -914,7 +646,7 @@ static void exec_coll(struct stream_st *s, struct qev *q, long pred)
 	sp.bytes = x->plan->p.bus_bytes;
 	sp.algo = (signed char)x->plan->p.algo;
 	sp.proto = (signed char)x->plan->p.proto;
-	end_transfer(s, q, x, &sp, pred);
+	end_transfer(R, s, q, x, &sp, pred);
 }
 
 static int p2p_seq(struct rank_st *rk, int peer, long tag, int dir)
@@ -934,7 +666,7 @@ static int p2p_seq(struct rank_st *rk, int peer, long tag, int dir)
 	return 0;
 }
 
-static void exec_p2p(struct stream_st *s, struct qev *q, long pred)
+static void exec_p2p(struct run *R, struct stream_st *s, struct qev *q, long pred)
 {
 	struct rank_st *rk = s->rk;
 	struct tr_event *ev = &q->ev;
@@ -942,27 +674,28 @@ static void exec_p2p(struct stream_st *s, struct qev *q, long pred)
 	int src = send ? rk->rank : ev->peer, dst = send ? ev->peer : rk->rank;
 	int seq = p2p_seq(rk, ev->peer, ev->tag, send);
 	int pair[2] = {src < dst ? src : dst, src < dst ? dst : src};
-	struct inst *x = seq < 0 ? NULL : inst_get(TK_SEND, src, dst, (int)ev->tag, seq, 2, pair);
+	struct inst *x = seq < 0 ? NULL : inst_get(R, TK_SEND, src, dst, (int)ev->tag, seq, 2, pair);
 	if (!x) {
-		fail(SIM_EXIT_INTERNAL, "out of memory");
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return;
 	}
 	double arrive = simgrid_get_clock();
 	struct rp_span sp;
-	base_span(&sp, s, q);
+	base_span(R, &sp, s, q);
 	sp.arrive = arrive;
 	if (x->arrived == 0) {
 		x->ev = *ev;
 		x->first_rank = rk->rank;
 	} else if (x->ev.bytes != ev->bytes) {
-		fail(SIM_EXIT_TRACE,
-		     "%s:%d: rank %d %s %g bytes (tag %ld) but rank %d %s %g bytes (line %d): a send and its recv must "
-		     "have the same size",
-		     tr_path(R->t), ev->line, rk->rank, send ? "sends" : "receives", ev->bytes, ev->tag, x->first_rank,
-		     send ? "receives" : "sends", x->ev.bytes, x->ev.line);
+		rp_fail(
+		    R, SIM_EXIT_TRACE,
+		    "%s:%d: rank %d %s %g bytes (tag %ld) but rank %d %s %g bytes (line %d): a send and its recv must "
+		    "have the same size",
+		    tr_path(R->t), ev->line, rk->rank, send ? "sends" : "receives", ev->bytes, ev->tag, x->first_rank,
+		    send ? "receives" : "sends", x->ev.bytes, x->ev.line);
 		return;
 	}
-	int last = rendezvous(s, x, arrive, pred);
+	int last = rendezvous(R, s, x, arrive, pred);
 	if (last < 0)
 		return;
 	if (last) {
@@ -974,30 +707,30 @@ static void exec_p2p(struct stream_st *s, struct qev *q, long pred)
 		release_others(x);
 	}
 	sp.bytes = ev->bytes;
-	end_transfer(s, q, x, &sp, pred);
+	end_transfer(R, s, q, x, &sp, pred);
 }
 
 /* ---- actors ---- */
 
 /* Runs one queued event on stream s: waits for its stream predecessor and
    its after= edges, then executes it. */
-static void stream_exec(struct stream_st *s, struct qev *q)
+static void stream_exec(struct run *R, struct stream_st *s, struct qev *q)
 {
 	s->cur = q;
 	long pred = s->last_span;
-	double ready = span_end(pred);
+	double ready = span_end(R, pred);
 	if (q->issued > ready) {
 		ready = q->issued;
 		pred = -1;
 	}
-	wait_labels(s, q, &pred, &ready);
+	wait_labels(R, s, q, &pred, &ready);
 	if (!R->err_code)
 		switch (q->ev.kind) {
-		case TK_OP: exec_ops(s, q, pred); break;
-		case TK_COLL: exec_coll(s, q, pred); break;
+		case TK_OP: exec_ops(R, s, q, pred); break;
+		case TK_COLL: exec_coll(R, s, q, pred); break;
 		case TK_SEND:
-		case TK_RECV: exec_p2p(s, q, pred); break;
-		case TK_DELAY: exec_delay(s, q, pred); break;
+		case TK_RECV: exec_p2p(R, s, q, pred); break;
+		case TK_DELAY: exec_delay(R, s, q, pred); break;
 		default: break;
 		}
 	s->cur = NULL;
@@ -1008,6 +741,7 @@ static void stream_main(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	struct stream_st *s = sg_actor_self_get_data();
+	struct run *R = s->rk->run;
 	s->waiting_label = -1;
 	for (;;) {
 		while (s->n == 0) {
@@ -1019,7 +753,7 @@ static void stream_main(int argc, char **argv)
 		s->n--;
 		if (q->ev.kind == END_KIND || R->err_code)
 			break;
-		stream_exec(s, q);
+		stream_exec(R, s, q);
 		free_slots(s, 1);
 		if (R->err_code)
 			break;
@@ -1027,7 +761,7 @@ static void stream_main(int argc, char **argv)
 	s->done = 1;
 }
 
-static struct stream_st *stream_get(struct rank_st *rk, int idx)
+static struct stream_st *stream_get(struct run *R, struct rank_st *rk, int idx)
 {
 	if (rk->streams[idx])
 		return rk->streams[idx];
@@ -1035,7 +769,7 @@ static struct stream_st *stream_get(struct rank_st *rk, int idx)
 	int cap = R->inline_streams ? 4 : QDEPTH; /* an inline queue grows as ops merge */
 	if (!s || !(s->q = calloc((size_t)cap, sizeof *s->q))) {
 		free(s);
-		fail(SIM_EXIT_INTERNAL, "out of memory");
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return NULL;
 	}
 	s->rk = rk;
@@ -1058,22 +792,22 @@ static struct stream_st *stream_get(struct rank_st *rk, int idx)
 
 /* Runs what a rank's inline stream has queued (no semaphores: the rank's
    actor fills the queue and empties it). */
-static void run_queue(struct stream_st *s)
+static void run_queue(struct run *R, struct stream_st *s)
 {
 	while (s->n > 0 && !R->err_code) {
 		struct qev *q = &s->q[s->head];
 		s->head = (s->head + 1) % s->cap;
 		s->n--;
-		stream_exec(s, q);
+		stream_exec(R, s, q);
 	}
 	s->head = 0;
 }
 
-static int grow_queue(struct stream_st *s)
+static int grow_queue(struct run *R, struct stream_st *s)
 {
 	struct qev *q = realloc(s->q, 2 * (size_t)s->cap * sizeof *q);
 	if (!q) {
-		fail(SIM_EXIT_INTERNAL, "out of memory");
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return -1;
 	}
 	s->q = q;
@@ -1089,6 +823,7 @@ static int push(struct stream_st *s, const struct qev *q)
 		sg_sem_acquire(s->slots);
 		s->rk->host_state = NULL;
 	}
+	assert(s->n < s->cap && s->used < QDEPTH); /* invariant 6 */
 	s->q[(s->head + s->n) % s->cap] = *q;
 	s->n++;
 	s->used++;
@@ -1107,7 +842,7 @@ static int by_size_desc(const void *a, const void *b)
 
 /* A `memory` statement: sets the categories it names; records the rank's
    peak; fails the run when the rank no longer fits its device. */
-static int set_memory(struct rank_st *rk, const struct tr_event *ev)
+static int set_memory(struct run *R, struct rank_st *rk, const struct tr_event *ev)
 {
 	double total = 0;
 	for (int c = 0; c < MEM_COUNT; c++) {
@@ -1138,8 +873,9 @@ static int set_memory(struct rank_st *rk, const struct tr_event *ev)
 		if (k > 0)
 			used += (size_t)k;
 	}
-	fail(SIM_EXIT_NOFIT, "%s:%d: rank %d does not fit: it needs %.1f GiB of device memory but %s has %.1f GiB (%s)",
-	     tr_path(R->t), ev->line, rk->rank, total / 1073741824.0, R->chip->path, cap / 1073741824.0, list);
+	rp_fail(R, SIM_EXIT_NOFIT,
+	        "%s:%d: rank %d does not fit: it needs %.1f GiB of device memory but %s has %.1f GiB (%s)",
+	        tr_path(R->t), ev->line, rk->rank, total / 1073741824.0, R->chip->path, cap / 1073741824.0, list);
 	return -1;
 }
 
@@ -1148,13 +884,14 @@ static void host_main(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	struct rank_st *rk = sg_actor_self_get_data();
+	struct run *R = rk->run;
 	char why[TR_MSG_MAX];
 	struct qev q;
 	for (;;) {
 		memset(&q, 0, sizeof q);
 		int rc = tr_next(rk->cur, &q.ev, why, sizeof why);
 		if (rc < 0) {
-			fail(SIM_EXIT_TRACE, "%s", why);
+			rp_fail(R, SIM_EXIT_TRACE, "%s", why);
 			break;
 		}
 		if (rc == 0 || R->err_code)
@@ -1164,7 +901,7 @@ static void host_main(int argc, char **argv)
 			continue;
 		}
 		if (q.ev.kind == TK_MEM) {
-			if (set_memory(rk, &q.ev))
+			if (set_memory(R, rk, &q.ev))
 				break;
 			continue;
 		}
@@ -1173,8 +910,9 @@ static void host_main(int argc, char **argv)
 		for (int i = 0; i < q.ev.nafter; i++) {
 			q.need[i] = rk->issued[q.ev.after[i]];
 			if (q.need[i] == 0) {
-				fail(SIM_EXIT_TRACE, "%s:%d: rank %d: after=%s waits for an op this rank never issued",
-				     tr_path(R->t), q.ev.line, rk->rank, tr_label_name(R->t, q.ev.after[i]));
+				rp_fail(R, SIM_EXIT_TRACE,
+				        "%s:%d: rank %d: after=%s waits for an op this rank never issued",
+				        tr_path(R->t), q.ev.line, rk->rank, tr_label_name(R->t, q.ev.after[i]));
 				break;
 			}
 		}
@@ -1182,25 +920,26 @@ static void host_main(int argc, char **argv)
 			break;
 		if (q.ev.label >= 0)
 			q.inst = ++rk->issued[q.ev.label];
-		struct stream_st *s = stream_get(rk, q.ev.stream);
+		struct stream_st *s = stream_get(R, rk, q.ev.stream);
 		if (!s)
 			break;
+		R->issued_ops++;
 		if (!R->inline_streams) {
 			push(s, &q);
 			continue;
 		}
 		/* One stream: queue device ops that can merge into one sleep and run
 		   the queue when anything else comes (or it is full). */
-		if (s->n == s->cap && grow_queue(s))
+		if (s->n == s->cap && grow_queue(R, s))
 			break;
 		s->q[s->n++] = q; /* run_queue leaves it empty with head 0 */
-		if (q.ev.label >= 0 || q.ev.nafter > 0 || s->n == QDEPTH || !merges(s, &q))
-			run_queue(s);
+		if (q.ev.label >= 0 || q.ev.nafter > 0 || s->n == QDEPTH || !merges(R, s, &q))
+			run_queue(R, s);
 	}
 	if (R->inline_streams) {
 		for (int i = 0; i < tr_nstreams(R->t); i++)
 			if (rk->streams[i]) {
-				run_queue(rk->streams[i]);
+				run_queue(R, rk->streams[i]);
 				rk->streams[i]->done = !R->err_code;
 			}
 		rk->host_done = 1;
@@ -1219,6 +958,10 @@ static void host_main(int argc, char **argv)
 
 static int engine_init(const char *xml_path)
 {
+	/* SimGrid runs one engine per process, and its C API cannot tell whether
+	   simgrid_init() already ran (a second call aborts): this flag is the
+	   only file-static mutable state of sim/cluster/ (a replay's own state
+	   is its struct run). */
 	static int inited;
 	int argc = 1;
 	char arg0[] = "sim", *argv[] = {arg0, NULL};
@@ -1247,7 +990,7 @@ static int engine_init(const char *xml_path)
 	return 0;
 }
 
-static void describe_wait(const struct stream_st *s, char *buf, size_t len)
+static void describe_wait(struct run *R, const struct stream_st *s, char *buf, size_t len)
 {
 	const struct qev *q = s->cur;
 	char text[OP_TEXT_MAX + 128] = "";
@@ -1277,7 +1020,7 @@ static void describe_wait(const struct stream_st *s, char *buf, size_t len)
 	}
 }
 
-static void report_deadlock(void)
+static void report_deadlock(struct run *R)
 {
 	char lines[TR_MSG_MAX * 2] = "";
 	int blocked = 0, first_line = 0;
@@ -1288,7 +1031,7 @@ static void report_deadlock(void)
 			if (!s || s->done)
 				continue;
 			char one[TR_MSG_MAX];
-			describe_wait(s, one, sizeof one);
+			describe_wait(R, s, one, sizeof one);
 			if (!blocked++)
 				first_line = s->cur ? s->cur->ev.line : 0;
 			if (blocked <= 8 && used < sizeof lines - 2) {
@@ -1299,11 +1042,11 @@ static void report_deadlock(void)
 		}
 	if (!blocked)
 		return;
-	fail(SIM_EXIT_TRACE, "%s:%d: deadlock: %d stream%s of %d ranks cannot go on%s%s", tr_path(R->t), first_line,
-	     blocked, blocked == 1 ? "" : "s", R->nranks, lines, blocked > 8 ? "; ..." : "");
+	rp_fail(R, SIM_EXIT_TRACE, "%s:%d: deadlock: %d stream%s of %d ranks cannot go on%s%s", tr_path(R->t),
+	        first_line, blocked, blocked == 1 ? "" : "s", R->nranks, lines, blocked > 8 ? "; ..." : "");
 }
 
-static int dominant_dtype(void)
+static int dominant_dtype(struct run *R)
 {
 	int best = -1;
 	for (int d = 0; d < DT_COUNT; d++)
@@ -1312,255 +1055,40 @@ static int dominant_dtype(void)
 	return best;
 }
 
-/*
- * Symmetric ranks: when the trace runs the same program along some dims
- * (tr_symmetric_dims) and the platform gives every device its own links
- * (switch, full mesh or PCIe node; fabric not oversubscribed), the ranks
- * that differ only in those dims do the same thing at the same time over
- * disjoint links, so one representative (coordinate 0 in each folded dim)
- * replays for all of them. Jitter draws per rank, so it turns folding off.
- */
-static int fold_ranks(const struct trace *t, const struct rp_options *o)
+/* The end of a run without error (invariants 1, 5, 6, 7). */
+static void check_end(const struct run *R)
 {
-	struct rp_result *r = R->r;
-	const struct topo *tp = &R->topo;
-	r->fold = 1;
-	r->nrep = R->nranks;
-	unsigned dims = tr_symmetric_dims(t);
-	if (o->no_fold || o->jitter > 0 || !dims || tp->uplink_bw > 0 ||
-	    !(tp->intra == TI_SWITCH || tp->intra == TI_MESH || tp->intra == TI_PCIE))
-		return 0;
-	long stride[DIM_COUNT] = {0};
-	for (int i = 0; i < R->nranks; i++)
-		for (int d = 0; d < DIM_COUNT; d++) {
-			int k = 0, one = tr_coord(t, i, d) == 1;
-			for (int e = 0; e < DIM_COUNT && one; e++)
-				k += e != d && tr_coord(t, i, e) != 0;
-			if (one && !k)
-				stride[d] = i;
-		}
-	R->is_rep = calloc((size_t)R->nranks, 1);
-	r->rep_of = malloc((size_t)R->nranks * sizeof *r->rep_of);
-	if (!R->is_rep || !r->rep_of)
-		return -1;
-	r->nrep = 0;
+#ifndef NDEBUG
+	assert(R->r->nspans == R->r->events && R->r->events == R->issued_ops);
+	for (int h = 0; h < NBUCKETS; h++)
+		assert(!R->tab[h]); /* every rendezvous played and left */
 	for (int i = 0; i < R->nranks; i++) {
-		long rep = i;
-		for (int d = 0; d < DIM_COUNT; d++)
-			if (dims & (1u << d))
-				rep -= tr_coord(t, i, d) * stride[d];
-		r->rep_of[i] = (int)rep;
-		R->is_rep[i] = rep == i;
-		r->nrep += rep == i;
+		const struct rank_st *rk = &R->ranks[i];
+		if (!rk->streams)
+			continue; /* folded */
+		assert(rk->host_done);
+		for (int l = 0; l < tr_nlabels(R->t); l++)
+			assert(rk->completed[l] == rk->issued[l]);
+		for (int k = 0; k < tr_nstreams(R->t); k++)
+			assert(!rk->streams[k] || (rk->streams[k]->done && rk->streams[k]->n == 0));
 	}
-	r->fold = R->nranks / r->nrep;
-	r->fold_dims = dims;
-	return 0;
+#else
+	(void)R;
+#endif
 }
 
-/* Where the groups of communicator comm move data: REACH_IN when a group
-   has two members in one node, REACH_OUT when one has members in two. */
-enum { REACH_IN = 1, REACH_OUT = 2 };
-static int comm_reach(const struct trace *t, int comm, char *seen, int **buf, int *cap)
+/* Frees what a replay holds (a run stopped at any point of its setup too). */
+static void run_free(struct run *R)
 {
-	int reach = 0, dpn = R->topo.dpn;
-	memset(seen, 0, (size_t)R->nranks);
-	for (int a = 0; a < R->nranks && reach != (REACH_IN | REACH_OUT); a++) {
-		int gid, n = tr_comm_group(t, comm, a, NULL, 0, &gid);
-		if (n < 2 || gid < 0 || gid >= R->nranks || seen[gid])
-			continue;
-		seen[gid] = 1;
-		if (n > *cap) {
-			int *v = realloc(*buf, (size_t)n * sizeof *v);
-			if (!v)
-				return -1;
-			*buf = v;
-			*cap = n;
-		}
-		tr_comm_group(t, comm, a, *buf, n, &gid);
-		for (int i = 1; i < n; i++) /* members in increasing order: a node's are adjacent */
-			reach |= (*buf)[i] / dpn == (*buf)[i - 1] / dpn ? REACH_IN : REACH_OUT;
-	}
-	return reach;
-}
-
-/* The built-in communicator of layout dim d (the ranks that differ only in d). */
-static int dim_comm(const struct trace *t, int d)
-{
-	for (int c = 0; c < tr_ncomms(t); c++)
-		if (!strcmp(tr_comm_name(t, c), tr_dim_name((enum tr_dim)d)))
-			return c;
-	return -1;
-}
-
-/*
- * Communicators whose collectives own the links they use. Links fall in
- * two domains: inside a node (private device links: switch or PCIe ports,
- * full-mesh pairs; traffic between two devices of a node crosses only
- * theirs) and between nodes (each device's NICs and a non-blocking fabric).
- * When one communicator is all that moves data in each domain its groups
- * reach (no other communicator's group, no send/recv peer, reaches it) and
- * its collectives come from one stream (a group's calls never overlap),
- * every call runs alone on its links and takes the same time each time:
- * exec_coll measures it once, and later calls are one sleep, or with every
- * other member folded, part of a batch of device ops. --no-memo turns this
- * off.
- */
-static int exclusive_comms(const struct trace *t, const struct rp_options *o)
-{
-	const struct topo *tp = &R->topo;
-	int nc = tr_ncomms(t), p2p = tr_p2p_dims(t), users[4] = {0}, *buf = NULL, cap = 0, rc = 0;
-	if (o->no_memo || p2p < 0)
-		return 0;
-	int *reach = calloc((size_t)nc, sizeof *reach);
-	char *seen = malloc((size_t)R->nranks);
-	R->excl_comm = calloc((size_t)nc, 1);
-	if (!reach || !seen || !R->excl_comm) {
-		rc = -1;
-		goto out;
-	}
-	int peers = 0; /* where send/recv can go */
-	for (int d = 0; d < DIM_COUNT && rc >= 0; d++) {
-		int c = p2p & (1 << d) ? dim_comm(t, d) : -1;
-		if (c >= 0 && (rc = comm_reach(t, c, seen, &buf, &cap)) > 0)
-			peers |= rc;
-	}
-	for (int c = 0; c < nc && rc >= 0; c++)
-		if (tr_comm_stream(t, c) != -1 && (rc = reach[c] = comm_reach(t, c, seen, &buf, &cap)) > 0)
-			for (int k = REACH_IN; k <= REACH_OUT; k++)
-				users[k] += (rc & k) != 0;
-	if (rc < 0)
-		goto out;
-	rc = 0;
-	users[REACH_IN] += (peers & REACH_IN) != 0;
-	users[REACH_OUT] += (peers & REACH_OUT) != 0;
-	int in_ok = tp->intra == TI_SWITCH || tp->intra == TI_MESH || tp->intra == TI_PCIE;
-	int out_ok = tp->uplink_bw <= 0;
-	for (int c = 0; c < nc; c++)
-		R->excl_comm[c] = reach[c] && tr_comm_stream(t, c) >= 0 &&
-		                  (!(reach[c] & REACH_IN) || (in_ok && users[REACH_IN] == 1)) &&
-		                  (!(reach[c] & REACH_OUT) || (out_ok && users[REACH_OUT] == 1));
-out:
-	free(reach);
-	free(seen);
-	free(buf);
-	return rc;
-}
-
-int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r, char *why,
-           size_t whylen)
-{
-	static struct run run;
-	memset(r, 0, sizeof *r);
-	memset(&run, 0, sizeof run);
-	R = &run;
-	run.chip = c;
-	run.t = t;
-	run.o = o;
-	run.r = r;
-	run.nranks = tr_ranks(t);
-	r->ranks = run.nranks;
-	r->dtype = -1;
-	clock_gettime(CLOCK_MONOTONIC, &run.wall0);
-	run.next_progress = 2.0;
-	if (platform_topo(c, run.nranks, &run.topo, why, whylen)) {
-		char tmp[TR_MSG_MAX];
-		snprintf(tmp, sizeof tmp, "%s", why);
-		snprintf(why, whylen, "%s: %s", tr_path(t), tmp);
-		return SIM_EXIT_TRACE;
-	}
-	r->topo = run.topo;
-	char path[] = "/tmp/sim-platform-XXXXXX.xml";
-	/* made and tracked with the signals held: a SIGINT/SIGTERM removes it */
-	sigset_t hold, old;
-	sigemptyset(&hold);
-	sigaddset(&hold, SIGINT);
-	sigaddset(&hold, SIGTERM);
-	sigprocmask(SIG_BLOCK, &hold, &old);
-	int fd = mkstemps(path, 4);
-	int slot = fd >= 0 ? out_track(path) : -1;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f || platform_write_xml(&run.topo, f) || fclose(f)) {
-		if (fd >= 0)
-			unlink(path);
-		out_untrack(slot);
-		snprintf(why, whylen, "sim run: cannot write the platform file %s", path);
-		return SIM_EXIT_CANTCREAT;
-	}
-	int bad = engine_init(path);
-	unlink(path);
-	out_untrack(slot);
-	if (bad) {
-		snprintf(why, whylen, "sim run: one replay per process");
-		return SIM_EXIT_INTERNAL;
-	}
-	run.hosts = calloc((size_t)run.nranks, sizeof *run.hosts);
-	run.ranks = calloc((size_t)run.nranks, sizeof *run.ranks);
-	run.tmp_idx = malloc((size_t)run.nranks * sizeof *run.tmp_idx);
-	if (!run.hosts || !run.ranks || !run.tmp_idx) {
-		snprintf(why, whylen, "sim run: out of memory for %d ranks", run.nranks);
-		return SIM_EXIT_INTERNAL;
-	}
-	for (int i = 0; i < run.nranks; i++) {
-		char name[32];
-		snprintf(name, sizeof name, "dev%d", i);
-		run.hosts[i] = sg_host_by_name(name);
-		run.tmp_idx[i] = -1;
-	}
-	int nl = tr_nlabels(t) + 1, nc = tr_ncomms(t) + 1, ns = tr_nstreams(t) + 1;
-	run.inline_streams = tr_nstreams(t) <= 1;
-	r->mem = calloc((size_t)run.nranks, sizeof *r->mem);
-	if (!r->mem || fold_ranks(t, o) || exclusive_comms(t, o)) {
-		snprintf(why, whylen, "sim run: out of memory for %d ranks", run.nranks);
-		return SIM_EXIT_INTERNAL;
-	}
-	for (int i = 0; i < run.nranks; i++) {
-		struct rank_st *rk = &run.ranks[i];
-		rk->rank = i;
-		if (run.is_rep && !run.is_rep[i])
-			continue;
-		rk->cur = tr_cursor_new(t, i);
-		rk->streams = calloc((size_t)ns, sizeof *rk->streams);
-		rk->issued = calloc((size_t)nl, sizeof *rk->issued);
-		rk->done = calloc((size_t)nl, sizeof *rk->done);
-		rk->lbl_span = malloc((size_t)nl * sizeof *rk->lbl_span);
-		rk->coll_seq = calloc((size_t)nc, sizeof *rk->coll_seq);
-		if (!rk->cur || !rk->streams || !rk->issued || !rk->done || !rk->lbl_span || !rk->coll_seq) {
-			snprintf(why, whylen, "sim run: out of memory for %d ranks", run.nranks);
-			return SIM_EXIT_INTERNAL;
-		}
-		for (int l = 0; l < nl; l++)
-			rk->lbl_span[l] = -1;
-		rk->mark = -1;
-		rk->mu = sg_mutex_init();
-		rk->cv = sg_cond_init();
-		if (o->jitter > 0) {
-			rk->rng = gsl_rng_alloc(gsl_rng_mt19937);
-			gsl_rng_set(rk->rng, o->seed * 1000003ul + (unsigned long)i);
-		}
-		char name[32];
-		snprintf(name, sizeof name, "h%d", i);
-		sg_actor_t a = sg_actor_init(name, run.hosts[i]);
-		sg_actor_set_data(a, rk);
-		sg_actor_start(a, host_main, 0, NULL);
-	}
-	simgrid_run();
-	r->time_s = simgrid_get_clock();
-	if (!run.err_code)
-		report_deadlock();
-	r->wall_s = wall_now();
-	r->dtype = dominant_dtype();
-	if (r->rep_of)
-		for (int i = 0; i < run.nranks; i++)
-			r->mem[i] = r->mem[r->rep_of[i]];
-	for (int i = 0; i < run.nranks; i++) {
-		struct rank_st *rk = &run.ranks[i];
+	int ns = tr_nstreams(R->t) + 1;
+	for (int i = 0; R->ranks && i < R->nranks; i++) {
+		struct rank_st *rk = &R->ranks[i];
 		if (!rk->streams)
 			continue; /* folded into its representative */
 		tr_cursor_free(rk->cur);
 		free(rk->issued);
 		free(rk->done);
+		free(rk->completed);
 		free(rk->lbl_span);
 		free(rk->coll_seq);
 		free(rk->p2p);
@@ -1575,36 +1103,169 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 				free(rk->streams[s]->q);
 				free(rk->streams[s]);
 			}
-		sg_mutex_destroy(rk->mu);
-		sg_cond_destroy(rk->cv);
+		if (rk->mu)
+			sg_mutex_destroy(rk->mu);
+		if (rk->cv)
+			sg_cond_destroy(rk->cv);
 		free(rk->streams);
 	}
 	for (int h = 0; h < NBUCKETS; h++) /* rendezvous a deadlock left open */
-		while (run.tab[h])
-			inst_drop(run.tab[h]);
-	for (int h = 0; h < NBUCKETS; h++)
-		for (struct cplan *p = run.plans[h], *nx; p; p = nx) {
-			nx = p->next;
-			for (int ph = 0; ph < COLL_MAX_PHASES; ph++) {
-				free(p->hosts[ph]);
-				free(p->mat[ph]);
-				free(p->flops[ph]);
-			}
-			coll_plan_free(&p->p);
-			free(p);
-		}
-	free(run.ranks);
-	free(run.hosts);
-	free(run.tmp_idx);
-	free(run.is_rep);
-	free(run.excl_comm);
-	free(run.txt_hash);
-	free(run.line_text);
-	free(run.line_dm);
-	if (run.err_code) {
-		snprintf(why, whylen, "%s", run.err);
-		return run.err_code;
+		while (R->tab[h])
+			inst_drop(R, R->tab[h]);
+	rp_plans_free(R);
+	free(R->ranks);
+	free(R->hosts);
+	free(R->tmp_idx);
+	free(R->is_rep);
+	free(R->excl_comm);
+	free(R->algo_of);
+	free(R->txt_hash);
+	free(R->line_text);
+	free(R->line_dm);
+	free(R);
+}
+
+/* Writes the platform, starts the engine and one host actor per replayed
+   rank, and runs. Returns 0 when the engine ran (R->err_code says how it
+   went), or the exit code of a setup that failed, with why. */
+static int replay(struct run *R, char *why, size_t whylen)
+{
+	const struct arch_chip *c = R->chip;
+	const struct trace *t = R->t;
+	const struct rp_options *o = R->o;
+	struct rp_result *r = R->r;
+	R->algo_of = malloc(((size_t)tr_nalgos(t) + 1) * sizeof *R->algo_of);
+	if (!R->algo_of) {
+		snprintf(why, whylen, "sim run: out of memory");
+		return SIM_EXIT_INTERNAL;
 	}
+	if (coll_algo_resolve(t, R->algo_of, why, whylen))
+		return SIM_EXIT_TRACE;
+	if (platform_topo(c, R->nranks, &R->topo, why, whylen)) {
+		char tmp[TR_MSG_MAX];
+		snprintf(tmp, sizeof tmp, "%s", why);
+		snprintf(why, whylen, "%s: %s", tr_path(t), tmp);
+		return SIM_EXIT_TRACE;
+	}
+	r->topo = R->topo;
+	char path[] = "/tmp/sim-platform-XXXXXX.xml";
+	/* made and tracked with the signals held: a SIGINT/SIGTERM removes it */
+	sigset_t hold, old;
+	sigemptyset(&hold);
+	sigaddset(&hold, SIGINT);
+	sigaddset(&hold, SIGTERM);
+	sigprocmask(SIG_BLOCK, &hold, &old);
+	int fd = mkstemps(path, 4);
+	int slot = fd >= 0 ? out_track(path) : -1;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f || platform_write_xml(&R->topo, f) || fclose(f)) {
+		if (fd >= 0)
+			unlink(path);
+		out_untrack(slot);
+		snprintf(why, whylen, "sim run: cannot write the platform file %s", path);
+		return SIM_EXIT_CANTCREAT;
+	}
+	int bad = engine_init(path);
+	unlink(path);
+	out_untrack(slot);
+	if (bad) {
+		snprintf(why, whylen, "sim run: one replay per process");
+		return SIM_EXIT_INTERNAL;
+	}
+	R->hosts = calloc((size_t)R->nranks, sizeof *R->hosts);
+	R->ranks = calloc((size_t)R->nranks, sizeof *R->ranks);
+	R->tmp_idx = malloc((size_t)R->nranks * sizeof *R->tmp_idx);
+	if (!R->hosts || !R->ranks || !R->tmp_idx) {
+		snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);
+		return SIM_EXIT_INTERNAL;
+	}
+	for (int i = 0; i < R->nranks; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "dev%d", i);
+		R->hosts[i] = sg_host_by_name(name);
+		R->tmp_idx[i] = -1;
+	}
+	int nl = tr_nlabels(t) + 1, nc = tr_ncomms(t) + 1, ns = tr_nstreams(t) + 1;
+	R->inline_streams = tr_nstreams(t) <= 1;
+	r->mem = calloc((size_t)R->nranks, sizeof *r->mem);
+	if (!r->mem || rp_fold_ranks(R, t, o) || rp_exclusive_comms(R, t, o)) {
+		snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);
+		return SIM_EXIT_INTERNAL;
+	}
+	for (int i = 0; i < R->nranks; i++) {
+		struct rank_st *rk = &R->ranks[i];
+		rk->run = R;
+		rk->rank = i;
+		if (R->is_rep && !R->is_rep[i])
+			continue;
+		rk->cur = tr_cursor_new(t, i);
+		rk->streams = calloc((size_t)ns, sizeof *rk->streams);
+		rk->issued = calloc((size_t)nl, sizeof *rk->issued);
+		rk->done = calloc((size_t)nl, sizeof *rk->done);
+		rk->completed = calloc((size_t)nl, sizeof *rk->completed);
+		rk->lbl_span = malloc((size_t)nl * sizeof *rk->lbl_span);
+		rk->coll_seq = calloc((size_t)nc, sizeof *rk->coll_seq);
+		if (!rk->cur || !rk->streams || !rk->issued || !rk->done || !rk->completed || !rk->lbl_span ||
+		    !rk->coll_seq) {
+			snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);
+			return SIM_EXIT_INTERNAL;
+		}
+		for (int l = 0; l < nl; l++)
+			rk->lbl_span[l] = -1;
+		rk->mark = -1;
+		rk->mu = sg_mutex_init();
+		rk->cv = sg_cond_init();
+		if (o->jitter > 0) {
+			rk->rng = gsl_rng_alloc(gsl_rng_mt19937);
+			gsl_rng_set(rk->rng, o->seed * 1000003ul + (unsigned long)i);
+		}
+		char name[32];
+		snprintf(name, sizeof name, "h%d", i);
+		sg_actor_t a = sg_actor_init(name, R->hosts[i]);
+		sg_actor_set_data(a, rk);
+		sg_actor_start(a, host_main, 0, NULL);
+	}
+	simgrid_run();
+	r->time_s = simgrid_get_clock();
+	if (!R->err_code)
+		report_deadlock(R);
+	if (!R->err_code)
+		check_end(R);
+	r->wall_s = wall_now(R);
+	r->dtype = dominant_dtype(R);
+	if (r->rep_of)
+		for (int i = 0; i < R->nranks; i++)
+			r->mem[i] = r->mem[r->rep_of[i]];
+	return 0;
+}
+
+int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r, char *why,
+           size_t whylen)
+{
+	memset(r, 0, sizeof *r);
+	struct run *R = calloc(1, sizeof *R);
+	if (!R) {
+		snprintf(why, whylen, "sim run: out of memory");
+		return SIM_EXIT_INTERNAL;
+	}
+	R->chip = c;
+	R->t = t;
+	R->o = o;
+	R->r = r;
+	R->nranks = tr_ranks(t);
+	r->ranks = R->nranks;
+	r->dtype = -1;
+	clock_gettime(CLOCK_MONOTONIC, &R->wall0);
+	R->next_progress = 2.0;
+	int rc = replay(R, why, whylen);
+	if (!rc && R->err_code) {
+		snprintf(why, whylen, "%s", R->err);
+		rc = R->err_code;
+	}
+	run_free(R);
+	if (rc)
+		return rc;
 	/* the step ends with the last op, not with the engine's last event */
 	double end = 0;
 	for (long i = 0; i < r->nspans; i++)

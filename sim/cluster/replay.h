@@ -33,7 +33,7 @@ struct rp_span {
 	signed char kind;  /* enum tr_kind */
 	signed char bound; /* device op: enum dm_bound; else -1 */
 	short mark;        /* region (tr_mark_name), -1 before the first mark */
-	signed char algo;  /* coll: enum tr_algo chosen */
+	signed char algo;  /* coll: the algorithm chosen (coll_algo_name), -1 = none */
 	signed char proto; /* coll: enum coll_proto */
 };
 

@@ -432,8 +432,7 @@ void report_text(const struct report *rep, const char *config_path, FILE *f)
 			const struct rep_group *g = &rep->colls[i];
 			report_tfmt(g->time_s / g->count, b1, sizeof b1);
 			fprintf(f, "    %-44s x%-6ld %10s  %s/%s  busbw %.4g GB/s\n", g->name, g->count, b1,
-			        tr_algo_name((enum tr_algo)g->algo), coll_proto_name((enum coll_proto)g->proto),
-			        g->extra / 1e9);
+			        coll_algo_name(g->algo), coll_proto_name((enum coll_proto)g->proto), g->extra / 1e9);
 		}
 	}
 	report_work_text_groups(rep, f);
@@ -533,7 +532,7 @@ void report_json(const struct report *rep, const char *config_path, FILE *f)
 		json_str(&j, "op", g->name);
 		json_int(&j, "count", g->count);
 		json_num(&j, "time_s", g->time_s / g->count);
-		json_str(&j, "algo", tr_algo_name((enum tr_algo)g->algo));
+		json_str(&j, "algo", coll_algo_name(g->algo));
 		json_str(&j, "proto", coll_proto_name((enum coll_proto)g->proto));
 		json_num(&j, "busbw_GBps", g->extra / 1e9);
 		json_obj_end(&j);
@@ -632,7 +631,7 @@ int report_csv(const struct report *rep, const char *dir, char *why, size_t whyl
 		csv_str(f, r->texts[s->text]);
 		fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%s,%.9g,%.9g,", s->t0, s->t1, s->t1 - s->t0, s->t0 - s->arrive,
 		        s->bound >= 0  ? dm_bound_name((enum dm_bound)s->bound)
-		        : s->algo >= 0 ? tr_algo_name((enum tr_algo)s->algo)
+		        : s->algo >= 0 ? coll_algo_name(s->algo)
 		                       : "",
 		        s->flops, s->bytes);
 		csv_str(f, s->mark >= 0 ? tr_mark_name(rep->trace, s->mark) : "");
@@ -719,7 +718,7 @@ int report_timeline(const struct report *rep, FILE *f, const char *keep)
 		if (s->bound >= 0)
 			fprintf(f, ",\"bound\":\"%s\"", dm_bound_name((enum dm_bound)s->bound));
 		if (s->algo >= 0)
-			fprintf(f, ",\"algo\":\"%s\",\"proto\":\"%s\"", tr_algo_name((enum tr_algo)s->algo),
+			fprintf(f, ",\"algo\":\"%s\",\"proto\":\"%s\"", coll_algo_name(s->algo),
 			        coll_proto_name((enum coll_proto)s->proto));
 		if (s->flops > 0)
 			fprintf(f, ",\"flops\":%.9g", s->flops);

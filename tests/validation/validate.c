@@ -361,6 +361,7 @@ static int parse_coll(const char *text, struct vcoll *vc, char *why, size_t whyl
 	memset(vc, 0, sizeof *vc);
 	vc->on = 1;
 	vc->c = CO_COUNT;
+	vc->algo = COLL_AUTO;
 	for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
 		char *eq = strchr(w, '=');
 		if (!eq) {
@@ -378,13 +379,8 @@ static int parse_coll(const char *text, struct vcoll *vc, char *why, size_t whyl
 		} else if (!strcmp(w, "ranks")) {
 			vc->ranks = atoi(eq);
 		} else if (!strcmp(w, "algo")) {
-			int found = 0;
-			for (int a = 0; a < AL_COUNT; a++)
-				if (!strcmp(eq, tr_algo_name((enum tr_algo)a))) {
-					vc->algo = (enum tr_algo)a;
-					found = 1;
-				}
-			if (!found) {
+			vc->algo = coll_algo_find(eq);
+			if (vc->algo == COLL_UNKNOWN) {
 				snprintf(why, whylen, "coll: unknown algo=%s", eq);
 				return -1;
 			}

@@ -69,7 +69,7 @@ struct vcoll {
 	enum tr_coll c;
 	double bytes;
 	int ranks;
-	enum tr_algo algo;
+	int algo; /* COLL_AUTO or an algorithm's index (coll_algo_find) */
 };
 
 struct vcase {

@@ -1,0 +1,64 @@
+/*
+ * ring.c -- ring: every member sends to the next one, 2(n-1) steps for an
+ * all-reduce (reduce-scatter then all-gather), n-1 for the others; broadcast
+ * and reduce are pipelined along the ring. Inside a node the ring is a chain
+ * through the switch, or the bytes spread over every direct link of a mesh,
+ * hybrid cube mesh or ring (as RCCL's multiple rings do); across nodes one
+ * rail per member. NCCL's default for large messages.
+ */
+#include "coll_int.h"
+
+static int ring_steps(enum tr_coll c, int n)
+{
+	switch (c) {
+	case CO_ALLREDUCE:
+	case CO_BARRIER: return 2 * (n - 1);
+	default: return n - 1;
+	}
+}
+
+/* Bytes each member sends (the bus bytes). */
+static double ring_volume(enum tr_coll c, double S, int n)
+{
+	switch (c) {
+	case CO_ALLREDUCE:
+	case CO_BARRIER: return 2.0 * (n - 1) / n * S;
+	case CO_ALLGATHER:
+	case CO_REDUCESCATTER: return (double)(n - 1) / n * S;
+	default: /* broadcast, reduce: pipelined along the ring */ return S;
+	}
+}
+
+/* Each step crosses the slowest hop; the steps that cross node boundaries
+   pay the network's hop latency. */
+static int ring_cost(const struct coll_args *a, double *lat, double *bw)
+{
+	const struct topo *t = a->t;
+	enum tr_coll c = a->c;
+	int n = a->s.n, m = a->s.m;
+	int steps = ring_steps(c, n);
+	int inter = m > 1 ? (c == CO_ALLREDUCE || c == CO_BARRIER ? 2 * (m - 1) : m - 1) : 0;
+	double b = coll_ring_bw(t, a->s) * a->pf;
+	*lat = a->base + (steps - inter) * coll_hop(t, t->intra_hw, a->p, 0) + inter * coll_hop(t, HW_NET, a->p, 0) +
+	       coll_fill(t, a->S, n, steps, b);
+	*bw = ring_volume(c, a->S, n) / b;
+	return 1;
+}
+
+static int ring_flows(const struct coll_args *a, const int *mem, const int *starts, struct fl f[COLL_MAX_PHASES])
+{
+	if (coll_ring_flows(a->t, mem, starts, a->s.m, ring_volume(a->c, a->S, a->s.n) / a->pf, &f[0]))
+		return -1;
+	return 1;
+}
+
+const struct coll_algo_ops coll_ring = {
+    .name = "ring",
+    .summary = "a ring through every member: a chain through the switch or over every direct link in a node, one "
+               "rail per member across nodes",
+    .colls = COLL_ALL & ~COLL_BIT(CO_ALLTOALL),
+    .protos = COLL_BIT(PR_LL) | COLL_BIT(PR_LL128) | COLL_BIT(PR_SIMPLE),
+    .base_us = {6.6, 14.0, 8.4},
+    .cost = ring_cost,
+    .flows = ring_flows,
+};

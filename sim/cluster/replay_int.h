@@ -1,0 +1,202 @@
+/*
+ * replay_int.h -- private to the replay (sim/cluster/replay*.c);
+ * sim/cluster/replay.h is its API.
+ *
+ * The replay's whole state is one struct run, allocated by rp_run and
+ * passed to every function as R (as Lua's functions take L); SimGrid
+ * actors reach it through their data (rank_st.run). The files:
+ *
+ *   replay.c       the engine: actors, streams and their queues, executing
+ *                  ops, rendezvous, spans, setup and the deadlock report
+ *   replay_plan.c  collective plans and the SimGrid tasks of their phases,
+ *                  memoized per (communicator group, collective, bytes, algo=)
+ *   replay_fold.c  what the replay may skip, decided before it starts:
+ *                  symmetric ranks folded into representatives, and
+ *                  communicators whose collectives run alone on their links
+ */
+#ifndef SIM_REPLAY_INT_H
+#define SIM_REPLAY_INT_H
+
+#include "model.h"
+#include "replay.h"
+
+#include <gsl/gsl_rng.h>
+#include <simgrid/forward.h>
+#include <stdint.h>
+#include <time.h>
+
+#define QDEPTH   256
+#define END_KIND TK_COUNT
+#define NBUCKETS 65536
+
+struct qev {
+	struct tr_event ev;
+	int need[TR_MAX_AFTER]; /* instance of each after= label to wait for */
+	int inst;               /* this op's instance of its own label */
+	short mark;
+	double issued;
+};
+
+struct stream_st;
+struct inst;
+
+struct rank_st {
+	struct run *run; /* the replay it belongs to (actors reach it through their data) */
+	int rank;
+	struct tr_cursor *cur;
+	struct stream_st **streams; /* tr_nstreams, created on first use */
+	int *issued, *done;         /* per label: instances issued; the instance that completed last */
+	int *completed;             /* per label: ops completed (invariant 7) */
+	long *lbl_span;             /* per label: span of the latest completion */
+	int *coll_seq;              /* per communicator */
+	sg_mutex_t mu;
+	sg_cond_t cv;
+	short mark;
+	int host_done;
+	const char *host_state; /* what the host actor is blocked on */
+	double mem[MEM_COUNT];  /* current `memory` categories */
+	gsl_rng *rng;
+	struct p2pseq *p2p; /* sequence numbers of send/recv per (peer, tag, dir) */
+	int np2p, cap2p;
+};
+
+struct p2pseq {
+	int peer;
+	long tag;
+	int dir;
+	int seq;
+};
+
+struct stream_st {
+	struct rank_st *rk;
+	int idx;
+	struct qev *q;
+	int head, n, cap;
+	int used;                  /* slots holding an op: queued (n) or taken and running */
+	char cons_wait, prod_wait; /* the executor waits on items, the host on slots */
+	sg_sem_t items, slots;
+	long last_span;
+	int done;
+	const struct qev *cur; /* op being executed (for deadlock reports) */
+	struct inst *waiting;  /* rendezvous it waits in */
+	int waiting_label;     /* label it waits for, -1 */
+};
+
+/* A collective or send/recv being assembled. */
+struct inst {
+	struct inst *next;
+	int kind; /* TK_COLL, TK_SEND (p2p) */
+	int a, b, c, seq;
+	int n, arrived, left;
+	int *members; /* the members that meet (replayed ranks) */
+	char *in;
+	int *full, nfull;   /* collectives: the whole group, folded members too */
+	struct tr_event ev; /* as the first arriver issued it */
+	int first_rank;
+	sg_sem_t go;
+	double t_all; /* when the last member arrived: the transfer's start */
+	double t_end; /* when the first member left: every member's end */
+	long pred;    /* span before the last arrival */
+	struct cplan *plan;
+};
+
+/* A planned collective, memoized with its prepared parallel tasks. */
+struct cplan {
+	struct cplan *next;
+	int comm, group, coll, algo;
+	double bytes;
+	struct coll_plan p;
+	int h[COLL_MAX_PHASES];
+	sg_host_t *hosts[COLL_MAX_PHASES];
+	double *flops[COLL_MAX_PHASES], *mat[COLL_MAX_PHASES];
+	/* a phase of more than SPLIT_FLOWS flows: one task per (src, dst) pair,
+	   hosts[2i..2i+1] and mat[4i..4i+3] ({0, bytes, 0, 0}) */
+	int npairs[COLL_MAX_PHASES];
+	/* time of the whole collective (latency and phases) measured on links
+	   that carry nothing else (see rp_exclusive_comms) */
+	int alone_known;
+	double alone_s;
+	int nrep; /* replayed members of the group (1: the others are folded into one) */
+};
+
+/* Above this many flows a phase runs as independent point-to-point tasks
+   instead of one parallel task: SimGrid's solver pays for every link a task
+   spans each time any of its links changes, which grows as flows x links. An
+   idle collective takes the same time either way (each flow's bytes over its
+   bottleneck); under contention independent flows share links max-min fairly
+   instead of advancing in lockstep. */
+#define SPLIT_FLOWS 64
+
+#define LINE_SLOTS 4096
+struct line_dm {
+	int line; /* + 1; 0: empty */
+	struct op op;
+	struct dm_result r;
+};
+
+struct run {
+	const struct arch_chip *chip;
+	const struct trace *t;
+	const struct rp_options *o;
+	struct rp_result *r;
+	struct topo topo;
+	int nranks;
+	int inline_streams; /* one stream per rank: the rank's actor runs its ops itself */
+	char *is_rep;       /* per rank: replayed (1) or folded into its representative (0) */
+	char *excl_comm;    /* per communicator: it owns the links its groups use (rp_exclusive_comms) */
+	int *algo_of;       /* per algo= name of the trace (tr_algo_name): index of the algorithm (coll.h) */
+	struct rank_st *ranks;
+	sg_host_t *hosts;
+	struct inst *tab[NBUCKETS];
+	struct cplan *plans[NBUCKETS];
+	long capspans;
+	/* interned texts */
+	int *txt_hash; /* open addressing, index+1 */
+	int txt_cap;
+	int captexts;
+	int *tmp_idx;   /* rank -> host index scratch, -1 */
+	int *line_text; /* trace line -> text index + 1 (ops whose text depends on the line only) */
+	int nline_text;
+	struct line_dm *line_dm; /* LINE_SLOTS: a line's op and its prediction (see predict) */
+	long issued_ops;         /* ops the host actors queued (invariant 1) */
+	char err[TR_MSG_MAX * 2];
+	int err_code;
+	double flops_by_dtype[DT_COUNT];
+	struct timespec wall0;
+	double next_progress;
+};
+
+/* Records the run's first error (later ones are consequences): exit code
+   and a message, "path:line: ..." where a line is known. */
+void rp_fail(struct run *R, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Hash of a rendezvous or plan key. */
+static inline uint64_t rp_key_hash(int kind, int a, int b, int c, int seq)
+{
+	uint64_t h = (uint64_t)kind * 0x9E3779B97F4A7C15ull;
+	h ^= (uint64_t)(unsigned)a * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
+	h ^= (uint64_t)(unsigned)b * 0x165667B19E3779F9ull + (h << 6) + (h >> 2);
+	h ^= (uint64_t)(unsigned)c * 0xD6E8FEB86659FD93ull + (h << 6) + (h >> 2);
+	h ^= (uint64_t)(unsigned)seq * 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+/* replay_plan.c */
+/* The plan of collective ev over the group named group (its lowest rank),
+   or NULL when none was made yet. */
+struct cplan *rp_plan_find(struct run *R, const struct tr_event *ev, int group);
+/* ... made (and its phases' tasks prepared) over the members when needed;
+   NULL after rp_fail. */
+struct cplan *rp_plan_get(struct run *R, const struct tr_event *ev, int group, const int *members, int n);
+/* Runs a plan's bandwidth phases on the engine, one after the other. */
+void rp_plan_run(struct run *R, struct cplan *cp);
+void rp_plans_free(struct run *R);
+
+/* replay_fold.c */
+/* Sets R->is_rep and the result's fold, nrep, rep_of, fold_dims; -1 when
+   memory runs out. */
+int rp_fold_ranks(struct run *R, const struct trace *t, const struct rp_options *o);
+/* Sets R->excl_comm; -1 when memory runs out. */
+int rp_exclusive_comms(struct run *R, const struct trace *t, const struct rp_options *o);
+
+#endif

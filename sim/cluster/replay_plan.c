@@ -1,0 +1,200 @@
+/*
+ * replay_plan.c -- collective plans and their SimGrid tasks.
+ *
+ * A plan (coll_plan: algorithm, protocol, latency, flows per phase) is made
+ * once per (communicator group, collective, bytes, algo=) and kept with its
+ * phases prepared as SimGrid parallel tasks: hosts, a zero flops vector and
+ * the byte matrix between them. A phase of more than SPLIT_FLOWS flows runs
+ * as one point-to-point task per (source, destination) pair instead (see
+ * SPLIT_FLOWS).
+ *
+ * Invariants: a prepared phase carries every byte of its flows (flows of a
+ * member to itself or of no bytes never reach it: coll.c drops them);
+ * R->tmp_idx is all -1 between calls.
+ */
+#include "replay_int.h"
+
+#include <assert.h>
+#include <simgrid/actor.h>
+#include <simgrid/exec.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int by_pair(const void *a, const void *b)
+{
+	const struct flow *x = a, *y = b;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->dst < y->dst ? -1 : x->dst > y->dst;
+}
+
+static int prepare_pairs(struct run *R, struct cplan *cp, int ph)
+{
+	int nf = cp->p.nflows[ph], n = 0;
+	struct flow *f = malloc((size_t)nf * sizeof *f);
+	sg_host_t *hosts = malloc(2 * (size_t)nf * sizeof *hosts);
+	double *mat = calloc(4 * (size_t)nf, sizeof *mat), *flops = calloc(2, sizeof *flops);
+	if (!f || !hosts || !mat || !flops) {
+		free(f);
+		free(hosts);
+		free(mat);
+		free(flops);
+		return -1;
+	}
+	memcpy(f, cp->p.flows[ph], (size_t)nf * sizeof *f);
+	qsort(f, (size_t)nf, sizeof *f, by_pair);
+	for (int i = 0; i < nf; i++) {
+		assert(f[i].src != f[i].dst && f[i].bytes > 0); /* coll_fl_add keeps no other */
+		if (n && hosts[2 * n - 2] == R->hosts[f[i].src] && hosts[2 * n - 1] == R->hosts[f[i].dst]) {
+			mat[4 * n - 3] += f[i].bytes;
+			continue;
+		}
+		hosts[2 * n] = R->hosts[f[i].src];
+		hosts[2 * n + 1] = R->hosts[f[i].dst];
+		mat[4 * n + 1] = f[i].bytes;
+		n++;
+	}
+	free(f);
+	cp->npairs[ph] = n;
+	cp->h[ph] = n ? 2 : 0;
+	cp->hosts[ph] = hosts;
+	cp->mat[ph] = mat;
+	cp->flops[ph] = flops;
+	return 0;
+}
+
+static int prepare_phase(struct run *R, struct cplan *cp, int ph)
+{
+	const struct flow *f = cp->p.flows[ph];
+	int nf = cp->p.nflows[ph], h = 0;
+	if (nf > SPLIT_FLOWS)
+		return prepare_pairs(R, cp, ph);
+	sg_host_t *hosts = malloc((size_t)(2 * nf + 1) * sizeof *hosts);
+	int *ranks = malloc((size_t)(2 * nf + 1) * sizeof *ranks);
+	if (!hosts || !ranks)
+		goto oom;
+	for (int i = 0; i < nf; i++) {
+		int e[2] = {f[i].src, f[i].dst};
+		assert(e[0] >= 0 && e[0] < R->nranks && e[1] >= 0 && e[1] < R->nranks);
+		for (int j = 0; j < 2; j++)
+			if (R->tmp_idx[e[j]] < 0) {
+				R->tmp_idx[e[j]] = h;
+				ranks[h] = e[j];
+				hosts[h++] = R->hosts[e[j]];
+			}
+	}
+	double *mat = calloc((size_t)h * (size_t)h, sizeof *mat);
+	double *flops = calloc((size_t)h + 1, sizeof *flops);
+	if (!mat || !flops) {
+		free(mat);
+		free(flops);
+		for (int i = 0; i < h; i++)
+			R->tmp_idx[ranks[i]] = -1;
+		goto oom;
+	}
+	for (int i = 0; i < nf; i++)
+		mat[(size_t)R->tmp_idx[f[i].src] * (size_t)h + (size_t)R->tmp_idx[f[i].dst]] += f[i].bytes;
+	for (int i = 0; i < h; i++)
+		R->tmp_idx[ranks[i]] = -1;
+	free(ranks);
+	cp->h[ph] = h;
+	cp->hosts[ph] = hosts;
+	cp->mat[ph] = mat;
+	cp->flops[ph] = flops;
+	return 0;
+oom:
+	free(hosts);
+	free(ranks);
+	return -1;
+}
+
+static uint64_t plan_hash(const struct tr_event *ev, int group)
+{
+	return rp_key_hash(ev->coll, ev->comm, group, ev->algo, (int)(ev->bytes / 4096)) % NBUCKETS;
+}
+
+struct cplan *rp_plan_find(struct run *R, const struct tr_event *ev, int group)
+{
+	for (struct cplan *p = R->plans[plan_hash(ev, group)]; p; p = p->next)
+		if (p->comm == ev->comm && p->group == group && p->coll == (int)ev->coll && p->algo == (int)ev->algo &&
+		    p->bytes == ev->bytes)
+			return p;
+	return NULL;
+}
+
+struct cplan *rp_plan_get(struct run *R, const struct tr_event *ev, int group, const int *members, int n)
+{
+	struct cplan *p = rp_plan_find(R, ev, group);
+	if (p)
+		return p;
+	uint64_t h = plan_hash(ev, group);
+	p = calloc(1, sizeof *p);
+	char why[TR_MSG_MAX];
+	if (!p) {
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory planning a collective");
+		return NULL;
+	}
+	int algo = ev->algo == TR_ALGO_AUTO ? COLL_AUTO : R->algo_of[ev->algo];
+	if (coll_plan(&R->topo, ev->coll, algo, ev->bytes, members, n, 1, &p->p, why, sizeof why)) {
+		rp_fail(R, SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), ev->line, why);
+		free(p);
+		return NULL;
+	}
+	for (int ph = 0; ph < p->p.nphases; ph++)
+		if (prepare_phase(R, p, ph)) {
+			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory preparing a collective over %d ranks", n);
+			return NULL;
+		}
+	p->comm = ev->comm;
+	p->group = group;
+	p->coll = ev->coll;
+	p->algo = ev->algo;
+	p->bytes = ev->bytes;
+	p->next = R->plans[h];
+	R->plans[h] = p;
+	return p;
+}
+
+static void run_pairs(struct run *R, struct cplan *cp, int ph)
+{
+	int n = cp->npairs[ph];
+	sg_exec_t *ex = malloc((size_t)n * sizeof *ex);
+	if (!ex) {
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory running a collective");
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		ex[i] = sg_actor_parallel_exec_init(2, cp->hosts[ph] + 2 * i, cp->flops[ph], cp->mat[ph] + 4 * i);
+		sg_exec_start(ex[i]);
+	}
+	for (int i = 0; i < n; i++)
+		sg_exec_wait(ex[i]);
+	free(ex);
+	R->r->sg_activities += n;
+}
+
+void rp_plan_run(struct run *R, struct cplan *cp)
+{
+	for (int ph = 0; ph < cp->p.nphases; ph++)
+		if (cp->npairs[ph])
+			run_pairs(R, cp, ph);
+		else if (cp->h[ph] > 1) {
+			sg_actor_parallel_execute(cp->h[ph], cp->hosts[ph], cp->flops[ph], cp->mat[ph]);
+			R->r->sg_activities++;
+		}
+}
+
+void rp_plans_free(struct run *R)
+{
+	for (int h = 0; h < NBUCKETS; h++)
+		for (struct cplan *p = R->plans[h], *nx; p; p = nx) {
+			nx = p->next;
+			for (int ph = 0; ph < COLL_MAX_PHASES; ph++) {
+				free(p->hosts[ph]);
+				free(p->mat[ph]);
+				free(p->flops[ph]);
+			}
+			coll_plan_free(&p->p);
+			free(p);
+		}
+}
