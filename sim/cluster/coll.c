@@ -35,14 +35,6 @@ static const struct coll_algo_ops *const algos[] = {
 };
 #define NALGOS ((int)(sizeof algos / sizeof algos[0]))
 
-/* Per-step hop latencies in microseconds, from NCCL's tuning model
-   (src/graph/tuning.cc, NVIDIA/nccl @01afd20a), by link class (ring steps;
-   tree steps use tree_hop_us). Launch latencies are each algorithm's
-   base_us. */
-static const double hop_us[HW_COUNT][PR_COUNT] = {
-    [HW_NVLINK] = {0.47, 1.9, 3.4}, [HW_PCI] = {1.0, 2.5, 5.7}, [HW_NET] = {2.7, 4.0, 9.6}};
-static const double tree_hop_us[HW_COUNT][PR_COUNT] = {
-    [HW_NVLINK] = {0.52, 1.2, 4.0}, [HW_PCI] = {1.0, 1.9, 5.7}, [HW_NET] = {5.0, 8.5, 14.0}};
 /* Payload share of the link bandwidth per protocol (NCCL's model: LL a
    quarter for reductions, LL128 0.92). */
 static const double proto_bw[PR_COUNT] = {0.25, 0.92, 1.0};
@@ -110,18 +102,6 @@ double coll_busbw_factor(enum tr_coll c, int n)
 	}
 }
 
-/* Direct links inside a node: every pair in a mesh; the DGX-1 hybrid cube
-   mesh (two fully connected quads, device i to i+4); neighbours on a ring. */
-int topo_linked(const struct topo *t, int a, int b)
-{
-	int la = a % t->dpn, lb = b % t->dpn;
-	switch (t->intra) {
-	case TI_MESH: return 1;
-	case TI_CUBE: return la / 4 == lb / 4 || la % 4 == lb % 4;
-	case TI_RING: return (la + 1) % t->dpn == lb || (lb + 1) % t->dpn == la;
-	default: return 0;
-	}
-}
 
 static struct shape group_shape(const struct topo *t, const int *mem, int n)
 {
@@ -150,42 +130,6 @@ static struct shape group_shape(const struct topo *t, const int *mem, int n)
 	return s;
 }
 
-double coll_intra_bw(const struct topo *t, int deg)
-{
-	if (t->intra == TI_SWITCH || t->intra == TI_PCIE)
-		return t->port_bw;
-	return t->pair_bw * (deg > 0 ? deg : 1);
-}
-
-double coll_inter_bw(const struct topo *t, int k)
-{
-	double b = t->nic_bw * k; /* one rail per member of a node */
-	if (t->uplink_bw > 0 && t->uplink_bw < b)
-		b = t->uplink_bw;
-	return b;
-}
-
-double coll_ring_bw(const struct topo *t, struct shape s)
-{
-	double b = s.k > 1 ? coll_intra_bw(t, s.deg) : INFINITY;
-	if (s.m > 1) {
-		double e = coll_inter_bw(t, s.k);
-		if (e < b)
-			b = e;
-	}
-	return b;
-}
-
-double coll_hop(const struct topo *t, enum hw_class h, enum coll_proto p, int tree)
-{
-	return (tree ? tree_hop_us : hop_us)[h][p] * 1e-6 * t->lat_scale;
-}
-
-double coll_fill(const struct topo *t, double S, int n, int steps, double bw)
-{
-	double chunk = S / n < t->chunk ? S / n : t->chunk;
-	return steps * chunk / bw;
-}
 
 /* Whether algorithm al may try protocol p for collective c here. */
 static int allowed(const struct coll_algo_ops *al, const struct topo *t, enum tr_coll c, enum coll_proto p)
@@ -197,21 +141,6 @@ static int allowed(const struct coll_algo_ops *al, const struct topo *t, enum tr
 
 /* ---- flows ---- */
 
-int coll_fl_add(struct fl *f, int src, int dst, double bytes)
-{
-	if (src == dst || bytes <= 0)
-		return 0;
-	if (f->n == f->cap) {
-		int cap = f->cap ? 2 * f->cap : 64;
-		struct flow *v = realloc(f->v, (size_t)cap * sizeof *v);
-		if (!v)
-			return -1;
-		f->v = v;
-		f->cap = cap;
-	}
-	f->v[f->n++] = (struct flow){src, dst, bytes};
-	return 0;
-}
 
 /* Members grouped by node: starts[i]..starts[i+1] are node i's members. */
 static int node_starts(const struct topo *t, const int *mem, int n, int *starts)
@@ -227,49 +156,7 @@ static int node_starts(const struct topo *t, const int *mem, int n, int *starts)
 	return m;
 }
 
-/* V bytes from each member spread over its direct links to the other
-   members of its node (rings over every link of a mesh, cube or ring). */
-static int spread_intra(const struct topo *t, const int *mem, int lo, int hi, double V, struct fl *f)
-{
-	for (int i = lo; i < hi; i++) {
-		int deg = 0;
-		for (int j = lo; j < hi; j++)
-			deg += j != i && topo_linked(t, mem[i], mem[j]);
-		for (int j = lo; j < hi && deg; j++)
-			if (j != i && topo_linked(t, mem[i], mem[j]) && coll_fl_add(f, mem[i], mem[j], V / deg))
-				return -1;
-	}
-	return 0;
-}
 
-/* A ring moving V bytes per member: a chain inside each node through its
-   switch (or V spread over the direct links of a mesh, cube or ring), and
-   one rail per member across node boundaries. */
-int coll_ring_flows(const struct topo *t, const int *mem, const int *starts, int m, double V, struct fl *f)
-{
-	int direct = t->intra == TI_MESH || t->intra == TI_CUBE || t->intra == TI_RING;
-	for (int b = 0; b < m; b++) {
-		int lo = starts[b], hi = starts[b + 1];
-		if (direct) {
-			if (spread_intra(t, mem, lo, hi, V, f))
-				return -1;
-		} else {
-			for (int i = lo; i + 1 < hi; i++)
-				if (coll_fl_add(f, mem[i], mem[i + 1], V))
-					return -1;
-			if (m == 1 && coll_fl_add(f, mem[hi - 1], mem[lo], V))
-				return -1;
-		}
-		if (m == 1)
-			break;
-		int nb = (b + 1) % m, k = hi - lo, k2 = starts[nb + 1] - starts[nb];
-		int rails = k < k2 ? k : k2;
-		for (int j = 0; j < rails; j++)
-			if (coll_fl_add(f, mem[lo + j], mem[starts[nb] + j], V / rails))
-				return -1;
-	}
-	return 0;
-}
 
 static int build_flows(const struct coll_algo_ops *al, const struct coll_args *a, const int *mem, struct coll_plan *pl)
 {

@@ -68,17 +68,6 @@
 #include <xbt/config.h>
 #include <xbt/log.h>
 
-void rp_fail(struct run *R, int code, const char *fmt, ...)
-{
-	if (R->err_code)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(R->err, sizeof R->err, fmt, ap);
-	va_end(ap);
-	R->err_code = code;
-}
-
 static double wall_now(struct run *R)
 {
 	struct timespec ts;
@@ -962,7 +951,7 @@ static int engine_init(const char *xml_path)
 	   simgrid_init() already ran (a second call aborts): this flag is the
 	   only file-static mutable state of sim/cluster/ (a replay's own state
 	   is its struct run). */
-	static int inited;
+	static int inited; /* static-ok: one SimGrid engine per process, see above */
 	int argc = 1;
 	char arg0[] = "sim", *argv[] = {arg0, NULL};
 	if (inited)

@@ -21,6 +21,8 @@
 #include "replay.h"
 
 #include <gsl/gsl_rng.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <simgrid/forward.h>
 #include <stdint.h>
 #include <time.h>
@@ -167,8 +169,19 @@ struct run {
 };
 
 /* Records the run's first error (later ones are consequences): exit code
-   and a message, "path:line: ..." where a line is known. */
-void rp_fail(struct run *R, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+   and a message, "path:line: ..." where a line is known. Inline, so the
+   files of the replay that fail a run call no other one back. */
+static inline void rp_fail(struct run *R, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void rp_fail(struct run *R, int code, const char *fmt, ...)
+{
+	if (R->err_code)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(R->err, sizeof R->err, fmt, ap);
+	va_end(ap);
+	R->err_code = code;
+}
 
 /* Hash of a rendezvous or plan key. */
 static inline uint64_t rp_key_hash(int kind, int a, int b, int c, int seq)
