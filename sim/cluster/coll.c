@@ -1,6 +1,6 @@
 /*
- * coll.c -- collectives: the table of algorithms, the choice of one, the
- * cost-model pieces they share, and point-to-point.
+ * coll.c -- collectives: the table of algorithms, the choice of one, and
+ * point-to-point (the pieces the algorithms share: coll/common.c).
  *
  * The cost of one (algorithm, protocol) follows the structure of NCCL's own
  * tuning model (NVIDIA/nccl src/graph/tuning.cc): a launch latency per
