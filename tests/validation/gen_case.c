@@ -167,7 +167,9 @@ void vgen_replay_all(const char *const *texts, const struct arch_chip *const *ch
                      struct vgen_result *res)
 {
 	/* the same trace on the same chip (rows of one configuration measured in
-	   several releases) is replayed once: first[i] is its first occurrence */
+	   several releases) is replayed once: first[i] is its first occurrence.
+	   The same chip: one pointer, or a copy with the same fields (the fit's
+	   copies with one fold's constants) */
 	int *first = malloc((size_t)(n > 0 ? n : 1) * sizeof *first);
 	const char **utexts = malloc((size_t)(n > 0 ? n : 1) * sizeof *utexts);
 	const struct arch_chip **uchips = malloc((size_t)(n > 0 ? n : 1) * sizeof *uchips);
@@ -180,7 +182,8 @@ void vgen_replay_all(const char *const *texts, const struct arch_chip *const *ch
 	for (int i = 0; i < n; i++) {
 		first[i] = u;
 		for (int k = 0; k < u; k++)
-			if (uchips[k] == chips[i] && texts[i] && utexts[k] && !strcmp(utexts[k], texts[i])) {
+			if ((uchips[k] == chips[i] || !memcmp(uchips[k], chips[i], sizeof *chips[i])) && texts[i] && utexts[k] &&
+			    !strcmp(utexts[k], texts[i])) {
 				first[i] = k;
 				break;
 			}
