@@ -660,7 +660,7 @@ static void test_bad_files(const char *dir)
 		snprintf(path, sizeof path, "%s/trace_bad/%s", dir, line);
 		why[0] = '\0';
 		code = -1;
-		struct trace *t = tr_load(path, &code, why, sizeof why);
+		struct trace *t = tr_load(path, 0, &code, why, sizeof why);
 		CHECK(!t && code == 65, "%s: accepted or exit %d (%s)", line, code, why);
 		CHECK(strstr(why, tab + 1) && !strchr(why, '\n'), "%s:\n  message '%s'\n  want    '%s'", line, why,
 		      tab + 1);
@@ -671,9 +671,9 @@ static void test_bad_files(const char *dir)
 	CHECK(n >= 30, "only %d files in trace_bad", n);
 
 	snprintf(path, sizeof path, "%s/trace_bad/no-such-file.trace", dir);
-	struct trace *t = tr_load(path, &code, why, sizeof why);
+	struct trace *t = tr_load(path, 0, &code, why, sizeof why);
 	CHECK(!t && code == 66 && strstr(why, "no-such-file.trace: cannot read"), "missing file: %d %s", code, why);
-	t = tr_load(dir, &code, why, sizeof why); /* a directory */
+	t = tr_load(dir, 0, &code, why, sizeof why); /* a directory */
 	CHECK(!t && (code == 66 || code == 65), "a directory: %d %s", code, why);
 	tr_free(t);
 }

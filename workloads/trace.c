@@ -1732,7 +1732,7 @@ struct trace *tr_parse_string(const char *text, const char *name, char *why, siz
 	return parse(text, name, why, whylen);
 }
 
-struct trace *tr_load(const char *path, int *exit_code, char *why, size_t whylen)
+struct trace *tr_load(const char *path, long long max_bytes, int *exit_code, char *why, size_t whylen)
 {
 	int dummy;
 	if (!exit_code)
@@ -1744,6 +1744,8 @@ struct trace *tr_load(const char *path, int *exit_code, char *why, size_t whylen
 		fail_at(why, whylen, "trace", 0, "no path");
 		return NULL;
 	}
+	if (max_bytes <= 0)
+		max_bytes = TR_MAX_BYTES;
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		fail_at(why, whylen, path, 0, "cannot read: %s", strerror(errno));
@@ -1758,7 +1760,27 @@ struct trace *tr_load(const char *path, int *exit_code, char *why, size_t whylen
 			fail_at(why, whylen, path, 0, "out of memory");
 			return NULL;
 		}
-		n += fread(buf + n, 1, cap - n - 1, f);
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		const char *nul = memchr(buf + n, '\0', got);
+		n += got;
+		if (nul) { /* refused as soon as seen: /dev/zero is not read to the end */
+			int line = 1;
+			for (const char *p = buf; p < nul; p++)
+				line += *p == '\n';
+			fclose(f);
+			free(buf);
+			*exit_code = 65;
+			fail_at(why, whylen, path, line, "a NUL byte: this is not a text trace");
+			return NULL;
+		}
+		if ((long long)n > max_bytes) {
+			fclose(f);
+			free(buf);
+			*exit_code = 65;
+			fail_at(why, whylen, path, 0,
+			        "larger than %lld bytes, the most a trace may have (--max-trace-bytes)", max_bytes);
+			return NULL;
+		}
 		if (n < cap - 1)
 			break;
 		char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
@@ -1776,15 +1798,6 @@ struct trace *tr_load(const char *path, int *exit_code, char *why, size_t whylen
 	}
 	buf[n] = '\0';
 	*exit_code = 65;
-	const char *nul = memchr(buf, '\0', n);
-	if (nul) {
-		int line = 1;
-		for (const char *p = buf; p < nul; p++)
-			line += *p == '\n';
-		fail_at(why, whylen, path, line, "a NUL byte: this is not a text trace");
-		free(buf);
-		return NULL;
-	}
 	struct trace *t = parse(buf, path, why, whylen);
 	free(buf);
 	if (t)
@@ -1850,6 +1863,42 @@ static int selected(const struct tr_cursor *c, int set)
 			return 0;
 	}
 	return 1;
+}
+
+/* ops of block b for the cursor's rank, `on` blocks as its selectors say */
+static double block_ops(const struct tr_cursor *c, int b, double *memo)
+{
+	const struct trace *t = c->t;
+	if (memo[b] >= 0)
+		return memo[b];
+	double n = 0;
+	const struct block *bl = &t->blocks[b];
+	for (int i = 0; i < bl->n; i++) {
+		const struct node *nd = &bl->v[i];
+		switch (nd->type) {
+		case N_EVENT: n += 1; break;
+		case N_REPEAT: n += nd->count > 0 ? (double)nd->count * block_ops(c, nd->child, memo) : 0; break;
+		case N_ON: n += selected(c, nd->arg) ? block_ops(c, nd->child, memo) : 0; break;
+		case N_CALL: n += block_ops(c, t->defs[nd->arg].block, memo); break;
+		}
+	}
+	return memo[b] = n;
+}
+
+double tr_ops_of_rank(const struct trace *t, int rank)
+{
+	struct tr_cursor *c = tr_cursor_new(t, rank);
+	double *memo = c ? malloc((size_t)t->nblocks * sizeof *memo) : NULL;
+	if (!memo) {
+		tr_cursor_free(c);
+		return INFINITY; /* no room to count: over any budget */
+	}
+	for (int b = 0; b < t->nblocks; b++)
+		memo[b] = -1;
+	double n = t->nblocks > 0 ? block_ops(c, 0, memo) : 0;
+	free(memo);
+	tr_cursor_free(c);
+	return n;
 }
 
 #if defined(__GNUC__)

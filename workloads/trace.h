@@ -115,15 +115,21 @@ struct tr_workload {
 struct trace;
 struct tr_cursor;
 
+/* The largest trace file tr_load reads unless told otherwise (1 GiB: the
+   GPT-3 step on 1024 ranks is 20 KiB; generated traces stay under a few MiB). */
+#define TR_MAX_BYTES (1LL << 30)
+
 /*
- * Reads and checks a trace file. Returns NULL on error with *exit_code set
- * (65 bad trace, 66 cannot read) and a one-line "path:line: message" in why.
+ * Reads and checks a trace file of at most max_bytes (0: TR_MAX_BYTES; a
+ * larger file, or one with a NUL byte, is refused as soon as reading shows
+ * it). Returns NULL on error with *exit_code set (65 bad trace, 66 cannot
+ * read, 70 out of memory) and a one-line "path:line: message" in why.
  * Everything that can be checked without expanding for a rank is checked
  * here: syntax, keys, values and units, op lines (op_parse), communicator
  * and def names, after= labels that no earlier line defines, unclosed
  * blocks, layout product, selector values in range.
  */
-struct trace *tr_load(const char *path, int *exit_code, char *why, size_t whylen);
+struct trace *tr_load(const char *path, long long max_bytes, int *exit_code, char *why, size_t whylen);
 /* The same from a string; name stands for the path in messages. */
 struct trace *tr_parse_string(const char *text, const char *name, char *why, size_t whylen);
 void tr_free(struct trace *t);
@@ -145,6 +151,12 @@ int tr_comm_stream(const struct trace *t, int comm);
 int tr_p2p_dims(const struct trace *t);
 /* The trace's workload statement, or NULL when it has none. */
 const struct tr_workload *tr_workload(const struct trace *t);
+/* The ops (device ops, collectives, sends, receives, delays, marks) rank
+   expands to: repeats multiplied out, calls followed, `on` blocks as the
+   rank's coordinates select them. Computed from the parsed tree in time
+   linear in its size, before anything is expanded; may be +inf (a repeat
+   bomb), and is +inf when there is no memory to count. */
+double tr_ops_of_rank(const struct trace *t, int rank);
 const char *tr_mem_name(enum tr_mem m); /* "params" ... */
 int tr_ranks(const struct trace *t);
 int tr_dim_size(const struct trace *t, enum tr_dim d); /* 1 when absent */

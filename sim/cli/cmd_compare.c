@@ -219,7 +219,7 @@ static void replay_one(long i, void *ctx, void *out)
 	struct arch_chip *c = b->cm->col[i].chip;
 	struct cmp_run *res = out;
 	c->dram.size_bytes = 0; /* no capacity: rp_run times a step that does not fit */
-	struct rp_options o = {0, 1, 0, 0, 0};
+	struct rp_options o = {0, 1, 0, 0, 0, 0};
 	struct rp_result r;
 	memset(&r, 0, sizeof r);
 	res->rc = rp_run(c, b->t, &o, &r, res->why, sizeof res->why);
@@ -633,7 +633,7 @@ static int compare_main(struct compare *cm, int argc, char **argv)
 	struct trace *t = NULL;
 	if (!rc && cm->trace_mode) {
 		snprintf(cm->what, sizeof cm->what, "%s", a.pos[cm->n]);
-		t = tr_load(a.pos[cm->n], &rc, why, sizeof why);
+		t = tr_load(a.pos[cm->n], 0, &rc, why, sizeof why);
 		if (!t)
 			fprintf(stderr, "%s\n", why);
 	}

@@ -511,7 +511,7 @@ static int collect_ops(const struct rf_args *a, const struct arch_chip *first, s
 	if (!a->trace)
 		return 0;
 	int code = 0;
-	struct trace *t = tr_load(a->trace, &code, why, sizeof why);
+	struct trace *t = tr_load(a->trace, 0, &code, why, sizeof why);
 	if (!t) {
 		fprintf(stderr, "%s\n", why);
 		return code;

@@ -19,7 +19,7 @@
 
 const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FILE] [--timeline-ranks LIST]\n"
                             "               [--csv DIR] [--jitter SIGMA] [--seed N] [--no-fold] [--no-memo]\n"
-                            "               [--set path=value]...\n"
+                            "               [--max-ops N] [--max-trace-bytes N] [--set path=value]...\n"
                             "\n"
                             "Replays a workload trace (simtrace 1, docs/trace-format.md) on the system of\n"
                             "CONFIG: its standard node of devices and, when the trace has more ranks than\n"
@@ -55,6 +55,10 @@ const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FI
                             "  --seed N               seed of the jitter's random streams (default 1)\n"
                             "  --no-fold              replay every rank, even symmetric ones\n"
                             "  --no-memo              play every collective on the engine\n"
+                            "  --max-ops N            most ops the replayed ranks may run together,\n"
+                            "                         bounded from the trace before anything runs\n"
+                            "                         (default 5e7, about 3.6 GB of spans; exit 65 past it)\n"
+                            "  --max-trace-bytes N    largest trace file read (default 1073741824; exit 65)\n"
                             "  --set path=value       override a config parameter (repeatable)\n"
                             "\n"
                             "exit codes: 0 ok, 2 usage, 3 a rank does not fit its device's memory,\n"
@@ -126,7 +130,8 @@ int cmd_run(int argc, char **argv)
 {
 	struct cli_common o = {0};
 	const char *pos[2] = {NULL, NULL}, *timeline = NULL, *tl_ranks = NULL, *csv = NULL;
-	struct rp_options ro = {0, 1, 1, 0, 0};
+	struct rp_options ro = {0, 1, 1, 0, 0, 0};
+	long long max_bytes = 0;
 	int npos = 0;
 	for (int i = 1; i < argc; i++) {
 		int rc = cli_common_opt(&o, argc, argv, &i, "run");
@@ -139,7 +144,8 @@ int cmd_run(int argc, char **argv)
 		                   : !strcmp(a, "--timeline-ranks") ? &tl_ranks
 		                   : !strcmp(a, "--csv")            ? &csv
 		                                                    : NULL;
-		if (val || !strcmp(a, "--jitter") || !strcmp(a, "--seed")) {
+		if (val || !strcmp(a, "--jitter") || !strcmp(a, "--seed") || !strcmp(a, "--max-ops") ||
+		    !strcmp(a, "--max-trace-bytes")) {
 			if (i + 1 >= argc)
 				return cli_usage_error("run", "%s needs a value", a);
 			const char *v = argv[++i];
@@ -153,6 +159,17 @@ int cmd_run(int argc, char **argv)
 				ro.jitter = strtod(v, &end);
 				if (*end || errno || !(ro.jitter >= 0 && ro.jitter <= 2))
 					return cli_usage_error("run", "--jitter %s: expected a number from 0 to 2", v);
+			} else if (!strcmp(a, "--max-ops")) {
+				ro.max_ops = strtod(v, &end);
+				if (*end || errno || !(ro.max_ops >= 1 && ro.max_ops <= 1e15))
+					return cli_usage_error("run", "--max-ops %s: expected a number from 1 to 1e15",
+					                       v);
+			} else if (!strcmp(a, "--max-trace-bytes")) {
+				double b = strtod(v, &end);
+				if (*end || errno || !(b >= 1 && b <= 1e15))
+					return cli_usage_error(
+					    "run", "--max-trace-bytes %s: expected a number from 1 to 1e15", v);
+				max_bytes = (long long)b;
 			} else {
 				ro.seed = strtoul(v, &end, 10);
 				if (*end || errno || *v == '-' || !*v)
@@ -183,7 +200,7 @@ int cmd_run(int argc, char **argv)
 	if (!c)
 		return code;
 	char why[4096];
-	struct trace *t = tr_load(pos[1], &code, why, sizeof why);
+	struct trace *t = tr_load(pos[1], max_bytes, &code, why, sizeof why);
 	if (!t) {
 		fprintf(stderr, "%s\n", why);
 		arch_free(c);

@@ -324,7 +324,7 @@ static void run_op(const struct sw_job *j, const struct arch_chip *c, struct sw_
 static void run_trace(const struct sw_job *j, const struct arch_chip *c, struct sw_row *row)
 {
 	static char why[8192];
-	struct rp_options o = {0, 1, 0, 0, 0};
+	struct rp_options o = {0, 1, 0, 0, 0, 0};
 	struct rp_result r;
 	memset(&r, 0, sizeof r);
 	int rc = rp_run(c, j->t, &o, &r, why, sizeof why);
@@ -636,7 +636,7 @@ static int sweep(struct sw_args *a, struct out_file *csv, struct out_file *svg)
 		fprintf(stderr, "sim sweep: %s\n", why);
 		return SIM_EXIT_TRACE;
 	}
-	if (a->trace && !(t = tr_load(a->trace, &code, why, sizeof why))) {
+	if (a->trace && !(t = tr_load(a->trace, 0, &code, why, sizeof why))) {
 		fprintf(stderr, "%s\n", why);
 		return code;
 	}

@@ -1182,6 +1182,20 @@ static int replay(struct run *R, char *why, size_t whylen)
 		snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);
 		return SIM_EXIT_INTERNAL;
 	}
+	/* the budget, before anything runs: the ops every replayed rank expands to */
+	int reps = 0;
+	double ops = 0, budget = o->max_ops > 0 ? o->max_ops : RP_MAX_OPS;
+	for (int i = 0; i < R->nranks && ops <= budget; i++)
+		if (!R->is_rep || R->is_rep[i]) {
+			reps++;
+			ops += tr_ops_of_rank(t, i);
+		}
+	if (ops > budget) {
+		snprintf(why, whylen,
+		         "%s: the replay would run more than %.4g ops (%.4g on its first %d replayed ranks; --max-ops)",
+		         tr_path(t), budget, ops, reps);
+		return SIM_EXIT_TRACE;
+	}
 	for (int i = 0; i < R->nranks; i++) {
 		struct rank_st *rk = &R->ranks[i];
 		rk->run = R;

@@ -43,7 +43,16 @@ struct rp_options {
 	int progress;       /* print progress on stderr for long runs */
 	int no_fold;        /* replay every rank even where the trace is symmetric */
 	int no_memo;        /* run every collective on the engine, even on links nothing else uses */
+	double max_ops;     /* most ops the replayed ranks may run together (0: RP_MAX_OPS) */
 };
+
+/* The default budget of a replay: ops of all replayed ranks together (a
+   bound computed before anything runs, tr_ops_per_rank x representatives).
+   Each op keeps a span of about 72 bytes, so 5e7 ops are about 3.6 GB; the
+   GPT-3 step on 1024 ranks replays about 0.75 million (16 representatives
+   of at most 47 thousand), a Llama-2 70B batch decoding 256 tokens 0.27
+   million. */
+#define RP_MAX_OPS 5e7
 
 /* A rank's device memory (the trace's `memory` statements) at its peak. */
 struct rp_mem {
