@@ -33,8 +33,10 @@ enum gen_recompute { GEN_RC_NONE, GEN_RC_SELECTIVE, GEN_RC_FULL };
 enum gen_mode { GEN_TRAIN, GEN_INFER };
 enum gen_dtype { GEN_BF16, GEN_FP16, GEN_FP8 };
 /* Transformer Engine's fp8 training recipes (--fp8-recipe, with --dtype fp8):
-   DelayedScaling, Float8CurrentScaling, MXFP8BlockScaling */
-enum gen_fp8_recipe { GEN_FP8_DELAYED, GEN_FP8_CURRENT, GEN_FP8_MX };
+   DelayedScaling, Float8CurrentScaling, MXFP8BlockScaling; none: the GEMMs
+   alone, no quantization kernel (a bound no recipe reaches, to show what
+   the quantization costs) */
+enum gen_fp8_recipe { GEN_FP8_DELAYED, GEN_FP8_CURRENT, GEN_FP8_MX, GEN_FP8_NONE };
 /* the attention kernels of prefill and training (decode is decode/paged):
    fused FlashAttention-2/-3, or the separate kernels of an eager framework
    (Q K^T, mask, softmax, P V), which keep the s x s scores */

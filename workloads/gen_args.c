@@ -42,7 +42,7 @@ static const char *const mode_names[] = {"train", "infer", NULL};
 static const char *const dtype_names[] = {"bf16", "fp16", "fp8", NULL};
 static const char *const impl_names[] = {"flash2", "flash3", "naive", "flash1", NULL};
 static const char *const gs_names[] = {"overlap", "after", NULL};
-static const char *const recipe_names[] = {"delayed", "current", "mxfp8", NULL};
+static const char *const recipe_names[] = {"delayed", "current", "mxfp8", "none", NULL};
 
 #define C(f) offsetof(struct gen_config, f)
 #define K    (1LL << 10)

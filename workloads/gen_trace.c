@@ -250,6 +250,8 @@ static void gemm_text(struct em *e, struct lines *L, const struct step *s, long 
    of the output, are not counted). */
 static void quantize(struct em *e, struct lines *L, long long n, int amax_known)
 {
+	if (e->c->p.fp8_recipe == GEN_FP8_NONE)
+		return;
 	if (e->c->p.fp8_recipe == GEN_FP8_CURRENT && !amax_known)
 		add(L, "elem op=read n=%lld dtype=%s", n, e->dt);
 	add(L, "elem op=cast_transpose n=%lld dtype=%s to=fp8", n, e->dt);

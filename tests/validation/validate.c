@@ -1490,6 +1490,8 @@ static void write_report(FILE *f, const struct catstat *cs, const struct catstat
 		fprintf(f, " | %.4g | %s | %s | %s |\n", v->pred, m->value_text, m->unit, b1);
 	}
 	fprintf(f, "\n");
+	if (!no_steps)
+		mech_write(f);
 
 	for (int c = 0; c < NCATS; c++) {
 		fprintf(f, "## %s\n\n", cats[c].name);
@@ -1579,8 +1581,10 @@ int main(int argc, char **argv)
 				}
 	}
 	double t0 = wall_now();
-	if (!no_steps)
+	if (!no_steps) {
 		predict_gen();
+		mech_run();
+	}
 	double gen_wall = wall_now() - t0;
 	for (int i = 0; i < nvs; i++) {
 		struct vcase *v = &vs[i];
@@ -1704,6 +1708,7 @@ int main(int argc, char **argv)
 	free(rs);
 	free(order);
 	fit_free();
+	mech_free();
 	if (failures) {
 		fprintf(stderr, "validate: %d problem%s\n", failures, failures == 1 ? "" : "s");
 		return 1;

@@ -1,0 +1,135 @@
+/*
+ * mech.c -- what each mechanism of the step model contributes to the
+ * training rows: the rows it applies to replayed again with it switched off,
+ * their errors set beside the errors with it on (docs/validation.md, "What
+ * each mechanism contributes"). A mechanism that helps moves the rows
+ * towards their measurements; one whose removal helps is suspect.
+ *
+ * A mechanism is a row of `mechs`: the rows it applies to and how `sim gen`
+ * turns it off. Adding one: a predicate, a switch, a line.
+ */
+#include "validate_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct mech {
+	const char *name; /* as the report names it */
+	const char *off;  /* what the replay without it runs */
+	int (*applies)(const struct gen_config *c);
+	void (*switch_off)(struct gen_config *c);
+};
+
+static int fp8_quant(const struct gen_config *c)
+{
+	return c->mode == GEN_TRAIN && c->p.dtype == GEN_FP8 && c->p.fp8_recipe != GEN_FP8_NONE;
+}
+
+static void fp8_quant_off(struct gen_config *c)
+{
+	c->p.fp8_recipe = GEN_FP8_NONE;
+}
+
+static const struct mech mechs[] = {
+    {"fp8 quantization kernels (--fp8-recipe)", "--fp8-recipe none: the fp8 GEMMs alone", fp8_quant, fp8_quant_off},
+};
+#define NMECHS ((int)(sizeof mechs / sizeof mechs[0]))
+
+/* per mechanism and case: the error with the mechanism off (NAN: not run) */
+static double *err_off[NMECHS];
+
+void mech_run(void)
+{
+	for (int k = 0; k < NMECHS; k++) {
+		err_off[k] = malloc((size_t)(nvs > 0 ? nvs : 1) * sizeof *err_off[k]);
+		if (!err_off[k]) {
+			fprintf(stderr, "validate: out of memory\n");
+			exit(1);
+		}
+		for (int i = 0; i < nvs; i++)
+			err_off[k][i] = NAN;
+		int n = 0;
+		for (int i = 0; i < nvs; i++)
+			n += vs[i].gen && vs[i].ok && !vs[i].cond && mechs[k].applies(&vs[i].gc);
+		if (!n)
+			continue;
+		char **texts = calloc((size_t)n, sizeof *texts);
+		const struct arch_chip **cc = calloc((size_t)n, sizeof *cc);
+		int *idx = calloc((size_t)n, sizeof *idx);
+		struct vgen_result *res = calloc((size_t)n, sizeof *res);
+		if (!texts || !cc || !idx || !res) {
+			fprintf(stderr, "validate: out of memory\n");
+			exit(1);
+		}
+		int m = 0;
+		for (int i = 0; i < nvs; i++) {
+			struct vcase *v = &vs[i];
+			if (!v->gen || !v->ok || v->cond || !mechs[k].applies(&v->gc))
+				continue;
+			struct gen_config c = v->gc;
+			mechs[k].switch_off(&c);
+			char cmd[480];
+			snprintf(cmd, sizeof cmd, "%s (%s)", v->op_text[0] + 4, mechs[k].off);
+			texts[m] = vgen_trace(&c, cmd, v->attn[0] ? v->attn : NULL, v->nomem);
+			cc[m] = chips[v->chip].c;
+			idx[m++] = i;
+		}
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		vgen_replay_all((const char *const *)texts, cc, m, cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus, res);
+		for (int j = 0; j < m; j++) {
+			struct vcase *v = &vs[idx[j]];
+			if (res[j].rc)
+				fail("%s: replay without %s: %s", v->id, mechs[k].name, res[j].why);
+			else
+				err_off[k][idx[j]] =
+				    (gen_metric(v, res[j].time_s) - ms[v->meas].value) / ms[v->meas].value;
+			free(texts[j]);
+		}
+		free(texts);
+		free(cc);
+		free(idx);
+		free(res);
+	}
+}
+
+void mech_write(FILE *f)
+{
+	fprintf(f, "## What each mechanism contributes\n\n"
+	           "The training rows a mechanism of the step model applies to, replayed again with it switched off "
+	           "(the same constants), by source: mean absolute error and mean error with it and without it. A "
+	           "mechanism earns its place when the rows move towards their measurements with it.\n\n"
+	           "| mechanism | without it the replay runs | source | rows | MAPE with | MAPE without | bias with | "
+	           "bias without |\n|---|---|---|---:|---:|---:|---:|---:|\n");
+	for (int k = 0; k < NMECHS; k++)
+		for (int s = 0; s < nsrcs; s++) {
+			int n = 0;
+			double a_on = 0, a_off = 0, b_on = 0, b_off = 0;
+			for (int i = 0; i < nvs; i++) {
+				if (vs[i].src != s || !err_off[k] || isnan(err_off[k][i]))
+					continue;
+				n++;
+				a_on += fabs(vs[i].err), b_on += vs[i].err;
+				a_off += fabs(err_off[k][i]), b_off += err_off[k][i];
+			}
+			if (!n)
+				continue;
+			char p1[32], p2[32], p3[32], p4[32];
+			pct(p1, sizeof p1, a_on / n);
+			pct(p2, sizeof p2, a_off / n);
+			spct(p3, sizeof p3, b_on / n);
+			spct(p4, sizeof p4, b_off / n);
+			fprintf(f, "| %s | %s | %s | %d | %s | %s | %s | %s |\n", mechs[k].name, mechs[k].off, srcs[s],
+			        n, p1, p2, p3, p4);
+		}
+	fprintf(f, "\n");
+}
+
+void mech_free(void)
+{
+	for (int k = 0; k < NMECHS; k++) {
+		free(err_off[k]);
+		err_off[k] = NULL;
+	}
+}
