@@ -25,7 +25,16 @@ struct cli_common {
 int cli_common_opt(struct cli_common *o, int argc, char **argv, int *i, const char *cmd);
 /* Prints "sim CMD: msg" and a pointer to help; returns SIM_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Loads a config with the overrides, printing the error; NULL on failure. */
+/* The file a config argument names: NAME itself when readable, else
+   NAME.cfg, else (a name, not a path starting with /, ./ or ../) NAME or
+   NAME.cfg in each directory of $SIM_CONFIG_PATH (colon-separated), in the
+   share/sim/configs beside the program (bin/../share/sim/configs: any
+   install prefix), in SIM_DATADIR/configs (the configured prefix), then in
+   the source tree's configs/ (a program run from its build tree). Written
+   into buf when found elsewhere; NAME when nothing is found. */
+const char *cli_config(const char *name, char *buf, size_t len);
+/* Loads a config (cli_config resolves the name) with the overrides,
+   printing the error; NULL on failure. */
 struct arch_chip *cli_load(const char *path, const struct cli_common *o, int *exit_code);
 
 int cmd_info(int argc, char **argv);

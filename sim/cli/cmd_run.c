@@ -12,6 +12,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,8 @@ int cmd_run(int argc, char **argv)
 	}
 	if (npos < 2)
 		return cli_usage_error("run", "expected CONFIG TRACE");
+	char config_buf[PATH_MAX + 64];
+	pos[0] = cli_config(pos[0], config_buf, sizeof config_buf);
 	int code = check_outputs(pos, timeline, csv);
 	if (code)
 		return code;

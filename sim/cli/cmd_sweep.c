@@ -24,6 +24,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,7 @@ static const char *const metric_labels[] = {"time (s)", "TFLOP/s", "MFU", "token
 
 struct sw_args {
 	const char *config, *trace, *op, *out, *plot;
+	char config_buf[PATH_MAX + 64]; /* the config's file when found by name (cli_config) */
 	struct sw_key keys[SW_MAX_KEYS];
 	int nkeys;
 	int xkey; /* index into keys */
@@ -220,6 +222,7 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 	a->trace = pos[1];
 	if (!a->config)
 		return cli_usage_error("sweep", "missing CONFIG");
+	a->config = cli_config(a->config, a->config_buf, sizeof a->config_buf);
 	if (!a->trace == !a->op)
 		return cli_usage_error("sweep", "expected a TRACE or --op 'OP' (one of them)");
 	if (!a->nkeys)

@@ -6,9 +6,16 @@
  */
 #include "cli.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#ifndef SIM_DATADIR
+#define SIM_DATADIR "/usr/local/share/sim"
+#endif
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -47,10 +54,75 @@ int cli_common_opt(struct cli_common *o, int argc, char **argv, int *i, const ch
 	return 0;
 }
 
+/* dir/name, or dir/name.cfg, when readable: into buf, 1; else 0 */
+static int try_dir(const char *dir, size_t dirlen, const char *name, char *buf, size_t len)
+{
+	static const char *const ext[] = {"", ".cfg"};
+	for (int e = 0; e < 2; e++) {
+		int n = snprintf(buf, len, "%.*s%s%s%s", (int)dirlen, dir, dirlen ? "/" : "", name, ext[e]);
+		if (n > 0 && (size_t)n < len && !access(buf, R_OK))
+			return 1;
+	}
+	return 0;
+}
+
+/* the share/sim/configs beside the running program (bin/../share/sim/configs) */
+static int exe_configs(char *dir, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	int w = snprintf(dir, len, "%s/../share/sim/configs", exe);
+	return w > 0 && (size_t)w < len;
+}
+
+const char *cli_config(const char *name, char *buf, size_t len)
+{
+	if (!access(name, R_OK))
+		return name;
+	if (try_dir("", 0, name, buf, len))
+		return buf;
+	if (name[0] == '/' || !strncmp(name, "./", 2) || !strncmp(name, "../", 3))
+		return name; /* a path: read as given, its error names it */
+	const char *sp = getenv("SIM_CONFIG_PATH");
+	for (const char *p = sp; p && *p;) {
+		size_t n = strcspn(p, ":");
+		if (n && try_dir(p, n, name, buf, len))
+			return buf;
+		p += n + (p[n] == ':');
+	}
+	char dir[PATH_MAX + 32];
+	if (exe_configs(dir, sizeof dir) && try_dir(dir, strlen(dir), name, buf, len))
+		return buf;
+	if (try_dir(SIM_DATADIR "/configs", strlen(SIM_DATADIR "/configs"), name, buf, len))
+		return buf;
+#ifdef SIM_SOURCE_CONFIGS /* a program built and not installed: its source tree's */
+	if (try_dir(SIM_SOURCE_CONFIGS, strlen(SIM_SOURCE_CONFIGS), name, buf, len))
+		return buf;
+#endif
+	return name;
+}
+
 struct arch_chip *cli_load(const char *path, const struct cli_common *o, int *exit_code)
 {
+	char buf[PATH_MAX + 64];
+	const char *found = cli_config(path, buf, sizeof buf);
+	if (found == path && access(path, F_OK) && path[0] != '/' && path[0] != '.') {
+		fprintf(stderr,
+		        "%s: no such config (a path, or a name looked up in $SIM_CONFIG_PATH, the program's "
+		        "../share/sim/configs, %s/configs and the source tree's configs/, with or without .cfg)\n",
+		        path, SIM_DATADIR);
+		*exit_code = SIM_EXIT_NOINPUT;
+		return NULL;
+	}
 	struct arch_error err;
-	struct arch_chip *c = arch_load(path, o->sets, o->nsets, &err);
+	struct arch_chip *c = arch_load(found, o->sets, o->nsets, &err);
 	if (!c) {
 		arch_error_print(&err, stderr);
 		*exit_code = err.exit_code;
