@@ -34,8 +34,8 @@ const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FI
                             "bandwidths, achieved TFLOP/s and MFU, the top bottlenecks and the critical\n"
                             "path. With the trace's `workload` line: tokens/s, model FLOPs utilization,\n"
                             "and for inference time to first token and per output token; with its\n"
-                            "`memory` lines: peak device memory per rank (a rank that does not fit its\n"
-                            "device stops the run, exit 3).\n"
+                            "`memory` lines: peak device memory per rank (a step whose rank does not\n"
+                            "fit its device is still timed and reported, marked DOES NOT FIT, exit 3).\n"
                             "\n"
                             "Ranks that run the same program and use disjoint links (the trace has no\n"
                             "selector, peer or fixed group along a dim; a switch, mesh or PCIe node) are\n"
@@ -62,7 +62,8 @@ const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FI
                             "  --max-trace-bytes N    largest trace file read (default 1073741824; exit 65)\n"
                             "  --set path=value       override a config parameter (repeatable)\n"
                             "\n"
-                            "exit codes: 0 ok, 2 usage, 3 a rank does not fit its device's memory,\n"
+                            "exit codes: 0 ok, 2 usage, 3 a rank does not fit its device's memory (the\n"
+                            "report is printed), "
                             "65 bad trace (syntax, a collective a rank never joins,\n"
                             "a deadlock, more ranks than the system has), 66 file missing,\n"
                             "73 cannot write output (or an output is the CONFIG or the TRACE),\n"
@@ -246,6 +247,9 @@ int cmd_run(int argc, char **argv)
 		if (fflush(stdout) || ferror(stdout)) {
 			fprintf(stderr, "sim run: cannot write output\n");
 			rc = SIM_EXIT_CANTCREAT;
+		} else if (r.nofit[0]) { /* timed and reported, and still an error */
+			fprintf(stderr, "%s\n", r.nofit);
+			rc = SIM_EXIT_NOFIT;
 		}
 	}
 	report_free(&rep);

@@ -830,7 +830,8 @@ static int by_size_desc(const void *a, const void *b)
 }
 
 /* A `memory` statement: sets the categories it names; records the rank's
-   peak; fails the run when the rank no longer fits its device. */
+   peak, and the first rank that no longer fits its device (the step is
+   still timed, so a user sees how fast it would be). */
 static int set_memory(struct run *R, struct rank_st *rk, const struct tr_event *ev)
 {
 	double total = 0;
@@ -862,10 +863,12 @@ static int set_memory(struct run *R, struct rank_st *rk, const struct tr_event *
 		if (k > 0)
 			used += (size_t)k;
 	}
-	rp_fail(R, SIM_EXIT_NOFIT,
-	        "%s:%d: rank %d does not fit: it needs %.1f GiB of device memory but %s has %.1f GiB (%s)",
-	        tr_path(R->t), ev->line, rk->rank, total / 1073741824.0, R->chip->path, cap / 1073741824.0, list);
-	return -1;
+	if (!R->r->nofit[0]) /* the first: later ones follow from it or repeat it */
+		snprintf(
+		    R->r->nofit, sizeof R->r->nofit,
+		    "%.300s:%d: rank %d does not fit: it needs %.1f GiB of device memory but %.300s has %.1f GiB (%s)",
+		    tr_path(R->t), ev->line, rk->rank, total / 1073741824.0, R->chip->path, cap / 1073741824.0, list);
+	return 0;
 }
 
 static void host_main(int argc, char **argv)

@@ -80,13 +80,16 @@ struct rp_result {
 	int nrep;           /* representatives replayed */
 	int *rep_of;        /* rank -> its representative (NULL when fold is 1) */
 	struct rp_mem *mem; /* per rank */
+	/* the first rank whose `memory` exceeded the device: "path:line: rank
+	   N does not fit: ..." (the step is still timed); "" when all fit */
+	char nofit[1024];
 };
 
 /*
  * Runs trace t on chip c's system. Returns 0, or an exit code (65 for a
  * trace that cannot run: a deadlock, mismatched collectives, too many ranks
- * for the system; SIM_EXIT_NOFIT when a rank's `memory` exceeds the
- * device's) with a message of one or more lines in why (the first
+ * for the system; a rank whose `memory` exceeds the device's does not stop
+ * the run: r->nofit says so, and callers exit SIM_EXIT_NOFIT) with a message of one or more lines in why (the first
  * "path:line: ..."; the others say which ranks wait on what).
  */
 int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r, char *why,

@@ -189,6 +189,8 @@ void report_work_text(const struct report *rep, FILE *f)
 			}
 		fprintf(f, "), mean %.2f GiB\n", gib(rep->mem_mean));
 	}
+	if (r->nofit[0])
+		fprintf(f, "  DOES NOT FIT %s (timed as if it did)\n", r->nofit);
 	if (r->fold > 1) {
 		fprintf(f, "  folded       %d rank%s replayed, each for %d symmetric ranks (dims", r->nrep,
 		        r->nrep == 1 ? "" : "s", r->fold);
@@ -265,6 +267,11 @@ void report_work_json(const struct report *rep, struct json *j)
 		json_int(j, "peak_rank", rep->mem_rank);
 		json_num(j, "mean_bytes", rep->mem_mean);
 		json_num(j, "device_bytes", rep->mem_device);
+		json_bool(j, "fits", !r->nofit[0]);
+		if (r->nofit[0])
+			json_str(j, "does_not_fit", r->nofit);
+		else
+			json_null(j, "does_not_fit");
 		json_obj(j, "peak_by_category");
 		for (int c = 0; c < MEM_COUNT; c++)
 			json_num(j, tr_mem_name((enum tr_mem)c), m->cat[c]);

@@ -141,6 +141,11 @@ static void replay_one(long i, void *ctx, void *out)
 	struct rp_result r;
 	memset(&r, 0, sizeof r);
 	res->rc = rp_run(b->chips[i], t, &o, &r, res->why, sizeof res->why);
+	if (!res->rc && r.nofit[0]) { /* the source ran it: a row that does not fit is a failure */
+		res->rc = SIM_EXIT_NOFIT;
+		snprintf(res->why, sizeof res->why, "%.500s", r.nofit);
+		rp_result_free(&r);
+	}
 	if (!res->rc) {
 		res->time_s = r.time_s;
 		res->ranks = r.ranks;
@@ -182,8 +187,8 @@ void vgen_replay_all(const char *const *texts, const struct arch_chip *const *ch
 	for (int i = 0; i < n; i++) {
 		first[i] = u;
 		for (int k = 0; k < u; k++)
-			if ((uchips[k] == chips[i] || !memcmp(uchips[k], chips[i], sizeof *chips[i])) && texts[i] && utexts[k] &&
-			    !strcmp(utexts[k], texts[i])) {
+			if ((uchips[k] == chips[i] || !memcmp(uchips[k], chips[i], sizeof *chips[i])) && texts[i] &&
+			    utexts[k] && !strcmp(utexts[k], texts[i])) {
 				first[i] = k;
 				break;
 			}
