@@ -3,10 +3,18 @@
  * kernel families share and each family's entry point. sim/device/model.h is the
  * public API.
  *
- *   model.c         helpers, waves, copies, the op dispatch, the memo
- *   model_gemm.c    GEMM and conv: the kernel search, traffic, power limit
- *   model_stream.c  memory-bound kernels: elementwise, row ops, embedding
+ * Files, in three layers; a file calls only into the layers below it (and the
+ * kernel families' files only downwards among themselves: attention's naive
+ * kernels are GEMMs and elementwise ops), so the call graph between files has
+ * no cycle (tests/run_layering.sh checks it on the objects):
+ *
+ *   model.c         dispatch: an op to its kernel family; dm_iteration; the memo (struct dm)
  *   model_attn.c    attention: FlashAttention-2/-3 and -1, decode and paged, naive
+ *   model_gemm.c    GEMM and conv: the kernel search, traffic, power limit
+ *   model_stream.c  memory-bound kernels: elementwise, row ops, embedding, copies
+ *   common.c        dtype sizes, the unit that runs a dtype, bound names, xp()
+ *   memsys.c        struct memsys: the chip's memory (and chiplets) as kernels see it
+ *   waves.c         CTAs dispatched in waves; the bound of a kernel
  */
 #ifndef SIM_MODEL_INT_H
 #define SIM_MODEL_INT_H
@@ -105,5 +113,6 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
 int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
 int copy_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
+void embed_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex);
 
 #endif

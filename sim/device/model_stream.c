@@ -1,6 +1,7 @@
 /*
- * model_stream.c -- memory-bound kernels: elementwise and row ops (and the
- * embedding gather), timed by bytes, pipes and Little's law.
+ * model_stream.c -- memory-bound kernels: elementwise and row ops, the
+ * embedding gather and copies (device to device, host to device over PCIe),
+ * timed by bytes, pipes and Little's law.
  */
 #include "model_int.h"
 
@@ -171,4 +172,75 @@ void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	}
 	if (ex && rowop)
 		xp(ex, "row op: %lld rows of %lld, one CTA per row\n", op->elems / op->cols, op->cols);
+}
+
+/* ------------------------------------------------------------------ */
+/* embedding                                                            */
+
+/* A gather of op->tokens rows of op->dim elements: the rows, the token ids (4 B each), the output. */
+void embed_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex)
+{
+	double e = dt_bytes(op->dtype), rows = (double)op->tokens, row = (double)op->dim * e;
+	struct stream_in s = {0};
+	s.rd = rows * row + rows * 4, s.wr = rows * row; /* gathered rows, the token ids, the output */
+	s.threads = rows * dmin(1024, ceil(row / c->model.bytes_per_thread));
+	s.fly_per_thread = c->model.bytes_per_thread;
+	stream_time(c, &s, r, ex);
+	snprintf(r->kern.name, sizeof r->kern.name, "embedding_gather");
+}
+
+/* ------------------------------------------------------------------ */
+/* copies                                                               */
+
+/* Payload share of PCIe transaction packets: 128-byte payloads (the usual
+   max payload size of a GPU's root port) behind ~24 bytes of TLP header,
+   sequence number, LCRC and framing. */
+#define PCIE_PAYLOAD      128.0
+#define PCIE_TLP_OVERHEAD 24.0
+
+int copy_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
+{
+	double t[B_COUNT] = {0};
+	struct memsys ms;
+	memsys_of(c, &ms);
+	double launch = c->model.launch_s;
+	if (op->src == PLACE_HOST && op->dst == PLACE_HOST) {
+		snprintf(why, wl, "host to host does not involve the device");
+		return -1;
+	}
+	if (op->src == PLACE_HBM && op->dst == PLACE_HBM) {
+		t[B_DRAM] = op->bytes * (1 + c->model.write_cost) / ms.dram_bw;
+		r->bytes_dram = 2 * op->bytes;
+		r->bytes_d2d = ms.remote * 2 * op->bytes; /* source and destination both interleaved */
+		t[B_D2D] = ms.d2d_bw > 0 ? r->bytes_d2d / ms.d2d_bw : 0;
+		r->time_s = launch + ms.lat_dram + dmax(t[B_DRAM], t[B_D2D]);
+		r->bound = bound_of(t, launch + ms.lat_dram, r->time_s);
+		xp(ex, "device copy: %.4g MB read and written at %.0f GB/s\n", op->bytes / 1e6, ms.dram_bw / 1e9);
+	} else {
+		const struct arch_link *l = NULL;
+		for (int i = 0; i < c->nlinks; i++)
+			if (!strcmp(c->links[i].kind, "pcie"))
+				l = &c->links[i];
+		if (!l) {
+			snprintf(why, wl, "%s has no PCIe link to the host (links.* of kind pcie)", c->name);
+			return -1;
+		}
+		double raw = arch_link_bw(l) * (double)l->count;
+		double bw = raw * PCIE_PAYLOAD / (PCIE_PAYLOAD + PCIE_TLP_OVERHEAD);
+		double lat = l->latency_s > 0 ? l->latency_s : 1e-6;
+		t[B_LINK] = op->bytes / bw;
+		r->bytes_link = op->bytes;
+		r->bytes_dram = op->bytes;
+		r->time_s = launch + lat + t[B_LINK];
+		r->bound = bound_of(t, launch + lat, r->time_s);
+		xp(ex, "host copy over PCIe gen %ld x%ld: %.1f GB/s raw, %.1f GB/s of payload (%.0f-byte TLPs)\n",
+		   l->pcie_gen, l->pcie_lanes, raw / 1e9, bw / 1e9, PCIE_PAYLOAD);
+	}
+	t[B_LAUNCH] = launch;
+	memcpy(r->t_res, t, sizeof t);
+	r->clock_hz = c->units[0].clock_hz;
+	snprintf(r->kern.name, sizeof r->kern.name, "memcpy_%s_to_%s", op->src == PLACE_HOST ? "host" : "hbm",
+	         op->dst == PLACE_HOST ? "host" : "hbm");
+	r->kern.kernels = 1;
+	return 0;
 }

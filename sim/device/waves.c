@@ -1,0 +1,64 @@
+/*
+ * waves.c -- CTAs of equal work dispatched onto units x occupancy slots in
+ * waves (full waves, then the tail), each wave timed by the slowest of its
+ * resources, and the bound of a kernel from its resources' times. A leaf: it
+ * calls nothing else in sim/device/.
+ *
+ * Invariants: a wave's time >= each of its resources' times; the full waves
+ * and the tail dispatch every CTA (full x slots + tail = ctas).
+ */
+#include "model_int.h"
+
+#include <assert.h>
+#include <math.h>
+
+/* ------------------------------------------------------------------ */
+/* waves: CTAs of equal work dispatched onto units x occupancy slots     */
+
+/* Time of a wave of w CTAs; adds each resource's time to t[]. */
+static double wave_time(long long w, long units, const struct wave_cost *k, const struct memsys *m, double *t,
+                        enum dm_bound pipe)
+{
+	double per_unit = (double)cdiv(w, units); /* CTAs on the busiest unit */
+	double tp = per_unit * k->mma_s;
+	double tl2 = m->l2_bw > 0 ? (double)w * k->l2_B / m->l2_bw : 0;
+	double tdr = (double)w * k->dram_B / m->dram_bw;
+	/* Little's law on the busiest unit: its CTAs' bytes in flight cover the latency */
+	double tlat = k->fly_B > 0 ? per_unit * k->l2_B * k->lat / (per_unit * k->fly_B) : 0;
+	double tdd = m->d2d_bw > 0 ? (double)w * k->d2d_B / m->d2d_bw : 0;
+	double tw = dmax(dmax(tp, tl2), dmax(dmax(tdr, tdd), tlat));
+	t[B_D2D] += tdd;
+	t[pipe] += tp;
+	t[B_L2] += tl2;
+	t[B_DRAM] += tdr;
+	t[B_LATENCY] += tlat;
+	return tw + k->fixed_s;
+}
+
+/* Full waves plus the tail. */
+double waves_time(long long ctas, long units, int occ, const struct wave_cost *k, const struct memsys *m, double *t,
+                  enum dm_bound pipe)
+{
+	long long slots = (long long)units * occ;
+	long long full = ctas / slots, tail = ctas % slots;
+	double tt = 0;
+	if (full > 0)
+		tt += (double)full * wave_time(slots, units, k, m, t, pipe);
+	if (full > 0)
+		for (int i = 0; i < B_COUNT; i++)
+			t[i] *= (double)full;
+	if (tail > 0)
+		tt += wave_time(tail, units, k, m, t, pipe);
+	return tt;
+}
+
+enum dm_bound bound_of(const double *t, double launch, double total)
+{
+	if (launch > 0.5 * total)
+		return B_LAUNCH;
+	enum dm_bound b = B_MATRIX;
+	for (int i = 0; i < B_COUNT; i++)
+		if (i != B_LAUNCH && t[i] > t[b])
+			b = (enum dm_bound)i;
+	return b;
+}
