@@ -174,6 +174,7 @@ struct run {
 	int *line_text; /* trace line -> text index + 1 (ops whose text depends on the line only) */
 	int nline_text;
 	struct line_dm *line_dm; /* LINE_SLOTS: a line's op and its prediction (see predict) */
+	struct dm *dm;           /* the device model's memo for this run (NULL until the first op, or out of memory) */
 	char err[TR_MSG_MAX * 2];
 	int err_code;
 	double flops_by_dtype[DT_COUNT];
@@ -633,7 +634,9 @@ static int predict(const struct tr_event *ev, struct dm_result *r, char *why, si
 			return 0;
 		}
 	}
-	if (dm_predict_cached(R->chip, &ev->op, r, why, whylen))
+	if (!R->dm)
+		R->dm = dm_new();
+	if (dm_predict_cached(R->dm, R->chip, &ev->op, r, why, whylen))
 		return -1;
 	if (slot) {
 		memcpy(&slot->op, &ev->op, sizeof ev->op); /* bytes, padding too: compared with memcmp */
@@ -1601,6 +1604,7 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 	free(run.txt_hash);
 	free(run.line_text);
 	free(run.line_dm);
+	dm_free(run.dm);
 	if (run.err_code) {
 		snprintf(why, whylen, "%s", run.err);
 		return run.err_code;

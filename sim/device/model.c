@@ -130,74 +130,115 @@ int dm_iteration(const struct arch_chip *c, const struct op *op, struct dm_iter 
 }
 
 /* ------------------------------------------------------------------ */
-/* memo: open addressing on (chip, canonical op text)                   */
+/* memo: open addressing on (chip fingerprint, canonical op text)       */
 
+/* A chip is known by its content (arch_chip_fingerprint), not its address: two loads of one file share
+   entries, a chip changed by --set (or by the validation suite's fit) does not, and freeing a chip needs no
+   call here. */
 struct memo {
-	const struct arch_chip *chip;
-	uint64_t h;
-	char *key;
+	uint64_t chip; /* arch_chip_fingerprint */
+	uint64_t h;    /* of the op text, mixed with chip */
+	char *key;     /* canonical op text (op_format); NULL: a free slot */
 	struct dm_result r;
 };
-static struct memo *memo_tab;
-static size_t memo_cap, memo_n;
 
-static uint64_t fnv(const char *s, const void *p)
+struct dm {
+	struct memo *tab; /* cap slots, cap a power of two (or 0) */
+	size_t cap, n;    /* n used: n * 2 <= cap */
+	long hits, misses;
+	/* the last chip fingerprinted, byte for byte, and its fingerprint: comparing the bytes costs less than
+	   hashing the fields again, and equal bytes are equal content wherever the chip lives */
+	int have_last;
+	uint64_t last_fp;
+	struct arch_chip last;
+};
+
+static uint64_t chip_fp(struct dm *m, const struct arch_chip *c)
 {
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)(uintptr_t)p;
+	if (!m->have_last || memcmp(&m->last, c, sizeof *c)) {
+		memcpy(&m->last, c, sizeof *c);
+		m->last_fp = arch_chip_fingerprint(c);
+		m->have_last = 1;
+	}
+	return m->last_fp;
+}
+
+struct dm *dm_new(void)
+{
+	return calloc(1, sizeof(struct dm));
+}
+
+void dm_free(struct dm *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->tab[i].key);
+	free(m->tab);
+	free(m);
+}
+
+void dm_stats(const struct dm *m, long *hits, long *misses)
+{
+	*hits = m ? m->hits : 0;
+	*misses = m ? m->misses : 0;
+}
+
+static uint64_t fnv(const char *s, uint64_t chip)
+{
+	uint64_t h = 1469598103934665603ull ^ chip;
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ull;
 	return h;
 }
 
-static int memo_grow(void)
+static int memo_grow(struct dm *m)
 {
-	size_t cap = memo_cap ? memo_cap * 2 : 1024;
+	size_t cap = m->cap ? m->cap * 2 : 1024;
 	struct memo *t = calloc(cap, sizeof *t);
 	if (!t)
 		return -1;
-	for (size_t i = 0; i < memo_cap; i++)
-		if (memo_tab[i].key) {
-			size_t j = memo_tab[i].h & (cap - 1);
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->tab[i].key) {
+			size_t j = m->tab[i].h & (cap - 1);
 			while (t[j].key)
 				j = (j + 1) & (cap - 1);
-			t[j] = memo_tab[i];
+			t[j] = m->tab[i];
 		}
-	free(memo_tab);
-	memo_tab = t, memo_cap = cap;
+	free(m->tab);
+	m->tab = t, m->cap = cap;
 	return 0;
 }
 
-int dm_predict_cached(const struct arch_chip *c, const struct op *op, struct dm_result *r, char *why, size_t whylen)
+int dm_predict_cached(struct dm *m, const struct arch_chip *c, const struct op *op, struct dm_result *r, char *why,
+                      size_t whylen)
 {
+	if (!m)
+		return dm_predict(c, op, r, NULL, why, whylen);
 	char key[512];
 	op_format(op, key, sizeof key);
-	uint64_t h = fnv(key, c);
-	if (memo_cap) {
-		for (size_t j = h & (memo_cap - 1); memo_tab[j].key; j = (j + 1) & (memo_cap - 1))
-			if (memo_tab[j].h == h && memo_tab[j].chip == c && !strcmp(memo_tab[j].key, key)) {
-				*r = memo_tab[j].r;
+	uint64_t chip = chip_fp(m, c);
+	uint64_t h = fnv(key, chip);
+	if (m->cap) {
+		for (size_t j = h & (m->cap - 1); m->tab[j].key; j = (j + 1) & (m->cap - 1))
+			if (m->tab[j].h == h && m->tab[j].chip == chip && !strcmp(m->tab[j].key, key)) {
+				*r = m->tab[j].r;
+				m->hits++;
 				return 0;
 			}
 	}
+	m->misses++;
 	if (dm_predict(c, op, r, NULL, why, whylen))
 		return -1;
-	if ((memo_n + 1) * 2 > memo_cap && memo_grow())
+	if ((m->n + 1) * 2 > m->cap && memo_grow(m))
 		return 0; /* no room to remember: still a valid answer */
-	size_t j = h & (memo_cap - 1);
-	while (memo_tab[j].key)
-		j = (j + 1) & (memo_cap - 1);
-	memo_tab[j].key = strdup(key);
-	if (!memo_tab[j].key)
+	size_t j = h & (m->cap - 1);
+	while (m->tab[j].key)
+		j = (j + 1) & (m->cap - 1);
+	m->tab[j].key = strdup(key);
+	if (!m->tab[j].key)
 		return 0;
-	memo_tab[j].chip = c, memo_tab[j].h = h, memo_tab[j].r = *r;
-	memo_n++;
+	m->tab[j].chip = chip, m->tab[j].h = h, m->tab[j].r = *r;
+	m->n++;
 	return 0;
-}
-
-void dm_cache_clear(void)
-{
-	for (size_t i = 0; i < memo_cap; i++)
-		free(memo_tab[i].key);
-	free(memo_tab);
-	memo_tab = NULL, memo_cap = memo_n = 0;
 }
