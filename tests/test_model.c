@@ -117,6 +117,15 @@ int main(int argc, char **argv)
 	arch_free(hs);
 	dm_free(memo);
 
+	/* every attention impl= a trace can name has a kernel model (model_attn.c's table) */
+	for (int i = 0; i < ATTN_IMPL_COUNT; i++) {
+		char line[160];
+		snprintf(line, sizeof line, "attn b=2 h=8 sq=%d skv=1024 d=128 dtype=bf16 impl=%s",
+		         i == ATTN_DECODE || i == ATTN_PAGED ? 1 : 1024, op_attn_impl_name((enum op_attn_impl)i));
+		struct dm_result ri = run(h, line);
+		CHECK(ri.time_s > 0 && ri.kern.kernels >= 1, "%s: no kernel model", line);
+	}
+
 	/* FlashAttention-3 overlaps softmax with matrix work on Hopper: faster than FA2 */
 	struct dm_result f2 = run(h, "attn b=4 h=16 sq=4096 skv=4096 d=128 dtype=bf16 impl=flash2");
 	struct dm_result f3 = run(h, "attn b=4 h=16 sq=4096 skv=4096 d=128 dtype=bf16 impl=flash3");

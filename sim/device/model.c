@@ -61,16 +61,7 @@ static int predict(const struct arch_chip *c, const struct op *op, struct dm_res
 		rc = gemm_time(c, &g, r, ex, why, wl);
 		break;
 	}
-	case OP_ATTN:
-		if (op->impl == ATTN_DECODE || op->impl == ATTN_PAGED)
-			rc = attn_decode(c, op, r, ex, why, wl);
-		else if (op->impl == ATTN_NAIVE)
-			rc = attn_naive(c, op, r, ex, why, wl);
-		else if (op->impl == ATTN_FLASH1)
-			rc = attn_flash1(c, op, r, ex, why, wl);
-		else
-			rc = attn_flash(c, op, r, ex, why, wl);
-		break;
+	case OP_ATTN: rc = attn_time(c, op, r, ex, why, wl); break;
 	case OP_ELEM: elem_time(c, op, r, ex); break;
 	case OP_EMBED: embed_time(c, op, r, ex); break;
 	case OP_COPY: rc = copy_time(c, op, r, ex, why, wl); break;
@@ -108,19 +99,7 @@ int dm_iteration(const struct arch_chip *c, const struct op *op, struct dm_iter 
 		struct gemm_in g = gemm_in_of(op);
 		return gemm_time_it(c, &g, &r, NULL, why, whylen, it);
 	}
-	case OP_ATTN:
-		if (op->dropout > 0) {
-			snprintf(why, whylen,
-			         "attn dropout=%g: the warp-level model has no integer pipe for the dropout's random "
-			         "numbers yet (step the op without dropout=)",
-			         op->dropout);
-			return -1;
-		}
-		if (op->impl == ATTN_FLASH2 || op->impl == ATTN_FLASH3)
-			return attn_flash_it(c, op, &r, NULL, why, whylen, it);
-		snprintf(why, whylen, "attn impl=%s has no main loop to step (use impl=flash2 or flash3)",
-		         op_attn_impl_name(op->impl));
-		return -1;
+	case OP_ATTN: return attn_iteration(c, op, it, why, whylen);
 	case OP_ELEM: elem_time_it(c, op, &r, NULL, it); return 0;
 	default:
 		snprintf(why, whylen, "%s has no main loop to step (gemm, conv, attn and elem do)",
