@@ -76,12 +76,12 @@ void memsys_of(const struct arch_chip *c, struct memsys *m)
 	const struct arch_model *k = &c->model;
 	m->dram_bw = c->dram.bw_Bps * k->dram_eff;
 	m->l2_bw = c->l2.present ? c->l2.bw_Bps * k->l2_eff : 0;
-	double ld = c->dram.latency_s > 0 ? c->dram.latency_s : k->dram_latency_s;
-	double l2 = c->l2.present && c->l2.latency_s > 0 ? c->l2.latency_s : k->l2_latency_s;
-	if (l2 > ld)
-		l2 = ld;
-	m->lat_dram = ld * k->loaded_latency;
-	m->lat_l2 = l2 * k->loaded_latency;
+	double lat_dram_idle_s = c->dram.latency_s > 0 ? c->dram.latency_s : k->dram_latency_s;
+	double lat_l2_idle_s = c->l2.present && c->l2.latency_s > 0 ? c->l2.latency_s : k->l2_latency_s;
+	if (lat_l2_idle_s > lat_dram_idle_s)
+		lat_l2_idle_s = lat_dram_idle_s;
+	m->lat_dram = lat_dram_idle_s * k->loaded_latency;
+	m->lat_l2 = lat_l2_idle_s * k->loaded_latency;
 	m->cache = dmax(c->l2.present ? c->l2.size_bytes : 0, c->llc.present ? c->llc.size_bytes : 0);
 	dies_of(c, m);
 }

@@ -21,20 +21,20 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 	double units = (double)u->count;
 	double resident = dmin(s->threads, units * unit_threads(u));
 	int in_l2 = s->warm && c->l2.present && s->rd <= 0.5 * c->l2.size_bytes;
-	double lat = in_l2 ? ms.lat_l2 : ms.lat_dram;
-	double fly = resident * s->fly_per_thread;
-	double little = fly / lat;
-	double bw = in_l2 && ms.l2_bw > 0 ? ms.l2_bw : ms.dram_bw;
+	double lat_s = in_l2 ? ms.lat_l2 : ms.lat_dram;
+	double fly_B = resident * s->fly_per_thread;
+	double little_Bps = fly_B / lat_s;
+	double bw_Bps = in_l2 && ms.l2_bw > 0 ? ms.l2_bw : ms.dram_bw;
 	double rd_dram = in_l2 ? 0 : s->rd;
 	double t[B_COUNT] = {0};
 	if (in_l2)
-		t[B_L2] = (s->rd + s->wr) / bw;
+		t[B_L2] = (s->rd + s->wr) / bw_Bps;
 	else {
 		t[B_DRAM] = (s->rd + s->wr * c->model.write_cost) / ms.dram_bw;
 		if (ms.l2_bw > 0)
 			t[B_L2] = (s->rd + s->wr + s->l2_extra) / ms.l2_bw;
 	}
-	t[B_LATENCY] = (s->rd + s->wr) / little;
+	t[B_LATENCY] = (s->rd + s->wr) / little_Bps;
 	/* chiplets: an interleaved stream reads and writes (n-1)/n of its bytes on other dies */
 	double d2d = in_l2 ? 0 : ms.remote * (s->rd + s->wr);
 	t[B_D2D] = ms.d2d_bw > 0 ? d2d / ms.d2d_bw : 0;
@@ -51,7 +51,7 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 		body = dmax(body, t[i]);
 	double launch = c->model.launch_s;
 	t[B_LAUNCH] = launch;
-	r->time_s = launch + lat + body;
+	r->time_s = launch + lat_s + body;
 	memcpy(r->t_res, t, sizeof t);
 	r->bytes_dram = rd_dram + (in_l2 ? 0 : s->wr);
 	r->bytes_l2 = s->rd + s->wr + s->l2_extra;
@@ -61,7 +61,7 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 	r->unit_group = gi;
 	r->uses_matrix = 0;
 	r->peak_flops = 2 * lanes;
-	r->bound = bound_of(t, launch + lat, r->time_s);
+	r->bound = bound_of(t, launch + lat_s, r->time_s);
 	struct dm_kernel *k = &r->kern;
 	long long ctas = (long long)ceil(s->threads / 256);
 	snprintf(k->name, sizeof k->name, "stream_256t");
@@ -75,8 +75,8 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 		xp(ex,
 		   "bandwidth: %s %.0f GB/s reachable; bytes in flight %.0f KiB (%.0f threads x %.0f B) / "
 		   "latency %.0f ns = %.0f GB/s (Little's law)\n",
-		   in_l2 ? "L2" : "device memory", bw / 1e9, fly / 1024, resident, s->fly_per_thread, lat * 1e9,
-		   little / 1e9);
+		   in_l2 ? "L2" : "device memory", bw_Bps / 1e9, fly_B / 1024, resident, s->fly_per_thread, lat_s * 1e9,
+		   little_Bps / 1e9);
 		if (ms.dies > 1)
 			xp(ex,
 			   "chiplets: %d dies, %.0f%% of memory on other dies: %.4g MB cross at %.0f GB/s (%.2f us)\n",
@@ -225,16 +225,16 @@ int copy_time(const struct arch_chip *c, const struct op *op, struct dm_result *
 			snprintf(why, wl, "%s has no PCIe link to the host (links.* of kind pcie)", c->name);
 			return -1;
 		}
-		double raw = arch_link_bw(l) * (double)l->count;
-		double bw = raw * PCIE_PAYLOAD / (PCIE_PAYLOAD + PCIE_TLP_OVERHEAD);
-		double lat = l->latency_s > 0 ? l->latency_s : 1e-6;
-		t[B_LINK] = op->bytes / bw;
+		double raw_Bps = arch_link_bw(l) * (double)l->count;
+		double payload_Bps = raw_Bps * PCIE_PAYLOAD / (PCIE_PAYLOAD + PCIE_TLP_OVERHEAD);
+		double lat_s = l->latency_s > 0 ? l->latency_s : 1e-6;
+		t[B_LINK] = op->bytes / payload_Bps;
 		r->bytes_link = op->bytes;
 		r->bytes_dram = op->bytes;
-		r->time_s = launch + lat + t[B_LINK];
-		r->bound = bound_of(t, launch + lat, r->time_s);
+		r->time_s = launch + lat_s + t[B_LINK];
+		r->bound = bound_of(t, launch + lat_s, r->time_s);
 		xp(ex, "host copy over PCIe gen %ld x%ld: %.1f GB/s raw, %.1f GB/s of payload (%.0f-byte TLPs)\n",
-		   l->pcie_gen, l->pcie_lanes, raw / 1e9, bw / 1e9, PCIE_PAYLOAD);
+		   l->pcie_gen, l->pcie_lanes, raw_Bps / 1e9, payload_Bps / 1e9, PCIE_PAYLOAD);
 	}
 	t[B_LAUNCH] = launch;
 	memcpy(r->t_res, t, sizeof t);

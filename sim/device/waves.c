@@ -19,20 +19,20 @@
 static double wave_time(long long w, long units, const struct wave_cost *k, const struct memsys *m, double *t,
                         enum dm_bound pipe)
 {
-	double per_unit = (double)cdiv(w, units); /* CTAs on the busiest unit */
-	double tp = per_unit * k->mma_s;
-	double tl2 = m->l2_bw > 0 ? (double)w * k->l2_B / m->l2_bw : 0;
-	double tdr = (double)w * k->dram_B / m->dram_bw;
+	double ctas_busiest = (double)cdiv(w, units); /* CTAs on the busiest unit */
+	double pipe_s = ctas_busiest * k->mma_s;
+	double l2_s = m->l2_bw > 0 ? (double)w * k->l2_B / m->l2_bw : 0;
+	double dram_s = (double)w * k->dram_B / m->dram_bw;
 	/* Little's law on the busiest unit: its CTAs' bytes in flight cover the latency */
-	double tlat = k->fly_B > 0 ? per_unit * k->l2_B * k->lat / (per_unit * k->fly_B) : 0;
-	double tdd = m->d2d_bw > 0 ? (double)w * k->d2d_B / m->d2d_bw : 0;
-	double tw = dmax(dmax(tp, tl2), dmax(dmax(tdr, tdd), tlat));
-	t[B_D2D] += tdd;
-	t[pipe] += tp;
-	t[B_L2] += tl2;
-	t[B_DRAM] += tdr;
-	t[B_LATENCY] += tlat;
-	return tw + k->fixed_s;
+	double lat_s = k->fly_B > 0 ? ctas_busiest * k->l2_B * k->lat / (ctas_busiest * k->fly_B) : 0;
+	double d2d_s = m->d2d_bw > 0 ? (double)w * k->d2d_B / m->d2d_bw : 0;
+	double wave_s = dmax(dmax(pipe_s, l2_s), dmax(dmax(dram_s, d2d_s), lat_s));
+	t[B_D2D] += d2d_s;
+	t[pipe] += pipe_s;
+	t[B_L2] += l2_s;
+	t[B_DRAM] += dram_s;
+	t[B_LATENCY] += lat_s;
+	return wave_s + k->fixed_s;
 }
 
 /* Full waves plus the tail. */
@@ -41,15 +41,15 @@ double waves_time(long long ctas, long units, int occ, const struct wave_cost *k
 {
 	long long slots = (long long)units * occ;
 	long long full = ctas / slots, tail = ctas % slots;
-	double tt = 0;
+	double total_s = 0;
 	if (full > 0)
-		tt += (double)full * wave_time(slots, units, k, m, t, pipe);
+		total_s += (double)full * wave_time(slots, units, k, m, t, pipe);
 	if (full > 0)
 		for (int i = 0; i < B_COUNT; i++)
 			t[i] *= (double)full;
 	if (tail > 0)
-		tt += wave_time(tail, units, k, m, t, pipe);
-	return tt;
+		total_s += wave_time(tail, units, k, m, t, pipe);
+	return total_s;
 }
 
 enum dm_bound bound_of(const double *t, double launch, double total)
