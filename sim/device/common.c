@@ -70,6 +70,7 @@ int pick_unit(const struct arch_chip *c, int dt, int *matrix, double *macs_per_c
 		}
 	}
 	if (best >= 0) {
+		assert(bmacs > 0 && bclk > 0);
 		*matrix = bm;
 		*macs_per_clk = bmacs;
 		*clock = bclk;

@@ -78,12 +78,15 @@ void memsys_of(const struct arch_chip *c, struct memsys *m)
 	m->l2_bw = c->l2.present ? c->l2.bw_Bps * k->l2_eff : 0;
 	double lat_dram_idle_s = c->dram.latency_s > 0 ? c->dram.latency_s : k->dram_latency_s;
 	double lat_l2_idle_s = c->l2.present && c->l2.latency_s > 0 ? c->l2.latency_s : k->l2_latency_s;
-	if (lat_l2_idle_s > lat_dram_idle_s)
+	if (lat_l2_idle_s > lat_dram_idle_s) /* a config's figures, not an invariant of the model: kept as a clamp */
 		lat_l2_idle_s = lat_dram_idle_s;
 	m->lat_dram = lat_dram_idle_s * k->loaded_latency;
 	m->lat_l2 = lat_l2_idle_s * k->loaded_latency;
 	m->cache = dmax(c->l2.present ? c->l2.size_bytes : 0, c->llc.present ? c->llc.size_bytes : 0);
 	dies_of(c, m);
+	assert(m->dram_bw > 0 && isfinite(m->dram_bw) && dm_ok(m->l2_bw) && dm_ok(m->cache));
+	assert(dm_ok(m->lat_l2) && m->lat_l2 <= m->lat_dram && isfinite(m->lat_dram));
+	assert(m->dies >= 1 && m->remote >= 0 && m->remote < 1 && dm_ok(m->d2d_bw) && dm_ok(m->lat_d2d));
 }
 
 void memsys_of_one(const struct arch_chip *c, struct memsys *m)

@@ -4,6 +4,12 @@
  * attention as separate kernels. Each kernel is a row of attn_kernels (at the
  * end), picked by the op's impl= name; dm_predict and dm_iteration reach them
  * through attn_time and attn_iteration.
+ *
+ * Invariants (asserted in Debug builds; a result's own in model.c):
+ *  1. the share of pipe time the warps overlap is in [0, 1], so an inner step
+ *     takes at least each pipe's time alone;
+ *  2. causal masking only removes iterations: a CTA has at most the unmasked
+ *     count, a head at most CTAs x that count.
  */
 #include "model_int.h"
 
@@ -169,6 +175,8 @@ static double flash_occupancy(const struct arch_unit *u, const struct flash_shap
 		occ = dmin(occ, floor(u->smem_bytes / s->smem_B));
 	if (u->regfile_bytes > 0)
 		occ = dmin(occ, floor(u->regfile_bytes / (s->warps * 32.0 * 255 * 4 * 0.5)));
+	/* a CTA that does not fit (head dim 256 on a unit with little shared memory, say) is still run, one per unit:
+	   this clamp is active on shipped configs, a model choice (the kernel would spill), not an invariant */
 	if (occ < 1)
 		occ = 1;
 	return occ;
@@ -207,6 +215,9 @@ static void flash_step_time(const struct arch_chip *c, const struct arch_unit *u
 	double warps_per_sched = occ * s->warps / (double)u->schedulers;
 	st->overlap = v->async ? 1 : 1 - 1 / (1 + warps_per_sched);
 	st->step_s = step_overlap(st->mma_s, st->smem_s, st->sfu_s + st->vec_s, st->int_s, st->overlap);
+	assert(st->overlap >= 0 && st->overlap <= 1 && dm_ok(st->step_s));
+	assert(st->step_s >= st->mma_s && st->step_s >= st->smem_s && st->step_s >= st->sfu_s + st->vec_s &&
+	       st->step_s >= st->int_s); /* an iteration takes at least what each pipe alone needs */
 }
 
 /* Inner iterations per head (all its CTAs) and of the longest CTA. */
@@ -234,6 +245,7 @@ static void flash_count_fwd(const struct op *op, const struct flash_shape *s, st
 		if (it > n->longest)
 			n->longest = it;
 	}
+	assert(n->longest <= n->iters_full && n->per_head <= n->ctas_per_head * n->iters_full);
 }
 
 /* backward, causal: key block i is seen by query rows >= i*bo - off */
@@ -253,6 +265,7 @@ static void flash_count_bwd(const struct op *op, const struct flash_shape *s, st
 		if (it > n->longest)
 			n->longest = it;
 	}
+	assert(n->longest <= n->iters_full && n->per_head <= n->ctas_per_head * n->iters_full);
 }
 
 /* The makespan of the pipes (s), each slot a 1/occ share of a unit: every head has the same blocks; slots take
@@ -686,7 +699,7 @@ static int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm
 		occ = dmin(occ, floor(u->smem_bytes / smem_B));
 	if (u->regfile_bytes > 0)
 		occ = dmin(occ, floor(u->regfile_bytes / (warps * 32.0 * 255 * 4 * 0.5)));
-	if (occ < 1)
+	if (occ < 1) /* as in flash_occupancy: active on shipped configs, a model choice */
 		occ = 1;
 	/* per step (16 query rows against the CTA's Bc keys): MACs, exps, lane ops */
 	double macs_step = (double)bq * bc * dk * (bwd ? 5 : 2);

@@ -2,6 +2,15 @@
  * model_gemm.c -- GEMM (and conv lowered to it): the kernel search over tiles,
  * stages and split-K, occupancy, traffic per level, waves, and the power limit
  * on the clock. model_int.h has the map of the device model.
+ *
+ * Invariants (asserted in Debug builds):
+ *  1. a candidate that fits has at least one CTA per unit and one warp;
+ *  2. device memory delivers at most the bytes the CTAs load through L2
+ *     (A and B; C is stored, not loaded): 0 <= hit <= 1;
+ *  3. the matrix units' duty cycle is <= 1, so the power-limited clock is at
+ *     most the boost clock;
+ *  4. waves x slots >= CTAs, and a candidate's time is at least each
+ *     resource's time alone (waves.c).
  */
 #include "model_int.h"
 
@@ -143,6 +152,7 @@ static int gemm_cand_fit(const struct arch_unit *u, const struct gemm_in *g, str
 	if (occ < 1)
 		return 0;
 	x->occ = (int)occ;
+	assert(x->occ >= 1 && x->warps >= 1);
 	long long tm = cdiv(g->m, bm), tn = cdiv(g->n, bn); /* tiles of C */
 	long long k_split = cdiv(g->k, sp);                 /* k of one split */
 	x->kit = cdiv(k_split, bk);
@@ -200,7 +210,10 @@ static double gemm_dram_in(const struct gemm_in *g, const struct gemm_cand *x, c
 	double waves = (double)tm * tn * g->batch / (wr * wc);
 	double a_share = a_all_B / ((double)g->m * g->k * ea); /* conv: the input, not its im2col */
 	double dram_in = dmax(in_once_B, waves * (wr * x->bm * ea * a_share + wc * x->bn * ea) * (double)g->k);
-	return dmin(dram_in, (double)x->ctas * l2_cta_B); /* never more than L2 traffic */
+	/* never more than L2 traffic: the square-block estimate of a wave overcounts the panels of skinny grids, and
+	   this clamp is active on shipped configs (a model choice, not an invariant; the invariant hit >= 0 that it
+	   ensures is asserted in gemm_cand_time) */
+	return dmin(dram_in, (double)x->ctas * l2_cta_B);
 }
 
 /* The latency one stage of loads sees (s): an L2 hit, a miss's share of the memory latency, a crossing's share
@@ -282,6 +295,9 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 	double l2_all_B = (double)x->ctas * w.l2_B;
 	double hit = l2_all_B > 0 ? 1 - dram_in_B / l2_all_B : 1;
 	double cross = l2_all_B > 0 ? (fill_B - dram_in_B) / l2_all_B : 0;
+	/* device memory delivers at most what the CTAs load through L2: 0 <= hit <= 1 */
+	assert(dm_ok(dram_in_B) && dm_le(dram_in_B, l2_all_B) && hit <= 1 && hit >= -1e-12);
+	assert(cross >= -1e-12 && dm_ok(w.fly_B) && dm_ok(w.dram_B) && dm_ok(w.d2d_B));
 	w.lat = gemm_load_latency(u, ms, (rows + cols) * bk * ea, hit, cross, fill_B, l2_all_B);
 	x->l2_cta = w.l2_B, x->dram_cta = w.dram_B, x->lat = w.lat, x->hit = hit;
 	double epi_s_per_elem = gemm_epi_s_per_elem(u, g, clock);
@@ -291,6 +307,7 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 	if (sp > 1) /* reduction of the partials, and the epilogue: a memory-bound pass */
 		x->time += (double)g->m * g->n * g->batch * (4.0 * sp + ec) / ms->dram_bw + ms->lat_dram +
 		           (double)g->m * g->n * g->batch * epi_s_per_elem / (double)u->count;
+	assert(dm_ok(x->time) && x->time > 0);
 	x->l2_B = x->ctas * w.l2_B;
 	x->d2d_B = x->ctas * w.d2d_B;
 	x->smem_B = x->ctas * (w.l2_B + smem_rd_B);
@@ -391,7 +408,8 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 			memsys_of_one(c, &m1);
 			gemm_search(c, u, g, macs_clk, clock, matrix, &m1, bk, &one, &one2);
 		}
-		double duty = dmin(1, one.t[B_MATRIX] / one.time);
+		double duty = one.t[B_MATRIX] / one.time; /* the waves take at least their matrix time (waves.c) */
+		assert(duty >= 0 && duty <= 1);
 		dyn_power_w = (double)u->count * macs_clk * clock * u->mat_pj * 1e-12 * (dt_bytes(g->dt) / 2) * duty;
 		avail_power_w = c->tdp_w * (1 - c->model.static_power);
 		if (dyn_power_w > avail_power_w) {
@@ -422,6 +440,8 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 	k->waves = (double)best.ctas / ((double)u->count * best.occ);
 	k->kernels = 1;
 	r->bound = bound_of(r->t_res, launch, r->time_s);
+	assert(clock <= boost_hz && dm_ok(r->time_s) && r->time_s > 0);
+	assert(k->waves * u->count * best.occ >= best.ctas * (1 - 1e-12)); /* waves x slots >= CTAs */
 	if (it)
 		gemm_iter_of(c, u, g, &best, &ms, clock, macs_clk, matrix, gi, it);
 	if (ex) {

@@ -21,7 +21,20 @@
 
 #include "model.h"
 
+#include <assert.h>
+#include <math.h>
 #include <stdio.h>
+
+/* A time, a byte count, a rate the model computes: finite and >= 0 (for assert()). */
+static inline int dm_ok(double x)
+{
+	return isfinite(x) && x >= 0;
+}
+/* a <= b but for the rounding of a sum taken in another order (for assert()) */
+static inline int dm_le(double a, double b)
+{
+	return a <= b * (1 + 1e-12) + 1e-300;
+}
 
 void xp(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline double dmax(double a, double b)

@@ -2,6 +2,10 @@
  * model_stream.c -- memory-bound kernels: elementwise and row ops, the
  * embedding gather and copies (device to device, host to device over PCIe),
  * timed by bytes, pipes and Little's law.
+ *
+ * Invariants (asserted in Debug builds): a stream's device-memory bytes are at
+ * most its L2 bytes; its time is at least each resource's time alone (the
+ * slowest of them, plus launch and latency); a kernel has at least one CTA.
  */
 #include "model_int.h"
 
@@ -62,10 +66,12 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 	r->uses_matrix = 0;
 	r->peak_flops = 2 * lanes;
 	r->bound = bound_of(t, launch + lat_s, r->time_s);
+	assert(r->bytes_dram <= r->bytes_l2 && body <= r->time_s && dm_ok(r->time_s));
 	struct dm_kernel *k = &r->kern;
 	long long ctas = (long long)ceil(s->threads / 256);
 	snprintf(k->name, sizeof k->name, "stream_256t");
-	k->ctas = ctas > 0 ? ctas : 1;
+	assert(ctas >= 1); /* threads >= 1: op sizes are positive */
+	k->ctas = ctas;
 	k->ctas_per_unit = (int)dmax(1, dmin((double)u->max_ctas, unit_threads(u) / 256));
 	k->waves = (double)k->ctas / (units * k->ctas_per_unit);
 	k->kernels = 1;

@@ -27,6 +27,7 @@ static double wave_time(long long w, long units, const struct wave_cost *k, cons
 	double lat_s = k->fly_B > 0 ? ctas_busiest * k->l2_B * k->lat / (ctas_busiest * k->fly_B) : 0;
 	double d2d_s = m->d2d_bw > 0 ? (double)w * k->d2d_B / m->d2d_bw : 0;
 	double wave_s = dmax(dmax(pipe_s, l2_s), dmax(dmax(dram_s, d2d_s), lat_s));
+	assert(dm_ok(pipe_s) && dm_ok(l2_s) && dm_ok(dram_s) && dm_ok(lat_s) && dm_ok(d2d_s) && dm_ok(k->fixed_s));
 	t[B_D2D] += d2d_s;
 	t[pipe] += pipe_s;
 	t[B_L2] += l2_s;
@@ -40,7 +41,9 @@ double waves_time(long long ctas, long units, int occ, const struct wave_cost *k
                   enum dm_bound pipe)
 {
 	long long slots = (long long)units * occ;
+	assert(units >= 1 && occ >= 1 && ctas >= 0);
 	long long full = ctas / slots, tail = ctas % slots;
+	assert((full + (tail > 0)) * slots >= ctas && full * slots + tail == ctas); /* every CTA has a slot */
 	double total_s = 0;
 	if (full > 0)
 		total_s += (double)full * wave_time(slots, units, k, m, t, pipe);
@@ -49,6 +52,8 @@ double waves_time(long long ctas, long units, int occ, const struct wave_cost *k
 			t[i] *= (double)full;
 	if (tail > 0)
 		total_s += wave_time(tail, units, k, m, t, pipe);
+	for (int i = 0; i < B_COUNT; i++) /* the waves take at least what each resource alone would */
+		assert(i == B_LAUNCH || dm_le(t[i], total_s));
 	return total_s;
 }
 
