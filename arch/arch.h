@@ -15,6 +15,7 @@
 #define SIM_ARCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit codes shared by every subcommand (BSD sysexits where one fits). */
@@ -208,6 +209,14 @@ double arch_link_bw(const struct arch_link *l);
 double arch_pcie_lane_Bps(long gen); /* per lane per direction, 0 if unknown gen */
 const struct arch_link *arch_find_link(const struct arch_chip *c, const char *name);
 long arch_total_units(const struct arch_chip *c);
+
+/*
+ * A hash of the chip's content (arch/fingerprint.c): every resolved parameter,
+ * by value, not the path, notes, published figures or --set text. Equal for two
+ * loads of the same file; different once a --set changes a value. What the
+ * device model's memo keys a chip by.
+ */
+uint64_t arch_chip_fingerprint(const struct arch_chip *c);
 
 /* Writes the parameter reference (text or Markdown) from the tables. */
 void arch_params_help(FILE *f, int markdown);

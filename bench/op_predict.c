@@ -44,10 +44,13 @@ int main(int argc, char **argv)
 			return 70;
 		}
 	}
+	struct dm *memo = dm_new();
+	if (!memo)
+		return 70;
 	struct dm_result r;
 	double sink = 0, t0 = now();
 	for (int i = 0; i < shapes; i++) {
-		dm_predict_cached(c, &ops[i], &r, why, sizeof why);
+		dm_predict_cached(memo, c, &ops[i], &r, why, sizeof why);
 		sink += r.time_s;
 	}
 	double cold = (now() - t0) / shapes;
@@ -55,7 +58,7 @@ int main(int argc, char **argv)
 	t0 = now();
 	for (int k = 0; k < reps; k++)
 		for (int i = 0; i < shapes; i++) {
-			dm_predict_cached(c, &ops[i], &r, why, sizeof why);
+			dm_predict_cached(memo, c, &ops[i], &r, why, sizeof why);
 			sink += r.time_s;
 		}
 	double warm = (now() - t0) / ((double)reps * shapes);
@@ -63,7 +66,7 @@ int main(int argc, char **argv)
 	printf("cold (kernel search): %.3f ms per prediction (target <= 5 ms)\n", cold * 1e3);
 	printf("memoized:             %.3f us per prediction (target <= 1 us)\n", warm * 1e6);
 	fprintf(stderr, "(checksum %.6g)\n", sink);
-	dm_cache_clear();
+	dm_free(memo);
 	free(ops);
 	arch_free(c);
 	return 0;

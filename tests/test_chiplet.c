@@ -138,7 +138,6 @@ int main(int argc, char **argv)
 	CHECK(g4 > g2 && g2 > 0, "small op: 4 dies %+.2f%% should pay more than 2 dies %+.2f%% > 0", g4 * 100,
 	      g2 * 100);
 
-	dm_cache_clear();
 	printf("%s (%d failures)\n", fails ? "FAIL" : "ok", fails);
 	return fails ? 1 : 0;
 }

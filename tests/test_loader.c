@@ -11,11 +11,90 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int near(double a, double b)
 {
 	return fabs(a - b) <= 1e-9 * fabs(b);
+}
+
+/* The fingerprint moves when any one parameter of the model, a memory level, the dies or a unit moves. */
+#define MOVES(field)                                                                                                   \
+	do {                                                                                                           \
+		struct arch_chip *m = malloc(sizeof *m);                                                               \
+		if (m) {                                                                                               \
+			*m = *c;                                                                                       \
+			m->field = m->field * 2 + 1;                                                                   \
+			CHECK(arch_chip_fingerprint(m) != fp0, "fingerprint ignores " #field);                         \
+			free(m);                                                                                       \
+		}                                                                                                      \
+	} while (0)
+
+static void fingerprint_checks(const char *path)
+{
+	struct arch_error err;
+	struct arch_chip *c = arch_load(path, NULL, 0, &err), *c2 = arch_load(path, NULL, 0, &err);
+	const char *set[] = {"model.dram_efficiency=0.5"}, *same[] = {"chip.notes=\"other notes\""};
+	struct arch_chip *cs = arch_load(path, set, 1, &err), *cn = arch_load(path, same, 1, &err);
+	CHECK(c && c2 && cs && cn, "fingerprint: loads");
+	if (c && c2 && cs && cn) {
+		uint64_t fp0 = arch_chip_fingerprint(c);
+		CHECK(c != c2 && fp0 == arch_chip_fingerprint(c2), "two loads of one file: the same fingerprint");
+		CHECK(fp0 != arch_chip_fingerprint(cs), "a --set that changes a value changes the fingerprint");
+		CHECK(fp0 == arch_chip_fingerprint(cn), "notes are not content");
+		/* every field of the model section (all doubles) */
+		for (size_t i = 0; i < sizeof c->model / sizeof(double); i++) {
+			struct arch_chip *m = malloc(sizeof *m);
+			if (!m)
+				break;
+			*m = *c;
+			((double *)&m->model)[i] += 1;
+			CHECK(arch_chip_fingerprint(m) != fp0, "fingerprint ignores model field %zu", i);
+			free(m);
+		}
+		MOVES(tdp_w);
+		MOVES(dies.count);
+		MOVES(dies.d2d_bw_Bps);
+		MOVES(dram.bw_Bps);
+		MOVES(dram.latency_s);
+		MOVES(l2.size_bytes);
+		MOVES(l2.bw_Bps);
+		MOVES(llc.size_bytes);
+		MOVES(units[0].count);
+		MOVES(units[0].clock_hz);
+		MOVES(units[0].tensor_clock_hz);
+		MOVES(units[0].max_warps);
+		MOVES(units[0].max_ctas);
+		MOVES(units[0].schedulers);
+		MOVES(units[0].regfile_bytes);
+		MOVES(units[0].smem_bytes);
+		MOVES(units[0].smem_Bpc);
+		MOVES(units[0].sfu);
+		MOVES(units[0].mat_units);
+		MOVES(units[0].mat[DT_FP16]);
+		MOVES(units[0].vec[DT_FP32]);
+		MOVES(units[0].mat_fp16_acc16);
+		MOVES(units[0].mat_pj);
+		MOVES(units[0].mat_async);
+		MOVES(units[0].lat_mma);
+		MOVES(links[0].bw_Bps);
+		MOVES(links[0].pcie_lanes);
+		/* bytes past a string's end are not content */
+		struct arch_chip *m = malloc(sizeof *m);
+		if (m) {
+			*m = *c;
+			m->name[sizeof m->name - 1] = 'x';
+			m->name[strlen(m->name) + 1] = 'y';
+			m->name[sizeof m->name - 1] = '\0';
+			CHECK(arch_chip_fingerprint(m) == fp0, "bytes after the name's end changed the fingerprint");
+			free(m);
+		}
+	}
+	arch_free(c);
+	arch_free(c2);
+	arch_free(cs);
+	arch_free(cn);
 }
 
 int main(int argc, char **argv)
@@ -92,6 +171,7 @@ int main(int argc, char **argv)
 			      arch_sections[i].prefix, p->key);
 		}
 
+	fingerprint_checks(path);
 	printf("%d checks: %d passed, %d failed\n", checks, checks - fails, fails);
 	return fails != 0;
 }

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *root;
@@ -79,10 +80,51 @@ int main(int argc, char **argv)
 	char why[256];
 	struct dm_result m1, m2;
 	op_parse("gemm m=3000 n=5000 k=7000 dtype=bf16", NULL, &op, why, sizeof why);
+	struct dm *memo = dm_new();
 	dm_predict(h, &op, &m1, NULL, why, sizeof why);
-	dm_predict_cached(h, &op, &m2, why, sizeof why);
-	dm_predict_cached(h, &op, &m2, why, sizeof why);
+	dm_predict_cached(memo, h, &op, &m2, why, sizeof why);
+	dm_predict_cached(memo, h, &op, &m2, why, sizeof why);
 	CHECK(m1.time_s == m2.time_s && !strcmp(m1.kern.name, m2.kern.name), "memoized result differs");
+	/* the memo knows a chip by its content: a second load of the same file (another address) hits the
+	   entry of the first, one whose --set changed a value misses and gets its own answer */
+	struct arch_chip *hr = load("h100.cfg", NULL), *hs = load("h100.cfg", "model.dram_efficiency=0.5");
+	if (memo && hr && hs) {
+		long hits0, miss0, hits1, miss1, hits2, miss2;
+		struct dm_result m3, m4;
+		dm_stats(memo, &hits0, &miss0);
+		dm_predict_cached(memo, hr, &op, &m3, why, sizeof why);
+		dm_stats(memo, &hits1, &miss1);
+		CHECK(hr != h && hits1 == hits0 + 1 && miss1 == miss0, "a second load of h100.cfg missed the memo");
+		CHECK(m3.time_s == m1.time_s, "second load: %.6g s vs %.6g s", m3.time_s, m1.time_s);
+		dm_predict_cached(memo, hs, &op, &m4, why, sizeof why);
+		dm_stats(memo, &hits2, &miss2);
+		CHECK(hits2 == hits1 && miss2 == miss1 + 1, "a --set-changed chip hit the memo of the unchanged one");
+		struct dm_result m5 = run(hs, "gemm m=3000 n=5000 k=7000 dtype=bf16");
+		CHECK(m4.time_s == m5.time_s, "the --set chip's memoized answer is its own");
+		/* freeing a chip needs nothing of the memo; a copy at a new address still hits */
+		struct arch_chip *h3 = malloc(sizeof *h3);
+		if (h3) {
+			*h3 = *hr;
+			arch_free(hr);
+			hr = NULL;
+			dm_predict_cached(memo, h3, &op, &m3, why, sizeof why);
+			dm_stats(memo, &hits2, &miss2);
+			CHECK(hits2 == hits1 + 1 && miss2 == miss1 + 1, "a copy of the chip missed the memo");
+			free(h3);
+		}
+	}
+	arch_free(hr);
+	arch_free(hs);
+	dm_free(memo);
+
+	/* every attention impl= a trace can name has a kernel model (model_attn.c's table) */
+	for (int i = 0; i < ATTN_IMPL_COUNT; i++) {
+		char line[160];
+		snprintf(line, sizeof line, "attn b=2 h=8 sq=%d skv=1024 d=128 dtype=bf16 impl=%s",
+		         i == ATTN_DECODE || i == ATTN_PAGED ? 1 : 1024, op_attn_impl_name((enum op_attn_impl)i));
+		struct dm_result ri = run(h, line);
+		CHECK(ri.time_s > 0 && ri.kern.kernels >= 1, "%s: no kernel model", line);
+	}
 
 	/* FlashAttention-3 overlaps softmax with matrix work on Hopper: faster than FA2 */
 	struct dm_result f2 = run(h, "attn b=4 h=16 sq=4096 skv=4096 d=128 dtype=bf16 impl=flash2");
@@ -200,7 +242,6 @@ int main(int argc, char **argv)
 	CHECK(c2.time_s > 1.2 * c1.time_s && c2.time_s < 1.45 * c1.time_s, "cast_transpose %.3g s vs cast %.3g s",
 	      c2.time_s, c1.time_s);
 
-	dm_cache_clear();
 	arch_free(h);
 	arch_free(a);
 	printf("%s\n", fails ? "FAILED" : "all model properties hold");

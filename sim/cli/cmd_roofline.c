@@ -497,7 +497,7 @@ static int parse_args(int argc, char **argv, struct rf_args *a)
 }
 
 /* The ops to place: --op in order, or a trace's by time on the first chip. */
-static int collect_ops(const struct rf_args *a, const struct arch_chip *first, struct rf_op *ops, int *n)
+static int collect_ops(const struct rf_args *a, struct dm *dm, const struct arch_chip *first, struct rf_op *ops, int *n)
 {
 	char why[1024];
 	for (int i = 0; i < a->nops; i++) {
@@ -524,7 +524,8 @@ static int collect_ops(const struct rf_args *a, const struct arch_chip *first, s
 	}
 	for (int i = 0; i < *n; i++) {
 		struct dm_result r;
-		ops[i].key = dm_predict_cached(first, &ops[i].op, &r, why, sizeof why) ? -1 : r.time_s * ops[i].count;
+		ops[i].key =
+		    dm_predict_cached(dm, first, &ops[i].op, &r, why, sizeof why) ? -1 : r.time_s * ops[i].count;
 	}
 	qsort(ops, (size_t)*n, sizeof *ops, by_key_desc);
 	if (*n > a->top)
@@ -548,15 +549,18 @@ int cmd_roofline(int argc, char **argv)
 	struct arch_chip *chips[RF_MAX_CHIPS] = {0};
 	struct rf_res *res[RF_MAX_CHIPS] = {0};
 	struct rf_op *ops = calloc(RF_MAX_OPS, sizeof *ops);
+	struct dm *dm = dm_new(); /* the ranking on the first chip and the placement on each share it */
 	int nops = 0, nc = 0;
-	if (!ops) {
+	if (!ops || !dm) {
+		free(ops);
+		dm_free(dm);
 		fprintf(stderr, "sim roofline: out of memory\n");
 		return SIM_EXIT_INTERNAL;
 	}
 	for (nc = 0; nc < a.nconfigs; nc++)
 		if (!(chips[nc] = cli_load(a.configs[nc], &a.o, &code)))
 			goto out;
-	if ((code = collect_ops(&a, chips[0], ops, &nops)))
+	if ((code = collect_ops(&a, dm, chips[0], ops, &nops)))
 		goto out;
 	for (int i = 0; i < nc; i++) {
 		if (!(res[i] = calloc((size_t)(nops ? nops : 1), sizeof *res[i]))) {
@@ -565,8 +569,8 @@ int cmd_roofline(int argc, char **argv)
 			goto out;
 		}
 		for (int k = 0; k < nops; k++)
-			res[i][k].ok =
-			    !dm_predict_cached(chips[i], &ops[k].op, &res[i][k].r, res[i][k].why, sizeof res[i][k].why);
+			res[i][k].ok = !dm_predict_cached(dm, chips[i], &ops[k].op, &res[i][k].r, res[i][k].why,
+			                                  sizeof res[i][k].why);
 	}
 	if (a.out && write_svg(a.out, chips, nc, res, nops)) {
 		fprintf(stderr, "sim roofline: cannot write %s: %s\n", a.out, strerror(errno ? errno : EIO));
@@ -598,7 +602,7 @@ int cmd_roofline(int argc, char **argv)
 		code = SIM_EXIT_CANTCREAT;
 	}
 out:
-	dm_cache_clear();
+	dm_free(dm);
 	for (int i = 0; i < a.nconfigs; i++) {
 		free(res[i]);
 		if (chips[i])

@@ -344,7 +344,9 @@ static int predict(struct run *R, const struct tr_event *ev, struct dm_result *r
 			return 0;
 		}
 	}
-	if (dm_predict_cached(R->chip, &ev->op, r, why, whylen))
+	if (!R->dm)
+		R->dm = dm_new();
+	if (dm_predict_cached(R->dm, R->chip, &ev->op, r, why, whylen))
 		return -1;
 	if (slot) {
 		memcpy(&slot->op, &ev->op, sizeof ev->op); /* bytes, padding too: compared with memcmp */
@@ -1114,6 +1116,7 @@ static void run_free(struct run *R)
 	free(R->txt_hash);
 	free(R->line_text);
 	free(R->line_dm);
+	dm_free(R->dm);
 	free(R);
 }
 

@@ -160,6 +160,7 @@ struct run {
 	int *line_text; /* trace line -> text index + 1 (ops whose text depends on the line only) */
 	int nline_text;
 	struct line_dm *line_dm; /* LINE_SLOTS: a line's op and its prediction (see predict) */
+	struct dm *dm;           /* the device model's memo for this run (NULL until the first op, or out of memory) */
 	long issued_ops;         /* ops the host actors queued (invariant 1) */
 	char err[TR_MSG_MAX * 2];
 	int err_code;

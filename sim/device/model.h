@@ -10,7 +10,7 @@
  *    L2 and device-memory bandwidth allow, with latency hidden only as far
  *    as the bytes in flight allow (Little's law);
  *  - fixed costs: launch, prologue, epilogue.
- * Results are memoized by (chip, canonical op text).
+ * Results can be memoized (struct dm) by (chip content, canonical op text).
  */
 #ifndef SIM_MODEL_H
 #define SIM_MODEL_H
@@ -71,10 +71,20 @@ struct dm_result {
 int dm_predict(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *explain, char *why,
                size_t whylen);
 
-/* The same, memoized by (c, canonical op text); no explanation. */
-int dm_predict_cached(const struct arch_chip *c, const struct op *op, struct dm_result *r, char *why, size_t whylen);
-/* Drops all memoized results (e.g. before freeing a chip). */
-void dm_cache_clear(void);
+/*
+ * A memo of predictions (the device model holds no state of its own: whoever
+ * wants answers remembered owns one). Entries are keyed by the chip's content
+ * (arch_chip_fingerprint) and the op's canonical text, so a chip may be freed,
+ * reloaded or changed at any time.
+ */
+struct dm;
+struct dm *dm_new(void); /* NULL if out of memory */
+void dm_free(struct dm *m);
+/* dm_predict through the memo m (NULL: not memoized); no explanation. */
+int dm_predict_cached(struct dm *m, const struct arch_chip *c, const struct op *op, struct dm_result *r, char *why,
+                      size_t whylen);
+/* Lookups answered from the memo, and those that ran the model. */
+void dm_stats(const struct dm *m, long *hits, long *misses);
 
 /*
  * One main-loop iteration of the kernel the model picks for an op, on one

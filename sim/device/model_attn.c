@@ -1,7 +1,15 @@
 /*
  * model_attn.c -- attention: FlashAttention-2/-3 and the original FlashAttention
  * (-1) forward and backward, decode and paged decode (split-KV), and naive
- * attention as separate kernels.
+ * attention as separate kernels. Each kernel is a row of attn_kernels (at the
+ * end), picked by the op's impl= name; dm_predict and dm_iteration reach them
+ * through attn_time and attn_iteration.
+ *
+ * Invariants (asserted in Debug builds; a result's own in model.c):
+ *  1. the share of pipe time the warps overlap is in [0, 1], so an inner step
+ *     takes at least each pipe's time alone;
+ *  2. causal masking only removes iterations: a CTA has at most the unmasked
+ *     count, a head at most CTAs x that count.
  */
 #include "model_int.h"
 
@@ -58,13 +66,343 @@ static const char *drop_txt(const struct op *op, double t_int, char *buf, size_t
 	return buf;
 }
 
-int attn_flash(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
+/* ------------------------------------------------------------------ */
+/* FlashAttention-2 and -3 (Dao 2023; Shah et al. 2024)                 */
+/*
+ * A CTA keeps one block of rows on chip and streams the other operand through
+ * an inner loop: forward, a block of queries against blocks of keys (S = Q K^T,
+ * softmax, O += P V); backward, a block of keys against blocks of queries
+ * (five products for dV, dP, dS, dQ, dK). The cost, in stages:
+ *   flash_fwd_shape / flash_bwd_shape  tiles, warps, shared memory, the work and bytes of one iteration;
+ *   flash_occupancy                     CTAs per unit;
+ *   flash_step_time                     one inner iteration on its pipes (s);
+ *   flash_count_fwd / flash_count_bwd   iterations per head and of the longest CTA (causal stops at the diagonal);
+ *   flash_dispatch_time                 the makespan of the CTAs on the units' slots (s);
+ *   flash_traffic                       bytes per level: device memory, L2, die-to-die;
+ *   flash_resources                     time of each resource alone, the kernel's time and its bound.
+ */
+
+/* What tells FlashAttention-3 from -2 in the model. */
+struct flash_variant {
+	const char *name; /* kernel name prefix */
+	int async; /* needs asynchronous matrix units; its warpgroups ping-pong, so the pipes overlap fully and each
+	              warpgroup (2) reads the streamed blocks from shared memory once */
+	int warps_fwd, warps_bwd; /* warps of one CTA */
+};
+static const struct flash_variant flash2_variant = {"flash2", 0, 4, 8};
+static const struct flash_variant flash3_variant = {"flash3", 1, 12, 12};
+
+/* One direction's kernel: the block a CTA keeps, the block an iteration streams, and what an iteration costs. */
+struct flash_shape {
+	int bwd;
+	int rows_cta;                /* rows of the block a CTA keeps: fwd queries, bwd keys */
+	int rows_step;               /* rows streamed per inner iteration: fwd keys, bwd queries */
+	int warps;                   /* of one CTA */
+	double smem_B;               /* shared memory of one CTA, bytes */
+	long long len_cta, len_step; /* the sequence the CTAs tile (fwd sq), the one the iterations walk (fwd skv) */
+	double mma_products;         /* matrix products per iteration, each rows_cta x rows_step x d MACs */
+	double smem_products;        /* products that read the streamed block from shared memory */
+	double lane_score;           /* lane ops per score */
+	double lane_row;             /* lane ops per (row x head dim) per iteration: fwd the rescale of O */
+	double l2_B_per_iter;        /* bytes one CTA loads through L2 per iteration */
+	double fly_B;                /* bytes one CTA keeps in flight: one stage ahead */
+	double resident_loads;       /* blocks of rows_cta x d a CTA loads once (fwd Q; bwd K, V, dK, dV) */
+	double q_B, kv_B;            /* Q (and O, dO...) and K + V of all heads, bytes */
+	double dram_B;               /* compulsory device-memory bytes */
+	double streamed_B;           /* the streamed operand, fetched by each die's L2 (chiplets) */
+	int kernels;                 /* launched for the op */
+};
+
+/* Exps and the packed conversion of P to 16 bits (the same pipe), per score. */
+#define FLASH_SFU_PER_SCORE 1.5
+
+static void flash_bytes(const struct op *op, struct flash_shape *s)
 {
-	return attn_flash_it(c, op, r, ex, why, wl, NULL);
+	double ea = dt_bytes(op->dtype), d = (double)op->d;
+	s->q_B = (double)op->b * op->h * op->sq * d * ea;
+	s->kv_B = 2.0 * op->b * op->hkv * op->skv * d * ea;
 }
 
-int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl,
-                  struct dm_iter *it)
+/* forward: Q block resident, K and V blocks streamed (double-buffered) */
+static void flash_fwd_shape(const struct op *op, const struct flash_variant *v, struct flash_shape *s)
+{
+	double ea = dt_bytes(op->dtype), d = (double)op->d;
+	int br = op->d <= 128 ? 128 : 64;            /* query rows per CTA */
+	int bc = op->d <= 64 || v->async ? 128 : 64; /* keys per iteration */
+	s->bwd = 0;
+	s->rows_cta = br, s->rows_step = bc, s->warps = v->warps_fwd;
+	s->smem_B = ((double)br * d + 2.0 * bc * d) * ea;
+	s->len_cta = op->sq, s->len_step = op->skv;
+	s->mma_products = 2, s->smem_products = 2.0;
+	s->lane_score = 5 + dropout_lane_ops(op), s->lane_row = 1;
+	s->l2_B_per_iter = 2.0 * bc * d * ea; /* K and V blocks */
+	s->fly_B = 2.0 * bc * d * ea;
+	s->resident_loads = 1;
+	flash_bytes(op, s);
+	s->dram_B = 2 * s->q_B + s->kv_B; /* Q, K, V, O */
+	s->streamed_B = s->kv_B;
+	s->kernels = 1;
+}
+
+/* backward: K and V blocks resident, Q and dO blocks streamed (double-buffered), dQ accumulated in fp32
+   atomics through L2 */
+static void flash_bwd_shape(const struct op *op, const struct flash_variant *v, struct flash_shape *s)
+{
+	double ea = dt_bytes(op->dtype), d = (double)op->d;
+	int br = op->d <= 64 ? 128 : 64; /* query rows per iteration */
+	int bc = 128;                    /* keys per CTA */
+	s->bwd = 1;
+	s->rows_cta = bc, s->rows_step = br, s->warps = v->warps_bwd;
+	s->smem_B = (2.0 * bc * d + 2 * 2.0 * br * d + (double)br * bc) * ea;
+	s->len_cta = op->skv, s->len_step = op->sq;
+	s->mma_products = 5, s->smem_products = 5.0;
+	s->lane_score = 6 + dropout_lane_ops(op), s->lane_row = 0;
+	s->l2_B_per_iter = 2.0 * br * d * ea + (double)br * d * 4 * 2; /* Q, dO blocks; dQ fp32 atomics */
+	s->fly_B = 2.0 * br * d * ea;
+	s->resident_loads = 4;
+	flash_bytes(op, s);
+	/* Q, K, V, O, dO, dQ, dK, dV and the log-sum-exp, dO.O and dQ fp32 rows */
+	s->dram_B = 3 * s->q_B + 2 * s->kv_B + (double)op->b * op->h * op->sq * 4 * 3;
+	s->streamed_B = 2 * s->q_B;
+	s->kernels = 3; /* dO.O row sums, the main kernel, dQ conversion */
+}
+
+/* CTAs resident per unit: warps, shared memory, registers (255 per thread at half the file), at least 1 */
+static double flash_occupancy(const struct arch_unit *u, const struct flash_shape *s)
+{
+	double occ = dmin((double)u->max_ctas, floor((double)u->max_warps / s->warps));
+	if (u->smem_bytes > 0)
+		occ = dmin(occ, floor(u->smem_bytes / s->smem_B));
+	if (u->regfile_bytes > 0)
+		occ = dmin(occ, floor(u->regfile_bytes / (s->warps * 32.0 * 255 * 4 * 0.5)));
+	/* a CTA that does not fit (head dim 256 on a unit with little shared memory, say) is still run, one per unit:
+	   this clamp is active on shipped configs, a model choice (the kernel would spill), not an invariant */
+	if (occ < 1)
+		occ = 1;
+	return occ;
+}
+
+/* One inner iteration of one CTA on its unit's pipes (seconds each). */
+struct flash_step {
+	double mma_s, smem_s, sfu_s, vec_s, int_s; /* each pipe alone */
+	double smem_B;                             /* shared-memory bytes the iteration reads */
+	double overlap;                            /* share of the other pipes hidden behind the longest */
+	double step_s;                             /* the iteration */
+};
+
+static void flash_step_time(const struct arch_chip *c, const struct arch_unit *u, const struct op *op,
+                            const struct flash_variant *v, const struct flash_shape *s, double macs_clk, double clock,
+                            double occ, struct flash_step *st)
+{
+	double ea = dt_bytes(op->dtype), d = (double)op->d;
+	int bo = s->rows_cta, bi = s->rows_step;
+	double macs = (double)bo * bi * d * s->mma_products;
+	double int_score = dropout_int_ops(op, 8);
+	double sfu_ops = (double)bo * bi * FLASH_SFU_PER_SCORE;
+	double lane_ops = (double)bo * bi * s->lane_score + s->lane_row * bo * d;
+	double mma_per_s = macs_clk * clock * c->model.mma_eff;
+	double lanes_per_s = u->vec[DT_FP32] * clock, sfu_per_s = u->sfu > 0 ? u->sfu * clock : lanes_per_s / 4;
+	st->mma_s = macs / mma_per_s;
+	st->sfu_s = lanes_per_s > 0 ? sfu_ops / sfu_per_s : 0;
+	st->vec_s = lanes_per_s > 0 ? lane_ops / lanes_per_s : 0;
+	st->int_s = int_lanes(u) > 0 ? (double)bo * bi * int_score / (int_lanes(u) * clock) : 0;
+	/* shared memory: every warp reads the streamed blocks for its rows (fwd: K and V; bwd: Q and dO
+	   through five products); async matrix units read them once per warpgroup */
+	st->smem_B = s->smem_products * (v->async ? 2 : s->warps) * bi * d * ea;
+	st->smem_s = st->smem_B / (u->smem_Bpc * clock);
+	/* pipes overlap as far as independent instructions allow: within a warp (ILP) and across the
+	   warps sharing a scheduler; FlashAttention-3 overlaps them by design (ping-pong warpgroups) */
+	double warps_per_sched = occ * s->warps / (double)u->schedulers;
+	st->overlap = v->async ? 1 : 1 - 1 / (1 + warps_per_sched);
+	st->step_s = step_overlap(st->mma_s, st->smem_s, st->sfu_s + st->vec_s, st->int_s, st->overlap);
+	assert(st->overlap >= 0 && st->overlap <= 1 && dm_ok(st->step_s));
+	assert(st->step_s >= st->mma_s && st->step_s >= st->smem_s && st->step_s >= st->sfu_s + st->vec_s &&
+	       st->step_s >= st->int_s); /* an iteration takes at least what each pipe alone needs */
+}
+
+/* Inner iterations per head (all its CTAs) and of the longest CTA. */
+struct flash_count {
+	long long ctas_per_head; /* blocks of rows_cta */
+	long long iters_full;    /* iterations of a CTA without causal masking */
+	long long per_head;      /* iterations of all CTAs of one head */
+	long long longest;       /* iterations of the longest CTA */
+};
+
+/* forward, causal: query rows [i*bo, i*bo+bo) see keys < off + row + 1 (queries aligned to the end of keys) */
+static void flash_count_fwd(const struct op *op, const struct flash_shape *s, struct flash_count *n)
+{
+	long long bo = s->rows_cta, bi = s->rows_step;
+	long long off = op->skv - op->sq; /* key index of query 0 */
+	n->ctas_per_head = cdiv(s->len_cta, bo), n->iters_full = cdiv(s->len_step, bi);
+	n->per_head = 0, n->longest = 0;
+	for (long long i = 0; i < n->ctas_per_head; i++) {
+		long long it = n->iters_full;
+		if (op->causal) {
+			long long last = off + dmin((double)(i + 1) * bo, (double)op->sq);
+			it = dmax(0, dmin((double)n->iters_full, (double)cdiv(last, bi)));
+		}
+		n->per_head += it;
+		if (it > n->longest)
+			n->longest = it;
+	}
+	assert(n->longest <= n->iters_full && n->per_head <= n->ctas_per_head * n->iters_full);
+}
+
+/* backward, causal: key block i is seen by query rows >= i*bo - off */
+static void flash_count_bwd(const struct op *op, const struct flash_shape *s, struct flash_count *n)
+{
+	long long bo = s->rows_cta, bi = s->rows_step;
+	long long off = op->skv - op->sq; /* key index of query 0 */
+	n->ctas_per_head = cdiv(s->len_cta, bo), n->iters_full = cdiv(s->len_step, bi);
+	n->per_head = 0, n->longest = 0;
+	for (long long i = 0; i < n->ctas_per_head; i++) {
+		long long it = n->iters_full;
+		if (op->causal) {
+			long long first = (long long)dmax(0, (double)(i * bo - off));
+			it = first >= op->sq ? 0 : n->iters_full - first / bi;
+		}
+		n->per_head += it;
+		if (it > n->longest)
+			n->longest = it;
+	}
+	assert(n->longest <= n->iters_full && n->per_head <= n->ctas_per_head * n->iters_full);
+}
+
+/* The makespan of the pipes (s), each slot a 1/occ share of a unit: every head has the same blocks; slots take
+   CTAs as they free (longest first). */
+static double flash_dispatch_time(const struct op *op, const struct flash_shape *s, const struct flash_count *n,
+                                  const struct flash_step *st, const struct memsys *ms, const struct arch_unit *u,
+                                  double occ, long long heads)
+{
+	double ea = dt_bytes(op->dtype), d = (double)op->d;
+	long long slots = (long long)(u->count * occ);
+	long long ctas = n->ctas_per_head * heads;
+	/* per CTA: a miss, then its resident block at its unit's share of device memory */
+	double cta_fixed_s =
+	    ms->lat_dram + (double)s->rows_cta * d * ea * s->resident_loads / (ms->dram_bw / (double)u->count);
+	/* LPT onto slots: with equal heads this is about total/slots, bounded below by the longest CTA */
+	double iter_s = st->step_s * occ; /* a CTA sharing its unit with occ-1 others */
+	double all_s = (double)n->per_head * heads * iter_s + ctas * cta_fixed_s;
+	double longest_s = n->longest * iter_s + cta_fixed_s;
+	long long waves = cdiv(ctas, slots);
+	double sm_s = dmax(all_s / (double)slots, longest_s);
+	if (!op->causal) /* equal CTAs: whole waves */
+		sm_s = (double)waves * (n->iters_full * iter_s + cta_fixed_s);
+	return sm_s;
+}
+
+/* Bytes per level. */
+struct flash_traffic {
+	double dram_B; /* device memory (chiplets: with each die's fetch unless the chip serves repeats on chip) */
+	double l2_B;   /* through L2: every iteration's loads, and the compulsory bytes */
+	double d2d_B;  /* across dies */
+};
+
+static void flash_traffic(const struct flash_shape *s, const struct flash_count *n, const struct memsys *ms,
+                          long long heads, struct flash_traffic *tr)
+{
+	/* device memory: the compulsory bytes; K/V re-read per head group if L2 is small */
+	double dram = s->dram_B;
+	tr->l2_B = (double)n->per_head * heads * s->l2_B_per_iter + dram;
+	/* chiplets: a head's blocks are consecutive CTAs, so round-robin puts them on min(D, blocks) dies,
+	   each of whose L2s fetches the streamed operand (fwd: K, V; bwd: Q, dO) once; of those fetches and
+	   the rest, (n-1)/n is on another die. Unless the chip serves a repeated fetch on chip, it reads memory. */
+	double fill = dram;
+	if (ms->dies > 1) {
+		fill += (dmin((double)ms->dies, (double)n->ctas_per_head) - 1) * s->streamed_B;
+		if (!ms->dedup)
+			dram = fill;
+	}
+	tr->dram_B = dram;
+	tr->d2d_B = ms->remote * fill;
+}
+
+/* Each resource's time alone (t[], s) and the kernel's: the slowest of the CTAs' pipes and the chip's shared
+   resources, the small passes of the backward, the launches. Returns the kernel's time (s). */
+static double flash_resources(const struct arch_chip *c, const struct op *op, const struct flash_shape *s,
+                              const struct flash_count *n, const struct flash_step *st, const struct flash_traffic *tr,
+                              const struct memsys *ms, const struct arch_unit *u, int matrix, double occ,
+                              long long heads, double sm_s, double *t, double *body_s)
+{
+	long long slots = (long long)(u->count * occ);
+	double iters = (double)n->per_head * heads; /* of the whole kernel */
+	t[B_D2D] = ms->d2d_bw > 0 ? tr->d2d_B / ms->d2d_bw : 0;
+	t[matrix ? B_MATRIX : B_VECTOR] = iters * st->mma_s / (double)u->count;
+	t[B_SFU] = iters * st->sfu_s / (double)u->count;
+	t[B_VECTOR] += iters * (st->vec_s + st->int_s) / (double)u->count;
+	t[B_DRAM] = tr->dram_B / ms->dram_bw;
+	t[B_L2] = ms->l2_bw > 0 ? tr->l2_B / ms->l2_bw : 0;
+	t[B_LATENCY] = iters * s->l2_B_per_iter * ms->lat_l2 / (s->fly_B * (double)slots);
+	double body = dmax(dmax(sm_s, t[B_D2D]), dmax(t[B_DRAM], dmax(t[B_L2], t[B_LATENCY])));
+	double extra_s = 0;
+	if (s->bwd) /* the two small passes: read O, dO; read dQ fp32, write dQ */
+		extra_s =
+		    (2 * s->q_B + (double)op->b * op->h * op->sq * (double)op->d * 6) / ms->dram_bw + 2 * ms->lat_dram;
+	double launch = s->kernels * c->model.launch_s;
+	t[B_LAUNCH] = launch;
+	*body_s = body;
+	return launch + body + extra_s;
+}
+
+/* The main-loop iteration, per CTA-iteration of the unit (struct dm_iter), for the warp-level stepper. */
+static void flash_iter_of(const struct arch_chip *c, const struct arch_unit *u, const struct op *op,
+                          const struct flash_shape *s, const struct flash_count *n, const struct flash_step *st,
+                          const struct flash_traffic *tr, const struct memsys *ms, const struct dm_result *r,
+                          double macs_clk, long long heads, struct dm_iter *it)
+{
+	double units = (double)u->count, clock = r->clock_hz;
+	memset(it, 0, sizeof *it);
+	it->kind = OP_ATTN, it->unit_group = r->unit_group, it->matrix = r->uses_matrix, it->dtype = op->dtype;
+	it->clock_hz = clock, it->macs_clk = macs_clk;
+	it->tile_m = s->rows_cta, it->tile_n = s->rows_step, it->tile_k = (int)op->d, it->stages = 2;
+	it->warps = s->warps, it->ctas_per_unit = r->kern.ctas_per_unit, it->ctas = r->kern.ctas;
+	it->iters = n->longest;
+	it->bytes_it = s->l2_B_per_iter, it->hit = 1;
+	it->lat_l2 = ms->lat_l2 * clock, it->lat_dram = ms->lat_dram * clock;
+	it->l2_Bpc = ms->l2_bw > 0 ? ms->l2_bw / units / clock : 0;
+	it->dram_Bpc = ms->dram_bw / units / clock;
+	it->write_cost = c->model.write_cost;
+	it->lane_item = s->lane_score, it->sfu_item = FLASH_SFU_PER_SCORE, it->lane_row = s->lane_row;
+	it->c_matrix = st->mma_s * clock, it->c_smem = st->smem_s * clock;
+	it->c_sfu = st->sfu_s * clock, it->c_vector = st->vec_s * clock;
+	it->c_l2 = it->l2_Bpc > 0 ? s->l2_B_per_iter / it->l2_Bpc : 0;
+	it->c_dram = n->per_head > 0 ? tr->dram_B / ((double)n->per_head * heads) * units / (ms->dram_bw / clock) : 0;
+	it->c_latency = s->l2_B_per_iter * ms->lat_l2 * clock / (s->fly_B * (double)r->kern.ctas_per_unit);
+	it->c_total = dmax(st->step_s * clock, dmax(dmax(it->c_l2, it->c_dram), it->c_latency));
+}
+
+static void flash_explain(FILE *ex, const struct arch_unit *u, const struct op *op, const struct flash_variant *v,
+                          const struct flash_shape *s, const struct flash_count *n, const struct flash_step *st,
+                          const struct flash_traffic *tr, const struct memsys *ms, const struct dm_result *r,
+                          double macs_clk)
+{
+	char dtxt[96];
+	xp(ex, "unit: %ld x %s, matrix %.0f MAC/clk, %.0f fp32 lanes, %.0f SFU/clk at %.0f MHz\n", u->count, u->name,
+	   macs_clk, u->vec[DT_FP32], u->sfu, r->clock_hz / 1e6);
+	xp(ex,
+	   "blocks: %d %s rows per CTA, %d per inner step; %lld CTAs, %.0f per unit (%d warps each, "
+	   "%.0f KiB shared memory)\n",
+	   s->rows_cta, s->bwd ? "key" : "query", s->rows_step, r->kern.ctas, (double)r->kern.ctas_per_unit, s->warps,
+	   s->smem_B / 1024);
+	xp(ex,
+	   "inner step: matrix %.0f ns, shared memory %.0f ns, exp %.0f ns, other lane ops %.0f ns%s; "
+	   "overlap %.0f%% (%s) -> %.0f ns\n",
+	   st->mma_s * 1e9, st->smem_s * 1e9, st->sfu_s * 1e9, st->vec_s * 1e9,
+	   drop_txt(op, st->int_s, dtxt, sizeof dtxt), st->overlap * 100,
+	   v->async ? "FlashAttention-3 ping-pong on async matrix units" : "other warps on the same scheduler",
+	   st->step_s * 1e9);
+	if (ms->dies > 1)
+		xp(ex,
+		   "chiplets: %d dies, CTAs round-robin; %.0f%% of memory on other dies: %.4g MB cross at %.0f "
+		   "GB/s (%.2f us)\n",
+		   ms->dies, ms->remote * 100, tr->d2d_B / 1e6, ms->d2d_bw / 1e9, r->t_res[B_D2D] * 1e6);
+	if (op->causal)
+		xp(ex, "causal: %lld of %lld inner steps per head are computed; the longest CTA has %lld\n",
+		   n->per_head, n->ctas_per_head * n->iters_full, n->longest);
+}
+
+static int flash_time(const struct arch_chip *c, const struct op *op, const struct flash_variant *v,
+                      struct dm_result *r, FILE *ex, char *why, size_t wl, struct dm_iter *it)
 {
 	int matrix;
 	double macs_clk, clock;
@@ -72,190 +410,88 @@ int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	if (gi < 0)
 		return -1;
 	const struct arch_unit *u = &c->units[gi];
-	if (op->impl == ATTN_FLASH3 && !u->mat_async) {
+	if (v->async && !u->mat_async) {
 		snprintf(why, wl,
-		         "impl=flash3 needs asynchronous matrix units (%s has compute.%s.matrix.async = false); "
+		         "impl=%s needs asynchronous matrix units (%s has compute.%s.matrix.async = false); "
 		         "use impl=flash2",
-		         c->name, u->name);
+		         v->name, c->name, u->name);
 		return -1;
 	}
 	struct memsys ms;
 	memsys_of(c, &ms);
-	double ea = dt_bytes(op->dtype), d = (double)op->d;
-	int bwd = op->dir == DIR_BWD, fa3 = op->impl == ATTN_FLASH3;
-	/* block sizes: rows of Q per CTA (br) and keys per inner iteration (bc) */
-	int br = bwd ? (op->d <= 64 ? 128 : 64) : (op->d <= 128 ? 128 : 64);
-	int bc = bwd ? 128 : (op->d <= 64 || fa3 ? 128 : 64);
-	int warps = fa3 ? 12 : (bwd ? 8 : 4);
-	/* shared memory: Q (or K,V for bwd) block resident, K/V (or Q/dO) blocks double-buffered */
-	double smem =
-	    bwd ? (2.0 * bc * d + 2 * 2.0 * br * d + (double)br * bc) * ea : ((double)br * d + 2.0 * bc * d) * ea;
-	double occ = dmin((double)u->max_ctas, floor((double)u->max_warps / warps));
-	if (u->smem_bytes > 0)
-		occ = dmin(occ, floor(u->smem_bytes / smem));
-	if (u->regfile_bytes > 0)
-		occ = dmin(occ, floor(u->regfile_bytes / (warps * 32.0 * 255 * 4 * 0.5)));
-	if (occ < 1)
-		occ = 1;
-	/* the outer blocks (CTAs) and inner iterations */
-	long long outer = bwd ? op->skv : op->sq, inner_len = bwd ? op->sq : op->skv;
-	int bo = bwd ? bc : br, bi = bwd ? br : bc;
-	long long nout = cdiv(outer, bo), heads = op->b * op->h;
-	/* per inner iteration, per CTA: MACs, exps, lane ops */
-	double mm = (double)bo * bi * d * (bwd ? 5 : 2);
-	double sfu_score = 1.5; /* exp, and the packed conversion of P to 16 bits (same pipe) */
-	/* lane ops per score; per row and head dim (the rescale of O) */
-	double lane_score = (bwd ? 6 : 5) + dropout_lane_ops(op), lane_row = bwd ? 0 : 1;
-	double int_score = dropout_int_ops(op, 8);
-	double ex_ops = (double)bo * bi * sfu_score;
-	double lane = (double)bo * bi * lane_score + lane_row * bo * d;
-	double rate = macs_clk * clock * c->model.mma_eff;
-	double lanes = u->vec[DT_FP32] * clock, sfu = u->sfu > 0 ? u->sfu * clock : lanes / 4;
-	double t_mma = mm / rate, t_sfu = lanes > 0 ? ex_ops / sfu : 0, t_vec = lanes > 0 ? lane / lanes : 0;
-	double t_int = int_lanes(u) > 0 ? (double)bo * bi * int_score / (int_lanes(u) * clock) : 0;
-	/* shared memory: every warp reads the streamed blocks for its rows (fwd: K and V; bwd: Q and dO
-	   through five products); async matrix units read them once per warpgroup */
-	double smem_it = (bwd ? 5.0 : 2.0) * (fa3 ? 2 : warps) * bi * d * ea;
-	double t_smem = smem_it / (u->smem_Bpc * clock);
-	/* pipes overlap as far as independent instructions allow: within a warp (ILP) and across the
-	   warps sharing a scheduler; FlashAttention-3 overlaps them by design (ping-pong warpgroups) */
-	double wps = occ * warps / (double)u->schedulers;
-	double ov = fa3 ? 1 : 1 - 1 / (1 + wps);
-	double other = t_sfu + t_vec;
-	double t_it = step_overlap(t_mma, t_smem, other, t_int, ov);
-	/* bytes per iteration through L2: the streamed blocks (+ dQ fp32 atomics in bwd) */
-	double it_l2 = 2.0 * bi * d * ea + (bwd ? (double)bi * d * 4 * 2 : 0);
-	double fly = 2.0 * bi * d * ea; /* one stage ahead */
-	/* iterations per CTA: causal blocks stop at the diagonal (queries aligned to the end of keys) */
-	long long total_it = 0, max_it = 0;
-	long long off = op->skv - op->sq; /* key index of query 0 */
-	long long nin = cdiv(inner_len, bi);
-	for (long long i = 0; i < nout; i++) {
-		long long n = nin;
-		if (op->causal) {
-			if (!bwd) { /* query rows [i*bo, i*bo+bo) see keys < off + row + 1 */
-				long long last = off + dmin((double)(i + 1) * bo, (double)op->sq);
-				n = dmax(0, dmin((double)nin, (double)cdiv(last, bi)));
-			} else { /* key block i is seen by query rows >= i*bo - off */
-				long long first = (long long)dmax(0, (double)(i * bo - off));
-				n = first >= op->sq ? 0 : nin - first / bi;
-			}
-		}
-		total_it += n;
-		if (n > max_it)
-			max_it = n;
+	struct flash_shape s;
+	struct flash_count n;
+	if (op->dir == DIR_BWD) {
+		flash_bwd_shape(op, v, &s);
+		flash_count_bwd(op, &s, &n);
+	} else {
+		flash_fwd_shape(op, v, &s);
+		flash_count_fwd(op, &s, &n);
 	}
-	/* dispatch: every head has the same blocks; slots take CTAs as they free (longest first) */
-	long long slots = (long long)(u->count * occ);
-	long long ctas = nout * heads;
-	double t_cta_fixed = ms.lat_dram + (double)bo * d * ea * (bwd ? 4 : 1) / (ms.dram_bw / (double)u->count);
-	double sm_time; /* makespan of the pipes, each slot a 1/occ share of a unit */
-	{
-		/* LPT onto slots: with equal heads this is about total/slots, bounded below by the longest CTA */
-		double per_it = t_it * occ; /* a CTA sharing its unit with occ-1 others */
-		double tot = (double)total_it * heads * per_it + ctas * t_cta_fixed;
-		double longest = max_it * per_it + t_cta_fixed;
-		long long waves = cdiv(ctas, slots);
-		sm_time = dmax(tot / (double)slots, longest);
-		if (!op->causal) /* equal CTAs: whole waves */
-			sm_time = (double)waves * (nin * per_it + t_cta_fixed);
-	}
-	/* device memory: Q, K, V, O (and dO, dQ, dK, dV, LSE in bwd), K/V re-read per head group if L2 is small */
-	double q = (double)op->b * op->h * op->sq * d * ea, kv = 2.0 * op->b * op->hkv * op->skv * d * ea;
-	double dram = bwd ? 3 * q + 2 * kv + (double)op->b * op->h * op->sq * 4 * 3 : 2 * q + kv;
-	double l2 = (double)total_it * heads * it_l2 + dram;
-	/* chiplets: a head's blocks are consecutive CTAs, so round-robin puts them on min(D, blocks) dies,
-	   each of whose L2s fetches the streamed operand (fwd: K, V; bwd: Q, dO) once; of those fetches and
-	   the rest, (n-1)/n is on another die. Unless the chip serves a repeated fetch on chip, it reads memory. */
-	double fill = dram;
-	if (ms.dies > 1) {
-		double streamed = bwd ? 2 * q : kv;
-		fill += (dmin((double)ms.dies, (double)nout) - 1) * streamed;
-		if (!ms.dedup)
-			dram = fill;
-	}
-	double d2d = ms.remote * fill;
-	double t[B_COUNT] = {0};
-	t[B_D2D] = ms.d2d_bw > 0 ? d2d / ms.d2d_bw : 0;
-	t[matrix ? B_MATRIX : B_VECTOR] = (double)total_it * heads * t_mma / (double)u->count;
-	t[B_SFU] = (double)total_it * heads * t_sfu / (double)u->count;
-	t[B_VECTOR] += (double)total_it * heads * (t_vec + t_int) / (double)u->count;
-	t[B_DRAM] = dram / ms.dram_bw;
-	t[B_L2] = ms.l2_bw > 0 ? l2 / ms.l2_bw : 0;
-	t[B_LATENCY] = (double)total_it * heads * it_l2 * ms.lat_l2 / (fly * (double)slots);
-	double body = dmax(dmax(sm_time, t[B_D2D]), dmax(t[B_DRAM], dmax(t[B_L2], t[B_LATENCY])));
-	int kernels = bwd ? 3 : 1; /* bwd: dO.O row sums, the main kernel, dQ conversion */
-	double extra = 0;
-	if (bwd) /* the two small passes: read O, dO; read dQ fp32, write dQ */
-		extra = (2 * q + (double)op->b * op->h * op->sq * d * 6) / ms.dram_bw + 2 * ms.lat_dram;
-	double launch = kernels * c->model.launch_s;
-	t[B_LAUNCH] = launch;
-	r->time_s = launch + body + extra;
+	double occ = flash_occupancy(u, &s);
+	struct flash_step st;
+	flash_step_time(c, u, op, v, &s, macs_clk, clock, occ, &st);
+	long long heads = op->b * op->h;
+	double sm_s = flash_dispatch_time(op, &s, &n, &st, &ms, u, occ, heads);
+	struct flash_traffic tr;
+	flash_traffic(&s, &n, &ms, heads, &tr);
+	double t[B_COUNT] = {0}, body_s;
+	r->time_s = flash_resources(c, op, &s, &n, &st, &tr, &ms, u, matrix, occ, heads, sm_s, t, &body_s);
 	memcpy(r->t_res, t, sizeof t);
-	r->bound = bound_of(t, launch, r->time_s);
-	if (r->bound != B_LAUNCH && sm_time >= body && t[B_SFU] + t[B_VECTOR] > t[B_MATRIX] && !matrix)
+	r->bound = bound_of(t, t[B_LAUNCH], r->time_s);
+	if (r->bound != B_LAUNCH && sm_s >= body_s && t[B_SFU] + t[B_VECTOR] > t[B_MATRIX] && !matrix)
 		r->bound = B_VECTOR;
-	r->bytes_dram = dram;
-	r->bytes_l2 = l2;
-	r->bytes_smem = l2;
-	r->bytes_d2d = d2d;
+	r->bytes_dram = tr.dram_B;
+	r->bytes_l2 = tr.l2_B;
+	r->bytes_smem = tr.l2_B;
+	r->bytes_d2d = tr.d2d_B;
 	r->clock_hz = clock;
 	r->unit_group = gi;
 	r->uses_matrix = matrix;
 	r->peak_flops = 2 * macs_clk * clock * u->count;
 	struct dm_kernel *k = &r->kern;
-	snprintf(k->name, sizeof k->name, "%s_%s_%dx%d", fa3 ? "flash3" : "flash2", bwd ? "bwd" : "fwd", bo, bi);
-	k->tile_m = bo, k->tile_n = bi, k->tile_k = op->d > 0 ? (int)op->d : 0, k->stages = 2, k->splitk = 1;
-	k->ctas = ctas, k->ctas_per_unit = (int)occ, k->waves = (double)ctas / (double)slots, k->kernels = kernels;
-	if (it) { /* one inner iteration, per CTA-iteration of the unit (struct dm_iter) */
-		double units = (double)u->count;
-		memset(it, 0, sizeof *it);
-		it->kind = OP_ATTN, it->unit_group = gi, it->matrix = matrix, it->dtype = op->dtype;
-		it->clock_hz = clock, it->macs_clk = macs_clk;
-		it->tile_m = bo, it->tile_n = bi, it->tile_k = (int)op->d, it->stages = 2;
-		it->warps = warps, it->ctas_per_unit = (int)occ, it->ctas = ctas, it->iters = max_it;
-		it->bytes_it = it_l2, it->hit = 1;
-		it->lat_l2 = ms.lat_l2 * clock, it->lat_dram = ms.lat_dram * clock;
-		it->l2_Bpc = ms.l2_bw > 0 ? ms.l2_bw / units / clock : 0;
-		it->dram_Bpc = ms.dram_bw / units / clock;
-		it->write_cost = c->model.write_cost;
-		it->lane_item = lane_score, it->sfu_item = sfu_score, it->lane_row = lane_row;
-		it->c_matrix = t_mma * clock, it->c_smem = t_smem * clock;
-		it->c_sfu = t_sfu * clock, it->c_vector = t_vec * clock;
-		it->c_l2 = it->l2_Bpc > 0 ? it_l2 / it->l2_Bpc : 0;
-		it->c_dram = total_it > 0 ? dram / ((double)total_it * heads) * units / (ms.dram_bw / clock) : 0;
-		it->c_latency = it_l2 * ms.lat_l2 * clock / (fly * occ);
-		it->c_total = dmax(t_it * clock, dmax(dmax(it->c_l2, it->c_dram), it->c_latency));
-	}
-	if (ex) {
-		char dtxt[96];
-		xp(ex, "unit: %ld x %s, matrix %.0f MAC/clk, %.0f fp32 lanes, %.0f SFU/clk at %.0f MHz\n", u->count,
-		   u->name, macs_clk, u->vec[DT_FP32], u->sfu, clock / 1e6);
-		xp(ex,
-		   "blocks: %d %s rows per CTA, %d per inner step; %lld CTAs, %.0f per unit (%d warps each, "
-		   "%.0f KiB shared memory)\n",
-		   bo, bwd ? "key" : "query", bi, ctas, occ, warps, smem / 1024);
-		xp(ex,
-		   "inner step: matrix %.0f ns, shared memory %.0f ns, exp %.0f ns, other lane ops %.0f ns%s; "
-		   "overlap %.0f%% (%s) -> %.0f ns\n",
-		   t_mma * 1e9, t_smem * 1e9, t_sfu * 1e9, t_vec * 1e9, drop_txt(op, t_int, dtxt, sizeof dtxt),
-		   ov * 100,
-		   fa3 ? "FlashAttention-3 ping-pong on async matrix units" : "other warps on the same scheduler",
-		   t_it * 1e9);
-		if (ms.dies > 1)
-			xp(ex,
-			   "chiplets: %d dies, CTAs round-robin; %.0f%% of memory on other dies: %.4g MB cross at %.0f "
-			   "GB/s (%.2f us)\n",
-			   ms.dies, ms.remote * 100, d2d / 1e6, ms.d2d_bw / 1e9, t[B_D2D] * 1e6);
-		if (op->causal)
-			xp(ex, "causal: %lld of %lld inner steps per head are computed; the longest CTA has %lld\n",
-			   total_it, nout * nin, max_it);
-	}
+	long long slots = (long long)(u->count * occ), ctas = n.ctas_per_head * heads;
+	snprintf(k->name, sizeof k->name, "%s_%s_%dx%d", v->name, s.bwd ? "bwd" : "fwd", s.rows_cta, s.rows_step);
+	k->tile_m = s.rows_cta, k->tile_n = s.rows_step, k->tile_k = op->d > 0 ? (int)op->d : 0, k->stages = 2;
+	k->splitk = 1;
+	k->ctas = ctas, k->ctas_per_unit = (int)occ, k->waves = (double)ctas / (double)slots, k->kernels = s.kernels;
+	if (it)
+		flash_iter_of(c, u, op, &s, &n, &st, &tr, &ms, r, macs_clk, heads, it);
+	if (ex)
+		flash_explain(ex, u, op, v, &s, &n, &st, &tr, &ms, r, macs_clk);
 	return 0;
 }
 
+static int flash2_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
+                       size_t wl)
+{
+	return flash_time(c, op, &flash2_variant, r, ex, why, wl, NULL);
+}
+
+static int flash3_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
+                       size_t wl)
+{
+	return flash_time(c, op, &flash3_variant, r, ex, why, wl, NULL);
+}
+
+static int flash2_iter(const struct arch_chip *c, const struct op *op, struct dm_result *r, struct dm_iter *it,
+                       char *why, size_t wl)
+{
+	return flash_time(c, op, &flash2_variant, r, NULL, why, wl, it);
+}
+
+static int flash3_iter(const struct arch_chip *c, const struct op *op, struct dm_result *r, struct dm_iter *it,
+                       char *why, size_t wl)
+{
+	return flash_time(c, op, &flash3_variant, r, NULL, why, wl, it);
+}
+
+/* ------------------------------------------------------------------ */
+/* decode, naive, FlashAttention-1                                      */
+
 /* decode / paged: one (or a few) query rows per sequence against the KV cache */
-int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
+static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
+                       size_t wl)
 {
 	int matrix;
 	double macs_clk, clock;
@@ -266,32 +502,33 @@ int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result
 	struct memsys ms;
 	memsys_of(c, &ms);
 	double ea = dt_bytes(op->dtype), d = (double)op->d;
-	double kv = 2.0 * op->b * op->hkv * op->skv * d * ea;
-	double q = (double)op->b * op->h * op->sq * d * ea;
+	double kv_B = 2.0 * op->b * op->hkv * op->skv * d * ea;
+	double q_B = (double)op->b * op->h * op->sq * d * ea;
 	/* split the keys so that every unit has work (FlashDecoding) */
 	long long groups = op->b * op->hkv;
 	long long split = (long long)dmax(1, dmin(ceil(2.0 * u->count / (double)groups), (double)cdiv(op->skv, 256)));
 	long long ctas = groups * split;
-	double chunk = (double)op->skv / split;
+	double keys_per_split = (double)op->skv / split;
 	/* in flight per CTA: a few blocks of keys; a page is the unit of a paged load */
-	double blk = op->impl == ATTN_PAGED ? dmin(64.0, (double)op->page) : 64.0;
-	double fly_cta = 4 * blk * d * ea * 2;
+	double block_keys = op->impl == ATTN_PAGED ? dmin(64.0, (double)op->page) : 64.0;
+	double fly_B_cta = 4 * block_keys * d * ea * 2;
 	double occ = dmax(1, dmin((double)u->max_ctas, floor((double)u->max_warps / 4)));
 	double resident = dmin((double)ctas, u->count * occ);
-	double little = resident * fly_cta / ms.lat_dram;
-	double rows = (double)op->sq * op->h / op->hkv;        /* query rows sharing one K/V stream */
-	double macs = 2.0 * dmax(rows, 16) * chunk * d * ctas; /* padded to 16 rows on matrix units */
+	double little_Bps = resident * fly_B_cta / ms.lat_dram;
+	double rows = (double)op->sq * op->h / op->hkv;                 /* query rows sharing one K/V stream */
+	double macs = 2.0 * dmax(rows, 16) * keys_per_split * d * ctas; /* padded to 16 rows on matrix units */
 	double t[B_COUNT] = {0};
-	t[B_DRAM] = (kv + 2 * q) / ms.dram_bw;
-	t[B_LATENCY] = kv / little;
+	t[B_DRAM] = (kv_B + 2 * q_B) / ms.dram_bw;
+	t[B_LATENCY] = kv_B / little_Bps;
 	/* chiplets: each CTA streams its own chunk of keys, (n-1)/n of it from other dies */
-	double d2d = ms.remote * (kv + 2 * q);
-	t[B_D2D] = ms.d2d_bw > 0 ? d2d / ms.d2d_bw : 0;
+	double d2d_B = ms.remote * (kv_B + 2 * q_B);
+	t[B_D2D] = ms.d2d_bw > 0 ? d2d_B / ms.d2d_bw : 0;
 	t[matrix ? B_MATRIX : B_VECTOR] = macs / (macs_clk * clock * u->count);
 	t[B_SFU] = rows * op->skv * op->b * op->hkv / (u->sfu > 0 ? u->sfu * clock * u->count : 1e12);
 	double page_s = 0;
 	if (op->impl == ATTN_PAGED) /* a block-table lookup before each page of each CTA */
-		page_s = ceil(chunk / (double)op->page) / (fly_cta / (blk * d * ea * 2)) * ms.lat_l2 / 4;
+		page_s =
+		    ceil(keys_per_split / (double)op->page) / (fly_B_cta / (block_keys * d * ea * 2)) * ms.lat_l2 / 4;
 	double body = 0;
 	for (int i = 0; i < B_COUNT; i++)
 		body = dmax(body, t[i]);
@@ -301,10 +538,10 @@ int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result
 	r->time_s = launch + ms.lat_dram * kernels + body + page_s;
 	memcpy(r->t_res, t, sizeof t);
 	r->bound = bound_of(t, launch, r->time_s);
-	r->bytes_dram = kv + 2 * q;
-	r->bytes_l2 = kv + 2 * q;
-	r->bytes_smem = kv;
-	r->bytes_d2d = d2d;
+	r->bytes_dram = kv_B + 2 * q_B;
+	r->bytes_l2 = kv_B + 2 * q_B;
+	r->bytes_smem = kv_B;
+	r->bytes_d2d = d2d_B;
 	r->clock_hz = clock;
 	r->unit_group = gi;
 	r->uses_matrix = matrix;
@@ -312,22 +549,36 @@ int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result
 	struct dm_kernel *k = &r->kern;
 	snprintf(k->name, sizeof k->name, "%s_split%lld", op->impl == ATTN_PAGED ? "paged_decode" : "flash_decode",
 	         split);
-	k->tile_m = (int)dmax(rows, 16), k->tile_n = (int)blk, k->tile_k = (int)op->d, k->stages = 4;
+	k->tile_m = (int)dmax(rows, 16), k->tile_n = (int)block_keys, k->tile_k = (int)op->d, k->stages = 4;
 	k->splitk = (int)split, k->ctas = ctas, k->ctas_per_unit = (int)occ;
 	k->waves = (double)ctas / (u->count * occ), k->kernels = kernels;
 	if (ex) {
 		xp(ex, "decode: %lld sequences x %lld KV heads, %lld keys each: KV cache %.4g MB to read\n", op->b,
-		   op->hkv, op->skv, kv / 1e6);
+		   op->hkv, op->skv, kv_B / 1e6);
 		xp(ex,
 		   "split-KV: %lld splits -> %lld CTAs; %.0f KiB in flight per CTA -> %.0f GB/s by Little's law "
 		   "(device memory %.0f GB/s)\n",
-		   split, ctas, fly_cta / 1024, little / 1e9, ms.dram_bw / 1e9);
+		   split, ctas, fly_B_cta / 1024, little_Bps / 1e9, ms.dram_bw / 1e9);
 	}
 	return 0;
 }
 
+/* One kernel of naive attention, a GEMM or an elementwise op, timed by its family directly (as dm_predict
+   would, without the dispatch: the families sit below it). */
+static int naive_part_time(const struct arch_chip *c, const struct op *part, struct dm_result *r, char *why, size_t wl)
+{
+	if (part->kind == OP_ELEM) {
+		elem_time(c, part, r, NULL);
+		return 0;
+	}
+	struct gemm_in g = {part->m,         part->n, part->k,    part->batch,   part->dtype,
+	                    part->acc_dtype, 0,       part->warm, part->epilogue};
+	return gemm_time(c, &g, r, NULL, why, wl);
+}
+
 /* naive attention: the separate kernels of an eager framework */
-int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
+static int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
+                      size_t wl)
 {
 	struct op parts[8];
 	int np = 0;
@@ -354,13 +605,14 @@ int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_result 
 		GEMM(op->skv, op->d, op->sq);        /* dK = dS^T Q */
 	}
 #undef GEMM
-	double t[B_COUNT] = {0}, tot = 0, dram = 0, l2 = 0, smem = 0, d2d = 0;
+	double t[B_COUNT] = {0}, total_s = 0, dram_B = 0, l2_B = 0, smem_B = 0, d2d_B = 0;
 	for (int i = 0; i < np; i++) {
 		struct dm_result p;
 		memset(&p, 0, sizeof p);
-		if (dm_predict(c, &parts[i], &p, NULL, why, wl))
+		if (naive_part_time(c, &parts[i], &p, why, wl))
 			return -1;
-		tot += p.time_s, dram += p.bytes_dram, l2 += p.bytes_l2, smem += p.bytes_smem, d2d += p.bytes_d2d;
+		total_s += p.time_s, dram_B += p.bytes_dram, l2_B += p.bytes_l2, smem_B += p.bytes_smem,
+		    d2d_B += p.bytes_d2d;
 		for (int j = 0; j < B_COUNT; j++)
 			t[j] += p.t_res[j];
 		if (ex) {
@@ -372,10 +624,10 @@ int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_result 
 			r->clock_hz = p.clock_hz, r->unit_group = p.unit_group, r->uses_matrix = p.uses_matrix,
 			r->peak_flops = p.peak_flops;
 	}
-	r->time_s = tot;
+	r->time_s = total_s;
 	memcpy(r->t_res, t, sizeof t);
-	r->bound = bound_of(t, t[B_LAUNCH], tot);
-	r->bytes_dram = dram, r->bytes_l2 = l2, r->bytes_smem = smem, r->bytes_d2d = d2d;
+	r->bound = bound_of(t, t[B_LAUNCH], total_s);
+	r->bytes_dram = dram_B, r->bytes_l2 = l2_B, r->bytes_smem = smem_B, r->bytes_d2d = d2d_B;
 	snprintf(r->kern.name, sizeof r->kern.name, "naive_%s_%d_kernels", op->dir == DIR_BWD ? "bwd" : "fwd", np);
 	r->kern.kernels = np;
 	return 0;
@@ -412,7 +664,8 @@ static long long fa1_splits(long long heads, long long slots, long long max_spli
 	return 1;
 }
 
-int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
+static int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
+                       size_t wl)
 {
 	int matrix;
 	double macs_clk, clock;
@@ -439,41 +692,42 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 	int bc = op->d <= 64 ? 256 : 128, bq = 16, warps = bwd ? 8 : 4;
 	/* shared memory: the K, V block, the query step(s) double-buffered, the warps' fp32 partials
 	   (backward: also P and dS, transposed for dV and dK) */
-	double smem = 2.0 * bc * dk * ea + (bwd ? 4.0 : 2.0) * bq * dk * ea + warps * (double)bq * dk * 4 +
-	              (bwd ? 2.0 * bq * bc * ea : 0);
+	double smem_B = 2.0 * bc * dk * ea + (bwd ? 4.0 : 2.0) * bq * dk * ea + warps * (double)bq * dk * 4 +
+	                (bwd ? 2.0 * bq * bc * ea : 0);
 	double occ = dmin((double)u->max_ctas, floor((double)u->max_warps / warps));
 	if (u->smem_bytes > 0)
-		occ = dmin(occ, floor(u->smem_bytes / smem));
+		occ = dmin(occ, floor(u->smem_bytes / smem_B));
 	if (u->regfile_bytes > 0)
 		occ = dmin(occ, floor(u->regfile_bytes / (warps * 32.0 * 255 * 4 * 0.5)));
-	if (occ < 1)
+	if (occ < 1) /* as in flash_occupancy: active on shipped configs, a model choice */
 		occ = 1;
 	/* per step (16 query rows against the CTA's Bc keys): MACs, exps, lane ops */
-	double mm = (double)bq * bc * dk * (bwd ? 5 : 2);
+	double macs_step = (double)bq * bc * dk * (bwd ? 5 : 2);
 	double sfu_score = 1.5;
 	double lane_score = (bwd ? 6 : 5) + dropout_lane_ops(op), int_score = dropout_int_ops(op, 16);
 	/* per row and head dim: forward the rescale (3 ops) and the sum of the warps' partial O; backward the
 	   sum of the partial dQ and its fp32 accumulation */
 	double lane_row = bwd ? warps : 3 + (warps - 1);
-	double ex_ops = (double)bq * bc * sfu_score;
-	double lane = (double)bq * bc * lane_score + lane_row * bq * dk + 2.0 * warps * bq; /* + row max, sum */
-	double rate = macs_clk * clock * c->model.mma_eff;
-	double lanes = u->vec[DT_FP32] * clock, sfu = u->sfu > 0 ? u->sfu * clock : lanes / 4;
-	double t_mma = mm / rate, t_sfu = lanes > 0 ? ex_ops / sfu : 0, t_vec = lanes > 0 ? lane / lanes : 0;
+	double sfu_ops = (double)bq * bc * sfu_score;
+	double lane_ops = (double)bq * bc * lane_score + lane_row * bq * dk + 2.0 * warps * bq; /* + row max, sum */
+	double mma_per_s = macs_clk * clock * c->model.mma_eff;
+	double lanes_per_s = u->vec[DT_FP32] * clock, sfu_per_s = u->sfu > 0 ? u->sfu * clock : lanes_per_s / 4;
+	double t_mma = macs_step / mma_per_s, t_sfu = lanes_per_s > 0 ? sfu_ops / sfu_per_s : 0,
+	       t_vec = lanes_per_s > 0 ? lane_ops / lanes_per_s : 0;
 	double t_int = int_lanes(u) > 0 ? (double)bq * bc * int_score / (int_lanes(u) * clock) : 0;
 	/* shared memory per step: the query step (bwd: and dO) stored once and read by every warp (bwd: in
 	   four products); V (bwd: K for dQ, V for dP) read by the warps owning its keys (K stays in registers
 	   in the forward); the partials written and read back; bwd: P and dS transposed */
-	double smem_it = bwd ? (2.0 + 4.0 * warps) * bq * dk * ea + 4.0 * bq * bc * ea + 2.0 * bc * dk * ea +
-	                           2.0 * warps * bq * dk * 4
-	                     : (1.0 + warps) * bq * dk * ea + (double)bc * dk * ea + 2.0 * warps * bq * dk * 4;
-	double t_smem = smem_it / (u->smem_Bpc * clock);
+	double smem_B_step = bwd ? (2.0 + 4.0 * warps) * bq * dk * ea + 4.0 * bq * bc * ea + 2.0 * bc * dk * ea +
+	                               2.0 * warps * bq * dk * 4
+	                         : (1.0 + warps) * bq * dk * ea + (double)bc * dk * ea + 2.0 * warps * bq * dk * 4;
+	double t_smem = smem_B_step / (u->smem_Bpc * clock);
 	/* the barriers of every step keep a CTA's warps in the same phase: only the other CTAs on the unit
 	   overlap it (FlashAttention-2: every warp on the scheduler) */
-	double wps = occ;
-	double ov = 1 - 1 / (1 + wps);
+	double warps_per_sched = occ;
+	double overlap = 1 - 1 / (1 + warps_per_sched);
 	double other = t_sfu + t_vec;
-	double t_it = step_overlap(t_mma, t_smem, other, t_int, ov);
+	double step_s = step_overlap(t_mma, t_smem, other, t_int, overlap);
 	/* steps: key block j is seen by the query steps from its diagonal on (causal: queries aligned to the
 	   end of the keys) */
 	long long nkv = cdiv(op->skv, bc), nq = cdiv(op->sq, bq), heads = op->b * op->h;
@@ -488,39 +742,39 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 	/* bytes per step through L2: fwd the query step, the running O (fp32) and its statistic, read and
 	   written at every key block but the first; bwd Q, dO, their two row statistics, dQ fp32 in and out */
 	double keep = nkv > 1 ? (double)(nkv - 1) / nkv : 0;
-	double it_l2 = bwd ? 2.0 * bq * d * ea + 2.0 * bq * 4 + 2.0 * bq * d * 4
-	                   : (double)bq * d * ea + keep * 2.0 * bq * (d * 4 + 4);
-	double fly = it_l2; /* one step ahead */
+	double l2_B_step = bwd ? 2.0 * bq * d * ea + 2.0 * bq * 4 + 2.0 * bq * d * 4
+	                       : (double)bq * d * ea + keep * 2.0 * bq * (d * 4 + 4);
+	double fly_B = l2_B_step; /* one step ahead */
 	/* per CTA: its share of the steps, and per key block the load of K and V */
-	long long cta_it = cdiv(total_it, splits), cta_blocks = bwd ? cdiv(nkv, splits) : nkv;
-	double t_blk = ms.lat_dram + 2.0 * bc * d * ea / (ms.dram_bw / (double)u->count);
-	double per_it = t_it * occ;
-	double cta_time = (double)cta_it * per_it + (double)cta_blocks * t_blk;
-	double sm_time = (double)cdiv(ctas, slots) * cta_time;
+	long long cta_steps = cdiv(total_it, splits), cta_blocks = bwd ? cdiv(nkv, splits) : nkv;
+	double kv_block_s = ms.lat_dram + 2.0 * bc * d * ea / (ms.dram_bw / (double)u->count);
+	double step_shared_s = step_s * occ;
+	double cta_s = (double)cta_steps * step_shared_s + (double)cta_blocks * kv_block_s;
+	double sm_s = (double)cdiv(ctas, slots) * cta_s;
 	/* device memory: compulsory Q, K, V, O (bwd: dO, dQ, dK, dV, statistics); the steps' traffic as well
 	   when the per-pass working set (every head's queries, running output and statistics) exceeds the
 	   cache, since no two CTAs share it */
 	double q = (double)op->b * op->h * op->sq * d * ea, kv = 2.0 * op->b * op->hkv * op->skv * d * ea;
-	double dram = bwd ? 3 * q + 2 * kv + (double)op->b * op->h * op->sq * 4 * 3 : 2 * q + kv;
-	double ws = (double)heads * op->sq * (bwd ? 2 * d * ea + d * 4 + 8 : d * ea + d * 4 + 4);
-	double l2 = (double)total_it * heads * it_l2 + dram;
-	int streamed = !bwd && ws > ms.cache;
+	double dram_B = bwd ? 3 * q + 2 * kv + (double)op->b * op->h * op->sq * 4 * 3 : 2 * q + kv;
+	double working_set_B = (double)heads * op->sq * (bwd ? 2 * d * ea + d * 4 + 8 : d * ea + d * 4 + 4);
+	double l2_B = (double)total_it * heads * l2_B_step + dram_B;
+	int streamed = !bwd && working_set_B > ms.cache;
 	if (streamed)
-		dram += (double)total_it * heads * it_l2 - q;
-	double fill = dram;
+		dram_B += (double)total_it * heads * l2_B_step - q;
+	double fill = dram_B;
 	if (ms.dies > 1 && !ms.dedup)
-		dram = fill;
-	double d2d = ms.dies > 1 ? ms.remote * fill : 0;
+		dram_B = fill;
+	double d2d_B = ms.dies > 1 ? ms.remote * fill : 0;
 	double t[B_COUNT] = {0};
-	t[B_D2D] = ms.d2d_bw > 0 ? d2d / ms.d2d_bw : 0;
+	t[B_D2D] = ms.d2d_bw > 0 ? d2d_B / ms.d2d_bw : 0;
 	t[matrix ? B_MATRIX : B_VECTOR] = (double)total_it * heads * t_mma / (double)u->count;
 	t[B_SFU] = (double)total_it * heads * t_sfu / (double)u->count;
 	t[B_VECTOR] += (double)total_it * heads * (t_vec + t_int) / (double)u->count;
-	t[B_DRAM] = dram / ms.dram_bw;
-	t[B_L2] = ms.l2_bw > 0 ? l2 / ms.l2_bw : 0;
-	t[B_LATENCY] = (double)total_it * heads * it_l2 * (streamed ? ms.lat_dram : ms.lat_l2) /
-	               (fly * (double)dmin((double)slots, (double)ctas));
-	double body = dmax(dmax(sm_time, t[B_D2D]), dmax(t[B_DRAM], dmax(t[B_L2], t[B_LATENCY])));
+	t[B_DRAM] = dram_B / ms.dram_bw;
+	t[B_L2] = ms.l2_bw > 0 ? l2_B / ms.l2_bw : 0;
+	t[B_LATENCY] = (double)total_it * heads * l2_B_step * (streamed ? ms.lat_dram : ms.lat_l2) /
+	               (fly_B * (double)dmin((double)slots, (double)ctas));
+	double body = dmax(dmax(sm_s, t[B_D2D]), dmax(t[B_DRAM], dmax(t[B_L2], t[B_LATENCY])));
 	int kernels = bwd ? 2 : 1; /* bwd: the main kernel, then dQ from fp32 */
 	double extra = 0;
 	if (bwd) /* read dQ fp32, write dQ */
@@ -530,12 +784,12 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 	r->time_s = launch + body + extra;
 	memcpy(r->t_res, t, sizeof t);
 	r->bound = bound_of(t, launch, r->time_s);
-	if (r->bound != B_LAUNCH && sm_time >= body && t[B_SFU] + t[B_VECTOR] > t[B_MATRIX] && !matrix)
+	if (r->bound != B_LAUNCH && sm_s >= body && t[B_SFU] + t[B_VECTOR] > t[B_MATRIX] && !matrix)
 		r->bound = B_VECTOR;
-	r->bytes_dram = dram;
-	r->bytes_l2 = l2;
-	r->bytes_smem = (double)total_it * heads * smem_it;
-	r->bytes_d2d = d2d;
+	r->bytes_dram = dram_B;
+	r->bytes_l2 = l2_B;
+	r->bytes_smem = (double)total_it * heads * smem_B_step;
+	r->bytes_d2d = d2d_B;
 	r->clock_hz = clock;
 	r->unit_group = gi;
 	r->uses_matrix = matrix;
@@ -552,20 +806,78 @@ int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result
 		   "blocks: %d keys per CTA and key block, steps of %d query rows; %lld heads x %lld splits (of the "
 		   "%s) "
 		   "= %lld CTAs, %.0f per unit (%d warps splitting the keys, %.0f KiB shared memory)\n",
-		   bc, bq, heads, splits, bwd ? "key blocks" : "query steps", ctas, occ, warps, smem / 1024);
+		   bc, bq, heads, splits, bwd ? "key blocks" : "query steps", ctas, occ, warps, smem_B / 1024);
 		xp(ex,
 		   "step: matrix %.0f ns, shared memory %.0f ns (%.0f KiB: query step per warp, fp32 partials), exp "
 		   "%.0f ns, other lane ops %.0f ns%s; overlap %.0f%% -> %.0f ns\n",
-		   t_mma * 1e9, t_smem * 1e9, smem_it / 1024, t_sfu * 1e9, t_vec * 1e9,
-		   drop_txt(op, t_int, dtxt, sizeof dtxt), ov * 100, t_it * 1e9);
+		   t_mma * 1e9, t_smem * 1e9, smem_B_step / 1024, t_sfu * 1e9, t_vec * 1e9,
+		   drop_txt(op, t_int, dtxt, sizeof dtxt), overlap * 100, step_s * 1e9);
 		if (!bwd)
 			xp(ex,
 			   "running output: %.0f B per step through L2 over %lld key blocks; working set %.4g MB %s "
 			   "the "
 			   "%.4g MB cache -> %.4g MB from device memory\n",
-			   it_l2, nkv, ws / 1e6, streamed ? "exceeds" : "fits", ms.cache / 1e6, dram / 1e6);
+			   l2_B_step, nkv, working_set_B / 1e6, streamed ? "exceeds" : "fits", ms.cache / 1e6,
+			   dram_B / 1e6);
 		if (op->causal)
 			xp(ex, "causal: %lld of %lld steps per head are computed\n", total_it, nkv * nq);
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the attention kernels, picked by name                                */
+
+/* One attention kernel model: impl=NAME of a trace's attn op (workloads/op.c names them) and its costs. A new
+   kernel is a row here (and its name in workloads/op.c); tests/test_model.c checks every name has a row. */
+struct attn_kernel_ops {
+	const char *name;
+	/* the op's duration and why (dm_predict) */
+	int (*time)(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
+	            size_t wl);
+	/* its main-loop iteration for the warp-level stepper (dm_iteration); NULL: none to step */
+	int (*iteration)(const struct arch_chip *c, const struct op *op, struct dm_result *r, struct dm_iter *it,
+	                 char *why, size_t wl);
+};
+
+static const struct attn_kernel_ops attn_kernels[] = {
+    {"flash2", flash2_time, flash2_iter}, {"flash3", flash3_time, flash3_iter}, {"flash1", attn_flash1, NULL},
+    {"decode", attn_decode, NULL},        {"paged", attn_decode, NULL},         {"naive", attn_naive, NULL},
+};
+
+static const struct attn_kernel_ops *attn_kernel(const struct op *op, char *why, size_t wl)
+{
+	const char *name = op_attn_impl_name(op->impl);
+	for (size_t i = 0; i < sizeof attn_kernels / sizeof attn_kernels[0]; i++)
+		if (!strcmp(attn_kernels[i].name, name))
+			return &attn_kernels[i];
+	snprintf(why, wl, "attn impl=%s: no kernel model of that name (sim/device/model_attn.c)", name);
+	return NULL;
+}
+
+int attn_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
+{
+	const struct attn_kernel_ops *k = attn_kernel(op, why, wl);
+	return k ? k->time(c, op, r, ex, why, wl) : -1;
+}
+
+int attn_iteration(const struct arch_chip *c, const struct op *op, struct dm_iter *it, char *why, size_t wl)
+{
+	if (op->dropout > 0) {
+		snprintf(why, wl,
+		         "attn dropout=%g: the warp-level model has no integer pipe for the dropout's random "
+		         "numbers yet (step the op without dropout=)",
+		         op->dropout);
+		return -1;
+	}
+	const struct attn_kernel_ops *k = attn_kernel(op, why, wl);
+	if (!k)
+		return -1;
+	if (!k->iteration) {
+		snprintf(why, wl, "attn impl=%s has no main loop to step (use impl=flash2 or flash3)", k->name);
+		return -1;
+	}
+	struct dm_result r;
+	memset(&r, 0, sizeof r);
+	return k->iteration(c, op, &r, it, why, wl);
 }

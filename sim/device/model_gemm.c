@@ -2,6 +2,15 @@
  * model_gemm.c -- GEMM (and conv lowered to it): the kernel search over tiles,
  * stages and split-K, occupancy, traffic per level, waves, and the power limit
  * on the clock. model_int.h has the map of the device model.
+ *
+ * Invariants (asserted in Debug builds):
+ *  1. a candidate that fits has at least one CTA per unit and one warp;
+ *  2. device memory delivers at most the bytes the CTAs load through L2
+ *     (A and B; C is stored, not loaded): 0 <= hit <= 1;
+ *  3. the matrix units' duty cycle is <= 1, so the power-limited clock is at
+ *     most the boost clock;
+ *  4. waves x slots >= CTAs, and a candidate's time is at least each
+ *     resource's time alone (waves.c).
  */
 #include "model_int.h"
 
@@ -116,117 +125,192 @@ static double gemm_die_fill(const struct gemm_in *g, const struct gemm_cand *x, 
 	return dmax(dram_in, dmin(f, (double)x->ctas * l2_cta));
 }
 
+/*
+ * One candidate's cost, in stages (gemm_cand_time puts them together):
+ *   gemm_cand_fit       a CTA's shared memory, registers and warps: occupancy, CTAs, k-iterations;
+ *   gemm_main_loop      one CTA's pipe and shared-memory time, its bytes through L2;
+ *   gemm_dram_in        the bytes of A and B device memory delivers (once, or once per wave that needs a panel);
+ *   gemm_load_latency   the latency a stage of loads sees (hits, misses, crossings, its own transfer);
+ *   gemm_fixed_s        prologue and epilogue of one CTA;
+ *   then the waves (waves.c) and, with split-K, the reduction pass.
+ */
+
+/* Resources of one CTA: occupancy, CTAs, k-iterations. Returns 0 if the candidate does not fit the unit. */
+static int gemm_cand_fit(const struct arch_unit *u, const struct gemm_in *g, struct gemm_cand *x)
+{
+	double ea = dt_bytes(g->dt);
+	int bm = x->bm, bn = x->bn, bk = x->bk, S = x->stages, sp = x->split;
+	x->warps = (int)dmin((double)u->max_warps, dmax(2, dmin(8, bm * bn / 4096.0)));
+	double smem_B = (double)S * (bm + bn) * bk * ea;                /* S stages of an A and a B tile */
+	double regs_B = (double)bm * bn * 4 + x->warps * 32.0 * 64 * 4; /* fp32 accumulators + 64 regs/thread */
+	double occ = (double)u->max_ctas;
+	if (u->smem_bytes > 0)
+		occ = dmin(occ, floor(u->smem_bytes / smem_B));
+	if (u->regfile_bytes > 0)
+		occ = dmin(occ, floor(u->regfile_bytes / regs_B));
+	occ = dmin(occ, floor((double)u->max_warps / x->warps));
+	if (occ < 1)
+		return 0;
+	x->occ = (int)occ;
+	assert(x->occ >= 1 && x->warps >= 1);
+	long long tm = cdiv(g->m, bm), tn = cdiv(g->n, bn); /* tiles of C */
+	long long k_split = cdiv(g->k, sp);                 /* k of one split */
+	x->kit = cdiv(k_split, bk);
+	if (sp > 1 && k_split < 2LL * bk)
+		return 0;
+	x->ctas = tm * tn * g->batch * sp;
+	return 1;
+}
+
+/* One CTA's main loop: its pipe time w->mma_s (or its shared-memory time, if longer on a unit whose matrix
+   ops read registers), its bytes through L2 w->l2_B. Sets x->work, mma_s, smem_s; returns the bytes the
+   warps read from shared memory. */
+static double gemm_main_loop(const struct arch_chip *c, const struct arch_unit *u, const struct gemm_in *g,
+                             double macs_clk, double clock, struct gemm_cand *x, struct wave_cost *w)
+{
+	double ea = dt_bytes(g->dt);
+	int bm = x->bm, bn = x->bn, bk = x->bk;
+	/* work of one CTA: the padded tile */
+	double macs = (double)bm * bn * (double)(x->kit * bk);
+	x->work = macs * (double)x->ctas;
+	w->mma_s = macs / (macs_clk * clock * c->model.mma_eff);
+	/* shared memory: operands read by the warps (64x64 warp tiles re-read each) */
+	double warp_m = dmin(bm, 64), warp_n = dmin(bn, 64);
+	double smem_rd_B = macs * ea * (1.0 / warp_m + 1.0 / warp_n);
+	double smem_s = smem_rd_B / (u->smem_Bpc * clock);
+	x->mma_s = w->mma_s, x->smem_s = smem_s;
+	if (!u->mat_async && smem_s > w->mma_s) /* async MMA reads operands from shared memory itself */
+		w->mma_s = smem_s;
+	double rows = (double)dmin(bm, g->m), cols = (double)dmin(bn, g->n);
+	w->l2_B = (double)x->kit * bk * (rows + cols) * ea;
+	return smem_rd_B;
+}
+
+/* Inputs already in L2: a warm op whose A and B fit half the cache. */
+static int gemm_warm(const struct gemm_in *g, double in_once_B, const struct memsys *ms)
+{
+	return g->warm && in_once_B <= 0.5 * ms->cache;
+}
+
+/* Bytes of A and B from device memory (one die's view): each operand panel once per wave that needs it, unless
+   all fits the cache or one wave holds every CTA; never more than the L2 traffic. */
+static double gemm_dram_in(const struct gemm_in *g, const struct gemm_cand *x, const struct memsys *ms, long long slots,
+                           double a_all_B, double b_all_B, double l2_cta_B)
+{
+	double ea = dt_bytes(g->dt);
+	double in_once_B = (a_all_B + b_all_B) * g->batch;
+	if (gemm_warm(g, in_once_B, ms))
+		return 0;
+	if ((a_all_B + b_all_B) <= 0.5 * ms->cache || x->ctas <= slots)
+		return in_once_B;
+	/* a wave covers about a square block of tiles */
+	long long tm = cdiv(g->m, x->bm), tn = cdiv(g->n, x->bn);
+	long long wave_tiles = slots / x->split;
+	double wc = dmin((double)tn, ceil(sqrt((double)wave_tiles))), wr = dmin((double)tm, ceil(wave_tiles / wc));
+	double waves = (double)tm * tn * g->batch / (wr * wc);
+	double a_share = a_all_B / ((double)g->m * g->k * ea); /* conv: the input, not its im2col */
+	double dram_in = dmax(in_once_B, waves * (wr * x->bm * ea * a_share + wc * x->bn * ea) * (double)g->k);
+	/* never more than L2 traffic: the square-block estimate of a wave overcounts the panels of skinny grids, and
+	   this clamp is active on shipped configs (a model choice, not an invariant; the invariant hit >= 0 that it
+	   ensures is asserted in gemm_cand_time) */
+	return dmin(dram_in, (double)x->ctas * l2_cta_B);
+}
+
+/* The latency one stage of loads sees (s): an L2 hit, a miss's share of the memory latency, a crossing's share
+   of the die-to-die latency, plus its own transfer at the unit's share of bandwidth. */
+static double gemm_load_latency(const struct arch_unit *u, const struct memsys *ms, double stage_B, double hit,
+                                double cross, double fill_B, double l2_all_B)
+{
+	double lat = ms->lat_l2 + (1 - hit) * (ms->lat_dram - ms->lat_l2);
+	/* chiplets: a fill served by another die's cache is an L2 hit that crossed */
+	lat += cross * ms->lat_d2d;
+	/* a stage is outstanding for the latency plus its own transfer at the unit's share of bandwidth:
+	   with two stages a tile's transfer is not hidden behind the previous tile's MMAs (the warp-level
+	   stepper shows it, tests/test_step.c; the CTAs of a unit are out of phase, so their stages do not
+	   queue behind each other) */
+	double units = (double)u->count;
+	double xfer_s = ms->l2_bw > 0 ? stage_B / (ms->l2_bw / units) : 0;
+	double xd2d_s =
+	    ms->d2d_bw > 0 && l2_all_B > 0 ? stage_B * ms->remote * fill_B / l2_all_B / (ms->d2d_bw / units) : 0;
+	lat += dmax(dmax(xfer_s, xd2d_s), stage_B * (1 - hit) / (ms->dram_bw / units));
+	return lat;
+}
+
+/* The epilogue's pointwise work per element of C on one unit (s), on its lanes and special-function units. */
+static double gemm_epi_s_per_elem(const struct arch_unit *u, const struct gemm_in *g, double clock)
+{
+	double el, es;
+	epi_ops(g->epi, &el, &es);
+	double lanes_per_s = u->vec[DT_FP32] * clock, sfu_per_s = u->sfu > 0 ? u->sfu * clock : lanes_per_s / 4;
+	return lanes_per_s > 0 ? el / lanes_per_s + es / sfu_per_s : 0;
+}
+
+/* Prologue and epilogue of one CTA (s): the first stage arrives after a miss; the pointwise work on the tile
+   (on the unit's lanes, after its main loop; with split-K in the reduction pass instead), then C written. */
+static double gemm_fixed_s(const struct arch_chip *c, const struct arch_unit *u, const struct memsys *ms,
+                           double c_tile_B, double c_elems, int split, double epi_s_per_elem)
+{
+	double fixed_s = ms->lat_dram + c_tile_B * c->model.write_cost / (ms->dram_bw / (double)u->count);
+	if (split == 1)
+		fixed_s += c_elems * epi_s_per_elem;
+	return fixed_s;
+}
+
 /* Times one candidate; returns 0 if it does not fit the unit. */
 static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, const struct gemm_in *g,
                           double macs_clk, double clock, int matrix, const struct memsys *ms, struct gemm_cand *x)
 {
 	double ea = dt_bytes(g->dt), ec = out_bytes(g->dt, g->acc);
 	int bm = x->bm, bn = x->bn, bk = x->bk, S = x->stages, sp = x->split;
-	/* resources of one CTA */
-	x->warps = (int)dmin((double)u->max_warps, dmax(2, dmin(8, bm * bn / 4096.0)));
-	double smem = (double)S * (bm + bn) * bk * ea;
-	double regs = (double)bm * bn * 4 + x->warps * 32.0 * 64 * 4; /* fp32 accumulators + 64 regs/thread */
-	double occ = (double)u->max_ctas;
-	if (u->smem_bytes > 0)
-		occ = dmin(occ, floor(u->smem_bytes / smem));
-	if (u->regfile_bytes > 0)
-		occ = dmin(occ, floor(u->regfile_bytes / regs));
-	occ = dmin(occ, floor((double)u->max_warps / x->warps));
-	if (occ < 1)
+	if (!gemm_cand_fit(u, g, x))
 		return 0;
-	x->occ = (int)occ;
-	long long tm = cdiv(g->m, bm), tn = cdiv(g->n, bn);
-	long long kc = cdiv(g->k, sp);
-	long long kit = cdiv(kc, bk);
-	if (sp > 1 && kc < 2LL * bk)
-		return 0;
-	x->ctas = tm * tn * g->batch * sp;
-	/* work of one CTA: the padded tile */
-	double macs = (double)bm * bn * (double)(kit * bk);
-	x->work = macs * (double)x->ctas;
 	struct wave_cost w;
-	w.mma_s = macs / (macs_clk * clock * c->model.mma_eff);
-	/* shared memory: operands read by the warps (64x64 warp tiles re-read each) */
-	double wm = dmin(bm, 64), wn = dmin(bn, 64);
-	double smem_rd = macs * ea * (1.0 / wm + 1.0 / wn);
-	double smem_t = smem_rd / (u->smem_Bpc * clock);
-	x->kit = kit, x->mma_s = w.mma_s, x->smem_s = smem_t;
-	if (!u->mat_async && smem_t > w.mma_s) /* async MMA reads operands from shared memory itself */
-		w.mma_s = smem_t;
-	double rows = (double)dmin(bm, g->m), cols = (double)dmin(bn, g->n);
-	w.l2_B = (double)kit * bk * (rows + cols) * ea;
-	double cw = rows * cols * (sp > 1 ? 4 : ec); /* partials in fp32 when split */
-	/* device memory: each operand panel once per wave that needs it, unless all fits */
-	double a_all = g->a_bytes > 0 ? g->a_bytes : (double)g->m * g->k * ea;
-	double b_all = (double)g->k * g->n * ea;
-	double in_once = (a_all + b_all) * g->batch;
-	double dram_in;
+	double smem_rd_B = gemm_main_loop(c, u, g, macs_clk, clock, x, &w);
+	double rows = (double)dmin(bm, g->m), cols = (double)dmin(bn, g->n); /* of C one CTA owns */
+	double c_tile_B = rows * cols * (sp > 1 ? 4 : ec);                   /* partials in fp32 when split */
+	/* device memory: A (conv: its input) and B, C written (split: the fp32 partials written and read back) */
+	double a_all_B = g->a_bytes > 0 ? g->a_bytes : (double)g->m * g->k * ea;
+	double b_all_B = (double)g->k * g->n * ea;
+	double in_once_B = (a_all_B + b_all_B) * g->batch;
 	long long slots = (long long)u->count * x->occ;
-	if (g->warm && in_once <= 0.5 * ms->cache)
-		dram_in = 0;
-	else if ((a_all + b_all) <= 0.5 * ms->cache || x->ctas <= slots)
-		dram_in = in_once;
-	else {
-		/* a wave covers about a square block of tiles */
-		long long wv = slots / sp;
-		double wc = dmin((double)tn, ceil(sqrt((double)wv))), wr = dmin((double)tm, ceil(wv / wc));
-		double waves = (double)tm * tn * g->batch / (wr * wc);
-		double a_share = a_all / ((double)g->m * g->k * ea); /* conv: the input, not its im2col */
-		dram_in = dmax(in_once, waves * (wr * bm * ea * a_share + wc * bn * ea) * (double)g->k);
-		dram_in = dmin(dram_in, (double)x->ctas * w.l2_B); /* never more than L2 traffic */
-	}
-	double dram_out = (double)g->m * g->n * g->batch * ec;
+	double dram_in_B = gemm_dram_in(g, x, ms, slots, a_all_B, b_all_B, w.l2_B);
+	double dram_out_B = (double)g->m * g->n * g->batch * ec;
 	if (sp > 1)
-		dram_out += (double)g->m * g->n * g->batch * 4 * 2 * sp; /* partials written and read back */
+		dram_out_B += (double)g->m * g->n * g->batch * 4 * 2 * sp; /* partials written and read back */
 	/* chiplets: what the dies' own L2s fetch, and what of it crosses */
-	double fill = dram_in;
+	double fill_B = dram_in_B;
 	w.d2d_B = 0;
 	if (ms->dies > 1) {
-		if (!(g->warm && in_once <= 0.5 * ms->cache))
-			fill = gemm_die_fill(g, x, ms, slots, tm, tn, a_all, b_all, dram_in, w.l2_B);
+		long long tm = cdiv(g->m, bm), tn = cdiv(g->n, bn);
+		if (!gemm_warm(g, in_once_B, ms))
+			fill_B = gemm_die_fill(g, x, ms, slots, tm, tn, a_all_B, b_all_B, dram_in_B, w.l2_B);
 		if (!ms->dedup)
-			dram_in = fill; /* every die's fetch is a device-memory read */
-		w.d2d_B = ms->remote * (fill + dram_out) / (double)x->ctas; /* interleaved: (n-1)/n is remote */
+			dram_in_B = fill_B; /* every die's fetch is a device-memory read */
+		w.d2d_B = ms->remote * (fill_B + dram_out_B) / (double)x->ctas; /* interleaved: (n-1)/n is remote */
 	}
-	x->dram_B = dram_in + dram_out;
+	x->dram_B = dram_in_B + dram_out_B;
 	/* a written byte takes more of the memory's bandwidth than a read one (model.dram_write_cost) */
-	w.dram_B = (dram_in + dram_out * c->model.write_cost) / (double)x->ctas;
+	w.dram_B = (dram_in_B + dram_out_B * c->model.write_cost) / (double)x->ctas;
 	w.fly_B = (double)(S - 1) * (rows + cols) * bk * ea;
-	double l2_all = (double)x->ctas * w.l2_B;
-	double hit = l2_all > 0 ? 1 - dram_in / l2_all : 1;
-	w.lat = ms->lat_l2 + (1 - hit) * (ms->lat_dram - ms->lat_l2);
-	/* chiplets: a fill served by another die's cache is an L2 hit that crossed */
-	double cross = l2_all > 0 ? (fill - dram_in) / l2_all : 0;
-	w.lat += cross * ms->lat_d2d;
-	/* a stage is outstanding for the latency plus its own transfer at the unit's share of bandwidth:
-	   with two stages a tile's transfer is not hidden behind the previous tile's MMAs (the warp-level
-	   stepper shows it, tests/test_step.c; the CTAs of a unit are out of phase, so their stages do not
-	   queue behind each other) */
-	{
-		double stage = (rows + cols) * bk * ea, units = (double)u->count;
-		double xfer = ms->l2_bw > 0 ? stage / (ms->l2_bw / units) : 0;
-		double xd2d =
-		    ms->d2d_bw > 0 && l2_all > 0 ? stage * ms->remote * fill / l2_all / (ms->d2d_bw / units) : 0;
-		w.lat += dmax(dmax(xfer, xd2d), stage * (1 - hit) / (ms->dram_bw / units));
-	}
+	double l2_all_B = (double)x->ctas * w.l2_B;
+	double hit = l2_all_B > 0 ? 1 - dram_in_B / l2_all_B : 1;
+	double cross = l2_all_B > 0 ? (fill_B - dram_in_B) / l2_all_B : 0;
+	/* device memory delivers at most what the CTAs load through L2: 0 <= hit <= 1 */
+	assert(dm_ok(dram_in_B) && dm_le(dram_in_B, l2_all_B) && hit <= 1 && hit >= -1e-12);
+	assert(cross >= -1e-12 && dm_ok(w.fly_B) && dm_ok(w.dram_B) && dm_ok(w.d2d_B));
+	w.lat = gemm_load_latency(u, ms, (rows + cols) * bk * ea, hit, cross, fill_B, l2_all_B);
 	x->l2_cta = w.l2_B, x->dram_cta = w.dram_B, x->lat = w.lat, x->hit = hit;
-	/* prologue: the first stage arrives after a miss; epilogue: the pointwise work on the tile (on the
-	   unit's lanes, after its main loop), then C written */
-	double el, es;
-	epi_ops(g->epi, &el, &es);
-	double lanes = u->vec[DT_FP32] * clock, sfus = u->sfu > 0 ? u->sfu * clock : lanes / 4;
-	double epi_elem = lanes > 0 ? el / lanes + es / sfus : 0; /* seconds per element of C on one unit */
-	w.fixed_s = ms->lat_dram + cw * c->model.write_cost / (ms->dram_bw / (double)u->count);
-	if (sp == 1)
-		w.fixed_s += rows * cols * epi_elem;
+	double epi_s_per_elem = gemm_epi_s_per_elem(u, g, clock);
+	w.fixed_s = gemm_fixed_s(c, u, ms, c_tile_B, rows * cols, sp, epi_s_per_elem);
 	memset(x->t, 0, sizeof x->t);
 	x->time = waves_time(x->ctas, u->count, x->occ, &w, ms, x->t, matrix ? B_MATRIX : B_VECTOR);
 	if (sp > 1) /* reduction of the partials, and the epilogue: a memory-bound pass */
 		x->time += (double)g->m * g->n * g->batch * (4.0 * sp + ec) / ms->dram_bw + ms->lat_dram +
-		           (double)g->m * g->n * g->batch * epi_elem / (double)u->count;
+		           (double)g->m * g->n * g->batch * epi_s_per_elem / (double)u->count;
+	assert(dm_ok(x->time) && x->time > 0);
 	x->l2_B = x->ctas * w.l2_B;
 	x->d2d_B = x->ctas * w.d2d_B;
-	x->smem_B = x->ctas * (w.l2_B + smem_rd);
+	x->smem_B = x->ctas * (w.l2_B + smem_rd_B);
 	return 1;
 }
 
@@ -313,7 +397,7 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 	int ncand = gemm_search(c, u, g, macs_clk, clock, matrix, &ms, bk, &best, &second);
 	/* power: the matrix units' dynamic power at this clock and duty cycle must fit the TDP
 	   left after static power; above it the clock drops (P ~ f^2 near the top of the DVFS range) */
-	double boost = clock, pdyn = 0, avail = 0;
+	double boost_hz = clock, dyn_power_w = 0, avail_power_w = 0;
 	if (ncand && matrix && u->mat_pj > 0 && c->tdp_w > 0) {
 		/* chiplets: the duty cycle is the one the kernel has on one die of the same resources (the
 		   single step the fit was made with; taking the chiplet kernel's lower duty in that one step
@@ -324,11 +408,12 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 			memsys_of_one(c, &m1);
 			gemm_search(c, u, g, macs_clk, clock, matrix, &m1, bk, &one, &one2);
 		}
-		double duty = dmin(1, one.t[B_MATRIX] / one.time);
-		pdyn = (double)u->count * macs_clk * clock * u->mat_pj * 1e-12 * (dt_bytes(g->dt) / 2) * duty;
-		avail = c->tdp_w * (1 - c->model.static_power);
-		if (pdyn > avail) {
-			clock *= sqrt(avail / pdyn);
+		double duty = one.t[B_MATRIX] / one.time; /* the waves take at least their matrix time (waves.c) */
+		assert(duty >= 0 && duty <= 1);
+		dyn_power_w = (double)u->count * macs_clk * clock * u->mat_pj * 1e-12 * (dt_bytes(g->dt) / 2) * duty;
+		avail_power_w = c->tdp_w * (1 - c->model.static_power);
+		if (dyn_power_w > avail_power_w) {
+			clock *= sqrt(avail_power_w / dyn_power_w);
 			ncand = gemm_search(c, u, g, macs_clk, clock, matrix, &ms, bk, &best, &second);
 		}
 	}
@@ -347,7 +432,7 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 	r->clock_hz = clock;
 	r->unit_group = gi;
 	r->uses_matrix = matrix;
-	r->peak_flops = 2 * macs_clk * boost * u->count; /* the datasheet peak, not the power-limited one */
+	r->peak_flops = 2 * macs_clk * boost_hz * u->count; /* the datasheet peak, not the power-limited one */
 	struct dm_kernel *k = &r->kern;
 	snprintf(k->name, sizeof k->name, "gemm_%dx%dx%d_s%d_k%d", best.bm, best.bn, best.bk, best.stages, best.split);
 	k->tile_m = best.bm, k->tile_n = best.bn, k->tile_k = best.bk, k->stages = best.stages;
@@ -355,17 +440,19 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 	k->waves = (double)best.ctas / ((double)u->count * best.occ);
 	k->kernels = 1;
 	r->bound = bound_of(r->t_res, launch, r->time_s);
+	assert(clock <= boost_hz && dm_ok(r->time_s) && r->time_s > 0);
+	assert(k->waves * u->count * best.occ >= best.ctas * (1 - 1e-12)); /* waves x slots >= CTAs */
 	if (it)
 		gemm_iter_of(c, u, g, &best, &ms, clock, macs_clk, matrix, gi, it);
 	if (ex) {
 		xp(ex, "unit: %ld x %s, %s pipe %.0f MAC/clk at %.0f MHz (peak %.1f TFLOP/s %s)\n", u->count, u->name,
 		   matrix ? "matrix" : "vector", macs_clk, clock / 1e6, r->peak_flops / 1e12, arch_dtype_name(g->dt));
-		if (pdyn > avail)
+		if (dyn_power_w > avail_power_w)
 			xp(ex,
 			   "power: the matrix units would draw %.0f W at %.0f MHz, %.0f W of the %.0f W TDP is left "
 			   "after "
 			   "static power: the clock drops to %.0f MHz\n",
-			   pdyn, boost / 1e6, avail, c->tdp_w, clock / 1e6);
+			   dyn_power_w, boost_hz / 1e6, avail_power_w, c->tdp_w, clock / 1e6);
 		char l2txt[32];
 		if (ms.l2_bw > 0)
 			snprintf(l2txt, sizeof l2txt, "%.0f GB/s", ms.l2_bw / 1e9);

@@ -3,17 +3,38 @@
  * kernel families share and each family's entry point. sim/device/model.h is the
  * public API.
  *
- *   model.c         helpers, waves, copies, the op dispatch, the memo
- *   model_gemm.c    GEMM and conv: the kernel search, traffic, power limit
- *   model_stream.c  memory-bound kernels: elementwise, row ops, embedding
+ * Files, in three layers; a file calls only into the layers below it (and the
+ * kernel families' files only downwards among themselves: attention's naive
+ * kernels are GEMMs and elementwise ops), so the call graph between files has
+ * no cycle (tests/run_layering.sh checks it on the objects):
+ *
+ *   model.c         dispatch: an op to its kernel family; dm_iteration; the memo (struct dm)
  *   model_attn.c    attention: FlashAttention-2/-3 and -1, decode and paged, naive
+ *   model_gemm.c    GEMM and conv: the kernel search, traffic, power limit
+ *   model_stream.c  memory-bound kernels: elementwise, row ops, embedding, copies
+ *   common.c        dtype sizes, the unit that runs a dtype, bound names, xp()
+ *   memsys.c        struct memsys: the chip's memory (and chiplets) as kernels see it
+ *   waves.c         CTAs dispatched in waves; the bound of a kernel
  */
 #ifndef SIM_MODEL_INT_H
 #define SIM_MODEL_INT_H
 
 #include "model.h"
 
+#include <assert.h>
+#include <math.h>
 #include <stdio.h>
+
+/* A time, a byte count, a rate the model computes: finite and >= 0 (for assert()). */
+static inline int dm_ok(double x)
+{
+	return isfinite(x) && x >= 0;
+}
+/* a <= b but for the rounding of a sum taken in another order (for assert()) */
+static inline int dm_le(double a, double b)
+{
+	return a <= b * (1 + 1e-12) + 1e-300;
+}
 
 void xp(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline double dmax(double a, double b)
@@ -98,12 +119,10 @@ void elem_time(const struct arch_chip *c, const struct op *op, struct dm_result 
 /* elem_time, and the iteration of one 256-thread CTA (each thread one vector load per input stream) */
 void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, struct dm_iter *it);
 
-int attn_flash(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
-int attn_flash_it(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl,
-                  struct dm_iter *it);
-int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
-int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
-int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
+/* attention: the kernel named by op->impl (model_attn.c's table) */
+int attn_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
+int attn_iteration(const struct arch_chip *c, const struct op *op, struct dm_iter *it, char *why, size_t wl);
 int copy_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl);
+void embed_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex);
 
 #endif

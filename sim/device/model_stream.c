@@ -1,6 +1,11 @@
 /*
- * model_stream.c -- memory-bound kernels: elementwise and row ops (and the
- * embedding gather), timed by bytes, pipes and Little's law.
+ * model_stream.c -- memory-bound kernels: elementwise and row ops, the
+ * embedding gather and copies (device to device, host to device over PCIe),
+ * timed by bytes, pipes and Little's law.
+ *
+ * Invariants (asserted in Debug builds): a stream's device-memory bytes are at
+ * most its L2 bytes; its time is at least each resource's time alone (the
+ * slowest of them, plus launch and latency); a kernel has at least one CTA.
  */
 #include "model_int.h"
 
@@ -20,20 +25,20 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 	double units = (double)u->count;
 	double resident = dmin(s->threads, units * unit_threads(u));
 	int in_l2 = s->warm && c->l2.present && s->rd <= 0.5 * c->l2.size_bytes;
-	double lat = in_l2 ? ms.lat_l2 : ms.lat_dram;
-	double fly = resident * s->fly_per_thread;
-	double little = fly / lat;
-	double bw = in_l2 && ms.l2_bw > 0 ? ms.l2_bw : ms.dram_bw;
+	double lat_s = in_l2 ? ms.lat_l2 : ms.lat_dram;
+	double fly_B = resident * s->fly_per_thread;
+	double little_Bps = fly_B / lat_s;
+	double bw_Bps = in_l2 && ms.l2_bw > 0 ? ms.l2_bw : ms.dram_bw;
 	double rd_dram = in_l2 ? 0 : s->rd;
 	double t[B_COUNT] = {0};
 	if (in_l2)
-		t[B_L2] = (s->rd + s->wr) / bw;
+		t[B_L2] = (s->rd + s->wr) / bw_Bps;
 	else {
 		t[B_DRAM] = (s->rd + s->wr * c->model.write_cost) / ms.dram_bw;
 		if (ms.l2_bw > 0)
 			t[B_L2] = (s->rd + s->wr + s->l2_extra) / ms.l2_bw;
 	}
-	t[B_LATENCY] = (s->rd + s->wr) / little;
+	t[B_LATENCY] = (s->rd + s->wr) / little_Bps;
 	/* chiplets: an interleaved stream reads and writes (n-1)/n of its bytes on other dies */
 	double d2d = in_l2 ? 0 : ms.remote * (s->rd + s->wr);
 	t[B_D2D] = ms.d2d_bw > 0 ? d2d / ms.d2d_bw : 0;
@@ -50,7 +55,7 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 		body = dmax(body, t[i]);
 	double launch = c->model.launch_s;
 	t[B_LAUNCH] = launch;
-	r->time_s = launch + lat + body;
+	r->time_s = launch + lat_s + body;
 	memcpy(r->t_res, t, sizeof t);
 	r->bytes_dram = rd_dram + (in_l2 ? 0 : s->wr);
 	r->bytes_l2 = s->rd + s->wr + s->l2_extra;
@@ -60,11 +65,13 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 	r->unit_group = gi;
 	r->uses_matrix = 0;
 	r->peak_flops = 2 * lanes;
-	r->bound = bound_of(t, launch + lat, r->time_s);
+	r->bound = bound_of(t, launch + lat_s, r->time_s);
+	assert(r->bytes_dram <= r->bytes_l2 && body <= r->time_s && dm_ok(r->time_s));
 	struct dm_kernel *k = &r->kern;
 	long long ctas = (long long)ceil(s->threads / 256);
 	snprintf(k->name, sizeof k->name, "stream_256t");
-	k->ctas = ctas > 0 ? ctas : 1;
+	assert(ctas >= 1); /* threads >= 1: op sizes are positive */
+	k->ctas = ctas;
 	k->ctas_per_unit = (int)dmax(1, dmin((double)u->max_ctas, unit_threads(u) / 256));
 	k->waves = (double)k->ctas / (units * k->ctas_per_unit);
 	k->kernels = 1;
@@ -74,8 +81,8 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 		xp(ex,
 		   "bandwidth: %s %.0f GB/s reachable; bytes in flight %.0f KiB (%.0f threads x %.0f B) / "
 		   "latency %.0f ns = %.0f GB/s (Little's law)\n",
-		   in_l2 ? "L2" : "device memory", bw / 1e9, fly / 1024, resident, s->fly_per_thread, lat * 1e9,
-		   little / 1e9);
+		   in_l2 ? "L2" : "device memory", bw_Bps / 1e9, fly_B / 1024, resident, s->fly_per_thread, lat_s * 1e9,
+		   little_Bps / 1e9);
 		if (ms.dies > 1)
 			xp(ex,
 			   "chiplets: %d dies, %.0f%% of memory on other dies: %.4g MB cross at %.0f GB/s (%.2f us)\n",
@@ -174,4 +181,75 @@ void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	}
 	if (ex && rowop)
 		xp(ex, "row op: %lld rows of %lld, one CTA per row\n", op->elems / op->cols, op->cols);
+}
+
+/* ------------------------------------------------------------------ */
+/* embedding                                                            */
+
+/* A gather of op->tokens rows of op->dim elements: the rows, the token ids (4 B each), the output. */
+void embed_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex)
+{
+	double e = dt_bytes(op->dtype), rows = (double)op->tokens, row = (double)op->dim * e;
+	struct stream_in s = {0};
+	s.rd = rows * row + rows * 4, s.wr = rows * row; /* gathered rows, the token ids, the output */
+	s.threads = rows * dmin(1024, ceil(row / c->model.bytes_per_thread));
+	s.fly_per_thread = c->model.bytes_per_thread;
+	stream_time(c, &s, r, ex);
+	snprintf(r->kern.name, sizeof r->kern.name, "embedding_gather");
+}
+
+/* ------------------------------------------------------------------ */
+/* copies                                                               */
+
+/* Payload share of PCIe transaction packets: 128-byte payloads (the usual
+   max payload size of a GPU's root port) behind ~24 bytes of TLP header,
+   sequence number, LCRC and framing. */
+#define PCIE_PAYLOAD      128.0
+#define PCIE_TLP_OVERHEAD 24.0
+
+int copy_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
+{
+	double t[B_COUNT] = {0};
+	struct memsys ms;
+	memsys_of(c, &ms);
+	double launch = c->model.launch_s;
+	if (op->src == PLACE_HOST && op->dst == PLACE_HOST) {
+		snprintf(why, wl, "host to host does not involve the device");
+		return -1;
+	}
+	if (op->src == PLACE_HBM && op->dst == PLACE_HBM) {
+		t[B_DRAM] = op->bytes * (1 + c->model.write_cost) / ms.dram_bw;
+		r->bytes_dram = 2 * op->bytes;
+		r->bytes_d2d = ms.remote * 2 * op->bytes; /* source and destination both interleaved */
+		t[B_D2D] = ms.d2d_bw > 0 ? r->bytes_d2d / ms.d2d_bw : 0;
+		r->time_s = launch + ms.lat_dram + dmax(t[B_DRAM], t[B_D2D]);
+		r->bound = bound_of(t, launch + ms.lat_dram, r->time_s);
+		xp(ex, "device copy: %.4g MB read and written at %.0f GB/s\n", op->bytes / 1e6, ms.dram_bw / 1e9);
+	} else {
+		const struct arch_link *l = NULL;
+		for (int i = 0; i < c->nlinks; i++)
+			if (!strcmp(c->links[i].kind, "pcie"))
+				l = &c->links[i];
+		if (!l) {
+			snprintf(why, wl, "%s has no PCIe link to the host (links.* of kind pcie)", c->name);
+			return -1;
+		}
+		double raw_Bps = arch_link_bw(l) * (double)l->count;
+		double payload_Bps = raw_Bps * PCIE_PAYLOAD / (PCIE_PAYLOAD + PCIE_TLP_OVERHEAD);
+		double lat_s = l->latency_s > 0 ? l->latency_s : 1e-6;
+		t[B_LINK] = op->bytes / payload_Bps;
+		r->bytes_link = op->bytes;
+		r->bytes_dram = op->bytes;
+		r->time_s = launch + lat_s + t[B_LINK];
+		r->bound = bound_of(t, launch + lat_s, r->time_s);
+		xp(ex, "host copy over PCIe gen %ld x%ld: %.1f GB/s raw, %.1f GB/s of payload (%.0f-byte TLPs)\n",
+		   l->pcie_gen, l->pcie_lanes, raw_Bps / 1e9, payload_Bps / 1e9, PCIE_PAYLOAD);
+	}
+	t[B_LAUNCH] = launch;
+	memcpy(r->t_res, t, sizeof t);
+	r->clock_hz = c->units[0].clock_hz;
+	snprintf(r->kern.name, sizeof r->kern.name, "memcpy_%s_to_%s", op->src == PLACE_HOST ? "host" : "hbm",
+	         op->dst == PLACE_HOST ? "host" : "hbm");
+	r->kern.kernels = 1;
+	return 0;
 }

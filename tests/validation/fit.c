@@ -199,8 +199,8 @@ static double clampv(double v, double lo, double hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* Puts the parameter values x into every loaded chip (NULL: as loaded) and
-   drops the device model's memo, which is keyed by the chip. */
+/* Puts the parameter values x into every loaded chip (NULL: as loaded). A memo of the device model knows
+   the changed chip by its content: nothing to drop. */
 static void fit_apply(const double *x)
 {
 	for (int ci = 0; ci < nchips; ci++) {
@@ -217,7 +217,6 @@ static void fit_apply(const double *x)
 			c->units[cb[ci].g].mat_pj =
 			    x ? cb[ci].pj * x[NFITKEYS + cb[ci].fam] / fam_default[cb[ci].fam] : cb[ci].pj;
 	}
-	dm_cache_clear();
 }
 
 /* The prediction of op-level case v with the chips as they are now. */

@@ -1697,7 +1697,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	dm_cache_clear();
 	for (int i = 0; i < nchips; i++)
 		if (chips[i].c)
 			arch_free(chips[i].c);
