@@ -32,7 +32,7 @@ if cmake --install "$build" --prefix "$tmp/inst" >/dev/null 2>&1; then
 		"$tmp/inst/bin/../share/sim/configs/h100.cfg"
 	check "installed: the shipped traces" "$(ls "$tmp/inst/share/sim/traces/")" "gpt3.trace"
 	check "installed: a run by names" \
-		"$("$tmp/inst/bin/sim" run h100 "$tmp/inst/share/sim/traces/allreduce_8.trace" 2>&1 | sed -n 1p)" \
+		"$("$tmp/inst/bin/sim" run h100 "$tmp/inst/share/sim/traces/allreduce_8.trace" 2>/dev/null | sed -n 1p)" \
 		"allreduce_8.trace on $tmp/inst/bin/../share/sim/configs/h100.cfg"
 else
 	echo "FAIL cmake --install into $tmp/inst"

@@ -327,50 +327,44 @@ static void fit_replay_gen(void)
 		n += vs[i].gen && vs[i].ok;
 	if (!n)
 		return;
-	char **texts = calloc((size_t)(2 * n), sizeof *texts);
-	const struct arch_chip **cc = calloc((size_t)(2 * n), sizeof *cc);
+	struct vgen_set set;
+	vgen_set_init(&set, 2 * n);
 	struct arch_chip *copies = calloc((size_t)(2 * n), sizeof *copies);
-	int *idx = calloc((size_t)(2 * n), sizeof *idx), *kind = calloc((size_t)(2 * n), sizeof *kind);
-	struct vgen_result *res = calloc((size_t)(2 * n), sizeof *res);
-	if (!texts || !cc || !copies || !idx || !kind || !res) {
+	int *kind = calloc((size_t)(2 * n), sizeof *kind);
+	if (!copies || !kind) {
 		fprintf(stderr, "validate: out of memory\n");
 		exit(1);
 	}
-	int m = 0;
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < nvs; i++) {
 			struct vcase *v = &vs[i];
 			if (!v->gen || !v->ok || (pass == 1 && !fold_has[v->src]))
 				continue;
 			fit_apply(pass ? fold_of(v)->x : fit_all.x);
+			int m = set.m++;
 			copies[m] = *chips[v->chip].c;
 			char cmd[400];
 			snprintf(cmd, sizeof cmd, "%s", v->op_text[0] + 4);
-			texts[m] = vgen_trace(&v->gc, cmd, v->attn[0] ? v->attn : NULL, v->nomem);
-			cc[m] = &copies[m];
-			idx[m] = i, kind[m] = pass;
-			m++;
+			set.texts[m] = vgen_trace(&v->gc, cmd, v->attn[0] ? v->attn : NULL, v->nomem);
+			set.chips[m] = &copies[m];
+			set.idx[m] = i, kind[m] = pass;
 		}
 	fit_apply(NULL);
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	vgen_replay_all((const char *const *)texts, cc, m, cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus, res);
-	for (int j = 0; j < m; j++) {
-		struct vcase *v = &vs[idx[j]];
-		double e = res[j].rc ? NAN : (gen_metric(v, res[j].time_s) - ms[v->meas].value) / ms[v->meas].value;
-		if (res[j].rc)
-			fail("%s: replay with the fitted constants: %s", v->id, res[j].why);
+	vgen_set_run(&set);
+	for (int j = 0; j < set.m; j++) {
+		struct vcase *v = &vs[set.idx[j]];
+		const struct vgen_result *r = &set.res[j];
+		double e = r->rc ? NAN : (gen_metric(v, r->time_s) - ms[v->meas].value) / ms[v->meas].value;
+		if (r->rc)
+			fail("%s: replay with the fitted constants: %s", v->id, r->why);
 		if (kind[j] == 0)
 			v->err_in = e;
 		if (kind[j] == 1 || !fold_has[v->src])
 			v->err_cv = e;
-		free(texts[j]);
 	}
-	free(texts);
-	free(cc);
+	vgen_set_free(&set);
 	free(copies);
-	free(idx);
 	free(kind);
-	free(res);
 }
 
 static void fit_job(long i, void *ctx, void *out)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_ARGS 96
 
@@ -211,4 +212,35 @@ void vgen_replay_all(const char *const *texts, const struct arch_chip *const *ch
 	free(utexts);
 	free(uchips);
 	free(ures);
+}
+
+void vgen_set_init(struct vgen_set *s, int n)
+{
+	size_t k = (size_t)(n > 0 ? n : 1);
+	s->m = 0;
+	s->texts = calloc(k, sizeof *s->texts);
+	s->chips = calloc(k, sizeof *s->chips);
+	s->idx = calloc(k, sizeof *s->idx);
+	s->res = calloc(k, sizeof *s->res);
+	if (!s->texts || !s->chips || !s->idx || !s->res) {
+		fprintf(stderr, "validate: out of memory\n");
+		exit(1);
+	}
+}
+
+void vgen_set_run(struct vgen_set *s)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	vgen_replay_all((const char *const *)s->texts, s->chips, s->m, cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus, s->res);
+}
+
+void vgen_set_free(struct vgen_set *s)
+{
+	for (int j = 0; j < s->m; j++)
+		free(s->texts[j]);
+	free(s->texts);
+	free(s->chips);
+	free(s->idx);
+	free(s->res);
+	memset(s, 0, sizeof *s);
 }

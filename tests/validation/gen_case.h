@@ -38,4 +38,20 @@ struct vgen_result {
 void vgen_replay_all(const char *const *texts, const struct arch_chip *const *chips, int n, int jobs,
                      struct vgen_result *res);
 
+/* A batch of replays: m traces (owned), each on its chip, each for the
+   caller's item idx[j]; res[j] once run. */
+struct vgen_set {
+	int m;
+	char **texts;
+	const struct arch_chip **chips;
+	int *idx;
+	struct vgen_result *res;
+};
+/* Room for n replays (the program exits when there is none). */
+void vgen_set_init(struct vgen_set *s, int n);
+/* Replays texts[0..m) with vgen_replay_all, as many at a time as there are
+   processors (at most 8). */
+void vgen_set_run(struct vgen_set *s);
+void vgen_set_free(struct vgen_set *s);
+
 #endif

@@ -13,7 +13,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct mech {
 	const char *name; /* as the report names it */
@@ -55,15 +54,8 @@ void mech_run(void)
 			n += vs[i].gen && vs[i].ok && !vs[i].cond && mechs[k].applies(&vs[i].gc);
 		if (!n)
 			continue;
-		char **texts = calloc((size_t)n, sizeof *texts);
-		const struct arch_chip **cc = calloc((size_t)n, sizeof *cc);
-		int *idx = calloc((size_t)n, sizeof *idx);
-		struct vgen_result *res = calloc((size_t)n, sizeof *res);
-		if (!texts || !cc || !idx || !res) {
-			fprintf(stderr, "validate: out of memory\n");
-			exit(1);
-		}
-		int m = 0;
+		struct vgen_set set;
+		vgen_set_init(&set, n);
 		for (int i = 0; i < nvs; i++) {
 			struct vcase *v = &vs[i];
 			if (!v->gen || !v->ok || v->cond || !mechs[k].applies(&v->gc))
@@ -72,25 +64,20 @@ void mech_run(void)
 			mechs[k].switch_off(&c);
 			char cmd[480];
 			snprintf(cmd, sizeof cmd, "%s (%s)", v->op_text[0] + 4, mechs[k].off);
-			texts[m] = vgen_trace(&c, cmd, v->attn[0] ? v->attn : NULL, v->nomem);
-			cc[m] = chips[v->chip].c;
-			idx[m++] = i;
+			set.texts[set.m] = vgen_trace(&c, cmd, v->attn[0] ? v->attn : NULL, v->nomem);
+			set.chips[set.m] = chips[v->chip].c;
+			set.idx[set.m++] = i;
 		}
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		vgen_replay_all((const char *const *)texts, cc, m, cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus, res);
-		for (int j = 0; j < m; j++) {
-			struct vcase *v = &vs[idx[j]];
-			if (res[j].rc)
-				fail("%s: replay without %s: %s", v->id, mechs[k].name, res[j].why);
+		vgen_set_run(&set);
+		for (int j = 0; j < set.m; j++) {
+			struct vcase *v = &vs[set.idx[j]];
+			if (set.res[j].rc)
+				fail("%s: replay without %s: %s", v->id, mechs[k].name, set.res[j].why);
 			else
-				err_off[k][idx[j]] =
-				    (gen_metric(v, res[j].time_s) - ms[v->meas].value) / ms[v->meas].value;
-			free(texts[j]);
+				err_off[k][set.idx[j]] =
+				    (gen_metric(v, set.res[j].time_s) - ms[v->meas].value) / ms[v->meas].value;
 		}
-		free(texts);
-		free(cc);
-		free(idx);
-		free(res);
+		vgen_set_free(&set);
 	}
 }
 

@@ -852,14 +852,9 @@ static void predict_gen(void)
 		n += vs[i].gen && vs[i].chip >= 0 && chips[vs[i].chip].c;
 	if (!n)
 		return;
-	char **texts = calloc((size_t)n, sizeof *texts);
-	const struct arch_chip **cc = calloc((size_t)n, sizeof *cc);
-	int *idx = calloc((size_t)n, sizeof *idx);
-	struct vgen_result *res = calloc((size_t)n, sizeof *res);
-	if (!texts || !cc || !idx || !res) {
-		fprintf(stderr, "validate: out of memory\n");
-		exit(1);
-	}
+	struct vgen_set set;
+	vgen_set_init(&set, n);
+	int *idx = set.idx;
 	for (int i = 0, j = 0; i < nvs; i++)
 		if (vs[i].gen && vs[i].chip >= 0 && chips[vs[i].chip].c)
 			idx[j++] = i;
@@ -869,23 +864,23 @@ static void predict_gen(void)
 		struct vcase *v = &vs[idx[j]];
 		char cmd[400];
 		snprintf(cmd, sizeof cmd, "%s", v->op_text[0] + 4);
-		texts[j] = vgen_trace(&v->gc, cmd, v->attn[0] ? v->attn : NULL, v->nomem);
-		cc[j] = chips[v->chip].c;
+		set.texts[j] = vgen_trace(&v->gc, cmd, v->attn[0] ? v->attn : NULL, v->nomem);
+		set.chips[j] = chips[v->chip].c;
 	}
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int jobs = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
-	vgen_replay_all((const char *const *)texts, cc, n, jobs, res);
+	set.m = n;
+	vgen_set_run(&set);
 	for (int j = 0; j < n; j++) {
 		struct vcase *v = &vs[idx[j]];
-		v->wall_s = res[j].wall_s;
-		if (res[j].rc) {
-			fail("%s: replay: %s", v->id, res[j].why);
-			snprintf(v->why, sizeof v->why, "replay: %.900s", res[j].why);
+		const struct vgen_result *r = &set.res[j];
+		v->wall_s = r->wall_s;
+		if (r->rc) {
+			fail("%s: replay: %s", v->id, r->why);
+			snprintf(v->why, sizeof v->why, "replay: %.900s", r->why);
 			continue;
 		}
-		v->step_s = res[j].time_s;
-		v->ranks = res[j].ranks;
-		v->nrep = res[j].nrep;
+		v->step_s = r->time_s;
+		v->ranks = r->ranks;
+		v->nrep = r->nrep;
 		v->pred = gen_metric(v, v->step_s);
 		if (!(v->pred > 0) || !isfinite(v->pred)) {
 			fail("%s: step time %g s gives %g", v->id, v->step_s, v->pred);
@@ -895,12 +890,7 @@ static void predict_gen(void)
 		v->ok = 1;
 		v->err = (v->pred - ms[v->meas].value) / ms[v->meas].value;
 	}
-	for (int j = 0; j < n; j++)
-		free(texts[j]);
-	free(texts);
-	free(cc);
-	free(idx);
-	free(res);
+	vgen_set_free(&set);
 }
 
 struct catstat {
