@@ -233,6 +233,9 @@ int cmd_run(int argc, char **argv)
 		rc = SIM_EXIT_INTERNAL;
 		goto out;
 	}
+	rep.version = SIM_VERSION;
+	rep.argc = argc;
+	rep.argv = argv;
 	if (timeline && write_file(timeline, &rep, keep)) {
 		fprintf(stderr, "sim run: cannot write the timeline %s: %s\n", timeline, strerror(errno ? errno : EIO));
 		rc = SIM_EXIT_CANTCREAT;

@@ -231,8 +231,8 @@ static void groups(struct report *rep)
 		double d = s->t1 - s->t0;
 		rep->flops += s->flops * (double)w;
 		rep->total_op_time += d * (double)w;
-		struct rep_group *g = group_find(rep->kinds, &rep->nkinds,
-		                                 (int)(sizeof rep->kinds / sizeof rep->kinds[0]), kind_label(s, r, label));
+		struct rep_group *g = group_find(
+		    rep->kinds, &rep->nkinds, (int)(sizeof rep->kinds / sizeof rep->kinds[0]), kind_label(s, r, label));
 		if (g) {
 			g->count += w;
 			g->time_s += d * (double)w;
@@ -490,6 +490,34 @@ static void json_span(struct json *j, const struct report *rep, long i)
 	json_obj_end(j);
 }
 
+/* What made this output: sim's version, the command line, the config file
+   with its --set overrides and the fingerprint of the chip they gave
+   (arch_chip_fingerprint: equal for equal parameters), the trace. */
+static void provenance_json(const struct report *rep, const char *config_path, struct json *j)
+{
+	char fp[32];
+	snprintf(fp, sizeof fp, "%016llx", (unsigned long long)arch_chip_fingerprint(rep->chip));
+	json_obj(j, "provenance");
+	if (rep->version)
+		json_str(j, "sim_version", rep->version);
+	else
+		json_null(j, "sim_version");
+	json_arr(j, "command");
+	if (rep->argc > 0)
+		json_str(j, NULL, "sim");
+	for (int i = 0; i < rep->argc; i++)
+		json_str(j, NULL, rep->argv[i]);
+	json_arr_end(j);
+	json_str(j, "config", config_path);
+	json_str(j, "config_fingerprint", fp);
+	json_arr(j, "overrides");
+	for (int i = 0; i < rep->chip->nsets; i++)
+		json_str(j, NULL, rep->chip->sets[i]);
+	json_arr_end(j);
+	json_str(j, "trace", tr_path(rep->trace));
+	json_obj_end(j);
+}
+
 void report_json(const struct report *rep, const char *config_path, FILE *f)
 {
 	const struct rp_result *r = rep->r;
@@ -501,6 +529,7 @@ void report_json(const struct report *rep, const char *config_path, FILE *f)
 	json_int(&j, "schema_version", 1);
 	json_str(&j, "config", config_path);
 	json_str(&j, "trace", tr_path(rep->trace));
+	provenance_json(rep, config_path, &j);
 	json_num(&j, "time_s", r->time_s);
 	json_int(&j, "ranks", r->ranks);
 	json_int(&j, "nodes", r->topo.nodes);
@@ -674,7 +703,22 @@ int report_timeline(const struct report *rep, FILE *f, const char *keep)
 	const struct rp_result *r = rep->r;
 	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"sim run\",\"trace\":");
 	jstr(f, tr_path(rep->trace));
-	fprintf(f, ",\"step_time_s\":%.9g},\n\"traceEvents\":[\n", r->time_s);
+	fprintf(f, ",\"sim_version\":");
+	jstr(f, rep->version ? rep->version : "");
+	fprintf(f, ",\"config\":");
+	jstr(f, rep->chip->path);
+	fprintf(f, ",\"config_fingerprint\":\"%016llx\",\"overrides\":[",
+	        (unsigned long long)arch_chip_fingerprint(rep->chip));
+	for (int i = 0; i < rep->chip->nsets; i++) {
+		fprintf(f, "%s", i ? "," : "");
+		jstr(f, rep->chip->sets[i]);
+	}
+	fprintf(f, "],\"command\":[");
+	for (int i = 0; i < rep->argc; i++) {
+		fprintf(f, "%s", i ? "," : "\"sim\",");
+		jstr(f, rep->argv[i]);
+	}
+	fprintf(f, "],\"step_time_s\":%.9g},\n\"traceEvents\":[\n", r->time_s);
 	int first = 1;
 	char *named = calloc((size_t)r->ranks * ((size_t)tr_nstreams(rep->trace) + 1), 1);
 	if (!named)

@@ -32,6 +32,12 @@ struct report {
 	const struct arch_chip *chip;
 	const struct trace *trace;
 	const struct rp_result *r;
+	/* provenance the saved outputs record (the caller sets them after
+	   report_build; NULL/0: not recorded): sim's version, the command's
+	   arguments after `sim` */
+	const char *version;
+	int argc;
+	char *const *argv;
 	struct rep_rank *rank; /* per rank */
 	struct rep_rank mean, max;
 	double flops;      /* useful work, all ranks */
