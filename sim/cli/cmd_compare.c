@@ -36,8 +36,9 @@ const char cmd_compare_help[] =
     "With --op: the op on one device of each chip (as `sim op`): time,\n"
     "TFLOP/s, share of the peak, what bounds it. With a TRACE: the trace\n"
     "replayed on each chip's system (as `sim run`): step time, TFLOP/s per\n"
-    "device, MFU; with the trace's workload line tokens/s (and time per output\n"
-    "token for inference); with its memory lines the peak device memory and\n"
+    "device, HFU (executed FLOPs over the peak); with the trace's workload line\n"
+    "tokens/s, MFU (model FLOPs over the peak) and, for inference, time per\n"
+    "output token; with its memory lines the peak device memory and\n"
     "whether it fits (a step that does not fit is still timed, and marked).\n"
     "\n"
     "Then for each: TDP and price, energy at TDP and from activity (static\n"
@@ -79,9 +80,9 @@ enum metric {
 	M_TIME,
 	M_TFLOPS,
 	M_PEAKFRAC,
-	M_MFU,
+	M_HFU,
 	M_TOKENS,
-	M_MODEL_MFU,
+	M_MFU,
 	M_TPOT,
 	M_MEM_PEAK,
 	M_MEM_DEV,
@@ -110,9 +111,9 @@ static const struct metric_def {
     [M_TIME] = {"time_s", "time", F_TIME, A_OP | A_TRACE | A_MD},
     [M_TFLOPS] = {"tflops_per_device", "TFLOP/s per device", F_NUM, A_OP | A_TRACE | A_FLOPS | A_MD},
     [M_PEAKFRAC] = {"peak_fraction", "share of peak", F_PCT, A_OP | A_FLOPS},
-    [M_MFU] = {"mfu", "MFU", F_PCT, A_TRACE | A_FLOPS},
+    [M_HFU] = {"hfu", "HFU (executed FLOPs)", F_PCT, A_TRACE | A_FLOPS},
     [M_TOKENS] = {"tokens_per_s", "tokens/s", F_NUM, A_TRACE | A_WORK | A_MD},
-    [M_MODEL_MFU] = {"model_mfu", "model FLOPs utilization", F_PCT, A_TRACE | A_WORK | A_MD},
+    [M_MFU] = {"mfu", "MFU (model FLOPs)", F_PCT, A_TRACE | A_WORK | A_MD},
     [M_TPOT] = {"tpot_s", "time per output token", F_TIME, A_TRACE | A_INFER | A_MD},
     [M_MEM_PEAK] = {"memory_peak_bytes", "peak memory per device", F_GIB, A_TRACE | A_MEM | A_MD},
     [M_MEM_DEV] = {"memory_device_bytes", "device memory", F_GIB, A_TRACE | A_MEM},
@@ -137,7 +138,7 @@ struct cmp_run {
 	int ranks;
 	int dtype; /* dominant dtype, -1 = none */
 	int has_work, infer;
-	double time_s, flops, tflops_dev, mfu, tokens_s, model_mfu, tpot_s;
+	double time_s, flops, tflops_dev, hfu, tokens_s, mfu, tpot_s;
 	int mem_rank; /* -1 = no memory lines */
 	double mem_peak;
 };
@@ -235,11 +236,11 @@ static void replay_one(long i, void *ctx, void *out)
 		res->time_s = r.time_s;
 		res->flops = rep.flops;
 		res->tflops_dev = rep.tflops_dev;
-		res->mfu = rep.mfu;
+		res->hfu = rep.hfu;
 		res->has_work = rep.has_workload;
 		res->infer = rep.tpot_s > 0;
 		res->tokens_s = rep.tokens_per_s;
-		res->model_mfu = rep.model_mfu;
+		res->mfu = rep.model_mfu;
 		res->tpot_s = rep.tpot_s;
 		res->mem_rank = rep.mem_rank;
 		res->mem_peak = rep.mem_peak;
@@ -289,9 +290,9 @@ static int run_trace(struct compare *cm, const struct trace *t)
 		v[M_DEVICES] = r->ranks;
 		v[M_TIME] = r->time_s;
 		v[M_TFLOPS] = r->flops > 0 ? r->tflops_dev : COST_UNKNOWN;
-		v[M_MFU] = r->flops > 0 && r->mfu > 0 ? r->mfu : COST_UNKNOWN;
+		v[M_HFU] = r->flops > 0 && r->hfu > 0 ? r->hfu : COST_UNKNOWN;
 		v[M_TOKENS] = r->has_work && r->tokens_s > 0 ? r->tokens_s : COST_UNKNOWN;
-		v[M_MODEL_MFU] = r->has_work && r->model_mfu > 0 ? r->model_mfu : COST_UNKNOWN;
+		v[M_MFU] = r->has_work && r->mfu > 0 ? r->mfu : COST_UNKNOWN;
 		v[M_TPOT] = r->tpot_s > 0 ? r->tpot_s : COST_UNKNOWN;
 		v[M_MEM_PEAK] = r->mem_rank >= 0 ? r->mem_peak : COST_UNKNOWN;
 		v[M_MEM_DEV] = k->chip->dram.size_bytes > 0 ? k->chip->dram.size_bytes : COST_UNKNOWN;

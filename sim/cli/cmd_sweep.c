@@ -49,8 +49,11 @@ const char cmd_sweep_help[] =
     "  bound           op: what bounds it (matrix, dram, ...); trace: compute,\n"
     "                  comm or wait, the largest part of the critical path\n"
     "  tflops          achieved TFLOP/s (per device for a trace)\n"
-    "  mfu             op: share of the peak of the pipe used; trace: model FLOPs\n"
-    "                  utilization with a `workload` line, else achieved / peak\n"
+    "  mfu             model FLOPs utilization: an op's FLOPs, or a trace's\n"
+    "                  `workload` model FLOPs, over the peak (a trace without\n"
+    "                  that line: empty)\n"
+    "  hfu             executed FLOPs (recompute included) over the peak; an\n"
+    "                  op's equals its mfu\n"
     "  tokens_per_s    trace with a `workload` line\n"
     "  peak_mem_bytes  trace with `memory` lines: the rank that needs most\n"
     "  fits            1 or 0 against the device memory (trace with `memory` lines)\n"
@@ -93,9 +96,9 @@ struct sw_key {
 
 /* What a point's child sends up its pipe: fixed size, no pointers. */
 struct sw_row {
-	int rc;                                             /* 0, or the exit code the point's error maps to */
-	int fits;                                           /* 1, 0, or -1 when not known */
-	double time_s, tflops, mfu, tokens_per_s, peak_mem; /* NaN = no value */
+	int rc;                                                  /* 0, or the exit code the point's error maps to */
+	int fits;                                                /* 1, 0, or -1 when not known */
+	double time_s, tflops, mfu, hfu, tokens_per_s, peak_mem; /* NaN = no value */
 	char bound[16];
 	char why[480];
 };
@@ -320,7 +323,7 @@ static void run_op(const struct sw_job *j, const struct arch_chip *c, struct sw_
 	}
 	row->time_s = r.time_s;
 	row->tflops = r.tflops;
-	row->mfu = r.peak_frac;
+	row->mfu = row->hfu = r.peak_frac;
 	snprintf(row->bound, sizeof row->bound, "%s", dm_bound_name(r.bound));
 }
 
@@ -347,7 +350,8 @@ static void run_trace(const struct sw_job *j, const struct arch_chip *c, struct 
 	}
 	row->time_s = r.time_s;
 	row->tflops = rep.tflops_dev;
-	row->mfu = rep.has_workload && rep.model_mfu > 0 ? rep.model_mfu : rep.mfu;
+	row->mfu = rep.has_workload && rep.model_mfu > 0 ? rep.model_mfu : NAN;
+	row->hfu = rep.hfu;
 	if (rep.has_workload)
 		row->tokens_per_s = rep.tokens_per_s;
 	if (rep.mem_rank >= 0) {
@@ -378,7 +382,7 @@ static void run_point(long i, void *ctx, void *out)
 	const struct sw_args *a = j->a;
 	struct sw_row *row = out;
 	row->fits = -1;
-	row->time_s = row->tflops = row->mfu = row->tokens_per_s = row->peak_mem = NAN;
+	row->time_s = row->tflops = row->mfu = row->hfu = row->tokens_per_s = row->peak_mem = NAN;
 	char buf[SW_MAX_KEYS][512];
 	const char *sets[SW_MAX_KEYS];
 	for (int k = 0; k < a->nkeys; k++) {
@@ -421,7 +425,7 @@ static void point_done(long i, void *ctx, int ok, int status, double wall_s)
 		pp_describe(status, d, sizeof d);
 		r->rc = SIM_EXIT_INTERNAL;
 		r->fits = -1;
-		r->time_s = r->tflops = r->mfu = r->tokens_per_s = r->peak_mem = NAN;
+		r->time_s = r->tflops = r->mfu = r->hfu = r->tokens_per_s = r->peak_mem = NAN;
 		snprintf(r->why, sizeof r->why, "the point's process %s", d);
 	}
 	progress(++p->done, p->n, p->t0, p->tty, &p->last);
@@ -467,7 +471,7 @@ static void write_csv(FILE *f, const struct sw_args *a, const struct sw_row *row
 		csv_field(f, a->keys[k].key);
 		fputc(',', f);
 	}
-	fputs("time_s,bound,tflops,mfu,tokens_per_s,peak_mem_bytes,fits,error\n", f);
+	fputs("time_s,bound,tflops,mfu,hfu,tokens_per_s,peak_mem_bytes,fits,error\n", f);
 	for (long i = 0; i < n; i++) {
 		const struct sw_row *r = &rows[i];
 		for (int k = 0; k < a->nkeys; k++) {
@@ -480,6 +484,7 @@ static void write_csv(FILE *f, const struct sw_args *a, const struct sw_row *row
 		csv_field(f, r->bound);
 		csv_num(f, r->tflops);
 		csv_num(f, r->mfu);
+		csv_num(f, r->hfu);
 		csv_num(f, r->tokens_per_s);
 		csv_num(f, r->peak_mem);
 		fputc(',', f);

@@ -9,8 +9,11 @@
  *              peers arrived (load imbalance, pipeline bubbles)
  *   busy     = time covered by anything (device ops, transfers, delays)
  *   idle     = step time - busy
- * MFU = useful FLOPs / (step time x ranks x the chip's peak for the dtype
- * that carries most FLOPs). The critical path follows each span's enabling
+ * HFU = executed FLOPs (recompute included) / (step time x ranks x the
+ * chip's peak for the dtype that carries most FLOPs); MFU, the model FLOPs
+ * of the trace's workload line over the same (PaLM's, Megatron-LM's), is
+ * report_work.c's. Every output names them so: `mfu` always means model
+ * FLOPs, `hfu` executed ones. The critical path follows each span's enabling
  * predecessor back from the span that ends last.
  */
 #include "report.h"
@@ -366,7 +369,7 @@ int report_build(struct report *rep, const struct arch_chip *c, const struct tra
 	if (r->time_s > 0)
 		rep->tflops_dev = rep->flops / r->ranks / r->time_s / 1e12;
 	if (rep->peak > 0)
-		rep->mfu = rep->tflops_dev * 1e12 / rep->peak;
+		rep->hfu = rep->tflops_dev * 1e12 / rep->peak;
 	report_work_build(rep, idx, r->nspans);
 	free(idx);
 	return 0;
@@ -406,8 +409,9 @@ void report_text(const struct report *rep, const char *config_path, FILE *f)
 	report_tfmt(r->time_s, b1, sizeof b1);
 	fprintf(f, "  step time    %s\n", b1);
 	if (rep->peak > 0)
-		fprintf(f, "  throughput   %.4g TFLOP/s per device, MFU %.1f%% (of the %.4g TFLOP/s %s peak)\n",
-		        rep->tflops_dev, 100 * rep->mfu, rep->peak / 1e12, arch_dtype_name((enum arch_dtype)r->dtype));
+		fprintf(f,
+		        "  throughput   %.4g TFLOP/s per device executed, HFU %.1f%% (of the %.4g TFLOP/s %s peak)\n",
+		        rep->tflops_dev, 100 * rep->hfu, rep->peak / 1e12, arch_dtype_name((enum arch_dtype)r->dtype));
 	report_work_text(rep, f);
 	const struct rep_rank *m = &rep->mean;
 	report_tfmt(m->busy, b1, sizeof b1);
@@ -526,7 +530,7 @@ void report_json(const struct report *rep, const char *config_path, FILE *f)
 	platform_describe(rep->chip, &r->topo, sys, sizeof sys);
 	json_begin(&j, f, 1);
 	json_obj(&j, NULL);
-	json_int(&j, "schema_version", 1);
+	json_int(&j, "schema_version", 2);
 	json_str(&j, "config", config_path);
 	json_str(&j, "trace", tr_path(rep->trace));
 	provenance_json(rep, config_path, &j);
@@ -541,7 +545,8 @@ void report_json(const struct report *rep, const char *config_path, FILE *f)
 		json_str(&j, "dtype", arch_dtype_name((enum arch_dtype)r->dtype));
 	else
 		json_null(&j, "dtype");
-	json_num_or_null(&j, "mfu", rep->mfu);
+	json_num_or_null(&j, "hfu", rep->hfu);
+	json_num_or_null(&j, "mfu", rep->has_workload && rep->peak > 0 && rep->model_mfu > 0 ? rep->model_mfu : NAN);
 	report_work_json(rep, &j);
 	json_rank(&j, "rank_mean", &rep->mean);
 	json_rank(&j, "rank_max", &rep->max);

@@ -43,7 +43,7 @@ struct report {
 	double flops;      /* useful work, all ranks */
 	double peak;       /* per device, of the dominant dtype */
 	double tflops_dev; /* achieved per device */
-	double mfu;
+	double hfu; /* hardware FLOPs utilization: executed FLOPs (recompute included) / (time x ranks x peak) */
 	int nkinds;
 	struct rep_group kinds[TK_COUNT + OP_KIND_COUNT + CO_COUNT];
 	int ncolls;

@@ -253,7 +253,6 @@ void report_work_json(const struct report *rep, struct json *j)
 		json_num(j, "tokens", w->tokens);
 		json_num(j, "tokens_per_s", rep->tokens_per_s);
 		json_num(j, "model_tflops_per_device", rep->model_tflops_dev);
-		json_num_or_null(j, "model_mfu", rep->peak > 0 ? rep->model_mfu : NAN);
 		json_num_or_null(j, "ttft_s", rep->ttft_s > 0 ? rep->ttft_s : NAN);
 		json_num_or_null(j, "tpot_s", rep->tpot_s > 0 ? rep->tpot_s : NAN);
 		json_obj_end(j);
