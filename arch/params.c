@@ -216,6 +216,8 @@ static const struct arch_param link_params[] = {
 static const struct arch_param system_params[] = {
 	INT("devices_per_node", arch_system, devices_per_node, REQ, NULL, 1, 1024, "devices in one node (DGX H100: 8)",
 	    R_PLAT),
+	/* the names of sim/cluster/topo.c's table, in its order (arch/ cannot
+	   include sim/; tests/test_coll.c checks that the two lists agree) */
 	ENUM("topology", arch_system, topology, 0, "switch", "switch|full_mesh|hybrid_cube_mesh|ring|torus|pcie_host",
 	     "intra-node topology", R_PLAT),
 	STR("link", arch_system, link, 0, "name of the links.* group that connects devices in a node; default: none (PCIe)",

@@ -4,7 +4,10 @@
  *
  * usage: test_coll ROOT CONFIG RANKS ALGO BYTES
  *
- * 1. The table of algorithms (names unique and found by name). Closed
+ * 1. The table of algorithms (names unique and found by name). The table of
+ *    topologies: the same names as system.topology's list in arch/params.c,
+ *    and each one's links in a node of 8 against a row of `want` below (a
+ *    new topology needs its row). Closed
  *    forms, no SimGrid: a ring all-reduce's bandwidth term is
  *    2(n-1)/n x S / B with B the device's switch port (links x per-link
  *    bandwidth x model.link_efficiency); bus bandwidth factors; a forced
@@ -15,6 +18,7 @@
  *    to 1e-9 (SimGrid's flows on an idle platform reproduce the model
  *    exactly; one replay per process, as SimGrid allows).
  */
+#include "arch_int.h" /* arch_sections: system.topology's names */
 #include "coll.h"
 #include "platform.h"
 #include "replay.h"
@@ -56,6 +60,69 @@ static void algo_table(void)
 	CHECK(coll_algo_find("star") == COLL_UNKNOWN && !strcmp(coll_algo_name(coll_algo_count()), "?"), "unknown");
 }
 
+/* The topologies: arch/ validates system.topology against the table's
+   names; in a node of 8 devices with 4 links of 25 GB/s each, every device
+   has `deg` direct links (0: a port), of 100 GB/s together. */
+static void topo_table(void)
+{
+	static const struct {
+		const char *name, *describe; /* describe: after setup (torus is modelled as a switch) */
+		int deg;
+	} want[] = {
+	    {"switch", "switch", 0}, {"full_mesh", "full mesh", 7}, {"hybrid_cube_mesh", "hybrid cube mesh", 4},
+	    {"ring", "ring", 2},     {"torus", "switch", 0},        {"pcie_host", "PCIe host bridge", 0},
+	};
+	char names[256] = "";
+	for (int i = 0; i < topo_count(); i++)
+		snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "|" : "", topo_at(i)->name);
+	const char *choices = NULL;
+	for (int s = 0; s < arch_nsections; s++)
+		for (int k = 0; k < arch_sections[s].nparams; k++)
+			if (!strcmp(arch_sections[s].prefix, "system") &&
+			    !strcmp(arch_sections[s].params[k].key, "topology"))
+				choices = arch_sections[s].params[k].choices;
+	CHECK(choices && !strcmp(choices, names), "system.topology in arch/params.c lists %s, sim/cluster/topo.c %s",
+	      choices ? choices : "nothing", names);
+	CHECK(topo_find("star") == NULL && topo_at(topo_count()) == NULL, "unknown topology");
+	struct arch_link l = {.name = "nvlink", .kind = "nvlink", .count = 4, .bw_Bps = 25e9};
+	struct topo_in in = {.link = &l, .eff = 1, .in_switch_reduction = 1};
+	for (int i = 0; i < topo_count(); i++) {
+		const struct topo_ops *o = topo_at(i);
+		int r = 0;
+		while (r < (int)(sizeof want / sizeof want[0]) && strcmp(want[r].name, o->name))
+			r++;
+		CHECK(topo_find(o->name) == o, "%s is not found by its name", o->name);
+		if (r == (int)(sizeof want / sizeof want[0])) {
+			CHECK(0, "topology %s has no row in test_coll.c's topo_table", o->name);
+			continue;
+		}
+		struct topo t = {.ranks = 8, .dpn = 8, .nodes = 1, .ops = o, .lat_scale = 1, .chunk = 1048576};
+		o->setup(&t, &in);
+		CHECK(!strcmp(t.ops->describe, want[r].describe), "%s is described as %s", o->name, t.ops->describe);
+		CHECK(!t.nvls || t.ops->switch_reduce, "%s reduces in a switch it does not have", o->name);
+		for (int a = 0; a < 8; a++) {
+			int deg = 0;
+			for (int b = 0; b < 8; b++) {
+				CHECK(topo_linked(&t, a, b) == topo_linked(&t, b, a), "%s: link %d-%d one way", o->name,
+				      a, b);
+				deg += a != b && topo_linked(&t, a, b);
+			}
+			CHECK(deg == want[r].deg, "%s: device %d has %d direct links, want %d", o->name, a, deg,
+			      want[r].deg);
+		}
+		double total = t.ops->port ? t.port_bw : t.pair_bw * want[r].deg;
+		CHECK(fabs(total - 100e9) < 1, "%s: a device's links carry %g B/s, want 100 GB/s", o->name, total);
+		CHECK(fabs(t.ops->intra_bw(&t, want[r].deg) - 100e9) < 1, "%s: intra bandwidth %g B/s", o->name,
+		      t.ops->intra_bw(&t, want[r].deg));
+		CHECK(!t.ops->all_pairs || want[r].deg == 7, "%s: all pairs linked, but %d links", o->name,
+		      want[r].deg);
+		FILE *f = tmpfile();
+		CHECK(f && !platform_write_xml(&t, f), "%s: platform XML", o->name);
+		if (f)
+			fclose(f);
+	}
+}
+
 static void closed_forms(const struct arch_chip *c)
 {
 	char why[512];
@@ -63,7 +130,7 @@ static void closed_forms(const struct arch_chip *c)
 	struct coll_plan p;
 	int *m = iota(8);
 	CHECK(!platform_topo(c, 8, &t, why, sizeof why), "%s", why);
-	if (t.intra == TI_SWITCH) {
+	if (t.ops == topo_find("switch")) {
 		const struct arch_link *l = arch_find_link(c, c->sys.link);
 		double B = arch_link_bw(l) * (double)l->count * c->model.link_eff, S = 1 << 30;
 		CHECK(!coll_plan(&t, CO_ALLREDUCE, coll_algo_find("ring"), S, m, 8, 1, &p, why, sizeof why), "%s", why);
@@ -87,11 +154,11 @@ static void closed_forms(const struct arch_chip *c)
 	CHECK(fabs(coll_busbw_factor(CO_ALLGATHER, 8) - 0.875) < 1e-15, "allgather busbw factor");
 	/* oneshot: each member's buffer to the 7 others, through its switch port */
 	int one = coll_algo_find("oneshot");
-	if (t.intra == TI_SWITCH) {
+	if (t.ops == topo_find("switch")) {
 		CHECK(!coll_plan(&t, CO_ALLREDUCE, one, 1e6, m, 8, 0, &p, why, sizeof why), "%s", why);
 		double want = 7 * 1e6 / t.port_bw;
-		CHECK(fabs(p.bw_s - want) <= 1e-12 * want, "oneshot bandwidth term %.12g s, closed form %.12g s", p.bw_s,
-		      want);
+		CHECK(fabs(p.bw_s - want) <= 1e-12 * want, "oneshot bandwidth term %.12g s, closed form %.12g s",
+		      p.bw_s, want);
 	}
 	double prev = 0;
 	for (double S = 8; S <= 16.0 * (1 << 30); S *= 4) {
@@ -119,6 +186,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	algo_table();
+	topo_table();
 	closed_forms(c);
 	int n = atoi(argv[3]);
 	snprintf(text, sizeof text, "simtrace 1\nranks %d\ncoll op=allreduce comm=world bytes=%s algo=%s\n", n, argv[5],

@@ -102,7 +102,6 @@ double coll_busbw_factor(enum tr_coll c, int n)
 	}
 }
 
-
 static struct shape group_shape(const struct topo *t, const int *mem, int n)
 {
 	struct shape s = {n, 0, 0, 0};
@@ -118,7 +117,7 @@ static struct shape group_shape(const struct topo *t, const int *mem, int n)
 			s.k = run;
 	}
 	s.deg = s.k - 1;
-	if (t->intra == TI_CUBE || t->intra == TI_RING)
+	if (t->ops->linked && !t->ops->all_pairs)
 		for (int i = 0; i < n; i++) {
 			int d = 0;
 			for (int j = 0; j < n; j++)
@@ -130,7 +129,6 @@ static struct shape group_shape(const struct topo *t, const int *mem, int n)
 	return s;
 }
 
-
 /* Whether algorithm al may try protocol p for collective c here. */
 static int allowed(const struct coll_algo_ops *al, const struct topo *t, enum tr_coll c, enum coll_proto p)
 {
@@ -140,7 +138,6 @@ static int allowed(const struct coll_algo_ops *al, const struct topo *t, enum tr
 }
 
 /* ---- flows ---- */
-
 
 /* Members grouped by node: starts[i]..starts[i+1] are node i's members. */
 static int node_starts(const struct topo *t, const int *mem, int n, int *starts)
@@ -155,8 +152,6 @@ static int node_starts(const struct topo *t, const int *mem, int n, int *starts)
 	starts[m] = n;
 	return m;
 }
-
-
 
 static int build_flows(const struct coll_algo_ops *al, const struct coll_args *a, const int *mem, struct coll_plan *pl)
 {
@@ -223,10 +218,7 @@ int coll_plan(const struct topo *t, enum tr_coll c, int algo, double bytes, cons
 	if (!isfinite(best)) {
 		snprintf(why, whylen, "algo=%s cannot run %s on this group (%d ranks on %d node%s, %s inside a node%s)",
 		         coll_algo_name(algo), tr_coll_name(c), args.s.n, args.s.m, args.s.m == 1 ? "" : "s",
-		         t->intra == TI_SWITCH ? "a switch"
-		         : t->intra == TI_MESH ? "a full mesh"
-		                               : "no switch",
-		         t->nvls ? "" : ", no in-switch reduction");
+		         t->ops->inside, t->nvls ? "" : ", no in-switch reduction");
 		return -1;
 	}
 	assert(p->lat_s >= 0 && p->bw_s >= 0);
@@ -257,5 +249,5 @@ double p2p_bandwidth(const struct topo *t, int src, int dst)
 {
 	if (src / t->dpn != dst / t->dpn)
 		return coll_inter_bw(t, 1);
-	return t->intra == TI_SWITCH || t->intra == TI_PCIE ? t->port_bw : t->pair_bw;
+	return t->ops->port ? t->port_bw : t->pair_bw;
 }

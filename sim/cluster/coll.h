@@ -19,18 +19,18 @@
 #define SIM_COLL_H
 
 #include "arch.h"
+#include "topo.h"
 #include "trace.h"
 
-enum topo_intra { TI_SWITCH, TI_MESH, TI_CUBE, TI_RING, TI_PCIE };
 enum hw_class { HW_NVLINK, HW_PCI, HW_NET, HW_COUNT };
 enum coll_proto { PR_LL, PR_LL128, PR_SIMPLE, PR_COUNT };
 
 /* What collectives see of a cluster (sim/cluster/platform.c fills it from a config). */
 struct topo {
-	int ranks;             /* devices in use */
-	int dpn;               /* devices per node */
-	int nodes;             /* nodes in use */
-	enum topo_intra intra; /* intra-node topology */
+	int ranks;                  /* devices in use */
+	int dpn;                    /* devices per node */
+	int nodes;                  /* nodes in use */
+	const struct topo_ops *ops; /* intra-node topology (topo.h) */
 	enum hw_class intra_hw;
 	double port_bw;        /* switch, pcie: a device's port, per direction (B/s, after link_eff) */
 	double pair_bw;        /* mesh, cube, ring: one neighbour link, per direction */
@@ -86,7 +86,8 @@ int coll_plan(const struct topo *t, enum tr_coll c, int algo, double bytes, cons
 void coll_plan_free(struct coll_plan *p);
 
 /* Whether devices a and b (ranks) of one node share a direct link (mesh,
-   hybrid cube mesh, ring topologies; 0 for switch and PCIe). */
+   hybrid cube mesh, ring topologies; 0 for switch and PCIe): the ops'
+   linked (sim/cluster/topo.c). */
 int topo_linked(const struct topo *t, int a, int b);
 
 /* Point-to-point: latency and the idle bandwidth of the route src -> dst. */

@@ -2,8 +2,10 @@
  * platform.c -- the cluster of a config's `system` section, as the topology
  * collectives reason about and as a SimGrid platform.
  *
- * SimGrid layout: one zone per node (routing Full, explicit routes), each
- * with its devices (hosts devR), a gateway router, and per device:
+ * The node's topology is its ops (sim/cluster/topo.h), found by the name
+ * system.topology gives; its setup fills the node's links. SimGrid layout:
+ * one zone per node (routing Full, explicit routes), each with its devices
+ * (hosts devR), a gateway router, and per device, by the ops' `port`:
  *   - switch / pcie_host: a SPLITDUPLEX port link into the node's switch or
  *     host bridge; device a -> b is port_a UP, port_b DOWN;
  *   - full_mesh / hybrid_cube_mesh / ring: one SPLITDUPLEX link per
@@ -18,15 +20,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static enum hw_class link_class(const char *kind)
-{
-	if (!strcmp(kind, "pcie"))
-		return HW_PCI;
-	if (!strcmp(kind, "roce") || !strcmp(kind, "ethernet") || !strcmp(kind, "infiniband"))
-		return HW_NET;
-	return HW_NVLINK; /* nvlink, xgmi, hccs, mlulink ...: point-to-point GPU links */
-}
 
 int platform_topo(const struct arch_chip *c, int ranks, struct topo *t, char *why, size_t whylen)
 {
@@ -52,37 +45,17 @@ int platform_topo(const struct arch_chip *c, int ranks, struct topo *t, char *wh
 		if (!strcmp(c->links[i].kind, "pcie"))
 			pcie = &c->links[i];
 	const char *topo = s->present ? s->topology : "pcie_host";
-	if (!strcmp(topo, "switch") || !strcmp(topo, "pcie_host") || !strcmp(topo, "torus")) {
-		t->intra = strcmp(topo, "pcie_host") ? TI_SWITCH : TI_PCIE;
-		if (t->intra == TI_SWITCH && l) {
-			t->port_bw = arch_link_bw(l) * (double)l->count * eff;
-			t->intra_hw = link_class(l->kind);
-			t->link_name = l->name;
-			t->nvls = s->in_switch_reduction;
-		} else {
-			t->intra = TI_PCIE;
-			const struct arch_link *p = l ? l : pcie;
-			t->port_bw = p ? arch_link_bw(p) * (double)p->count * eff : 16e9 * eff;
-			t->intra_hw = p ? link_class(p->kind) : HW_PCI;
-			t->link_name = p ? p->name : "pcie";
-		}
-		if (!strcmp(topo, "torus")) /* a node of a torus: its links into the node's neighbours, switch-like */
-			t->nvls = 0;
-	} else {
-		t->intra = !strcmp(topo, "full_mesh") ? TI_MESH : !strcmp(topo, "hybrid_cube_mesh") ? TI_CUBE : TI_RING;
-		const struct arch_link *p = l ? l : pcie;
-		double total = p ? arch_link_bw(p) * (double)p->count * eff : 16e9 * eff;
-		int peers = t->intra == TI_MESH ? t->dpn - 1 : t->intra == TI_CUBE ? 4 : 2;
-		if (peers < 1)
-			peers = 1;
-		t->pair_bw = total / peers;
-		t->port_bw = total;
-		t->intra_hw = p ? link_class(p->kind) : HW_PCI;
-		t->link_name = p ? p->name : "pcie";
+	t->ops = topo_find(topo);
+	if (!t->ops) { /* arch/params.c validates the name against the same list */
+		snprintf(why, whylen, "%s: system.topology \"%s\" is not a topology of sim/cluster/topo.c", c->path,
+		         topo);
+		return -1;
 	}
-	if (t->intra != TI_SWITCH && t->intra != TI_PCIE && t->dpn > 64) {
-		snprintf(why, whylen, "%s: system.topology \"%s\" is modelled for at most 64 devices per node, not %d",
-		         c->path, topo, t->dpn);
+	struct topo_in in = {.link = l, .pcie = pcie, .eff = eff, .in_switch_reduction = s->in_switch_reduction};
+	t->ops->setup(t, &in);
+	if (t->ops->max_dpn && t->dpn > t->ops->max_dpn) {
+		snprintf(why, whylen, "%s: system.topology \"%s\" is modelled for at most %d devices per node, not %d",
+		         c->path, topo, t->ops->max_dpn, t->dpn);
 		return -1;
 	}
 	if (s->present && s->nics_per_device > 0 && s->nic_bw_Bps > 0)
@@ -114,15 +87,12 @@ static void pair_hop(FILE *f, int base, int a, int b)
 static void node_route(FILE *f, const struct topo *t, int base, int k, int a, int b)
 {
 	fprintf(f, "   <route src=\"dev%d\" dst=\"dev%d\" symmetrical=\"NO\">", base + a, base + b);
-	switch (t->intra) {
-	case TI_SWITCH:
-	case TI_PCIE:
+	if (t->ops->port) {
 		fprintf(f, "<link_ctn id=\"port%d\" direction=\"UP\"/><link_ctn id=\"port%d\" direction=\"DOWN\"/>",
 		        base + a, base + b);
-		break;
-	case TI_MESH: pair_hop(f, base, a, b); break;
-	case TI_CUBE:
-	case TI_RING: {
+	} else if (t->ops->all_pairs) {
+		pair_hop(f, base, a, b);
+	} else {
 		/* shortest path over the node's direct links (breadth first) */
 		int prev[64], queue[64], head = 0, tail = 0;
 		for (int x = 0; x < k; x++)
@@ -142,8 +112,6 @@ static void node_route(FILE *f, const struct topo *t, int base, int k, int a, in
 			path[np++] = x;
 		for (int x = a; np > 0; x = path[np])
 			pair_hop(f, base, x, path[--np]);
-		break;
-	}
 	}
 	fprintf(f, "</route>\n");
 }
@@ -162,7 +130,7 @@ int platform_write_xml(const struct topo *t, FILE *f)
 	for (int node = 0; node < t->nodes; node++) {
 		int base = node * t->dpn, k = t->ranks - base < t->dpn ? t->ranks - base : t->dpn;
 		for (int a = 0; a < k; a++) {
-			if (t->intra == TI_SWITCH || t->intra == TI_PCIE)
+			if (t->ops->port)
 				fprintf(f,
 				        " <link id=\"port%d\" bandwidth=\"%.17gBps\" latency=\"0s\" "
 				        "sharing_policy=\"SPLITDUPLEX\"/>\n",
@@ -243,15 +211,12 @@ int platform_write_xml(const struct topo *t, FILE *f)
 
 void platform_describe(const struct arch_chip *c, const struct topo *t, char *buf, size_t len)
 {
-	static const char *intra[] = {"switch", "full mesh", "hybrid cube mesh", "ring", "PCIe host bridge"};
 	char bw[32], nic[32];
-	units_format(t->intra == TI_SWITCH || t->intra == TI_PCIE ? t->port_bw : t->pair_bw, UNIT_BANDWIDTH, bw,
-	             sizeof bw);
+	units_format(t->ops->port ? t->port_bw : t->pair_bw, UNIT_BANDWIDTH, bw, sizeof bw);
 	units_format(t->nic_bw, UNIT_BANDWIDTH, nic, sizeof nic);
 	int n = snprintf(buf, len, "%d x %s in %d node%s of %d: %s, %s %s %s%s", t->ranks, c->name, t->nodes,
-	                 t->nodes == 1 ? "" : "s", t->dpn, intra[t->intra], t->link_name ? t->link_name : "pcie", bw,
-	                 t->intra == TI_SWITCH || t->intra == TI_PCIE ? "per device" : "per pair",
-	                 t->nvls ? ", in-switch reduction" : "");
+	                 t->nodes == 1 ? "" : "s", t->dpn, t->ops->describe, t->link_name ? t->link_name : "pcie", bw,
+	                 t->ops->port ? "per device" : "per pair", t->nvls ? ", in-switch reduction" : "");
 	if (t->nodes > 1 && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "; NICs %s per device%s", nic,
 		         t->uplink_bw > 0 ? ", oversubscribed" : "");

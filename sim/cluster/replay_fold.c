@@ -32,8 +32,7 @@ int rp_fold_ranks(struct run *R, const struct trace *t, const struct rp_options 
 	r->fold = 1;
 	r->nrep = R->nranks;
 	unsigned dims = tr_symmetric_dims(t);
-	if (o->no_fold || o->jitter > 0 || !dims || tp->uplink_bw > 0 ||
-	    !(tp->intra == TI_SWITCH || tp->intra == TI_MESH || tp->intra == TI_PCIE))
+	if (o->no_fold || o->jitter > 0 || !dims || tp->uplink_bw > 0 || !tp->ops->private_links)
 		return 0;
 	long stride[DIM_COUNT] = {0};
 	for (int i = 0; i < R->nranks; i++)
@@ -139,7 +138,7 @@ int rp_exclusive_comms(struct run *R, const struct trace *t, const struct rp_opt
 	rc = 0;
 	users[REACH_IN] += (peers & REACH_IN) != 0;
 	users[REACH_OUT] += (peers & REACH_OUT) != 0;
-	int in_ok = tp->intra == TI_SWITCH || tp->intra == TI_MESH || tp->intra == TI_PCIE;
+	int in_ok = tp->ops->private_links;
 	int out_ok = tp->uplink_bw <= 0;
 	for (int c = 0; c < nc; c++)
 		R->excl_comm[c] = reach[c] && tr_comm_stream(t, c) >= 0 &&

@@ -1,6 +1,6 @@
 /*
  * common.c -- what the collective algorithms share (sim/cluster/coll_int.h):
- * the links inside a node, the bandwidth a group reaches, NCCL's per-step hop
+ * the bandwidth a group reaches (inside a node: its topology's ops), NCCL's per-step hop
  * latencies, the pipeline fill, growing flow lists, and a ring's flows. A
  * leaf: the algorithms (the files of sim/cluster/coll/) and coll.c call it, it calls
  * neither, so the table in coll.c, the algorithms and these pieces form no
@@ -20,24 +20,9 @@ static const double hop_us[HW_COUNT][PR_COUNT] = {
 static const double tree_hop_us[HW_COUNT][PR_COUNT] = {
     [HW_NVLINK] = {0.52, 1.2, 4.0}, [HW_PCI] = {1.0, 1.9, 5.7}, [HW_NET] = {5.0, 8.5, 14.0}};
 
-/* Direct links inside a node: every pair in a mesh; the DGX-1 hybrid cube
-   mesh (two fully connected quads, device i to i+4); neighbours on a ring. */
-int topo_linked(const struct topo *t, int a, int b)
-{
-	int la = a % t->dpn, lb = b % t->dpn;
-	switch (t->intra) {
-	case TI_MESH: return 1;
-	case TI_CUBE: return la / 4 == lb / 4 || la % 4 == lb % 4;
-	case TI_RING: return (la + 1) % t->dpn == lb || (lb + 1) % t->dpn == la;
-	default: return 0;
-	}
-}
-
 double coll_intra_bw(const struct topo *t, int deg)
 {
-	if (t->intra == TI_SWITCH || t->intra == TI_PCIE)
-		return t->port_bw;
-	return t->pair_bw * (deg > 0 ? deg : 1);
+	return t->ops->intra_bw(t, deg);
 }
 
 double coll_inter_bw(const struct topo *t, int k)
@@ -106,7 +91,7 @@ static int spread_intra(const struct topo *t, const int *mem, int lo, int hi, do
    one rail per member across node boundaries. */
 int coll_ring_flows(const struct topo *t, const int *mem, const int *starts, int m, double V, struct fl *f)
 {
-	int direct = t->intra == TI_MESH || t->intra == TI_CUBE || t->intra == TI_RING;
+	int direct = !t->ops->port;
 	for (int b = 0; b < m; b++) {
 		int lo = starts[b], hi = starts[b + 1];
 		if (direct) {

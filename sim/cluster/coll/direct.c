@@ -18,17 +18,17 @@ static int direct_cost(const struct coll_args *a, double *lat, double *bw)
 	enum tr_coll c = a->c;
 	int n = a->s.n, m = a->s.m, k = a->s.k;
 	double share = direct_share(c, a->S, n), pf = a->pf;
-	if (c != CO_ALLTOALL && (t->intra != TI_MESH || m > 1))
+	if (c != CO_ALLTOALL && (!t->ops->all_pairs || m > 1))
 		return 0; /* one-shot reductions need a direct link to every peer */
 	double ti = 0, tn = 0;
 	if (k > 1)
-		ti = t->intra == TI_MESH ? share / (t->pair_bw * pf)
-		                         : (k - 1) * share / (coll_intra_bw(t, a->s.deg) * pf);
+		ti =
+		    t->ops->all_pairs ? share / (t->pair_bw * pf) : (k - 1) * share / (coll_intra_bw(t, a->s.deg) * pf);
 	if (m > 1)
 		tn = (n - k) * share / (coll_inter_bw(t, k) / k * pf);
 	int steps = c == CO_ALLTOALL ? 1 : 2;
 	*lat = a->base + steps * coll_hop(t, m > 1 ? HW_NET : t->intra_hw, a->p, 0) +
-	       coll_fill(t, a->S, n, steps, (t->intra == TI_MESH ? t->pair_bw : coll_intra_bw(t, a->s.deg)) * pf);
+	       coll_fill(t, a->S, n, steps, (t->ops->all_pairs ? t->pair_bw : coll_intra_bw(t, a->s.deg)) * pf);
 	*bw = ti > tn ? ti : tn;
 	return 1;
 }

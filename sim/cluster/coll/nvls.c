@@ -10,7 +10,7 @@ static int nvls_cost(const struct coll_args *a, double *lat, double *bw)
 {
 	const struct topo *t = a->t;
 	int n = a->s.n;
-	if (!t->nvls || t->intra != TI_SWITCH || a->s.m > 1)
+	if (!t->nvls || !t->ops->switch_reduce || a->s.m > 1)
 		return 0;
 	double b = t->port_bw * t->nvls_eff;
 	/* the buffer crosses the switch in n-1 chunks each way (reduce-scatter, all-gather) */

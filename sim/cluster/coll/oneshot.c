@@ -17,10 +17,10 @@ static int oneshot_cost(const struct coll_args *a, double *lat, double *bw)
 {
 	const struct topo *t = a->t;
 	int n = a->s.n;
-	if (a->s.m > 1 || (t->intra != TI_SWITCH && t->intra != TI_MESH))
+	if (a->s.m > 1 || !t->ops->one_shot)
 		return 0;
 	/* the bandwidth one member's buffer gets towards each peer */
-	double b = (t->intra == TI_SWITCH ? t->port_bw / (n - 1) : t->pair_bw) * a->pf;
+	double b = (t->ops->port ? t->port_bw / (n - 1) : t->pair_bw) * a->pf;
 	*lat = a->base + coll_hop(t, t->intra_hw, a->p, 0) + coll_fill(t, a->S, n, 1, b);
 	*bw = a->S / b;
 	return 1;
