@@ -14,13 +14,23 @@ root=$1
 shift
 fail=0
 
+# Objects are named library:file (an archive's members carry no folder): two
+# sources of one name in one library would merge into one node.
+dups=$(for f in "$@"; do case "$f" in *.a) ar t "$f" | sort | uniq -d ;; esac; done)
+if [ -n "$dups" ]; then
+	echo "FAIL layering: source files that share a name (rename one; the graph cannot tell them apart): $dups"
+	exit 1
+fi
+
 # symbol -> defining object; then "user definer" pairs between different files.
 syms=$(mktemp) && trap 'rm -f "$syms"' EXIT
 for f in "$@"; do
 	nm -A -P "$f" 2>/dev/null
 done | awk '{
 	# POSIX format: "lib.a[obj.o]: sym TYPE ..." or "obj.o: sym TYPE ..."
-	obj = $1; sub(/:$/, "", obj); sub(/\]$/, "", obj); sub(/.*[\[\/]/, "", obj)
+	obj = $1; sub(/:$/, "", obj); lib = ""
+	if (obj ~ /\]$/) { lib = obj; sub(/\[.*/, "", lib); sub(/.*\//, "", lib); lib = lib ":" }
+	sub(/\]$/, "", obj); sub(/.*[\[\/]/, "", obj); obj = lib obj
 	if ($3 ~ /^[TDBRC]$/) print "D", obj, $2
 	else if ($3 == "U") print "U", obj, $2
 }' >"$syms"
