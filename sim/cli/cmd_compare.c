@@ -432,7 +432,7 @@ static void print_json(const struct compare *cm, FILE *f)
 	struct json j;
 	json_begin(&j, f, 1);
 	json_obj(&j, NULL);
-	json_int(&j, "schema_version", 1);
+	json_int(&j, "schema_version", 2);
 	json_str(&j, cm->trace_mode ? "trace" : "op", cm->what);
 	json_num(&j, "amortization_years", cm->cp.years);
 	json_num(&j, "usd_per_kwh", cm->cp.usd_per_kwh);
