@@ -287,6 +287,38 @@ static int edit_distance(const char *a, const char *b)
 }
 
 /* The known path closest to an unknown one, given the groups present. */
+/* Keys an older sim read and this one does not, since no model used them
+   (configs may still carry them): named as such rather than given a near
+   miss. `*` stands for one path segment (a unit group's name). */
+static const char *const removed_keys[] = {
+    "compute.*.l1",       "memory.device.stacks",  "memory.l2.slices",
+    "memory.llc.slices",  "memory.llc.bandwidth",  "memory.llc.bytes_per_clock",
+    "memory.llc.clock",   "memory.llc.latency",    "system.switch_latency",
+    "system.nic_latency", "system.fabric_latency", "system.fabric_tiers",
+    "system.fabric",      "system.switches",
+};
+
+static int was_removed(const char *path)
+{
+	for (size_t k = 0; k < sizeof removed_keys / sizeof removed_keys[0]; k++) {
+		const char *p = removed_keys[k], *q = path;
+		while (*p && *q) {
+			if (*p == '*') { /* one segment */
+				p++;
+				while (*q && *q != '.')
+					q++;
+				continue;
+			}
+			if (*p != *q)
+				break;
+			p++, q++;
+		}
+		if (!*p && !*q)
+			return 1;
+	}
+	return 0;
+}
+
 static void suggest(struct kvmap *m, const char *path, char *best, size_t len)
 {
 	int bestd = 1 << 20;
@@ -373,6 +405,11 @@ int arch_bind(struct kvmap *m, struct arch_chip *c, struct arch_error *err)
 		struct kv *v = &m->v[i];
 		if (v->used)
 			continue;
+		if (was_removed(v->path)) {
+			arch_errorf(err, v->file, v->line, SIM_EXIT_CONFIG,
+			            "unknown key '%s': removed, as no model read it (see `sim help config`)", v->path);
+			return -1;
+		}
 		char best[512];
 		suggest(m, v->path, best, sizeof best);
 		if (best[0])
