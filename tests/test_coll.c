@@ -173,8 +173,8 @@ static void closed_forms(const struct arch_chip *c)
 
 int main(int argc, char **argv)
 {
-	if (argc != 6) {
-		fprintf(stderr, "usage: test_coll ROOT CONFIG RANKS ALGO BYTES\n");
+	if (argc != 6 && argc != 7) {
+		fprintf(stderr, "usage: test_coll ROOT CONFIG RANKS ALGO BYTES [OP]\n");
 		return 2;
 	}
 	char path[1024], why[4096], text[512];
@@ -189,7 +189,8 @@ int main(int argc, char **argv)
 	topo_table();
 	closed_forms(c);
 	int n = atoi(argv[3]);
-	snprintf(text, sizeof text, "simtrace 1\nranks %d\ncoll op=allreduce comm=world bytes=%s algo=%s\n", n, argv[5],
+	const char *op = argc == 7 ? argv[6] : "allreduce";
+	snprintf(text, sizeof text, "simtrace 1\nranks %d\ncoll op=%s comm=world bytes=%s algo=%s\n", n, op, argv[5],
 	         argv[4]);
 	struct trace *t = tr_parse_string(text, "test.trace", why, sizeof why);
 	CHECK(t != NULL, "%s", why);
@@ -206,7 +207,7 @@ int main(int argc, char **argv)
 	int algo = coll_algo_find(argv[4]);
 	CHECK(algo != COLL_UNKNOWN, "no algorithm %s", argv[4]);
 	CHECK(ev.algo == (algo == COLL_AUTO ? TR_ALGO_AUTO : 0), "the trace keeps algo=%s", argv[4]);
-	CHECK(!coll_plan(&tp, CO_ALLREDUCE, algo, ev.bytes, m, n, 0, &p, why, sizeof why), "%s", why);
+	CHECK(!coll_plan(&tp, ev.coll, algo, ev.bytes, m, n, 0, &p, why, sizeof why), "%s", why);
 	struct rp_options o = {0, 1, 0, 0, 0, 0};
 	struct rp_result r;
 	int rc = rp_run(c, t, &o, &r, why, sizeof why);
@@ -214,8 +215,8 @@ int main(int argc, char **argv)
 	double want = p.lat_s + p.bw_s;
 	CHECK(fabs(r.time_s - want) <= 1e-9 * want, "replay %.12g s, model %.12g s (rel %.3g)", r.time_s, want,
 	      (r.time_s - want) / want);
-	printf("%s %d ranks %s %s: %s/%s replay %.9g s, model %.9g s\n", argv[2], n, argv[4], argv[5],
-	       coll_algo_name(p.algo), coll_proto_name(p.proto), r.time_s, want);
+	printf("%s %d ranks %s %s %s: %s/%s replay %.9g s, model %.9g s\n", argv[2], n, argv[4], argv[5],
+	       op, coll_algo_name(p.algo), coll_proto_name(p.proto), r.time_s, want);
 	rp_result_free(&r);
 	free(m);
 	tr_free(t);

@@ -104,16 +104,18 @@ double coll_busbw_factor(enum tr_coll c, int n)
 
 static struct shape group_shape(const struct topo *t, const int *mem, int n)
 {
-	struct shape s = {n, 0, 0, 0};
+	struct shape s = {n, 0, 0, n, 0};
 	int prev = -1, run = 0;
-	for (int i = 0; i < n; i++) {
-		int node = mem[i] / t->dpn;
+	for (int i = 0; i <= n; i++) {
+		int node = i < n ? mem[i] / t->dpn : -1;
 		if (node != prev) {
-			s.m++;
+			if (run && run < s.kmin)
+				s.kmin = run;
+			s.m += i < n;
 			prev = node;
 			run = 0;
 		}
-		if (++run > s.k)
+		if (i < n && ++run > s.k)
 			s.k = run;
 	}
 	s.deg = s.k - 1;

@@ -17,9 +17,10 @@
 #define COLL_BIT(x) (1u << (x))
 #define COLL_ALL    (COLL_BIT(CO_COUNT) - 1u) /* every enum tr_coll */
 
-/* The shape of a group: members, nodes spanned, members per node (max). */
+/* The shape of a group: members, nodes spanned, members per node (most
+   and fewest of the nodes it spans). */
 struct shape {
-	int n, m, k;
+	int n, m, k, kmin;
 	int deg; /* fewest direct links a member has to other members of its node (mesh, cube, ring) */
 };
 

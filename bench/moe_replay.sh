@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Speed of replaying MoE training steps (prints figures; never fails on a
+# slow machine): wall time, engine activities and peak memory of `sim run`
+# for DeepSeek-V3 with expert parallelism 64 (pp 8, 61 layers as 5 + 6 x 8
+# + 8, ZeRO-1) on 512 and 2,048 H100s (issue 24's target: <= 10 s on one core at
+# 2,048), and the Mixtral 8x7B EP trace the repository ships.
+# usage: bench/moe_replay.sh [BUILD_DIR] [RUNS]
+set -eu
+cd "$(dirname "$0")/.."
+sim=${1:-build}/sim
+runs=${2:-3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for dp in 64 256; do
+	"$sim" gen deepseek-v3 --tp 1 --pp 8 --ep 64 --dp "$dp" --micro-batch 1 --global-batch $((dp * 4)) --zero 1 \
+		--decoder-first-pipeline-num-layers 5 --decoder-last-pipeline-num-layers 8 -o "$tmp/dsv3_$dp.trace"
+done
+run() { # label config trace: the median wall time of RUNS
+	local times="" rss=0 t0 t1 m
+	for _ in $(seq "$runs"); do
+		t0=$(date +%s.%N)
+		# exit 3: a rank does not fit its device's memory; the step is timed all the same
+		/usr/bin/time -f %M -o "$tmp/rss" "$sim" run "$2" "$3" --json >"$tmp/out.json" 2>/dev/null || [ $? = 3 ]
+		t1=$(date +%s.%N)
+		times="$times $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+		m=$(tail -n 1 "$tmp/rss")
+		[ "$m" -gt "$rss" ] && rss=$m
+	done
+	printf '%s\n' $times | sort -g | sed -n "$(((runs + 1) / 2))p" |
+		awk -v l="$1" -v a="$(jq .engine.activities "$tmp/out.json")" -v r="$rss" -v k="$runs" \
+			'{ printf "%-44s %8.3f s  %9d activities  %6.0f MiB peak  (median of %d)\n", l, $1, a, r / 1024, k }'
+}
+run "DeepSeek-V3 step, EP 64, 512 ranks (H100)" configs/h100.cfg "$tmp/dsv3_64.trace"
+run "DeepSeek-V3 step, EP 64, 2048 ranks (H100)" configs/h100.cfg "$tmp/dsv3_256.trace"
+run "Mixtral 8x7B step, EP 8, 64 ranks (H100)" configs/h100.cfg traces/mixtral_8x7b_ep.trace
