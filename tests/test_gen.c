@@ -238,6 +238,7 @@ static void test_presets(void)
 	    {"gpt3-2.7b", 2.7, 0},   {"gpt3-6.7b", 6.7, 0},   {"gpt3-13b", 13, 0},          {"gpt3-175b", 175, 0},
 	    {"llama2-7b", 6.74, 0},  {"llama2-13b", 13.0, 0}, {"llama2-70b", 69.0, 0},      {"llama3-8b", 8.03, 0},
 	    {"llama3-70b", 70.6, 0}, {"llama3-405b", 405, 0}, {"mixtral-8x7b", 46.7, 12.9}, {"deepseek-v3", 671, 37},
+	    {"qwen3-30b-a3b", 30.5, 3.3}, {"qwen3-235b-a22b", 235, 22}, /* Qwen3 Technical Report, Table 2 */
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {

@@ -92,6 +92,41 @@ static const struct gen_model presets[] = {
      .rope_dim = 64,
      .nope_dim = 128,
      .v_dim = 128},
+    /* Qwen3 Technical Report (2025), Table 2, and the models' published
+       configs: QK-norm, GQA with 4 key/value heads of 128, every block MoE
+       of 128 experts top-8 without shared experts, untied embeddings. */
+    {.name = "qwen3-30b-a3b",
+     .layers = 48,
+     .hidden = 2048,
+     .heads = 32,
+     .kv_heads = 4,
+     .head_dim = 128,
+     .ffn = 6144,
+     .vocab = 151936,
+     .seq = 4096,
+     .norm = GEN_RMSNORM,
+     .act = GEN_SWIGLU,
+     .rope = 1,
+     .qk_norm = 1,
+     .experts = 128,
+     .topk = 8,
+     .expert_ffn = 768},
+    {.name = "qwen3-235b-a22b",
+     .layers = 94,
+     .hidden = 4096,
+     .heads = 64,
+     .kv_heads = 4,
+     .head_dim = 128,
+     .ffn = 12288,
+     .vocab = 151936,
+     .seq = 4096,
+     .norm = GEN_RMSNORM,
+     .act = GEN_SWIGLU,
+     .rope = 1,
+     .qk_norm = 1,
+     .experts = 128,
+     .topk = 8,
+     .expert_ffn = 1536},
 };
 #define NPRESETS (int)(sizeof presets / sizeof presets[0])
 
@@ -381,6 +416,12 @@ static double norm_params(const struct gen_model *m)
 	return m->norm == GEN_LAYERNORM ? 2.0 * m->hidden : (double)m->hidden;
 }
 
+/* the query and key norms' weights (one vector of head_dim each) */
+static double qk_norm_params(const struct gen_model *m)
+{
+	return m->qk_norm ? (m->norm == GEN_LAYERNORM ? 2.0 : 1.0) * 2 * m->head_dim : 0;
+}
+
 /* attention weights of one rank (t = 1: the whole layer's) */
 static double attn_params(const struct gen_model *m, long long t)
 {
@@ -396,7 +437,7 @@ static double attn_params(const struct gen_model *m, long long t)
    (E / ep per rank, or topk for the active parameters). */
 static struct gen_params layer_params(const struct gen_model *m, long long layer, long long t, double experts_used)
 {
-	struct gen_params r = {attn_params(m, t) + 2 * norm_params(m), 0};
+	struct gen_params r = {attn_params(m, t) + 2 * norm_params(m) + qk_norm_params(m), 0};
 	double h = m->hidden;
 	if (!gen_layer_is_moe(m, layer)) {
 		r.dense += ffn_mats(m) * h * m->ffn / t;
@@ -475,7 +516,8 @@ static double attn_act_token(const struct gen_model *m, long long t)
 	if (m->attn == GEN_MLA)
 		return 2.0 * m->q_lora + 2.0 * (m->kv_lora + m->rope_dim) + 4 * al * (m->nope_dim + m->rope_dim) +
 		       4 * al * m->v_dim;
-	return 4 * al * m->head_dim + 4 * kv_local(m, t) * m->head_dim;
+	/* with QK-norm, the norms' inputs too */
+	return (m->qk_norm ? 6 : 4) * (al + kv_local(m, t)) * m->head_dim;
 }
 
 /* bytes per token of the FFN tensors one rank keeps: GELU in and out
@@ -605,7 +647,7 @@ static double block_matmul_params(const struct gen_model *m)
 	double n = 0;
 	for (long long l = 0; l < m->layers; l++) {
 		struct gen_params lp = layer_params(m, l, 1, (double)m->topk);
-		n += lp.dense + lp.expert - 2 * norm_params(m);
+		n += lp.dense + lp.expert - 2 * norm_params(m) - qk_norm_params(m);
 		if (m->attn == GEN_MLA)
 			n -= (double)(m->q_lora + m->kv_lora);
 	}

@@ -61,6 +61,7 @@ struct gen_model {
 	enum gen_attn attn; /* MHA/GQA/MQA or MLA */
 	int rope;           /* rotary position embedding (else learned positions) */
 	int tied;           /* input and output embeddings share weights */
+	int qk_norm;        /* RMSNorm/LayerNorm over each query and key head (Qwen3) */
 	/* mixture of experts (experts = 0: dense) */
 	long long experts;      /* routed experts per MoE layer */
 	long long topk;         /* experts per token */

@@ -59,6 +59,7 @@ static const struct flag flags[] = {
     {"--experts", F_POS, C(m.experts), 64 * K, M_ANY, NULL},
     {"--topk", F_POS, C(m.topk), 64 * K, M_ANY, NULL},
     {"--expert-ffn", F_POS, C(m.expert_ffn), 16 * M, M_ANY, NULL},
+    {"--qk-norm", F_BOOL, C(m.qk_norm), 0, M_ANY, NULL},
     {"--attn-impl", F_ENUM, C(attn_impl), 0, M_ANY, impl_names},
     {"--tp", F_POS, C(p.tp), M, M_ANY, NULL},
     {"--pp", F_POS, C(p.pp), M, M_ANY, NULL},

@@ -398,6 +398,10 @@ static void build_attn_mha(struct em *e, struct block *B, const struct tok *k)
 {
 	long long T = k->b * k->sq, dh = e->m->head_dim;
 	s_gemm(B, T, (e->al + 2 * e->kvl) * dh, e->h, 1, 0, FP8_NORM);
+	if (e->m->qk_norm) { /* over each head's query and key, before RoPE */
+		s_norm(e, B, T * e->al, dh);
+		s_norm(e, B, T * e->kvl, dh);
+	}
 	if (e->m->rope)
 		s_elem(B, "rope", T * (e->al + e->kvl) * dh, 0, NULL);
 	s_attn(e, B, k, e->kvl, dh);
@@ -440,20 +444,37 @@ static void build_mlp(struct em *e, struct block *B, long long T, long long f, l
    rank's local experts receive T x topk token assignments (balanced routing:
    the ep group's ep T topk spread over all experts, local / experts of them
    here), so min(local, T topk) experts run, each on its share: a decode step
-   of one sequence reads topk experts' weights, not every expert's. */
+   of one sequence reads topk experts' weights, not every expert's.
+   Training moves the token copies as Megatron-Core's all-to-all dispatcher
+   does (megatron/core/transformer/moe/token_dispatcher.py, moe_utils.py):
+   a permute that groups the T x topk copies by expert before the dispatch,
+   with ep > 1 and several local experts a sort of the received chunks by
+   local expert after it, and the mirror images (unsort, unpermute with the
+   routing weights) around the combine: one copy kernel of T x topk x h
+   elements each. Inference engines fuse the gather into the expert GEMM
+   (vLLM's fused_moe), so inference has none. */
 static void build_moe(struct em *e, struct block *B, long long T)
 {
 	const struct gen_model *m = e->m;
 	long long ep = e->c->p.ep, local = m->experts / ep, hits = T * m->topk;
 	long long active = hits < local ? hits : local, per = (hits + active - 1) / active;
 	long long a2a = T * m->topk * e->h * 2;
+	int train = e->c->mode == GEN_TRAIN, sort = train && ep > 1 && local > 1;
 	s_gemm(B, T, m->experts, e->h, 1, 0, FP8_NONE);
 	s_elem(B, "softmax", T * m->experts, m->experts, "fp32");
+	if (train)
+		s_elem(B, "copy", hits * e->h, 0, NULL); /* permute */
 	if (ep > 1)
 		s_coll(B, ST_A2A, a2a);
+	if (sort)
+		s_elem(B, "copy", hits * e->h, 0, NULL); /* sort chunks by local expert */
 	build_mlp(e, B, per, m->expert_ffn, active, FP8_SEP);
+	if (sort)
+		s_elem(B, "copy", hits * e->h, 0, NULL); /* unsort */
 	if (ep > 1)
 		s_coll(B, ST_A2A, a2a);
+	if (train)
+		s_elem(B, "copy", hits * e->h, 0, NULL); /* unpermute */
 	if (m->shared)
 		build_mlp(e, B, T, m->expert_ffn * m->shared, 1, FP8_SEP);
 }

@@ -5,7 +5,8 @@
 # - a case that sets a model constant is conditioned: reported apart and in
 #   no category score;
 # - rows of a source without a guard fail, naming the source;
-# - the mcore metric (a dense FLOP formula) is refused on a model with experts.
+# - the mcore metric (Megatron's formula for multi-head and grouped-query attention) is refused on a model
+#   with multi-head latent attention.
 # usage: run_bad_cases.sh VALIDATE REPO_ROOT
 set -u
 validate=$1 root=$(cd "$2" && pwd)
@@ -51,15 +52,15 @@ rc=$?
 grep -q '^validate: gemm: the 1 rows of Nobody/unguarded have no guard' "$tmp/err"
 check "a source without a guard fails (rc $rc)" $(( $? || rc != 1 ))
 
-# 4. metric mcore (Megatron's dense FLOP formula) on a model with experts
+# 4. metric mcore (Megatron's formula for MHA and GQA) on a model with multi-head latent attention
 { head -1 "$m"; grep -P '^T093\t' "$m"; } >"$tmp/m3.tsv"
-printf 'T093\tconfigs/gb300.cfg\t-\tmcore\tgen mixtral-8x7b --ep 8 --dp 8 --global-batch 8\n' \
+printf 'T093\tconfigs/gb300.cfg\t-\tmcore\tgen deepseek-v3 --layers 4 --ep 8 --dp 8 --global-batch 8\n' \
 	>"$tmp/tests/validation/cases.tsv"
 : >"$tmp/tests/validation/skipped.tsv"
 "$validate" "$tmp" "$tmp/m3.tsv" "$tmp/out.md" --no-steps >"$tmp/out" 2>"$tmp/err"
 rc=$?
-grep -q '^validate: cases.tsv:1: T093: metric mcore counts dense layers only (the model has experts)' "$tmp/err"
-check "mcore on a model with experts is refused (rc $rc)" $(( $? || rc != 1 ))
+grep -q '^validate: cases.tsv:1: T093: metric mcore counts multi-head and grouped-query attention only (the model has MLA)' "$tmp/err"
+check "mcore on a model with MLA is refused (rc $rc)" $(( $? || rc != 1 ))
 
 echo "$((5 - fails)) passed, $fails failed"
 [ "$fails" = 0 ]
