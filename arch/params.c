@@ -157,7 +157,9 @@ static const struct arch_param unit_params[] = {
 static const struct arch_param dram_params[] = {
 	ENUM("type", arch_mem, type, REQ, NULL, MEMTYPES, "device memory technology (SRAM for chips without DRAM)",
 	     R_LABEL),
-	QTY("capacity", UNIT_BYTES, arch_mem, size_bytes, REQ, NULL, 1e6, 1e15, "capacity",
+	QTY("capacity", UNIT_BYTES, arch_mem, size_bytes, REQ, NULL, 1e6, 1e15,
+	    "capacity as the vendor's tool reports it, in binary units (nvidia-smi, rocminfo, npu-smi: an \"80 GB\" "
+	    "H100 is 81559 MiB; GDDR with ECC on keeps 1/16)",
 	    "device model and reports: whether a workload fits (sim/device, sim/report, `sim compare`)"),
 	QTY("bandwidth", UNIT_BANDWIDTH, arch_mem, bw_Bps, 0, NULL, 1e6, 1e15,
 	    "peak bandwidth; default: bus_width x data_rate",

@@ -209,7 +209,9 @@ void units_format(double v, enum unit_kind kind, char *buf, size_t len)
 	const struct fmt_unit *t = NULL;
 	switch (kind) {
 	case UNIT_BYTES: {
-		/* binary prefixes when they print the value exactly and shorter */
+		/* binary prefixes when they print the value exactly and shorter,
+		   or when neither does (memory is binary-sized: 81559 MiB reads
+		   79.65 GiB, as nvidia-smi users count it) */
 		char dec[64], bin[64];
 		double back;
 		char why[8];
@@ -217,7 +219,8 @@ void units_format(double v, enum unit_kind kind, char *buf, size_t len)
 		format_with(v, fmt_bytes_bin, bin, sizeof bin);
 		int dec_exact = !units_parse(dec, UNIT_BYTES, &back, why, sizeof why) && back == v;
 		int bin_exact = !units_parse(bin, UNIT_BYTES, &back, why, sizeof why) && back == v;
-		snprintf(buf, len, "%s", bin_exact && (!dec_exact || strlen(bin) < strlen(dec)) ? bin : dec);
+		int use_bin = bin_exact ? !dec_exact || strlen(bin) < strlen(dec) : !dec_exact;
+		snprintf(buf, len, "%s", use_bin ? bin : dec);
 		return;
 	}
 	case UNIT_BANDWIDTH: t = fmt_bw; break;
