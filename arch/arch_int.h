@@ -75,15 +75,32 @@ struct kv {
 	int quoted; /* value was a string in the config (not bare --set text) */
 };
 
+/* The leaves in file order, with two open-addressing indexes (slot: index
+   + 1, 0 empty; sizes powers of two, at most half full) so that putting and
+   finding a key cost O(its depth), not O(keys): the leaves by path, and the
+   groups (every proper dotted prefix of a leaf's path) by path, each to the
+   first leaf in file order under it. */
+struct kvslot {
+	int leaf; /* index + 1 */
+	int len;  /* groups: the prefix's length */
+};
 struct kvmap {
 	struct kv *v;
 	int n, cap;
+	struct kvslot *leaves, *groups;
+	int nleaves_cap, ngroups, groups_cap;
 };
 
 /* The map and its errors (kv.c). */
 void kv_clear(struct kv *v); /* frees one leaf's strings */
 void kv_free(struct kvmap *m);
 struct kv *kv_find(struct kvmap *m, const char *path);
+/* Appends leaf v (its path in neither index) and indexes it; -1 when memory
+   runs out. The leaf with v's path, or the leaf under group path (the first
+   in file order), or -1. */
+int kv_append(struct kvmap *m, const struct kv *v);
+int kv_leaf_at(struct kvmap *m, const char *path, size_t len);
+int kv_group_at(struct kvmap *m, const char *path, size_t len);
 /* The first leaf under "group." in file order, or NULL. */
 struct kv *kv_first_in(struct kvmap *m, const char *group);
 /* file:line of a key if set, else of the first key of its nearest enclosing group. */

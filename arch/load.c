@@ -35,52 +35,43 @@ static char *xstrdup(const char *s)
 	return p;
 }
 
-/* Is a a proper dotted prefix of b ("x.y" of "x.y.z")? */
-static int is_group_of(const char *a, const char *b)
-{
-	size_t n = strlen(a);
-	return strncmp(a, b, n) == 0 && b[n] == '.';
-}
-
 /*
  * Puts a leaf into the map, replacing an earlier value of the same path.
- * Takes ownership of v's strings. Fails if the path is a group elsewhere.
+ * Takes ownership of v's strings. Fails if the path is a group elsewhere,
+ * or a group of it a value. O(the path's depth): the map's indexes.
  */
 static int kv_put(struct kvmap *m, struct kv *v, struct arch_error *err)
 {
-	for (int i = 0; i < m->n; i++) {
+	const char *p = v->path;
+	int i = kv_leaf_at(m, p, strlen(p));
+	if (i >= 0) {
 		struct kv *o = &m->v[i];
-		if (strcmp(o->path, v->path) == 0) {
-			free(o->path);
-			free(o->s);
-			free(o->file);
-			*o = *v;
-			return 0;
-		}
-		if (is_group_of(o->path, v->path) || is_group_of(v->path, o->path)) {
-			int deeper = is_group_of(o->path, v->path); /* v sets a key inside o */
-			arch_errorf(err, v->file, v->line, SIM_EXIT_CONFIG, "'%s' is a %s here but a %s in %s:%d",
-			            deeper ? o->path : v->path, deeper ? "group" : "value", deeper ? "value" : "group",
-			            o->file, o->line);
-			kv_clear(v);
-			return -1;
-		}
+		free(o->path);
+		free(o->s);
+		free(o->file);
+		*o = *v;
+		return 0;
 	}
-	if (m->n == m->cap) {
-		int cap = m->cap ? 2 * m->cap : 64;
-		struct kv *nv = realloc(m->v, (size_t)cap * sizeof *nv);
-		if (!nv) {
-			fprintf(stderr, "sim: out of memory\n");
-			exit(SIM_EXIT_INTERNAL);
-		}
-		m->v = nv;
-		m->cap = cap;
+	int deeper = 0; /* a group of v's path is a value (else v's path is a group) */
+	i = kv_group_at(m, p, strlen(p));
+	for (const char *dot = strchr(p, '.'); i < 0 && dot; dot = strchr(dot + 1, '.'))
+		if ((i = kv_leaf_at(m, p, (size_t)(dot - p))) >= 0)
+			deeper = 1;
+	if (i >= 0) {
+		const struct kv *o = &m->v[i];
+		arch_errorf(err, v->file, v->line, SIM_EXIT_CONFIG, "'%s' is a %s here but a %s in %s:%d",
+		            deeper ? o->path : v->path, deeper ? "group" : "value", deeper ? "value" : "group", o->file,
+		            o->line);
+		kv_clear(v);
+		return -1;
 	}
-	m->v[m->n++] = *v;
+	if (kv_append(m, v)) {
+		fprintf(stderr, "sim: out of memory\n");
+		exit(SIM_EXIT_INTERNAL);
+	}
 	return 0;
 }
 
-/* Flattens one libconfig setting (recursively) into the map. */
 static int flatten(struct kvmap *m, config_setting_t *s, const char *prefix, const char *file, struct arch_error *err)
 {
 	const char *name = config_setting_name(s);
@@ -163,6 +154,58 @@ struct chain {
 static int load_config(struct kvmap *m, config_t *cf, const char *file, const char *dir, struct chain *ch,
                        struct arch_error *err);
 
+/*
+ * Bounds on one config file, checked before libconfig parses it: libconfig
+ * looks for a duplicate of each new setting among its group's settings
+ * (config_setting_add), which is quadratic in a group's size, so the text
+ * is held to ARCH_MAX_SETTINGS assignments (`=` or `:` outside strings and
+ * comments; the largest shipped config has about 110) and ARCH_MAX_CONFIG_BYTES.
+ */
+#define ARCH_MAX_SETTINGS     4096
+#define ARCH_MAX_CONFIG_BYTES (4L << 20)
+
+static int check_size(FILE *f, const char *file, struct arch_error *err)
+{
+	long bytes = 0, n = 0;
+	int c, prev = 0, state = 0; /* 0 text, 1 string, 2 line comment, 3 block comment */
+	while ((c = getc(f)) != EOF) {
+		if (++bytes > ARCH_MAX_CONFIG_BYTES) {
+			arch_errorf(err, file, 0, SIM_EXIT_CONFIG, "larger than %ld MiB: not a config",
+			            ARCH_MAX_CONFIG_BYTES >> 20);
+			return -1;
+		}
+		switch (state) {
+		case 0:
+			if (c == '"')
+				state = 1;
+			else if (c == '#' || (c == '/' && prev == '/'))
+				state = 2;
+			else if (c == '*' && prev == '/')
+				state = 3;
+			else if ((c == '=' || c == ':') && ++n > ARCH_MAX_SETTINGS) {
+				arch_errorf(err, file, 0, SIM_EXIT_CONFIG, "more than %d settings: not a config",
+				            ARCH_MAX_SETTINGS);
+				return -1;
+			}
+			break;
+		case 1:
+			if (c == '"' && prev != '\\')
+				state = 0;
+			break;
+		case 2:
+			if (c == '\n')
+				state = 0;
+			break;
+		default:
+			if (c == '/' && prev == '*')
+				state = 0, c = 0;
+			break;
+		}
+		prev = c == '\\' && prev == '\\' ? 0 : c;
+	}
+	return 0;
+}
+
 /* Reads one file (path as the user or an `inherits` wrote it) and merges it. */
 static int load_file(struct kvmap *m, const char *file, struct chain *ch, int from_line, const char *from_file,
                      struct arch_error *err)
@@ -178,7 +221,10 @@ static int load_file(struct kvmap *m, const char *file, struct chain *ch, int fr
 			            strerror(errno));
 		return -1;
 	}
+	int big = check_size(f, file, err);
 	fclose(f);
+	if (big)
+		return -1;
 	if (!realpath(file, canon))
 		snprintf(canon, sizeof canon, "%s", file);
 	for (int i = 0; i < ch->n; i++) {
