@@ -187,6 +187,12 @@ struct arch_error {
 /* Prints "file:line: message" (one line) to f. */
 void arch_error_print(const struct arch_error *e, FILE *f);
 
+/* "Did you mean": the index of the candidate nearest s by edit distance
+   (Levenshtein), when near enough to be a slip (at most 2 edits, or a
+   quarter of s), else -1. For presets, options, commands and config names. */
+int arch_nearest(const char *s, const char *const *cands, int n);
+int arch_edit_distance(const char *a, const char *b);
+
 /*
  * Loads a config and applies `--set path=value` overrides in order.
  * Returns NULL and fills *err on any error. Free with arch_free().

@@ -266,7 +266,7 @@ static int has_group(struct kvmap *m, const char *prefix)
 }
 
 /* Levenshtein distance, for "did you mean". */
-static int edit_distance(const char *a, const char *b)
+int arch_edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
 	if (la > 255 || lb > 255)
@@ -284,6 +284,24 @@ static int edit_distance(const char *a, const char *b)
 		memcpy(prev, cur, (lb + 1) * sizeof prev[0]);
 	}
 	return prev[lb];
+}
+
+static int near_enough(int d, const char *s)
+{
+	return d <= 3 || d * 4 <= (int)strlen(s);
+}
+
+int arch_nearest(const char *s, const char *const *cands, int n)
+{
+	int best = -1, bestd = 1 << 20;
+	for (int i = 0; i < n; i++) {
+		int d = arch_edit_distance(s, cands[i]);
+		if (d < bestd) {
+			bestd = d;
+			best = i;
+		}
+	}
+	return best >= 0 && bestd > 0 && (bestd <= 2 || bestd * 4 <= (int)strlen(s)) ? best : -1;
 }
 
 /* The known path closest to an unknown one, given the groups present. */
@@ -342,7 +360,7 @@ static void suggest(struct kvmap *m, const char *path, char *best, size_t len)
 					         sec->params[i].key);
 				else
 					snprintf(cand, sizeof cand, "%.60s.%.60s", prefix, sec->params[i].key);
-				int d = edit_distance(path, cand);
+				int d = arch_edit_distance(path, cand);
 				if (d < bestd) {
 					bestd = d;
 					snprintf(best, len, "%s", cand);
@@ -350,7 +368,7 @@ static void suggest(struct kvmap *m, const char *path, char *best, size_t len)
 			}
 		}
 	}
-	if (bestd > 3 && bestd * 4 > (int)strlen(path))
+	if (!near_enough(bestd, path))
 		best[0] = '\0';
 }
 

@@ -11,6 +11,8 @@
  */
 #include "gen.h"
 
+#include "arch.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -201,8 +203,15 @@ static int parse_args(struct parse *P, int argc, char **argv, struct gen_config 
 		size_t n = eq && arg[1] == '-' ? (size_t)(eq - arg) : strlen(arg);
 		snprintf(name, sizeof name, "%.*s", (int)(n < 63 ? n : 63), arg);
 		int fi = flag_index(name);
-		if (fi < 0)
+		if (fi < 0) {
+			const char *names[NFLAGS];
+			for (int k = 0; k < NFLAGS; k++)
+				names[k] = flags[k].name;
+			int near = arch_nearest(name, names, NFLAGS);
+			if (near >= 0)
+				return fail(P, "unknown option '%s' (did you mean '%s'?)", name, flags[near].name);
 			return fail(P, "unknown option '%s'", name);
+		}
 		const struct flag *f = &flags[fi];
 		cmd_append(a, arg);
 		P->given[fi] = 1;
@@ -255,6 +264,16 @@ static int pick_model(struct parse *P, struct gen_model *m)
 	}
 	const struct gen_model *p = gen_preset(name);
 	if (!p) {
+		const char *names[64];
+		int n = 0;
+		while (n < 63 && gen_preset_at(n)) {
+			names[n] = gen_preset_at(n)->name;
+			n++;
+		}
+		names[n++] = "gpt";
+		int near = arch_nearest(name, names, n);
+		if (near >= 0)
+			return fail(P, "unknown model '%s' (did you mean '%s'?)", name, names[near]);
 		list_presets(list, sizeof list);
 		return fail(P, "unknown model '%s' (presets: %s)", name, list);
 	}

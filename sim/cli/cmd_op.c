@@ -161,7 +161,7 @@ int cmd_op(int argc, char **argv)
 			continue;
 		}
 		if (argv[i][0] == '-' && argv[i][1])
-			return cli_usage_error("op", "unknown option '%s'", argv[i]);
+			return cli_unknown_option("op", argv[i]);
 		if (!path) {
 			path = argv[i];
 			continue;

@@ -188,7 +188,7 @@ int cmd_run(int argc, char **argv)
 			continue;
 		}
 		if (a[0] == '-' && a[1])
-			return cli_usage_error("run", "unknown option %s", a);
+			return cli_unknown_option("run", a);
 		if (npos == 2)
 			return cli_usage_error("run", "unexpected argument %s (expected CONFIG TRACE)", a);
 		pos[npos++] = a;

@@ -318,7 +318,7 @@ int cmd_step(int argc, char **argv)
 		} else if (!strcmp(a, "--interactive")) {
 			inter = 1;
 		} else if (a[0] == '-' && a[1]) {
-			return cli_usage_error("step", "unknown option '%s'", a);
+			return cli_unknown_option("step", a);
 		} else if (!path) {
 			path = a;
 		} else

@@ -6,6 +6,7 @@
  */
 #include "cli.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +27,46 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, " (see sim help %s)\n", cmd);
 	return SIM_EXIT_USAGE;
+}
+
+/* The options a command's help text names (every "--word" and "-x" token),
+   its own source of truth for what the command takes. */
+static const char *help_of(const char *cmd)
+{
+	static const struct {
+		const char *name, *help;
+	} h[] = {{"info", cmd_info_help},   {"op", cmd_op_help},       {"run", cmd_run_help},
+	         {"gen", cmd_gen_help},     {"step", cmd_step_help},   {"sweep", cmd_sweep_help},
+	         {"roofline", cmd_roofline_help}, {"compare", cmd_compare_help}};
+	for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
+		if (!strcmp(h[i].name, cmd))
+			return h[i].help;
+	return "";
+}
+
+int cli_unknown_option(const char *cmd, const char *opt)
+{
+	enum { MAXOPT = 128 };
+	char words[MAXOPT][48];
+	const char *cands[MAXOPT];
+	int n = 0;
+	char name[64];
+	snprintf(name, sizeof name, "%.*s", (int)strcspn(opt, "="), opt); /* --opt=value: the option */
+	for (const char *p = help_of(cmd); *p && n < MAXOPT; p++) {
+		if (*p != '-' || (p > help_of(cmd) && (isalnum((unsigned char)p[-1]) || p[-1] == '-')))
+			continue;
+		size_t k = strspn(p, "-abcdefghijklmnopqrstuvwxyz0123456789");
+		if (k < 2 || k >= sizeof words[0] || p[1] == ' ' || (p[1] == '-' && k < 4))
+			continue;
+		snprintf(words[n], sizeof words[n], "%.*s", (int)k, p);
+		cands[n] = words[n];
+		n++;
+		p += k - 1;
+	}
+	int near = arch_nearest(name, cands, n);
+	if (near >= 0)
+		return cli_usage_error(cmd, "unknown option '%s' (did you mean '%s'?)", name, cands[near]);
+	return cli_usage_error(cmd, "unknown option '%s'", name);
 }
 
 int cli_common_opt(struct cli_common *o, int argc, char **argv, int *i, const char *cmd)

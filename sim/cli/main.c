@@ -151,6 +151,13 @@ int main(int argc, char **argv)
 			return commands[i].fn(argc - 1, argv + 1);
 		}
 	}
-	fprintf(stderr, "sim: unknown command '%s' (see sim --help)\n", cmd);
+	const char *names[NCOMMANDS];
+	for (int i = 0; i < NCOMMANDS; i++)
+		names[i] = commands[i].name;
+	int near = arch_nearest(cmd, names, NCOMMANDS);
+	if (near >= 0)
+		fprintf(stderr, "sim: unknown command '%s' (did you mean '%s'?) (see sim --help)\n", cmd, names[near]);
+	else
+		fprintf(stderr, "sim: unknown command '%s' (see sim --help)\n", cmd);
 	return SIM_EXIT_USAGE;
 }
