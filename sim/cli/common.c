@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,8 +36,8 @@ static const char *help_of(const char *cmd)
 {
 	static const struct {
 		const char *name, *help;
-	} h[] = {{"info", cmd_info_help},   {"op", cmd_op_help},       {"run", cmd_run_help},
-	         {"gen", cmd_gen_help},     {"step", cmd_step_help},   {"sweep", cmd_sweep_help},
+	} h[] = {{"info", cmd_info_help},         {"op", cmd_op_help},          {"run", cmd_run_help},
+	         {"gen", cmd_gen_help},           {"step", cmd_step_help},      {"sweep", cmd_sweep_help},
 	         {"roofline", cmd_roofline_help}, {"compare", cmd_compare_help}};
 	for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
 		if (!strcmp(h[i].name, cmd))
@@ -150,15 +151,77 @@ const char *cli_config(const char *name, char *buf, size_t len)
 	return name;
 }
 
+/* The names of the configs in dir (and its systems/), less .cfg, appended
+   to names[*n..max), their text in pool. */
+static void list_configs(const char *dir, const char *sub, char (*pool)[96], const char **names, int *n, int max)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s%s%s", dir, sub[0] ? "/" : "", sub);
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	for (struct dirent *e; *n < max && (e = readdir(d));) {
+		size_t k = strlen(e->d_name);
+		if (k > 4 && k < 80 && !strcmp(e->d_name + k - 4, ".cfg")) {
+			snprintf(pool[*n], sizeof pool[*n], "%s%s%.*s", sub, sub[0] ? "/" : "", (int)(k - 4),
+			         e->d_name);
+			names[*n] = pool[*n];
+			++*n;
+		}
+	}
+	closedir(d);
+}
+
+/* A config name near name in the search path, for "did you mean"; "" if none. */
+static void near_config(const char *name, char *out, size_t len)
+{
+	enum { MAXC = 1024 };
+	char(*pool)[96] = malloc(MAXC * sizeof *pool);
+	const char *names[MAXC];
+	int n = 0;
+	char dirs[5][PATH_MAX + 32];
+	int nd = 0;
+	const char *sp = getenv("SIM_CONFIG_PATH");
+	for (const char *p = sp; p && *p && nd < 2;) {
+		size_t k = strcspn(p, ":");
+		if (k)
+			snprintf(dirs[nd++], sizeof dirs[0], "%.*s", (int)k, p);
+		p += k + (p[k] == ':');
+	}
+	if (exe_configs(dirs[nd], sizeof dirs[nd]))
+		nd++;
+	snprintf(dirs[nd++], sizeof dirs[0], "%s/configs", SIM_DATADIR);
+#ifdef SIM_SOURCE_CONFIGS
+	snprintf(dirs[nd++], sizeof dirs[0], "%s", SIM_SOURCE_CONFIGS);
+#endif
+	out[0] = '\0';
+	if (!pool)
+		return;
+	for (int i = 0; i < nd; i++) {
+		list_configs(dirs[i], "", pool, names, &n, MAXC);
+		list_configs(dirs[i], "systems", pool, names, &n, MAXC);
+	}
+	char bare[96];
+	size_t k = strlen(name);
+	snprintf(bare, sizeof bare, "%.*s", (int)(k > 4 && !strcmp(name + k - 4, ".cfg") ? k - 4 : k), name);
+	int near = arch_nearest(bare, names, n);
+	snprintf(out, len, "%s", near >= 0 ? names[near] : "");
+	free(pool);
+}
+
 struct arch_chip *cli_load(const char *path, const struct cli_common *o, int *exit_code)
 {
 	char buf[PATH_MAX + 64];
 	const char *found = cli_config(path, buf, sizeof buf);
 	if (found == path && access(path, F_OK) && path[0] != '/' && path[0] != '.') {
+		char near[96], hint[128] = "";
+		near_config(path, near, sizeof near);
+		if (near[0])
+			snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
 		fprintf(stderr,
-		        "%s: no such config (a path, or a name looked up in $SIM_CONFIG_PATH, the program's "
+		        "%s: no such config%s (a path, or a name looked up in $SIM_CONFIG_PATH, the program's "
 		        "../share/sim/configs, %s/configs and the source tree's configs/, with or without .cfg)\n",
-		        path, SIM_DATADIR);
+		        path, hint, SIM_DATADIR);
 		*exit_code = SIM_EXIT_NOINPUT;
 		return NULL;
 	}
