@@ -132,7 +132,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct cli_common o = {0};
 	const char *pos[2] = {NULL, NULL}, *timeline = NULL, *tl_ranks = NULL, *csv = NULL;
-	struct rp_options ro = {0, 1, 1, 0, 0, 0};
+	struct rp_options ro = {0, 1, 1, 0, 0, 0, 0};
 	long long max_bytes = 0;
 	int npos = 0;
 	for (int i = 1; i < argc; i++) {
@@ -185,6 +185,10 @@ int cmd_run(int argc, char **argv)
 		}
 		if (!strcmp(a, "--no-memo")) {
 			ro.no_memo = 1;
+			continue;
+		}
+		if (!strcmp(a, "--exact")) {
+			ro.exact = 1;
 			continue;
 		}
 		if (a[0] == '-' && a[1])
