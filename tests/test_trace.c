@@ -936,7 +936,7 @@ static void walk_stops(const struct trace *t, int line, long long at, long long 
 		const struct tr_loop *l = tr_cursor_loop(c);
 		if (r == TR_LOOP) {
 			n += (size_t)snprintf(out + n, len - n, "L%d.%lld/%lld:%d ", l->line, l->iter, l->count,
-			                      l->outer);
+			                      l->depth);
 			if (l->line == line && l->iter == at)
 				CHECK(tr_cursor_skip(c, skip) == 0, "skip %lld at %lld", skip, at);
 		} else if (r == TR_LOOP_END) {
@@ -961,14 +961,14 @@ static void test_stops(void)
 		return;
 	char got[1024];
 	walk_stops(t, 0, 0, 0, got, sizeof got);
-	const char *want = "L8.0/4:0 L4.0/2:1 5 L4.1/2:1 5 E4 10 L8.1/4:0 L4.0/2:1 5 L4.1/2:1 5 E4 10 "
-	                   "L8.2/4:0 L4.0/2:1 5 L4.1/2:1 5 E4 10 L8.3/4:0 L4.0/2:1 5 L4.1/2:1 5 E4 10 E8 17 ";
+	const char *want = "L8.0/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 L8.1/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 "
+	                   "L8.2/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 L8.3/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 E8 17 ";
 	CHECK(!strcmp(got, want), "stops:\n got  %s\n want %s", got, want);
 	walk_stops(t, 8, 1, 2, got, sizeof got); /* iterations 1 and 2 skipped: 3 follows, no stop */
-	want = "L8.0/4:0 L4.0/2:1 5 L4.1/2:1 5 E4 10 L8.1/4:0 L4.0/2:1 5 L4.1/2:1 5 E4 10 E8 17 ";
+	want = "L8.0/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 L8.1/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 E8 17 ";
 	CHECK(!strcmp(got, want), "skip 2 of 4:\n got  %s\n want %s", got, want);
 	walk_stops(t, 8, 2, 2, got, sizeof got); /* the last two: the repeat ends */
-	want = "L8.0/4:0 L4.0/2:1 5 L4.1/2:1 5 E4 10 L8.1/4:0 L4.0/2:1 5 L4.1/2:1 5 E4 10 L8.2/4:0 E8 17 ";
+	want = "L8.0/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 L8.1/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 L8.2/4:1 E8 17 ";
 	CHECK(!strcmp(got, want), "skip the rest:\n got  %s\n want %s", got, want);
 	struct tr_cursor *c = tr_cursor_new(t, 0);
 	struct tr_event ev;

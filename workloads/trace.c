@@ -1981,13 +1981,9 @@ static int loop_stop(struct tr_cursor *c, int d, int end)
 	struct tr_loop *l = &c->loop;
 	l->line = f->line;
 	l->body = f->block;
-	l->depth = d;
+	l->depth = d - 1;
 	l->count = f->count;
 	l->iter = end ? f->count : f->count - f->left;
-	l->outer = 0;
-	for (int i = 0; i < d - 1; i++)
-		if (c->st[i].line > 0 && c->st[i].count > 1)
-			l->outer++;
 	c->stopped = end ? 0 : d;
 	return end ? TR_LOOP_END : TR_LOOP;
 }

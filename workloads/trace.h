@@ -219,8 +219,7 @@ void tr_cursor_free(struct tr_cursor *c);
 struct tr_loop {
 	int line;        /* the repeat statement's line */
 	int body;        /* its body (a block of the parsed trace): names the statement */
-	int depth;       /* nesting level of its frame, calls and `on` blocks included (1 = top level) */
-	int outer;       /* enclosing repeats of more than one iteration */
+	int depth;       /* blocks it is in, calls and `on` blocks included (1: a repeat at the top level) */
 	long long count; /* iterations in all */
 	long long iter;  /* TR_LOOP: the iteration about to start (0 = the first); TR_LOOP_END: count */
 };

@@ -77,7 +77,7 @@
 
 #define ST_RING      1024  /* iterations between the farthest host and the oldest unevaluated one */
 #define ST_MIN_COUNT 4     /* shorter repeats are played: two to prove, one to stop at, one to skip */
-#define ST_TOL       1e-11 /* times agree to this share of the clock (the engine's rounding) */
+#define ST_TOL       1e-12 /* times agree to this share of the clock (the rounding of its sums: about 1e-16) */
 
 enum st_state {
 	ST_NONE,  /* no candidate */
@@ -458,9 +458,7 @@ static void candidate(struct steady *S, const struct tr_loop *l, long ordinal)
 static int loop_start(struct run *R, struct st_rank *sr, const struct tr_loop *l)
 {
 	struct steady *S = R->steady;
-	if (sr->in) {
-		if (l->depth != sr->in_depth || l->body != sr->in_body)
-			return 0; /* a repeat inside the candidate: part of its iterations */
+	if (sr->in && l->depth == sr->in_depth && l->body == sr->in_body) { /* its next iteration */
 		int cur = sr->in_ord == S->ordinal;
 		if (cur && active(S)) {
 			struct st_slot *sl = slot_get(S, sr->iter);
@@ -475,11 +473,11 @@ static int loop_start(struct run *R, struct st_rank *sr, const struct tr_loop *l
 		try_eval(R);
 		return S->state == ST_ARMED && l->iter == S->arm_at;
 	}
-	if (l->iter != 0 || l->outer > 0)
+	if (l->iter != 0 || l->count < ST_MIN_COUNT)
 		return 0;
-	long k = ++sr->ordinal;
-	if (l->count < ST_MIN_COUNT)
-		return 0;
+	long k = ++sr->ordinal; /* every rank numbers the repeats it enters alike */
+	if (sr->in && sr->in_ord == S->ordinal && active(S))
+		return 0; /* inside the candidate: part of its iterations */
 	if (S->ordinal != k) {
 		if (active(S) || k < S->ordinal || k <= S->lost) {
 			if (k > S->lost && k > S->ordinal)
@@ -492,7 +490,7 @@ static int loop_start(struct run *R, struct st_rank *sr, const struct tr_loop *l
 		give_up(S); /* the ranks' k-th repeats differ */
 		return 0;
 	}
-	sr->in = 1;
+	sr->in = 1; /* (a repeat it is in whose watch is over is forgotten) */
 	sr->in_ord = k;
 	sr->in_body = l->body;
 	sr->in_depth = l->depth;
