@@ -38,6 +38,7 @@ struct qev {
 	int need[TR_MAX_AFTER]; /* instance of each after= label to wait for */
 	int inst;               /* this op's instance of its own label */
 	int iter;               /* iteration of the repeat replay_steady.c watches, -1 */
+	int cand;               /* ... and which one it is (its ordinal) */
 	short mark;
 	double issued;
 };

@@ -11,22 +11,23 @@
  * rp_steady: a template iteration and its copies), so that the report counts
  * them as if they had been played. `sim run --exact` plays every iteration.
  *
- * Watching. The candidate is a repeat that no repeat of more than one
- * iteration encloses, of at least ST_MIN_COUNT iterations, that every
- * replayed rank enters (each rank's k-th such repeat: the same statement and
- * count). A rank's host actor tags each op it issues with its iteration;
- * the spans recorded for them are listed per iteration. Once every host has
- * moved past an iteration and every op of it has its span, it is evaluated:
+ * Watching. Every rank numbers the repeats of at least ST_MIN_COUNT
+ * iterations it enters; the candidate is the k-th of every replayed rank (the
+ * same statement and count for all), unless a candidate being watched
+ * encloses it (then it is part of that one's iterations). A rank's host actor
+ * tags each op it issues with the candidate's iteration; the spans recorded
+ * for them are listed per iteration. Once every host has moved past an
+ * iteration and every op of it has its span, it is evaluated:
  *   clean  it started after the iteration before it ended (its earliest
  *          arrival is no earlier than the other's latest end: a cut of the
  *          run where nothing is in flight, no transfer, no queued or running
  *          op), and every span has an enabling predecessor (none started when
  *          its host issued it, so how far the hosts run ahead did not matter)
- *   same   span for span (in the order they were recorded) it is the one
- *          before, T later: the same rank, stream, line, op text, kind,
- *          bound, region, algorithm and protocol, FLOPs and bytes; arrival,
- *          start and end T later to ST_TOL of the clock; the predecessor the
- *          same span of its own iteration, or of the one before, or the same
+ *   same   span for span (by rank, stream, and order on the stream) it is
+ *          the one before, T later: the same line, op text, kind, bound,
+ *          region, algorithm and protocol, FLOPs and bytes; arrival, start
+ *          and end T later to ST_TOL of the clock; the predecessor the same
+ *          span of its own iteration, or of the one before, or the same
  *          older span
  * Two clean iterations that are the same prove a steady state. At the cut
  * before each, every actor waits at the start of an iteration and nothing is
@@ -37,6 +38,9 @@
  * memoized plans and predictions (they give the same times). The engine is
  * deterministic (jitter draws random numbers per op: it turns this off), so
  * the iteration after the second is the second again, T later, and so on.
+ * (The engine runs the actors of one instant in an order of its own, so
+ * spans recorded at one instant may be recorded in another order: that is
+ * why spans are matched by rank and stream, not by index.)
  *
  * Skipping. The hosts issue ahead of their streams; each stops at the same
  * boundary, iteration A (one past where the farthest host is), and waits
@@ -53,16 +57,20 @@
  * ops; what differs, when an op was issued, does not matter for ops that
  * start after the cut). A rank whose actor runs its own ops has no lead: L = 0.
  *
- * Not covered (played in full): repeats nested in a repeat, repeats that
- * ranks enter differently (`on` blocks giving ranks different repeats, a
- * pipeline's stages), iterations that overlap (micro-batches in flight
- * through pipeline stages: no cut where nothing is in flight), and runs with
- * --jitter.
+ * Not covered (played in full): repeats that ranks enter differently (`on`
+ * blocks giving ranks different repeats, a pipeline's stages), iterations
+ * that overlap (micro-batches in flight through pipeline stages, a transfer
+ * that runs into the next iteration: no cut where nothing is in flight),
+ * repeats a host issues whole before their first iteration ends (a single
+ * stream queues up to QDEPTH device ops before it runs them; several streams
+ * that never fill a queue), and runs with --jitter.
  *
  * Invariants (checked; a run that breaks one fails with exit 70):
  *  1. At the boundary where the hosts stop, every replayed rank is idle at
  *     the same time, the template's end (the steady state said so).
- *  2. The template is clean and the same as the iteration before it.
+ *  2. The template is clean and the same as the iteration before it (ranks
+ *     with a single stream waited where they would have been anyway, and
+ *     play on when it is not; ranks with several may have waited to issue).
  *  3. A derived span's times follow its template's: copy k is k periods
  *     later, the last ends where the replay resumed.
  */
@@ -76,7 +84,7 @@
 #include <string.h>
 
 #define ST_RING      1024  /* iterations between the farthest host and the oldest unevaluated one */
-#define ST_MIN_COUNT 4     /* shorter repeats are played: two to prove, one to stop at, one to skip */
+#define ST_MIN_COUNT 4     /* shorter repeats are played: three to prove, one to skip */
 #define ST_TOL       1e-12 /* times agree to this share of the clock (the rounding of its sums: about 1e-16) */
 
 enum st_state {
@@ -697,6 +705,7 @@ int rp_steady_next(struct run *R, struct rank_st *rk, struct qev *q, char *why, 
 			if (sl) {
 				sl->issued++;
 				q->iter = (int)sr->iter;
+				q->cand = (int)S->ordinal;
 			}
 		}
 		return rc;
@@ -706,8 +715,8 @@ int rp_steady_next(struct run *R, struct rank_st *rk, struct qev *q, char *why, 
 void rp_steady_recorded(struct run *R, const struct qev *q, long i)
 {
 	struct steady *S = R->steady;
-	if (!S || q->iter < 0 || !active(S))
-		return;
+	if (!S || q->iter < 0 || q->cand != S->ordinal || !active(S))
+		return; /* (an op of a candidate that another replaced) */
 	struct st_slot *sl = slot_get(S, q->iter);
 	if (!sl)
 		return;
