@@ -141,6 +141,7 @@ check_files "$tmp/decode64.trace"
 check_files tests/steady/two_streams.trace --no-fold
 check steady:"$tmp/decode.trace"
 check steady:"$tmp/decode.trace" --no-fold
+check steady:"$tmp/decode64.trace" --no-fold --no-memo
 check "$tmp/decode_pp.trace"
 check steady:"$tmp/train.trace"
 check steady:traces/llama3_8b_train.trace

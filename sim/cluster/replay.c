@@ -17,11 +17,14 @@
  *
  * The run's state is one struct run (replay_int.h), passed as R; the
  * collective plans are in replay_plan.c, what may be skipped (folded ranks,
- * collectives that run alone) in replay_fold.c.
+ * collectives that run alone) in replay_fold.c, iterations of repeats in a
+ * steady state in replay_steady.c.
  *
  * Invariants (assert()ed: live in the Debug and sanitizer builds):
  *  1. Every op a host actor queues is executed once and leaves one span: at
- *     the end of a run, spans = ops executed = ops queued (check_end).
+ *     the end of a run, spans = ops executed = ops queued (check_end); the
+ *     ops of iterations a steady state derived are neither, and are added to
+ *     the ops executed after that check.
  *  2. Every span has arrive <= t0 <= t1 (add_span): no duration is negative
  *     (device-op times, collective latencies, times alone), and a batch's
  *     sleep ends after its last op started.

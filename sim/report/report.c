@@ -179,20 +179,31 @@ static int by_time_desc(const void *a, const void *b)
 /* The unions of a rank's spans (idx[0..n), by start) and of the copies a
    steady state derived: each copy's spans lie in an iteration of their own
    (the steady state began at a cut where nothing was in flight), so the
-   union of all is the recorded union plus copies x the template's. sub is
-   scratch for n indices. */
-static void rank_unions(const struct rp_result *r, const long *idx, long n, const long *copies, long *sub, double u[4])
+   union of all is the recorded union plus copies x the template's. The
+   templates' spans, by start, come one steady state after the other (each
+   lies between two cuts of its own). sub is scratch for n indices. */
+static void rank_unions(const struct rp_result *r, const long *idx, long n, const long *copies, long *sub,
+                        double u[4])
 {
 	for (int w = 0; w < 4; w++)
 		u[w] = union_len(idx, n, w);
-	for (int si = 0; copies && si < r->nsteady; si++) {
-		const struct rp_steady *st = &r->steady[si];
-		long m = 0, pos;
-		for (long i = 0; i < n; i++)
-			if (copies[idx[i]] && rp_steady_find(r, idx[i], &pos) == si)
-				sub[m++] = idx[i];
-		for (int w = 0; m && w < 4; w++)
-			u[w] += (double)st->copies * union_len(sub, m, w);
+	if (!copies)
+		return;
+	long m = 0;
+	int cur = -1;
+	for (long i = 0; i <= n; i++) {
+		long pos;
+		int si = i < n && copies[idx[i]] ? rp_steady_find(r, idx[i], &pos) : -1;
+		if (i < n && si < 0)
+			continue;
+		if (si != cur && m) { /* the spans of steady state cur end here */
+			for (int w = 0; w < 4; w++)
+				u[w] += (double)r->steady[cur].copies * union_len(sub, m, w);
+			m = 0;
+		}
+		cur = si;
+		if (i < n)
+			sub[m++] = idx[i];
 	}
 }
 
