@@ -182,8 +182,7 @@ static int by_time_desc(const void *a, const void *b)
    union of all is the recorded union plus copies x the template's. The
    templates' spans, by start, come one steady state after the other (each
    lies between two cuts of its own). sub is scratch for n indices. */
-static void rank_unions(const struct rp_result *r, const long *idx, long n, const long *copies, long *sub,
-                        double u[4])
+static void rank_unions(const struct rp_result *r, const long *idx, long n, const long *copies, long *sub, double u[4])
 {
 	for (int w = 0; w < 4; w++)
 		u[w] = union_len(idx, n, w);
