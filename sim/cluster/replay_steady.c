@@ -563,6 +563,9 @@ static void derive(struct run *R)
 		}
 	struct st_hist *h = &S->hist[2], *prev = &S->hist[1];
 	S->state = ST_DONE;
+	h->end = -INFINITY; /* now that every op of it ended: a batch's last end is the engine's, not the sum */
+	for (long p = 0; p < h->spans.n; p++)
+		h->end = fmax(h->end, r->spans[h->spans.v[p]].t1);
 	if (hi - lo > tol(hi) || fabs(hi - h->end) > tol(hi)) { /* invariant 1 */
 		rp_fail(R, SIM_EXIT_INTERNAL,
 		        "%s:%d: steady state: the ranks were idle at %.17g to %.17g, the iteration ended at %.17g "
