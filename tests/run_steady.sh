@@ -64,14 +64,14 @@ check() { # [steady:|played:]TRACE [options]
 	case "$arg" in steady:*) want=some ;; played:*) want=zero ;; esac
 	local name
 	name="$(basename "$t") $*"
-	run() { "$sim" run configs/h100.cfg "$t" "$@" 2>&1; } # exit 3: it does not fit, and is reported
+	run() { "$sim" run configs/h100.cfg "$t" "$@" 2>"$tmp/err"; } # exit 3: it does not fit, and is reported
 	local a b ja jb ra rb
 	a=$(run "$@")
 	ra=$?
 	b=$(run "$@" --exact)
 	rb=$?
 	if [ $ra != $rb ] || { [ $ra != 0 ] && [ $ra != 3 ]; }; then
-		echo "FAIL $name: exit $ra, with --exact $rb: $(head -1 <<<"$a")"
+		echo "FAIL $name: exit $ra, with --exact $rb: $(grep -v '^==\|^False positive\|^For details' "$tmp/err" | head -1)"
 		fail=1
 		return
 	fi
