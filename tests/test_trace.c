@@ -918,6 +918,69 @@ static void test_doc(const char *dir)
 	CHECK(found == 1, "the data-parallel example is not in the page");
 }
 
+/* ---- stops at the iterations of repeats, and skipping them ---- */
+
+/* Expands rank 0 with stops, skipping `skip` iterations at iteration `at` of
+   the repeat on line `line`; writes one letter per step into out: L (a
+   stop, with its iteration), E (a repeat's end), the line of each event. */
+static void walk_stops(const struct trace *t, int line, long long at, long long skip, char *out, size_t len)
+{
+	struct tr_cursor *c = tr_cursor_new(t, 0);
+	struct tr_event ev;
+	char why[TR_MSG_MAX];
+	size_t n = 0;
+	out[0] = '\0';
+	tr_cursor_stops(c, 1);
+	int r;
+	while ((r = tr_next(c, &ev, why, sizeof why)) > 0 && n + 32 < len) {
+		const struct tr_loop *l = tr_cursor_loop(c);
+		if (r == TR_LOOP) {
+			n += (size_t)snprintf(out + n, len - n, "L%d.%lld/%lld:%d ", l->line, l->iter, l->count,
+			                      l->depth);
+			if (l->line == line && l->iter == at)
+				CHECK(tr_cursor_skip(c, skip) == 0, "skip %lld at %lld", skip, at);
+		} else if (r == TR_LOOP_END) {
+			n += (size_t)snprintf(out + n, len - n, "E%d ", l->line);
+		} else {
+			n += (size_t)snprintf(out + n, len - n, "%d ", ev.line);
+		}
+	}
+	CHECK(r == 0, "walk ends cleanly (%d: %s)", r, why);
+	CHECK(tr_cursor_skip(c, 1) == -1, "no skip outside a stop");
+	tr_cursor_free(c);
+}
+
+static void test_stops(void)
+{
+	struct trace *t = parse("simtrace 1\nranks 2\n"
+	                        "def d {\n  repeat 2 {\n    delay time=1us\n  }\n}\n"      /* 3-7 */
+	                        "repeat 4 {\n  call d\n  gemm m=1 n=1 k=1 dtype=fp16\n}\n" /* 8-11 */
+	                        "on rank=1 {\n  repeat 3 {\n    delay time=2us\n  }\n}\n"  /* 12-16 */
+	                        "delay time=3us\n");
+	if (!t)
+		return;
+	char got[1024];
+	walk_stops(t, 0, 0, 0, got, sizeof got);
+	const char *want = "L8.0/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 L8.1/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 "
+	                   "L8.2/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 L8.3/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 E8 17 ";
+	CHECK(!strcmp(got, want), "stops:\n got  %s\n want %s", got, want);
+	walk_stops(t, 8, 1, 2, got, sizeof got); /* iterations 1 and 2 skipped: 3 follows, no stop */
+	want = "L8.0/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 L8.1/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 E8 17 ";
+	CHECK(!strcmp(got, want), "skip 2 of 4:\n got  %s\n want %s", got, want);
+	walk_stops(t, 8, 2, 2, got, sizeof got); /* the last two: the repeat ends */
+	want = "L8.0/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 L8.1/4:1 L4.0/2:3 5 L4.1/2:3 5 E4 10 L8.2/4:1 E8 17 ";
+	CHECK(!strcmp(got, want), "skip the rest:\n got  %s\n want %s", got, want);
+	struct tr_cursor *c = tr_cursor_new(t, 0);
+	struct tr_event ev;
+	char why[TR_MSG_MAX];
+	tr_cursor_stops(c, 1);
+	CHECK(tr_next(c, &ev, why, sizeof why) == TR_LOOP && tr_cursor_skip(c, 5) == -1,
+	      "cannot skip more than is left");
+	tr_cursor_free(c);
+	CHECK(count(t, 1) == 4 * 3 + 3 + 1, "without stops, nothing changes");
+	tr_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : ".";
@@ -925,6 +988,7 @@ int main(int argc, char **argv)
 	test_layout();
 	test_blocks();
 	test_sched();
+	test_stops();
 	test_bad();
 	test_bad_files(dir);
 	test_expansion_errors();

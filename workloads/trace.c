@@ -1809,14 +1809,19 @@ struct trace *tr_load(const char *path, long long max_bytes, int *exit_code, cha
 
 struct frame {
 	int block, idx, def;
-	long long left; /* iterations left, this one included */
-	long long mark; /* events issued when this iteration began */
+	int line;        /* a repeat's line; 0 for `on` and call frames */
+	long long count; /* a repeat's iterations in all */
+	long long left;  /* iterations left, this one included */
+	long long mark;  /* events issued when this iteration began */
 };
 
 struct tr_cursor {
 	const struct trace *t;
 	int rank, coord[DIM_COUNT];
 	int depth, nframes, failed;
+	int stops;           /* tr_cursor_stops: tr_next returns TR_LOOP and TR_LOOP_END */
+	int stopped;         /* depth of the repeat frame the last stop was at, 0 = none */
+	struct tr_loop loop; /* ... and what it said */
 	long long emitted;
 	unsigned char *issued;   /* per label */
 	unsigned char *defempty; /* per def: its body issues nothing on this rank */
@@ -1840,7 +1845,7 @@ struct tr_cursor *tr_cursor_new(const struct trace *t, int rank)
 	c->nframes = nf;
 	c->issued = (unsigned char *)(c->st + nf);
 	c->defempty = c->issued + t->labels.n;
-	c->st[0] = (struct frame){0, 0, -1, 1, 0};
+	c->st[0] = (struct frame){0, 0, -1, 0, 1, 1, 0};
 	c->depth = 1;
 	return c;
 }
@@ -1961,11 +1966,54 @@ static int emit(struct tr_cursor *c, const struct evnode *en, struct tr_event *e
 	return 1;
 }
 
-static int push(struct tr_cursor *c, int block, long long count, int def)
+static int push(struct tr_cursor *c, int block, long long count, int def, int line)
 {
 	if (c->depth >= c->nframes)
 		return -1; /* the load-time depth bound says this cannot happen */
-	c->st[c->depth++] = (struct frame){block, 0, def, count, c->emitted};
+	c->st[c->depth++] = (struct frame){block, 0, def, line, count, count, c->emitted};
+	return 0;
+}
+
+/* Describes the repeat frame at depth d (1-based) for a stop. */
+static int loop_stop(struct tr_cursor *c, int d, int end)
+{
+	const struct frame *f = &c->st[d - 1];
+	struct tr_loop *l = &c->loop;
+	l->line = f->line;
+	l->body = f->block;
+	l->depth = d - 1;
+	l->count = f->count;
+	l->iter = end ? f->count : f->count - f->left;
+	c->stopped = end ? 0 : d;
+	return end ? TR_LOOP_END : TR_LOOP;
+}
+
+void tr_cursor_stops(struct tr_cursor *c, int on)
+{
+	if (c)
+		c->stops = on;
+}
+
+const struct tr_loop *tr_cursor_loop(const struct tr_cursor *c)
+{
+	return c ? &c->loop : NULL;
+}
+
+int tr_cursor_skip(struct tr_cursor *c, long long n)
+{
+	if (!c || !c->stopped || c->stopped != c->depth || n < 0)
+		return -1;
+	struct frame *f = &c->st[c->depth - 1];
+	if (f->idx != 0 || n > f->left)
+		return -1;
+	if (n == f->left) { /* all that is left: the frame ends (tr_next pops it) */
+		f->left = 1;
+		f->idx = c->t->blocks[f->block].n;
+		f->mark = c->emitted;
+	} else {
+		f->left -= n;
+	}
+	c->stopped = 0;
 	return 0;
 }
 
@@ -1978,6 +2026,7 @@ int tr_next(struct tr_cursor *c, struct tr_event *ev, char *why, size_t whylen)
 	const struct trace *t = c->t;
 	if (c->failed)
 		return fail_at(why, whylen, t->path, 0, "rank %d: the expansion stopped at an earlier error", c->rank);
+	c->stopped = 0;
 	while (c->depth > 0) {
 		struct frame *f = &c->st[c->depth - 1];
 		const struct block *b = &t->blocks[f->block];
@@ -1988,11 +2037,15 @@ int tr_next(struct tr_cursor *c, struct tr_event *ev, char *why, size_t whylen)
 				f->left--;
 				f->idx = 0;
 				f->mark = c->emitted;
+				if (c->stops && f->line > 0)
+					return loop_stop(c, c->depth, 0);
 				continue;
 			}
 			if (f->def >= 0 && c->emitted == f->mark)
 				c->defempty[f->def] = 1;
 			c->depth--;
+			if (c->stops && f->line > 0)
+				return loop_stop(c, c->depth + 1, 1);
 			continue;
 		}
 		const struct node *nd = &b->v[f->idx++];
@@ -2006,14 +2059,14 @@ int tr_next(struct tr_cursor *c, struct tr_event *ev, char *why, size_t whylen)
 			}
 			c->emitted++;
 			return 1;
-		case N_REPEAT: r = push(c, nd->child, nd->count, -1); break;
+		case N_REPEAT: r = push(c, nd->child, nd->count, -1, nd->line); break;
 		case N_ON:
 			if (selected(c, nd->arg))
-				r = push(c, nd->child, 1, -1);
+				r = push(c, nd->child, 1, -1, 0);
 			break;
 		case N_CALL:
 			if (!c->defempty[nd->arg])
-				r = push(c, t->defs[nd->arg].block, 1, nd->arg);
+				r = push(c, t->defs[nd->arg].block, 1, nd->arg, 0);
 			break;
 		default: break;
 		}
@@ -2021,6 +2074,8 @@ int tr_next(struct tr_cursor *c, struct tr_event *ev, char *why, size_t whylen)
 			c->failed = 1;
 			return xerr(c, nd->line, why, whylen, "internal error: nesting deeper than the trace allows");
 		}
+		if (c->stops && nd->type == N_REPEAT)
+			return loop_stop(c, c->depth, 0);
 	}
 	return 0;
 }

@@ -205,6 +205,33 @@ struct tr_cursor *tr_cursor_new(const struct trace *t, int rank);
 int tr_next(struct tr_cursor *c, struct tr_event *ev, char *why, size_t whylen);
 void tr_cursor_free(struct tr_cursor *c);
 
+/*
+ * Iterations of `repeat`s, for a replay that derives a steady state instead
+ * of playing every iteration (sim/cluster/replay_steady.c). After
+ * tr_cursor_stops(c, 1), tr_next also returns TR_LOOP before the first event
+ * of each iteration of a repeat (the first included; before anything of it
+ * has been expanded) and TR_LOOP_END when a repeat is left; tr_cursor_loop
+ * says which. Calling tr_next again goes on. A repeat whose iteration issues
+ * nothing for the rank ends after it (every iteration would be as empty).
+ */
+#define TR_LOOP     2
+#define TR_LOOP_END 3
+struct tr_loop {
+	int line;        /* the repeat statement's line */
+	int body;        /* its body (a block of the parsed trace): names the statement */
+	int depth;       /* blocks it is in, calls and `on` blocks included (1: a repeat at the top level) */
+	long long count; /* iterations in all */
+	long long iter;  /* TR_LOOP: the iteration about to start (0 = the first); TR_LOOP_END: count */
+};
+void tr_cursor_stops(struct tr_cursor *c, int on);
+const struct tr_loop *tr_cursor_loop(const struct tr_cursor *c);
+/* Right after a TR_LOOP stop: skips n of the iterations left (the one
+   about to start included), so that iteration iter + n follows at once
+   (without a stop of its own), or the repeat ends when n is all that is
+   left. Returns 0, or -1 when the cursor
+   is not at such a stop or fewer iterations are left. */
+int tr_cursor_skip(struct tr_cursor *c, long long n);
+
 /* Canonical one-line text of an event (for reports and timelines): the
    op_format text of a device op, or the coll/send/recv/delay/mark line with
    defaults filled in and peer= as the resolved rank, then stream= (when not

@@ -1,6 +1,6 @@
 /*
  * cmd_run.c -- `sim run CONFIG TRACE [--json] [--timeline FILE]
- * [--timeline-ranks LIST] [--csv DIR] [--jitter SIGMA] [--seed N] [--set ...]`
+ * [--timeline-ranks LIST] [--csv DIR] [--jitter SIGMA] [--seed N] [--exact] [--set ...]`
  *
  * Loads the chip and the trace, replays the trace on the chip's system
  * (sim/cluster/replay.c) and reports where the time went (sim/report/report.c). Output
@@ -20,7 +20,7 @@
 
 const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FILE] [--timeline-ranks LIST]\n"
                             "               [--csv DIR] [--jitter SIGMA] [--seed N] [--no-fold] [--no-memo]\n"
-                            "               [--max-ops N] [--max-trace-bytes N] [--set path=value]...\n"
+                            "               [--exact] [--max-ops N] [--max-trace-bytes N] [--set path=value]...\n"
                             "\n"
                             "Replays a workload trace (simtrace 1, docs/trace-format.md) on the system of\n"
                             "CONFIG: its standard node of devices and, when the trace has more ranks than\n"
@@ -45,6 +45,16 @@ const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FI
                             "alone on its links: it is played on the engine once per size and its time\n"
                             "reused after; --no-memo plays every call (same results, slower).\n"
                             "\n"
+                            "A repeat whose iterations start only after the one before has ended on every\n"
+                            "replayed rank (nothing in flight between them), two in a row the same op for\n"
+                            "op, one period apart, has reached a steady state: every later iteration is the\n"
+                            "same again. Its remaining iterations are then derived, not played: the clock\n"
+                            "moves on by their number x the period and the report counts them as played\n"
+                            "(the last line says how many ops were derived). --exact plays every\n"
+                            "iteration (the same report but for rounding in the last bit; slower). Not\n"
+                            "derived: runs with --jitter, repeats whose iterations overlap (pipeline\n"
+                            "stages with micro-batches in flight) or that ranks enter differently.\n"
+                            "\n"
                             "options:\n"
                             "  --json                 the report as JSON (schema_version 1; time_s, ...)\n"
                             "  --timeline FILE        a Chrome / Perfetto trace: one process per rank, one\n"
@@ -56,8 +66,10 @@ const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FI
                             "  --seed N               seed of the jitter's random streams (default 1)\n"
                             "  --no-fold              replay every rank, even symmetric ones\n"
                             "  --no-memo              play every collective on the engine\n"
+                            "  --exact                play every iteration of every repeat (no steady state)\n"
                             "  --max-ops N            most ops the replayed ranks may run together,\n"
-                            "                         bounded from the trace before anything runs\n"
+                            "                         bounded from the trace before anything runs (derived\n"
+                            "                         ops count)\n"
                             "                         (default 5e7, about 3.6 GB of spans; exit 65 past it)\n"
                             "  --max-trace-bytes N    largest trace file read (default 1073741824; exit 65)\n"
                             "  --set path=value       override a config parameter (repeatable)\n"
@@ -132,7 +144,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct cli_common o = {0};
 	const char *pos[2] = {NULL, NULL}, *timeline = NULL, *tl_ranks = NULL, *csv = NULL;
-	struct rp_options ro = {0, 1, 1, 0, 0, 0};
+	struct rp_options ro = {0, 1, 1, 0, 0, 0, 0};
 	long long max_bytes = 0;
 	int npos = 0;
 	for (int i = 1; i < argc; i++) {
@@ -185,6 +197,10 @@ int cmd_run(int argc, char **argv)
 		}
 		if (!strcmp(a, "--no-memo")) {
 			ro.no_memo = 1;
+			continue;
+		}
+		if (!strcmp(a, "--exact")) {
+			ro.exact = 1;
 			continue;
 		}
 		if (a[0] == '-' && a[1])

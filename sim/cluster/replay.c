@@ -17,11 +17,14 @@
  *
  * The run's state is one struct run (replay_int.h), passed as R; the
  * collective plans are in replay_plan.c, what may be skipped (folded ranks,
- * collectives that run alone) in replay_fold.c.
+ * collectives that run alone) in replay_fold.c, iterations of repeats in a
+ * steady state in replay_steady.c.
  *
  * Invariants (assert()ed: live in the Debug and sanitizer builds):
  *  1. Every op a host actor queues is executed once and leaves one span: at
- *     the end of a run, spans = ops executed = ops queued (check_end).
+ *     the end of a run, spans = ops executed = ops queued (check_end); the
+ *     ops of iterations a steady state derived are neither, and are added to
+ *     the ops executed after that check.
  *  2. Every span has arrive <= t0 <= t1 (add_span): no duration is negative
  *     (device-op times, collective latencies, times alone), and a batch's
  *     sleep ends after its last op started.
@@ -154,18 +157,22 @@ static long add_span(struct run *R, const struct rp_span *s)
 	return r->nspans++;
 }
 
+/* A span's end; -2 - i names span i's copy in the last iteration a steady
+   state derived (replay_steady.c). */
 static double span_end(struct run *R, long i)
 {
-	return i >= 0 ? R->r->spans[i].t1 : -1;
+	return i >= 0 ? R->r->spans[i].t1 : i == -1 ? -1 : rp_steady_end(R, -2 - i);
 }
 
-/* Records the span of the op stream s just ran: it starts no earlier than
+/* Records the span of the op q stream s just ran: it starts no earlier than
    the stream's previous op ended (invariant 3). */
-static long stream_span(struct run *R, struct stream_st *s, const struct rp_span *sp)
+static long stream_span(struct run *R, struct stream_st *s, const struct qev *q, const struct rp_span *sp)
 {
 	assert(sp->t0 >= span_end(R, s->last_span));
 	long i = add_span(R, sp);
 	s->last_span = i;
+	if (R->steady && i >= 0)
+		rp_steady_recorded(R, q, i);
 	return i;
 }
 
@@ -411,7 +418,7 @@ static void exec_ops(struct run *R, struct stream_st *s, struct qev *first, long
 			sp.algo = (signed char)cp->p.algo;
 			sp.proto = (signed char)cp->p.proto;
 			assert(cp->alone_s >= 0);
-			last = stream_span(R, s, &sp);
+			last = stream_span(R, s, batch[i], &sp);
 			t += cp->alone_s;
 			total += cp->alone_s;
 			R->r->events++;
@@ -432,7 +439,7 @@ static void exec_ops(struct run *R, struct stream_st *s, struct qev *first, long
 		sp.bound = (signed char)dr.bound;
 		if (batch[i]->ev.op.dtype >= 0 && batch[i]->ev.op.dtype < DT_COUNT)
 			R->flops_by_dtype[batch[i]->ev.op.dtype] += dr.flops;
-		last = stream_span(R, s, &sp);
+		last = stream_span(R, s, batch[i], &sp);
 		t += d;
 		total += d;
 		R->r->events++;
@@ -467,7 +474,7 @@ static void exec_delay(struct run *R, struct stream_st *s, struct qev *q, long p
 	}
 	sp.t1 = simgrid_get_clock();
 	sp.pred = pred;
-	stream_span(R, s, &sp);
+	stream_span(R, s, q, &sp);
 	R->r->events++;
 	label_done(s, q, s->last_span);
 }
@@ -526,7 +533,7 @@ static void end_transfer(struct run *R, struct stream_st *s, const struct qev *q
 	if (x->left == 0)
 		x->t_end = sp->t1;
 	assert(sp->t1 == x->t_end); /* invariant 4: the members end together */
-	stream_span(R, s, sp);
+	stream_span(R, s, q, sp);
 	R->r->events++;
 	label_done(s, q, s->last_span);
 	if (++x->left == x->n)
@@ -593,7 +600,7 @@ static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pr
 	if (!x) { /* a group of one: nothing to move */
 		sp.t0 = sp.t1 = arrive;
 		sp.pred = pred;
-		stream_span(R, s, &sp);
+		stream_span(R, s, q, &sp);
 		R->r->events++;
 		label_done(s, q, s->last_span);
 		return;
@@ -737,6 +744,8 @@ static void stream_main(int argc, char **argv)
 	for (;;) {
 		while (s->n == 0) {
 			s->cons_wait = 1;
+			if (R->steady)
+				rp_steady_idle(R, s);
 			sg_sem_acquire(s->items);
 		}
 		struct qev *q = &s->q[s->head];
@@ -883,7 +892,14 @@ static void host_main(int argc, char **argv)
 	struct qev q;
 	for (;;) {
 		memset(&q, 0, sizeof q);
-		int rc = tr_next(rk->cur, &q.ev, why, sizeof why);
+		int rc =
+		    R->steady ? rp_steady_next(R, rk, &q, why, sizeof why) : tr_next(rk->cur, &q.ev, why, sizeof why);
+		if (rc == RP_STEADY_RUN_QUEUE) { /* a steady state skips from here: run what is queued first */
+			for (int i = 0; i < tr_nstreams(R->t); i++)
+				if (rk->streams[i])
+					run_queue(R, rk->streams[i]);
+			continue;
+		}
 		if (rc < 0) {
 			rp_fail(R, SIM_EXIT_TRACE, "%s", why);
 			break;
@@ -1107,6 +1123,7 @@ static void run_free(struct run *R)
 		while (R->tab[h])
 			inst_drop(R, R->tab[h]);
 	rp_plans_free(R);
+	rp_steady_free(R);
 	free(R->ranks);
 	free(R->hosts);
 	free(R->tmp_idx);
@@ -1235,12 +1252,19 @@ static int replay(struct run *R, char *why, size_t whylen)
 		sg_actor_set_data(a, rk);
 		sg_actor_start(a, host_main, 0, NULL);
 	}
+	if (rp_steady_init(R)) {
+		snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);
+		return SIM_EXIT_INTERNAL;
+	}
 	simgrid_run();
 	r->time_s = simgrid_get_clock();
+	if (!R->err_code)
+		rp_steady_finish(R);
 	if (!R->err_code)
 		report_deadlock(R);
 	if (!R->err_code)
 		check_end(R);
+	r->events += r->derived; /* spans = events - derived (invariant 1) */
 	r->wall_s = wall_now(R);
 	r->dtype = dominant_dtype(R);
 	if (r->rep_of)
@@ -1280,6 +1304,10 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 	for (long i = 0; i < r->nspans; i++)
 		if (r->spans[i].t1 > end)
 			end = r->spans[i].t1;
+	for (int k = 0; k < r->nsteady; k++) /* and those of derived iterations */
+		for (long p = 0; p < r->steady[k].n; p++)
+			end = fmax(
+			    end, rp_steady_time(&r->steady[k], r->steady[k].copies, r->spans[r->steady[k].tmpl[p]].t1));
 	r->time_s = end;
 	return 0;
 }
@@ -1290,6 +1318,12 @@ void rp_result_free(struct rp_result *r)
 		free(r->texts[i]);
 	free(r->texts);
 	free(r->spans);
+	for (int k = 0; k < r->nsteady; k++) {
+		free(r->steady[k].tmpl);
+		free(r->steady[k].pcls);
+		free(r->steady[k].parg);
+	}
+	free(r->steady);
 	free(r->rep_of);
 	free(r->mem);
 	memset(r, 0, sizeof *r);

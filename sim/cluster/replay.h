@@ -44,6 +44,7 @@ struct rp_options {
 	int no_fold;        /* replay every rank even where the trace is symmetric */
 	int no_memo;        /* run every collective on the engine, even on links nothing else uses */
 	double max_ops;     /* most ops the replayed ranks may run together (0: RP_MAX_OPS) */
+	int exact;          /* play every iteration of every repeat (no steady state, replay_steady.c) */
 };
 
 /* The default budget of a replay: ops of all replayed ranks together (a
@@ -53,6 +54,32 @@ struct rp_options {
    of at most 47 thousand), a Llama-2 70B batch decoding 256 tokens 0.27
    million. */
 #define RP_MAX_OPS 5e7
+
+/*
+ * A steady state (replay_steady.c, docs/architecture.md): iterations of a
+ * `repeat` the replay derived instead of playing. Its template is one played
+ * iteration of every replayed rank, the spans tmpl[0..n) (increasing
+ * indices). The iterations that follow it, copies 1..copies, are what the
+ * replay would have recorded: each span of the template `period` seconds
+ * later per copy; the replay resumed at t_resume, where the last copy ends.
+ * A span's predecessor (rp_span.pred) of -2 - i names template span i in
+ * the last copy; in copy k the predecessor of template span p is, by pcls[p]:
+ * RP_PRED_SAME (template span arg of the same copy), RP_PRED_PREV (of copy
+ * k - 1; copy 0 is the template itself), RP_PRED_FIXED (span arg, as
+ * rp_span.pred encodes it, the same for every copy) or RP_PRED_NONE.
+ */
+enum { RP_PRED_NONE, RP_PRED_SAME, RP_PRED_PREV, RP_PRED_FIXED };
+struct rp_steady {
+	int line; /* the repeat statement */
+	long n;
+	long *tmpl;
+	signed char *pcls; /* per template span: RP_PRED_* */
+	long *parg;
+	long copies;
+	double period;   /* s */
+	double t_cut;    /* the template's end: its latest span end */
+	double t_resume; /* the clock when the replay went on: the end of the last copy */
+};
 
 /* A rank's device memory (the trace's `memory` statements) at its peak. */
 struct rp_mem {
@@ -69,7 +96,10 @@ struct rp_result {
 	struct rp_span *spans;
 	int ntexts;
 	char **texts;
-	long events;        /* ops replayed, all ranks */
+	long events;  /* ops replayed, all ranks, derived ones included */
+	long derived; /* ... of which derived from steady states */
+	int nsteady;  /* steady states (iterations of a repeat derived, not played) */
+	struct rp_steady *steady;
 	long sg_activities; /* SimGrid sleeps and parallel tasks */
 	double wall_s;      /* replay wall-clock time */
 	int dtype;          /* dominant dtype of the device ops (by FLOPs), -1 if none */
@@ -95,5 +125,28 @@ struct rp_result {
 int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_options *o, struct rp_result *r, char *why,
            size_t whylen);
 void rp_result_free(struct rp_result *r);
+
+/* The copy `copies` of a steady state's template: the time t of a template
+   span, k periods later (k = copies: anchored on t_resume). */
+double rp_steady_time(const struct rp_steady *st, long k, double t);
+/* Span i of the result is a template span: its steady state (index in
+   r->steady) and position in the template, else -1. */
+int rp_steady_find(const struct rp_result *r, long i, long *pos);
+/* The span of copy k (1..copies) of template position pos of steady state
+   si, as the replay would have recorded it; its pred is -1 (pcls and parg
+   say what it is). */
+void rp_steady_span(const struct rp_result *r, int si, long k, long pos, struct rp_span *out);
+/* Every span, the derived ones too, in the order the replay would have
+   recorded them (the copies of a template follow its last span): */
+struct rp_span_iter {
+	const struct rp_result *r;
+	long i;    /* next real span */
+	int si;    /* steady state being expanded, -1 */
+	long k, p; /* its copy and template position */
+	int next;  /* next steady state whose template has not ended */
+	struct rp_span tmp;
+};
+void rp_span_iter_init(struct rp_span_iter *it, const struct rp_result *r);
+const struct rp_span *rp_span_iter_next(struct rp_span_iter *it); /* NULL after the last */
 
 #endif

@@ -13,6 +13,8 @@
  *   replay_fold.c  what the replay may skip, decided before it starts:
  *                  symmetric ranks folded into representatives, and
  *                  communicators whose collectives run alone on their links
+ *   replay_steady.c  what it may skip while it runs: the iterations of a
+ *                  repeat after it reached a steady state
  */
 #ifndef SIM_REPLAY_INT_H
 #define SIM_REPLAY_INT_H
@@ -21,10 +23,10 @@
 #include "replay.h"
 
 #include <gsl/gsl_rng.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <simgrid/forward.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #define QDEPTH   256
@@ -35,6 +37,8 @@ struct qev {
 	struct tr_event ev;
 	int need[TR_MAX_AFTER]; /* instance of each after= label to wait for */
 	int inst;               /* this op's instance of its own label */
+	int iter;               /* iteration of the repeat replay_steady.c watches, -1 */
+	int cand;               /* ... and which one it is (its ordinal) */
 	short mark;
 	double issued;
 };
@@ -161,6 +165,7 @@ struct run {
 	int nline_text;
 	struct line_dm *line_dm; /* LINE_SLOTS: a line's op and its prediction (see predict) */
 	struct dm *dm;           /* the device model's memo for this run (NULL until the first op, or out of memory) */
+	struct steady *steady;   /* replay_steady.c's state; NULL: every iteration is played */
 	long issued_ops;         /* ops the host actors queued (invariant 1) */
 	char err[TR_MSG_MAX * 2];
 	int err_code;
@@ -212,5 +217,25 @@ void rp_plans_free(struct run *R);
 int rp_fold_ranks(struct run *R, const struct trace *t, const struct rp_options *o);
 /* Sets R->excl_comm; -1 when memory runs out. */
 int rp_exclusive_comms(struct run *R, const struct trace *t, const struct rp_options *o);
+
+/* replay_steady.c */
+/* Sets R->steady when the replay may derive steady states (not --exact,
+   no jitter); -1 when memory runs out. After the ranks' cursors exist. */
+int rp_steady_init(struct run *R);
+/* The host actor's tr_next: also watches the iterations of repeats, stops
+   at the boundary where it skips some (after RP_STEADY_RUN_QUEUE: the rank's
+   inline queue must be run first, then call again) and tags q->iter. */
+#define RP_STEADY_RUN_QUEUE 4
+int rp_steady_next(struct run *R, struct rank_st *rk, struct qev *q, char *why, size_t whylen);
+/* A span was recorded for q (index i). */
+void rp_steady_recorded(struct run *R, const struct qev *q, long i);
+/* Stream s has nothing left to run (its executor is about to wait). */
+void rp_steady_idle(struct run *R, struct stream_st *s);
+/* The end of a derived span named -2 - i (a span's pred, last_span). */
+double rp_steady_end(const struct run *R, long i);
+/* After the engine ran: fails a run that left a rank waiting at a steady
+   state's boundary; adds the derived ops to the result. */
+void rp_steady_finish(struct run *R);
+void rp_steady_free(struct run *R);
 
 #endif

@@ -24,6 +24,7 @@
 #include "platform.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,28 +176,65 @@ static int by_time_desc(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void per_rank(struct report *rep, const long *idx, long n)
+/* The unions of a rank's spans (idx[0..n), by start) and of the copies a
+   steady state derived: each copy's spans lie in an iteration of their own
+   (the steady state began at a cut where nothing was in flight), so the
+   union of all is the recorded union plus copies x the template's. The
+   templates' spans, by start, come one steady state after the other (each
+   lies between two cuts of its own). sub is scratch for n indices. */
+static void rank_unions(const struct rp_result *r, const long *idx, long n, const long *copies, long *sub, double u[4])
+{
+	for (int w = 0; w < 4; w++)
+		u[w] = union_len(idx, n, w);
+	if (!copies)
+		return;
+	long m = 0;
+	int cur = -1;
+	for (long i = 0; i <= n; i++) {
+		long pos;
+		int si = i < n && copies[idx[i]] ? rp_steady_find(r, idx[i], &pos) : -1;
+		if (i < n && si < 0)
+			continue;
+		if (si != cur && m) { /* the spans of steady state cur end here */
+			for (int w = 0; w < 4; w++)
+				u[w] += (double)r->steady[cur].copies * union_len(sub, m, w);
+			m = 0;
+		}
+		cur = si;
+		if (i < n)
+			sub[m++] = idx[i];
+	}
+}
+
+static void per_rank(struct report *rep, const long *idx, long n, const long *copies)
 {
 	const struct rp_result *r = rep->r;
+	long *sub = copies ? malloc(((size_t)n + 1) * sizeof *sub) : NULL;
+	if (copies && !sub)
+		copies = NULL; /* no room: the recorded spans only */
 	long i = 0;
 	for (int k = 0; k < r->ranks; k++) {
 		long j = i;
 		while (j < n && SP[idx[j]].rank == k)
 			j++;
 		struct rep_rank *x = &rep->rank[k];
-		x->compute = union_len(idx + i, j - i, 0);
-		x->comm = union_len(idx + i, j - i, 1);
-		double both = union_len(idx + i, j - i, 2);
-		x->busy = union_len(idx + i, j - i, 3);
+		double u[4];
+		rank_unions(r, idx + i, j - i, copies, sub, u);
+		x->compute = u[0];
+		x->comm = u[1];
+		double both = u[2];
+		x->busy = u[3];
 		x->exposed = both - x->compute;
 		for (long m = i; m < j; m++)
 			if (is_comm(SP[idx[m]].kind))
-				x->wait += SP[idx[m]].t0 - SP[idx[m]].arrive;
+				x->wait +=
+				    (SP[idx[m]].t0 - SP[idx[m]].arrive) * (copies ? 1 + (double)copies[idx[m]] : 1);
 		x->idle = r->time_s - x->busy;
 		if (fabs(x->idle) < 1e-9 * r->time_s) /* rounding of the unions */
 			x->idle = 0;
 		i = j;
 	}
+	free(sub);
 	if (r->rep_of) /* folded ranks did what their representative did */
 		for (int k = 0; k < r->ranks; k++)
 			rep->rank[k] = rep->rank[r->rep_of[k]];
@@ -211,7 +249,7 @@ static void per_rank(struct report *rep, const long *idx, long n)
 	}
 }
 
-static void groups(struct report *rep)
+static void groups(struct report *rep, const long *copies)
 {
 	const struct rp_result *r = rep->r;
 	int ncap = r->ntexts + 1;
@@ -232,13 +270,21 @@ static void groups(struct report *rep)
 		const struct rp_span *s = &r->spans[i];
 		char label[32];
 		double d = s->t1 - s->t0;
-		rep->flops += s->flops * (double)w;
-		rep->total_op_time += d * (double)w;
+		/* a template of a steady state counts for its copies too */
+		long c = copies ? copies[i] : 0, wc = w * (1 + c);
+		double end = s->t1;
+		if (c) {
+			long pos;
+			int si = rp_steady_find(r, i, &pos);
+			end = rp_steady_time(&r->steady[si], c, s->t1);
+		}
+		rep->flops += s->flops * (double)wc;
+		rep->total_op_time += d * (double)wc;
 		struct rep_group *g = group_find(
 		    rep->kinds, &rep->nkinds, (int)(sizeof rep->kinds / sizeof rep->kinds[0]), kind_label(s, r, label));
 		if (g) {
-			g->count += w;
-			g->time_s += d * (double)w;
+			g->count += wc;
+			g->time_s += d * (double)wc;
 		}
 		struct rep_group *t = &by_text[s->text];
 		if (!t->count) {
@@ -247,19 +293,19 @@ static void groups(struct report *rep)
 			t->algo = s->algo;
 			t->proto = s->proto;
 		}
-		t->count += w;
-		t->time_s += d * (double)w;
+		t->count += wc;
+		t->time_s += d * (double)wc;
 		if (s->kind == TK_COLL && d > 0)
-			t->extra += s->bytes / d * (double)w;
+			t->extra += s->bytes / d * (double)wc;
 		if (s->mark >= 0 && s->mark < rep->nmarks) {
 			long m = (long)s->mark * r->ranks + s->rank;
 			if (s->arrive < mark_lo[m])
 				mark_lo[m] = s->arrive;
-			if (s->t1 > mark_hi[m])
-				mark_hi[m] = s->t1;
+			if (end > mark_hi[m])
+				mark_hi[m] = end;
 			if (s->kind == TK_OP)
-				rep->marks[s->mark].extra += d * (double)w;
-			rep->marks[s->mark].count += w;
+				rep->marks[s->mark].extra += d * (double)wc;
+			rep->marks[s->mark].count += wc;
 		}
 	}
 	for (int m = 0; m < rep->nmarks; m++) {
@@ -304,40 +350,176 @@ static int longer(double a, double b)
 	return a > b * (1 + 1e-9);
 }
 
+/* A span on the critical path: recorded (si < 0: span i) or derived (copy
+   k of template position p of steady state si). */
+struct cref {
+	int si;
+	long i, k, p;
+};
+
+/* The span a predecessor as rp_span.pred stores it names; 0 for none. */
+static int cref_of_pred(const struct rp_result *r, long pred, struct cref *c)
+{
+	if (pred == -1)
+		return 0;
+	if (pred >= 0) {
+		*c = (struct cref){-1, pred, 0, 0};
+		return 1;
+	}
+	long pos;
+	int si = rp_steady_find(r, -2 - pred, &pos);
+	if (si < 0)
+		return 0;
+	*c = (struct cref){si, -2 - pred, r->steady[si].copies, pos};
+	return 1;
+}
+
+/* Adds a span of duration d to the path: the sums, and the REP_CRIT longest
+   (a span no longer than those kept, as two replays of one op may differ,
+   does not displace the one met first). Returns 1 when it was kept. */
+static int crit_add(struct report *rep, const struct cref *c, double d)
+{
+	const struct rp_result *r = rep->r;
+	const struct rp_span *s = c->si < 0 ? &r->spans[c->i] : &r->spans[r->steady[c->si].tmpl[c->p]];
+	if (s->kind == TK_OP)
+		rep->crit_compute += d;
+	else if (is_comm(s->kind))
+		rep->crit_comm += d;
+	else
+		rep->crit_other += d;
+	rep->crit_len++;
+	int full = rep->ncrit == REP_CRIT;
+	int pos = full ? REP_CRIT - 1 : rep->ncrit++;
+	if (full && !longer(d, rep->crit_d[pos]))
+		return 0;
+	if (c->si < 0)
+		rep->crit[pos] = *s;
+	else
+		rp_steady_span(r, c->si, c->k, c->p, &rep->crit[pos]);
+	rep->crit_d[pos] = d;
+	while (pos > 0 && longer(d, rep->crit_d[pos - 1])) {
+		struct rp_span ts = rep->crit[pos - 1];
+		double td = rep->crit_d[pos - 1];
+		rep->crit[pos - 1] = rep->crit[pos];
+		rep->crit_d[pos - 1] = rep->crit_d[pos];
+		rep->crit[pos] = ts;
+		rep->crit_d[pos] = td;
+		pos--;
+	}
+	return 1;
+}
+
+struct crit_sums {
+	double compute, comm, other;
+	long len;
+};
+
+/*
+ * The path through the copies of a steady state, entered at copy c->k,
+ * template position c->p: within a copy it follows the template's
+ * predecessors, from one copy to the one before through RP_PRED_PREV. The
+ * copies repeat the template, so once the entries into them repeat (with a
+ * cycle of c copies) and a whole cycle kept no span among the longest, the
+ * cycles left add the same sums: they are added at once. On return c is
+ * where the path goes on, or 0 when it ends.
+ */
+static int crit_copies(struct report *rep, struct cref *c)
+{
+	const struct rp_result *r = rep->r;
+	const struct rp_steady *st = &r->steady[c->si];
+	long *seen = calloc((size_t)st->n, sizeof *seen); /* copy at which each entry was met, 0 = not yet */
+	struct crit_sums *snap = malloc((size_t)st->n * sizeof *snap);
+	long k = c->k, p = c->p, kept = LONG_MAX; /* the copy where a span was last kept */
+	for (;;) {
+		if (seen && snap) {
+			if (seen[p] > k && kept > seen[p]) { /* a cycle that kept nothing: jump */
+				long cyc = seen[p] - k, m = (k - 1) / cyc;
+				rep->crit_compute += (double)m * (rep->crit_compute - snap[p].compute);
+				rep->crit_comm += (double)m * (rep->crit_comm - snap[p].comm);
+				rep->crit_other += (double)m * (rep->crit_other - snap[p].other);
+				rep->crit_len += m * (rep->crit_len - snap[p].len);
+				k -= m * cyc;
+			}
+			seen[p] = k;
+			snap[p] = (struct crit_sums){rep->crit_compute, rep->crit_comm, rep->crit_other, rep->crit_len};
+		}
+		long q = p;
+		int cls;
+		long arg;
+		for (;;) { /* within copy k */
+			const struct rp_span *t = &r->spans[st->tmpl[q]];
+			struct cref v = {c->si, st->tmpl[q], k, q};
+			if (crit_add(rep, &v, t->t1 - t->t0))
+				kept = k;
+			cls = st->pcls[q];
+			arg = st->parg[q];
+			if (cls != RP_PRED_SAME || arg >= q)
+				break;
+			q = arg;
+		}
+		if (cls == RP_PRED_PREV && k > 1) {
+			k--;
+			p = arg;
+			continue;
+		}
+		free(seen);
+		free(snap);
+		if (cls == RP_PRED_PREV) { /* copy 0: the template itself */
+			*c = (struct cref){-1, st->tmpl[arg], 0, 0};
+			return 1;
+		}
+		return cls == RP_PRED_FIXED ? cref_of_pred(r, arg, c) : 0;
+	}
+}
+
+/* Ends of a and b, and which comes first in the order the replay would
+   have recorded them (copies follow their template's last span). */
+static int recorded_before(const struct rp_result *r, const struct cref *a, const struct cref *b)
+{
+	long pa = a->si < 0 ? a->i : r->steady[a->si].tmpl[r->steady[a->si].n - 1];
+	long pb = b->si < 0 ? b->i : r->steady[b->si].tmpl[r->steady[b->si].n - 1];
+	if (pa != pb)
+		return pa < pb;
+	if (a->k != b->k)
+		return a->k < b->k;
+	return a->p < b->p;
+}
+
+static double cref_end(const struct rp_result *r, const struct cref *c)
+{
+	if (c->si < 0)
+		return r->spans[c->i].t1;
+	const struct rp_steady *st = &r->steady[c->si];
+	return rp_steady_time(st, c->k, r->spans[st->tmpl[c->p]].t1);
+}
+
 static void critical_path(struct report *rep)
 {
 	const struct rp_result *r = rep->r;
-	long cur = -1;
+	struct cref cur = {-1, -1, 0, 0};
 	for (long i = 0; i < r->nspans; i++)
-		if (cur < 0 || r->spans[i].t1 > r->spans[cur].t1)
-			cur = i;
-	for (long steps = 0; cur >= 0 && steps <= r->nspans; steps++) {
-		const struct rp_span *s = &r->spans[cur];
-		double d = s->t1 - s->t0;
-		if (s->kind == TK_OP)
-			rep->crit_compute += d;
-		else if (is_comm(s->kind))
-			rep->crit_comm += d;
-		else
-			rep->crit_other += d;
-		rep->crit_len++;
-		/* keep the REP_CRIT longest spans on the path */
-		int full = rep->ncrit == REP_CRIT;
-		int pos = full ? REP_CRIT - 1 : rep->ncrit++;
-		if (!full || longer(d, r->spans[rep->crit[pos]].t1 - r->spans[rep->crit[pos]].t0)) {
-			rep->crit[pos] = cur;
-			while (pos > 0 &&
-			       longer(d, r->spans[rep->crit[pos - 1]].t1 - r->spans[rep->crit[pos - 1]].t0)) {
-				long tmp = rep->crit[pos - 1];
-				rep->crit[pos - 1] = rep->crit[pos];
-				rep->crit[pos] = tmp;
-				pos--;
-			}
+		if (cur.i < 0 || r->spans[i].t1 > r->spans[cur.i].t1)
+			cur.i = i;
+	/* a derived span that ends last (in the last copy) */
+	for (int si = 0; si < r->nsteady; si++)
+		for (long p = 0; p < r->steady[si].n; p++) {
+			struct cref v = {si, r->steady[si].tmpl[p], r->steady[si].copies, p};
+			double e = cref_end(r, &v), ce = cref_end(r, &cur);
+			if (e > ce || (e == ce && recorded_before(r, &v, &cur)))
+				cur = v;
 		}
+	int have = cur.i >= 0;
+	for (long steps = 0; have && steps <= r->nspans + r->nsteady; steps++) {
+		if (cur.si >= 0) {
+			have = crit_copies(rep, &cur);
+			continue;
+		}
+		const struct rp_span *s = &r->spans[cur.i];
+		crit_add(rep, &cur, s->t1 - s->t0);
 		long p = s->pred;
-		if (p >= cur)
+		if (p >= cur.i)
 			break; /* predecessors are recorded earlier; guards against a cycle */
-		cur = p;
+		have = cref_of_pred(r, p, &cur);
 	}
 	rep->crit_wait = r->time_s - rep->crit_compute - rep->crit_comm - rep->crit_other;
 	if (rep->crit_wait < 1e-9 * r->time_s) /* what is left of rounding in the sums */
@@ -361,8 +543,17 @@ int report_build(struct report *rep, const struct arch_chip *c, const struct tra
 		free(idx);
 		return -1;
 	}
-	per_rank(rep, idx, r->nspans);
-	groups(rep);
+	/* per recorded span, the copies steady states derived from it */
+	long *copies = r->nsteady ? calloc((size_t)r->nspans + 1, sizeof *copies) : NULL;
+	for (int si = 0; copies && si < r->nsteady; si++)
+		for (long p = 0; p < r->steady[si].n; p++)
+			copies[r->steady[si].tmpl[p]] = r->steady[si].copies;
+	if (r->nsteady && !copies) {
+		free(idx);
+		return -1;
+	}
+	per_rank(rep, idx, r->nspans, copies);
+	groups(rep, copies);
 	critical_path(rep);
 	if (r->dtype >= 0)
 		rep->peak = arch_peak(c, (enum arch_dtype)r->dtype);
@@ -370,7 +561,8 @@ int report_build(struct report *rep, const struct arch_chip *c, const struct tra
 		rep->tflops_dev = rep->flops / r->ranks / r->time_s / 1e12;
 	if (rep->peak > 0)
 		rep->hfu = rep->tflops_dev * 1e12 / rep->peak;
-	report_work_build(rep, idx, r->nspans);
+	report_work_build(rep, idx, r->nspans, copies);
+	free(copies);
 	free(idx);
 	return 0;
 }
@@ -390,11 +582,11 @@ static double pct(double a, double b)
 	return b > 0 ? 100 * a / b : 0;
 }
 
-static void span_line(const struct report *rep, long i, FILE *f)
+static void span_line(const struct report *rep, int i, FILE *f)
 {
-	const struct rp_span *s = &rep->r->spans[i];
+	const struct rp_span *s = &rep->crit[i];
 	char d[32], at[32];
-	report_tfmt(s->t1 - s->t0, d, sizeof d);
+	report_tfmt(rep->crit_d[i], d, sizeof d);
 	report_tfmt(s->t0, at, sizeof at);
 	fprintf(f, "    %-10s at %-10s rank %-4d line %-4d %s\n", d, at, s->rank, s->line, rep->r->texts[s->text]);
 }
@@ -464,8 +656,12 @@ void report_text(const struct report *rep, const char *config_path, FILE *f)
 	fprintf(f, "\n  critical path: %ld ops; compute %s, communication %s, gaps %s; longest:\n", rep->crit_len, b1,
 	        b2, b3);
 	for (int i = 0; i < rep->ncrit; i++)
-		span_line(rep, rep->crit[i], f);
-	fprintf(f, "\n  replayed %ld ops with %ld engine activities\n", r->events, r->sg_activities);
+		span_line(rep, i, f);
+	fprintf(f, "\n  replayed %ld ops with %ld engine activities", r->events, r->sg_activities);
+	if (r->nsteady)
+		fprintf(f, "; %ld ops derived from %d steady state%s (--exact plays them)", r->derived, r->nsteady,
+		        r->nsteady == 1 ? "" : "s");
+	fprintf(f, "\n");
 }
 
 /* ---- JSON ---- */
@@ -482,15 +678,15 @@ static void json_rank(struct json *j, const char *key, const struct rep_rank *x)
 	json_obj_end(j);
 }
 
-static void json_span(struct json *j, const struct report *rep, long i)
+static void json_span(struct json *j, const struct report *rep, int i)
 {
-	const struct rp_span *s = &rep->r->spans[i];
+	const struct rp_span *s = &rep->crit[i];
 	json_obj(j, NULL);
 	json_int(j, "rank", s->rank);
 	json_int(j, "line", s->line);
 	json_str(j, "op", rep->r->texts[s->text]);
 	json_num(j, "start_s", s->t0);
-	json_num(j, "time_s", s->t1 - s->t0);
+	json_num(j, "time_s", rep->crit_d[i]);
 	json_obj_end(j);
 }
 
@@ -603,7 +799,7 @@ void report_json(const struct report *rep, const char *config_path, FILE *f)
 	json_num(&j, "gaps_s", rep->crit_wait);
 	json_arr(&j, "longest");
 	for (int i = 0; i < rep->ncrit; i++)
-		json_span(&j, rep, rep->crit[i]);
+		json_span(&j, rep, i);
 	json_arr_end(&j);
 	json_obj_end(&j);
 	json_arr(&j, "per_rank");
@@ -613,6 +809,10 @@ void report_json(const struct report *rep, const char *config_path, FILE *f)
 	json_obj(&j, "engine");
 	json_int(&j, "ops", r->events);
 	json_int(&j, "activities", r->sg_activities);
+	if (r->nsteady) { /* only then: outputs of runs that derive nothing keep their keys */
+		json_int(&j, "derived_ops", r->derived);
+		json_int(&j, "steady_states", r->nsteady);
+	}
 	json_obj_end(&j);
 	json_obj_end(&j);
 	json_end(&j);
@@ -656,8 +856,9 @@ int report_csv(const struct report *rep, const char *dir, char *why, size_t whyl
 	if (!(f = out_open(path, &o, err, sizeof err)))
 		goto fail;
 	fprintf(f, "rank,stream,line,kind,op,start_s,end_s,time_s,wait_s,bound,flops,bytes,region\n");
-	for (long i = 0; i < r->nspans; i++) {
-		const struct rp_span *s = &r->spans[i];
+	struct rp_span_iter it;
+	rp_span_iter_init(&it, r);
+	for (const struct rp_span *s; (s = rp_span_iter_next(&it));) {
 		char label[32];
 		fprintf(f, "%d,", s->rank);
 		csv_str(f, tr_stream_name(rep->trace, s->stream));
@@ -728,8 +929,9 @@ int report_timeline(const struct report *rep, FILE *f, const char *keep)
 	char *named = calloc((size_t)r->ranks * ((size_t)tr_nstreams(rep->trace) + 1), 1);
 	if (!named)
 		return -1;
-	for (long i = 0; i < r->nspans; i++) {
-		const struct rp_span *s = &r->spans[i];
+	struct rp_span_iter it;
+	rp_span_iter_init(&it, r);
+	for (const struct rp_span *s; (s = rp_span_iter_next(&it));) {
 		char label[32];
 		if (keep && !keep[s->rank])
 			continue;

@@ -43,7 +43,7 @@ struct report {
 	double flops;      /* useful work, all ranks */
 	double peak;       /* per device, of the dominant dtype */
 	double tflops_dev; /* achieved per device */
-	double hfu; /* hardware FLOPs utilization: executed FLOPs (recompute included) / (time x ranks x peak) */
+	double hfu;        /* hardware FLOPs utilization: executed FLOPs (recompute included) / (time x ranks x peak) */
 	int nkinds;
 	struct rep_group kinds[TK_COUNT + OP_KIND_COUNT + CO_COUNT];
 	int ncolls;
@@ -56,7 +56,8 @@ struct report {
 	/* critical path */
 	double crit_compute, crit_comm, crit_wait, crit_other;
 	int ncrit;
-	long crit[REP_CRIT]; /* the longest spans on the path */
+	struct rp_span crit[REP_CRIT]; /* the longest spans on the path (derived ones too) */
+	double crit_d[REP_CRIT];       /* their durations */
 	long crit_len;
 	/* report_work.c: the trace's workload line */
 	int has_workload;
@@ -75,7 +76,9 @@ void report_tfmt(double s, char *buf, size_t len);
 
 struct json;
 /* report_work.c (called by report.c) */
-void report_work_build(struct report *rep, const long *idx, long n);
+/* idx: the recorded spans by rank and start; copies[i]: the iterations a
+   steady state derived from span i (replay.h), NULL when none */
+void report_work_build(struct report *rep, const long *idx, long n, const long *copies);
 void report_work_text(const struct report *rep, FILE *f);
 void report_work_text_groups(const struct report *rep, FILE *f);
 void report_work_json(const struct report *rep, struct json *j);

@@ -81,8 +81,9 @@ static int is_comm(int kind)
 
 /* Per communicator: mean time per rank in its transfers, and the part of it
    no device op of the same rank overlaps. idx[0..n) are the spans sorted by
-   rank and start. */
-static void comm_groups(struct report *rep, const long *idx, long n)
+   rank and start; a span a steady state copied counts once per copy (each
+   copy overlaps its own iteration's device ops as the template does). */
+static void comm_groups(struct report *rep, const long *idx, long n, const long *copies)
 {
 	const struct rp_result *r = rep->r;
 	double *lo = malloc(((size_t)n + 1) * sizeof *lo), *hi = malloc(((size_t)n + 1) * sizeof *hi);
@@ -136,9 +137,10 @@ static void comm_groups(struct report *rep, const long *idx, long n)
 			}
 			for (long q = a; q < m && lo[q] < s->t1; q++)
 				covered += fmin(hi[q], s->t1) - fmax(lo[q], s->t0);
-			rep->cgroups[g].count++;
-			rep->cgroups[g].time_s += d / nrep;
-			rep->cgroups[g].extra += (d - covered) / nrep;
+			double mult = copies ? 1 + (double)copies[idx[k]] : 1;
+			rep->cgroups[g].count += (long)mult;
+			rep->cgroups[g].time_s += d * mult / nrep;
+			rep->cgroups[g].extra += (d - covered) * mult / nrep;
 		}
 		i = j;
 	}
@@ -147,11 +149,11 @@ out:
 	free(hi);
 }
 
-void report_work_build(struct report *rep, const long *idx, long n)
+void report_work_build(struct report *rep, const long *idx, long n, const long *copies)
 {
 	workload(rep);
 	memory(rep);
-	comm_groups(rep, idx, n);
+	comm_groups(rep, idx, n, copies);
 }
 
 static double gib(double b)
