@@ -21,10 +21,10 @@
 #include "replay.h"
 
 #include <gsl/gsl_rng.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <simgrid/forward.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #define QDEPTH   256
@@ -129,6 +129,13 @@ struct cplan {
    instead of advancing in lockstep. */
 #define SPLIT_FLOWS 64
 
+/* The pair tasks of such a phase are started and waited by a chain of actors,
+   each holding at most PAIR_CHUNK of them: SimGrid 3.32 removes a finished
+   task from its actor's list of activities by a linear search, so one actor
+   holding k tasks costs k^2 (see run_pairs in replay_plan.c). */
+#define PAIR_CHUNK 64
+struct pworker;
+
 #define LINE_SLOTS 4096
 struct line_dm {
 	int line; /* + 1; 0: empty */
@@ -161,7 +168,10 @@ struct run {
 	int nline_text;
 	struct line_dm *line_dm; /* LINE_SLOTS: a line's op and its prediction (see predict) */
 	struct dm *dm;           /* the device model's memo for this run (NULL until the first op, or out of memory) */
-	long issued_ops;         /* ops the host actors queued (invariant 1) */
+	struct pworker *pw_free; /* idle actors of the pair-task pool (replay_plan.c) */
+	struct pworker **pw_all; /* every one made, freed by rp_plans_free */
+	int npw, cappw;
+	long issued_ops; /* ops the host actors queued (invariant 1) */
 	char err[TR_MSG_MAX * 2];
 	int err_code;
 	double flops_by_dtype[DT_COUNT];
