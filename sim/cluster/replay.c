@@ -950,7 +950,7 @@ static void host_main(int argc, char **argv)
 
 /* ---- setup, deadlock report ---- */
 
-static int engine_init(const char *xml_path)
+static int engine_init(void)
 {
 	/* SimGrid runs one engine per process, and its C API cannot tell whether
 	   simgrid_init() already ran (a second call aborts): this flag is the
@@ -980,7 +980,6 @@ static int engine_init(const char *xml_path)
 		xbt_log_control_set("root.thres:critical");
 		xbt_log_control_set("root.app:file:/dev/null");
 	}
-	simgrid_load_platform(xml_path);
 	return 0;
 }
 
@@ -1107,6 +1106,7 @@ static void run_free(struct run *R)
 		while (R->tab[h])
 			inst_drop(R, R->tab[h]);
 	rp_plans_free(R);
+	platform_free(R->plat);
 	free(R->ranks);
 	free(R->hosts);
 	free(R->tmp_idx);
@@ -1143,44 +1143,22 @@ static int replay(struct run *R, char *why, size_t whylen)
 		return SIM_EXIT_TRACE;
 	}
 	r->topo = R->topo;
-	char path[] = "/tmp/sim-platform-XXXXXX.xml";
-	/* made and tracked with the signals held: a SIGINT/SIGTERM removes it */
-	sigset_t hold, old;
-	sigemptyset(&hold);
-	sigaddset(&hold, SIGINT);
-	sigaddset(&hold, SIGTERM);
-	sigprocmask(SIG_BLOCK, &hold, &old);
-	int fd = mkstemps(path, 4);
-	int slot = fd >= 0 ? out_track(path) : -1;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f || platform_write_xml(&R->topo, f) || fclose(f)) {
-		if (fd >= 0)
-			unlink(path);
-		out_untrack(slot);
-		snprintf(why, whylen, "sim run: cannot write the platform file %s", path);
-		return SIM_EXIT_CANTCREAT;
-	}
-	int bad = engine_init(path);
-	unlink(path);
-	out_untrack(slot);
-	if (bad) {
-		snprintf(why, whylen, "sim run: one replay per process");
-		return SIM_EXIT_INTERNAL;
-	}
 	R->hosts = calloc((size_t)R->nranks, sizeof *R->hosts);
 	R->ranks = calloc((size_t)R->nranks, sizeof *R->ranks);
 	R->tmp_idx = malloc((size_t)R->nranks * sizeof *R->tmp_idx);
-	if (!R->hosts || !R->ranks || !R->tmp_idx) {
+	R->plat = platform_new(&R->topo);
+	if (!R->hosts || !R->ranks || !R->tmp_idx || !R->plat) {
 		snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);
 		return SIM_EXIT_INTERNAL;
 	}
-	for (int i = 0; i < R->nranks; i++) {
-		char name[32];
-		snprintf(name, sizeof name, "dev%d", i);
-		R->hosts[i] = sg_host_by_name(name);
+	for (int i = 0; i < R->nranks; i++)
 		R->tmp_idx[i] = -1;
+	if (engine_init()) {
+		snprintf(why, whylen, "sim run: one replay per process");
+		return SIM_EXIT_INTERNAL;
 	}
+	if (platform_build(R->plat, R->hosts, why, whylen))
+		return SIM_EXIT_INTERNAL;
 	int nl = tr_nlabels(t) + 1, nc = tr_ncomms(t) + 1, ns = tr_nstreams(t) + 1;
 	R->inline_streams = tr_nstreams(t) <= 1;
 	r->mem = calloc((size_t)R->nranks, sizeof *r->mem);

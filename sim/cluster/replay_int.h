@@ -156,6 +156,7 @@ struct run {
 	int *algo_of;       /* per algo= name of the trace (tr_algo_name): index of the algorithm (coll.h) */
 	struct rank_st *ranks;
 	sg_host_t *hosts;
+	struct platform *plat; /* links and routes of the SimGrid platform (platform.h) */
 	struct inst *tab[NBUCKETS];
 	struct cplan *plans[NBUCKETS];
 	long capspans;
