@@ -36,8 +36,18 @@ class DeviceZone final : public sgr::NetZoneImpl
       public:
 	explicit DeviceZone(const struct platform *p) : NetZoneImpl("cluster"), p_(p) {}
 
-	std::vector<simgrid::s4u::Link *> up_, down_; /* per link of p: its UP and DOWN halves (a FATPIPE: itself) */
-	std::vector<int> rank_of_;                    /* netpoint id (rank in this zone) -> device */
+	/* per link of p: its UP and DOWN halves (a FATPIPE: itself twice), as
+	   the engine's objects (Link::get_impl is a dynamic_cast), and latency */
+	std::vector<simgrid::kernel::resource::StandardLinkImpl *> up_, down_;
+	std::vector<double> lat_;
+	std::vector<int> rank_of_; /* netpoint id (rank in this zone) -> device */
+
+	void set_link(int i, simgrid::s4u::Link *up, simgrid::s4u::Link *down)
+	{
+		up_[(size_t)i] = up->get_impl();
+		down_[(size_t)i] = down->get_impl();
+		lat_[(size_t)i] = up->get_latency();
+	}
 
 	void get_local_route(const sgr::NetPoint *src, const sgr::NetPoint *dst, sgr::Route *into,
 	                     double *latency) override
@@ -48,11 +58,10 @@ class DeviceZone final : public sgr::NetZoneImpl
 		struct phop hops[PLATFORM_MAX_HOPS];
 		int n = platform_route(p_, a, b, hops);
 		for (int i = 0; i < n; i++) {
-			simgrid::s4u::Link *l =
-			    hops[i].dir == PH_DOWN ? down_[(size_t)hops[i].link] : up_[(size_t)hops[i].link];
-			into->link_list_.push_back(l->get_impl());
+			size_t l = (size_t)hops[i].link;
+			into->link_list_.push_back(hops[i].dir == PH_DOWN ? down_[l] : up_[l]);
 			if (latency)
-				*latency += l->get_latency();
+				*latency += lat_[l];
 		}
 	}
 
@@ -69,6 +78,7 @@ extern "C" int platform_build(const struct platform *p, sg_host_t *hosts, char *
 		simgrid::s4u::NetZone *nz = zone->get_iface();
 		zone->up_.resize((size_t)p->nlinks);
 		zone->down_.resize((size_t)p->nlinks);
+		zone->lat_.resize((size_t)p->nlinks);
 		for (int i = 0; i < p->nlinks; i++) {
 			const struct plink *pl = &p->links[i];
 			if (pl->fatpipe) {
@@ -76,12 +86,11 @@ extern "C" int platform_build(const struct platform *p, sg_host_t *hosts, char *
 				l->set_sharing_policy(simgrid::s4u::Link::SharingPolicy::FATPIPE)
 				    ->set_latency(0)
 				    ->seal();
-				zone->up_[(size_t)i] = zone->down_[(size_t)i] = l;
+				zone->set_link(i, l, l);
 			} else {
 				simgrid::s4u::SplitDuplexLink *l = nz->create_split_duplex_link(pl->name, pl->bw);
 				l->set_latency(0)->seal();
-				zone->up_[(size_t)i] = l->get_link_up();
-				zone->down_[(size_t)i] = l->get_link_down();
+				zone->set_link(i, l->get_link_up(), l->get_link_down());
 			}
 		}
 		int n = p->ndev;
