@@ -64,7 +64,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 #include <xbt/config.h>
 #include <xbt/log.h>
 
@@ -171,13 +170,22 @@ static long stream_span(struct run *R, struct stream_st *s, const struct rp_span
 
 /* ---- rendezvous ---- */
 
-static struct inst *inst_get(struct run *R, int kind, int a, int b, int c, int seq, int n, const int *members)
+static struct inst *inst_find(struct run *R, int kind, int a, int b, int c, int seq)
 {
 	uint64_t h = rp_key_hash(kind, a, b, c, seq) % NBUCKETS;
 	for (struct inst *x = R->tab[h]; x; x = x->next)
 		if (x->kind == kind && x->a == a && x->b == b && x->c == c && x->seq == seq)
 			return x;
-	struct inst *x = calloc(1, sizeof *x);
+	return NULL;
+}
+
+static struct inst *inst_get(struct run *R, int kind, int a, int b, int c, int seq, int n, const int *members)
+{
+	uint64_t h = rp_key_hash(kind, a, b, c, seq) % NBUCKETS;
+	struct inst *x = inst_find(R, kind, a, b, c, seq);
+	if (x)
+		return x;
+	x = calloc(1, sizeof *x);
 	if (!x)
 		return NULL;
 	x->kind = kind;
@@ -533,6 +541,38 @@ static void end_transfer(struct run *R, struct stream_st *s, const struct qev *q
 		inst_drop(R, x);
 }
 
+/* The rendezvous of collective ev (call seq) over the n members of group
+   gid, made by its first member to arrive: folded members arrive with their
+   representative, so only replayed members meet; the plan covers the whole
+   group (x->full). NULL when memory runs out. */
+static struct inst *coll_inst(struct run *R, const struct tr_event *ev, int rank, int n, int gid, int seq)
+{
+	int *members = malloc((size_t)n * sizeof *members), *reps = members, nrep = n;
+	if (!members)
+		return NULL;
+	tr_comm_group(R->t, ev->comm, rank, members, n, NULL);
+	if (R->is_rep) {
+		if (!(reps = malloc((size_t)n * sizeof *reps))) {
+			free(members);
+			return NULL;
+		}
+		nrep = 0;
+		for (int i = 0; i < n; i++)
+			if (R->is_rep[members[i]])
+				reps[nrep++] = members[i];
+	}
+	struct inst *x = inst_get(R, TK_COLL, ev->comm, gid, 0, seq, nrep, reps);
+	if (x && nrep < n) {
+		x->full = members; /* kept: the plan's members */
+		x->nfull = n;
+		members = NULL;
+	}
+	if (reps != members)
+		free(reps);
+	free(members);
+	return x;
+}
+
 static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pred)
 {
 	struct rank_st *rk = s->rk;
@@ -541,52 +581,16 @@ static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pr
 		exec_ops(R, s, q, pred);
 		return;
 	}
-	int stack_members[64], *members = stack_members, gid = 0;
-	int n = tr_comm_group(R->t, ev->comm, rk->rank, members, 64, &gid);
-	if (n > 64) {
-		members = malloc((size_t)n * sizeof *members);
-		if (!members) {
-			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
-			return;
-		}
-		tr_comm_group(R->t, ev->comm, rk->rank, members, n, &gid);
-	}
+	int gid = 0, n = tr_comm_group(R->t, ev->comm, rk->rank, NULL, 0, &gid);
 	double arrive = simgrid_get_clock();
 	struct rp_span sp;
 	base_span(R, &sp, s, q);
 	sp.arrive = arrive;
 	int seq = rk->coll_seq[ev->comm]++;
-	/* folded members arrive with their representative: only replayed
-	   members meet, the plan covers the whole group */
-	int nrep = n;
-	int *reps = members;
-	if (R->is_rep && n > 1) {
-		reps = malloc((size_t)n * sizeof *reps);
-		if (!reps) {
-			if (members != stack_members)
-				free(members);
-			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
-			return;
-		}
-		nrep = 0;
-		for (int i = 0; i < n; i++)
-			if (R->is_rep[members[i]])
-				reps[nrep++] = members[i];
-	}
-	struct inst *x = n > 1 ? inst_get(R, TK_COLL, ev->comm, gid, 0, seq, nrep, reps) : NULL;
-	if (x && nrep < n && !x->full && (x->full = malloc((size_t)n * sizeof *x->full))) {
-		memcpy(x->full, members, (size_t)n * sizeof *members);
-		x->nfull = n;
-	}
-	if (reps != members)
-		free(reps);
-	if (members != stack_members)
-		free(members);
-	if (x && nrep < n && !x->full) {
-		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
-		return;
-	}
-	if (n > 1 && !x) {
+	/* the first member to arrive makes the rendezvous (from the group's
+	   members: O(group)); the others find it (O(1)) */
+	struct inst *x = n > 1 ? inst_find(R, TK_COLL, ev->comm, gid, 0, seq) : NULL;
+	if (n > 1 && !x && !(x = coll_inst(R, ev, rk->rank, n, gid, seq))) {
 		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return;
 	}
