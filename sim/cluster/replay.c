@@ -50,8 +50,8 @@
 #include <assert.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <simgrid/actor.h>
 #include <simgrid/cond.h>
 #include <simgrid/engine.h>
@@ -954,7 +954,7 @@ static void host_main(int argc, char **argv)
 
 /* ---- setup, deadlock report ---- */
 
-static int engine_init(void)
+static int engine_init(int guard_pages)
 {
 	/* SimGrid runs one engine per process, and its C API cannot tell whether
 	   simgrid_init() already ran (a second call aborts): this flag is the
@@ -977,6 +977,8 @@ static int engine_init(void)
 	sg_cfg_set_string("host/model", "ptask_L07");
 	sg_cfg_set_double("surf/precision", 1e-12);
 	sg_cfg_set_int("contexts/stack-size", 64);
+	if (!guard_pages) /* see actor_budget */
+		sg_cfg_set_int("contexts/guard-size", 0);
 #ifdef SIM_SANITIZE_BUILD
 	sg_cfg_set_string("contexts/factory", "thread");
 #endif
@@ -984,6 +986,86 @@ static int engine_init(void)
 		xbt_log_control_set("root.thres:critical");
 		xbt_log_control_set("root.app:file:/dev/null");
 	}
+	return 0;
+}
+
+/* The most memory mappings a process may hold (vm.max_map_count; Linux's
+   default when it cannot be read). */
+static long max_map_count(void)
+{
+	long n = 0;
+	FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n > 0 ? n : 65530;
+}
+
+/*
+ * What the replay will ask of the machine, bounded from the trace before
+ * anything runs (after folding): the ops every replayed rank expands to
+ * (--max-ops) and the SimGrid actors, one per replayed rank and one per
+ * stream of a rank that has several (--max-actors), and what that bound
+ * leaves to the pool that runs large collectives' pair tasks (run_pairs,
+ * R->pw_max; a smaller pool costs time, never a result).
+ *
+ * Each actor has a stack of contexts/stack-size (64 KiB) and, by default, a
+ * guard page below it that turns an overflow into a crash: two memory
+ * mappings per actor, of the vm.max_map_count (65530 by default) Linux
+ * allows a process, so 32 k actors made SimGrid abort. Where the actors and
+ * a pool of 2 per PAIR_CHUNK ranks do not fit with 8192 mappings to spare,
+ * the stacks go without guard (*guard_pages 0): then they are heap memory
+ * that SimGrid zeroes (64 KiB resident per actor, not about 10 KiB) and need
+ * no mapping each; the deepest stack the tests reach is about 15 KiB. With
+ * thread contexts (the sanitizer build) each actor is a thread whose stack
+ * has mappings of its own, and a replay that needs more is refused.
+ * Returns 0, or the exit code of a refusal with its one line in why.
+ */
+static int actor_budget(struct run *R, char *why, size_t whylen, int *guard_pages)
+{
+	const struct trace *t = R->t;
+	const struct rp_options *o = R->o;
+	int reps = 0;
+	double ops = 0, budget = o->max_ops > 0 ? o->max_ops : RP_MAX_OPS;
+	for (int i = 0; i < R->nranks && ops <= budget; i++)
+		if (!R->is_rep || R->is_rep[i]) {
+			reps++;
+			ops += tr_ops_of_rank(t, i);
+		}
+	if (ops > budget) {
+		snprintf(why, whylen,
+		         "%s: the replay would run more than %.4g ops (%.4g on its first %d replayed ranks; --max-ops)",
+		         tr_path(t), budget, ops, reps);
+		return SIM_EXIT_TRACE;
+	}
+	double per_rank = 1 + (R->inline_streams ? 0 : tr_nstreams(t));
+	double actors = reps * per_rank, pool = 2.0 * (R->nranks / PAIR_CHUNK + 1);
+	double amax = o->max_actors > 0 ? o->max_actors : RP_MAX_ACTORS;
+	if (actors > amax) {
+		snprintf(why, whylen,
+		         "%s: the replay would need %.0f SimGrid actors (%d replayed ranks x %.0f), more than %.4g "
+		         "(--max-actors)",
+		         tr_path(t), actors, reps, per_rank, amax);
+		return SIM_EXIT_TRACE;
+	}
+	double maps = (double)max_map_count(), room;
+	*guard_pages = 2 * (actors + pool) + 8192 <= maps;
+#ifdef SIM_SANITIZE_BUILD
+	if (!*guard_pages) {
+		snprintf(
+		    why, whylen,
+		    "%s: the replay would need %.0f SimGrid actors, more than this build's thread contexts can map "
+		    "(vm.max_map_count %.0f; a build without SIM_SANITIZE runs it)",
+		    tr_path(t), actors + pool, maps);
+		return SIM_EXIT_TRACE;
+	}
+#endif
+	room = amax - actors; /* the pool takes what the bound leaves, and the mappings */
+	if (*guard_pages && (maps - 8192) / 2 - actors < room)
+		room = (maps - 8192) / 2 - actors;
+	R->pw_max = room > INT_MAX ? INT_MAX : (int)room;
 	return 0;
 }
 
@@ -1157,12 +1239,6 @@ static int replay(struct run *R, char *why, size_t whylen)
 	}
 	for (int i = 0; i < R->nranks; i++)
 		R->tmp_idx[i] = -1;
-	if (engine_init()) {
-		snprintf(why, whylen, "sim run: one replay per process");
-		return SIM_EXIT_INTERNAL;
-	}
-	if (platform_build(R->plat, R->hosts, why, whylen))
-		return SIM_EXIT_INTERNAL;
 	int nl = tr_nlabels(t) + 1, nc = tr_ncomms(t) + 1, ns = tr_nstreams(t) + 1;
 	R->inline_streams = tr_nstreams(t) <= 1;
 	r->mem = calloc((size_t)R->nranks, sizeof *r->mem);
@@ -1170,20 +1246,15 @@ static int replay(struct run *R, char *why, size_t whylen)
 		snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);
 		return SIM_EXIT_INTERNAL;
 	}
-	/* the budget, before anything runs: the ops every replayed rank expands to */
-	int reps = 0;
-	double ops = 0, budget = o->max_ops > 0 ? o->max_ops : RP_MAX_OPS;
-	for (int i = 0; i < R->nranks && ops <= budget; i++)
-		if (!R->is_rep || R->is_rep[i]) {
-			reps++;
-			ops += tr_ops_of_rank(t, i);
-		}
-	if (ops > budget) {
-		snprintf(why, whylen,
-		         "%s: the replay would run more than %.4g ops (%.4g on its first %d replayed ranks; --max-ops)",
-		         tr_path(t), budget, ops, reps);
-		return SIM_EXIT_TRACE;
+	int guard_pages = 1, refused = actor_budget(R, why, whylen, &guard_pages);
+	if (refused)
+		return refused;
+	if (engine_init(guard_pages)) {
+		snprintf(why, whylen, "sim run: one replay per process");
+		return SIM_EXIT_INTERNAL;
 	}
+	if (platform_build(R->plat, R->hosts, why, whylen))
+		return SIM_EXIT_INTERNAL;
 	for (int i = 0; i < R->nranks; i++) {
 		struct rank_st *rk = &R->ranks[i];
 		rk->run = R;

@@ -44,6 +44,7 @@ struct rp_options {
 	int no_fold;        /* replay every rank even where the trace is symmetric */
 	int no_memo;        /* run every collective on the engine, even on links nothing else uses */
 	double max_ops;     /* most ops the replayed ranks may run together (0: RP_MAX_OPS) */
+	double max_actors;  /* most SimGrid actors the replay may need (0: RP_MAX_ACTORS) */
 };
 
 /* The default budget of a replay: ops of all replayed ranks together (a
@@ -53,6 +54,13 @@ struct rp_options {
    of at most 47 thousand), a Llama-2 70B batch decoding 256 tokens 0.27
    million. */
 #define RP_MAX_OPS 5e7
+
+/* The default bound on SimGrid actors (one per replayed rank, one per
+   stream of a rank with several, workers of large collectives), computed
+   before anything runs: each holds a 64 KiB stack (virtual memory, touched
+   as used) and about 10 KiB of the engine's and the replay's state. A
+   LLaMA-3 405B step on 16384 ranks without folding needs about 49 k. */
+#define RP_MAX_ACTORS 1e6
 
 /* A rank's device memory (the trace's `memory` statements) at its peak. */
 struct rp_mem {

@@ -171,7 +171,8 @@ struct run {
 	struct dm *dm;           /* the device model's memo for this run (NULL until the first op, or out of memory) */
 	struct pworker *pw_free; /* idle actors of the pair-task pool (replay_plan.c) */
 	struct pworker **pw_all; /* every one made, freed by rp_plans_free */
-	int npw, cappw;
+	int npw, cappw, pw_idle;
+	int pw_max;      /* most workers the pool may make (actor_budget) */
 	long issued_ops; /* ops the host actors queued (invariant 1) */
 	char err[TR_MSG_MAX * 2];
 	int err_code;

@@ -171,7 +171,9 @@ struct cplan *rp_plan_get(struct run *R, const struct tr_event *ev, int group, c
  * order, with the same hosts and bytes (the sharing and the times do not
  * change), and each actor's list stays short. Workers are made when the pool
  * has none idle, return to it after their chunk, and are daemons: the engine
- * ends them when the last rank's actor ends.
+ * ends them when the last rank's actor ends. The pool holds at most
+ * R->pw_max (the actors the machine allows, see actor_budget in replay.c);
+ * past that the chunks grow, which costs time, never a result.
  */
 struct pjob {
 	const struct cplan *cp;
@@ -185,8 +187,9 @@ struct pworker {
 	struct pworker *next; /* in the pool: the next idle one; in a job: the next of the chain */
 	sg_sem_t go;          /* released when a chunk is ready */
 	struct pjob *job;
-	int lo, hi; /* its pairs [lo, hi) of the job's phase */
-	sg_exec_t ex[PAIR_CHUNK];
+	int lo, hi;    /* its pairs [lo, hi) of the job's phase */
+	sg_exec_t *ex; /* cap; PAIR_CHUNK unless the pool is full */
+	int cap;
 };
 
 static void start_chunk(const struct cplan *cp, int ph, int lo, int hi, sg_exec_t *ex)
@@ -203,6 +206,14 @@ static void wait_chunk(sg_exec_t *ex, int n)
 		sg_exec_wait(ex[i]);
 }
 
+static void worker_put(struct run *R, struct pworker *w)
+{
+	w->job = NULL;
+	w->next = R->pw_free;
+	R->pw_free = w;
+	R->pw_idle++;
+}
+
 static void worker_main(int argc, char **argv)
 {
 	(void)argc;
@@ -217,24 +228,24 @@ static void worker_main(int argc, char **argv)
 		if (next)
 			sg_sem_release(next->go); /* the next chunk starts after this one */
 		wait_chunk(w->ex, w->hi - w->lo);
-		w->job = NULL;
-		w->next = w->R->pw_free;
-		w->R->pw_free = w;
+		worker_put(w->R, w);
 		assert(job->left > 0);
 		if (--job->left == 0)
 			sg_sem_release(job->done);
 	}
 }
 
-/* An idle worker of the pool, made when there is none; NULL when memory
-   runs out. */
+/* An idle worker of the pool, made when there is none (at most R->pw_max
+   in all); NULL when memory runs out. */
 static struct pworker *worker_get(struct run *R)
 {
 	struct pworker *w = R->pw_free;
 	if (w) {
 		R->pw_free = w->next;
+		R->pw_idle--;
 		return w;
 	}
+	assert(R->npw < R->pw_max);
 	if (R->npw == R->cappw) {
 		int cap = R->cappw ? 2 * R->cappw : 64;
 		struct pworker **v = realloc(R->pw_all, (size_t)cap * sizeof *v);
@@ -256,26 +267,56 @@ static struct pworker *worker_get(struct run *R)
 	return w;
 }
 
+/* Hands pairs [lo, hi) to a worker of the pool; -1 when memory runs out. */
+static int worker_chunk(struct run *R, struct pjob *job, int lo, int hi, struct pworker ***tail)
+{
+	struct pworker *w = worker_get(R);
+	if (!w)
+		return -1;
+	if (w->cap < hi - lo) {
+		sg_exec_t *ex = realloc(w->ex, (size_t)(hi - lo) * sizeof *ex);
+		if (!ex) {
+			worker_put(R, w);
+			return -1;
+		}
+		w->ex = ex;
+		w->cap = hi - lo;
+	}
+	w->job = job;
+	w->lo = lo;
+	w->hi = hi;
+	**tail = w;
+	*tail = &w->next;
+	job->left++;
+	return 0;
+}
+
 static void run_pairs(struct run *R, struct cplan *cp, int ph)
 {
-	int n = cp->npairs[ph], own = n < PAIR_CHUNK ? n : PAIR_CHUNK;
-	sg_exec_t ex[PAIR_CHUNK];
+	int n = cp->npairs[ph];
+	/* chunks of PAIR_CHUNK; larger ones when the pool may not grow enough */
+	int want = (n - 1) / PAIR_CHUNK, can = R->pw_idle + R->pw_max - R->npw;
+	int nw = want < can ? want : can > 0 ? can : 0;
+	int chunk = nw == want ? PAIR_CHUNK : (n + nw) / (nw + 1); /* ceil(n / (nw + 1)) */
+	int own = n < chunk ? n : chunk;
+	sg_exec_t stack_ex[PAIR_CHUNK], *ex = own <= PAIR_CHUNK ? stack_ex : malloc((size_t)own * sizeof *ex);
 	struct pjob job = {cp, ph, 0, NULL};
 	struct pworker *first = NULL, **tail = &first;
-	for (int lo = own; lo < n; lo += PAIR_CHUNK) {
-		struct pworker *w = worker_get(R);
-		if (!w) {
-			*tail = R->pw_free; /* give back the ones taken */
-			R->pw_free = first;
-			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory running a collective");
-			return;
+	for (int lo = own; ex && lo < n; lo += chunk)
+		if (worker_chunk(R, &job, lo, n - lo < chunk ? n : lo + chunk, &tail)) {
+			*tail = NULL;
+			while (first) { /* give back the ones taken */
+				struct pworker *w = first;
+				first = w->next;
+				worker_put(R, w);
+			}
+			break;
 		}
-		w->job = &job;
-		w->lo = lo;
-		w->hi = n - lo < PAIR_CHUNK ? n : lo + PAIR_CHUNK;
-		*tail = w;
-		tail = &w->next;
-		job.left++;
+	if (!ex || (own < n && !first)) {
+		if (ex != stack_ex)
+			free(ex);
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory running a collective");
+		return;
 	}
 	*tail = NULL;
 	if (first)
@@ -288,6 +329,8 @@ static void run_pairs(struct run *R, struct cplan *cp, int ph)
 		sg_sem_acquire(job.done);
 		sg_sem_destroy(job.done);
 	}
+	if (ex != stack_ex)
+		free(ex);
 	R->r->sg_activities += n;
 }
 
@@ -306,6 +349,7 @@ void rp_plans_free(struct run *R)
 {
 	for (int i = 0; i < R->npw; i++) { /* their actors ended with the engine */
 		sg_sem_destroy(R->pw_all[i]->go);
+		free(R->pw_all[i]->ex);
 		free(R->pw_all[i]);
 	}
 	free(R->pw_all);
