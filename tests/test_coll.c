@@ -208,7 +208,7 @@ int main(int argc, char **argv)
 	CHECK(algo != COLL_UNKNOWN, "no algorithm %s", argv[4]);
 	CHECK(ev.algo == (algo == COLL_AUTO ? TR_ALGO_AUTO : 0), "the trace keeps algo=%s", argv[4]);
 	CHECK(!coll_plan(&tp, ev.coll, algo, ev.bytes, m, n, 0, &p, why, sizeof why), "%s", why);
-	struct rp_options o = {0, 1, 0, 0, 0, 0, 0};
+	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0};
 	struct rp_result r;
 	int rc = rp_run(c, t, &o, &r, why, sizeof why);
 	CHECK(rc == 0, "%s", why);

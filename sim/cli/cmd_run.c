@@ -20,7 +20,8 @@
 
 const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FILE] [--timeline-ranks LIST]\n"
                             "               [--csv DIR] [--jitter SIGMA] [--seed N] [--no-fold] [--no-memo]\n"
-                            "               [--exact] [--max-ops N] [--max-trace-bytes N] [--set path=value]...\n"
+                            "               [--exact] [--max-ops N] [--max-actors N] [--max-trace-bytes N]\n"
+                            "               [--set path=value]...\n"
                             "\n"
                             "Replays a workload trace (simtrace 1, docs/trace-format.md) on the system of\n"
                             "CONFIG: its standard node of devices and, when the trace has more ranks than\n"
@@ -71,13 +72,18 @@ const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FI
                             "                         bounded from the trace before anything runs (derived\n"
                             "                         ops count)\n"
                             "                         (default 5e7, about 3.6 GB of spans; exit 65 past it)\n"
+                            "  --max-actors N         most SimGrid actors the replay may need (one per\n"
+                            "                         replayed rank, one per stream of a rank with\n"
+                            "                         several), bounded before anything runs (default\n"
+                            "                         1e6, 64 KiB of stack each; exit 65 past it)\n"
                             "  --max-trace-bytes N    largest trace file read (default 1073741824; exit 65)\n"
                             "  --set path=value       override a config parameter (repeatable)\n"
                             "\n"
                             "exit codes: 0 ok, 2 usage, 3 a rank does not fit its device's memory (the\n"
                             "report is printed), "
                             "65 bad trace (syntax, a collective a rank never joins,\n"
-                            "a deadlock, more ranks than the system has), 66 file missing,\n"
+                            "a deadlock, more ranks than the system has, past --max-ops or\n"
+                            "--max-actors), 66 file missing,\n"
                             "73 cannot write output (or an output is the CONFIG or the TRACE),\n"
                             "78 bad config, 130/143 interrupted/terminated.\n"
                             "\n"
@@ -144,7 +150,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct cli_common o = {0};
 	const char *pos[2] = {NULL, NULL}, *timeline = NULL, *tl_ranks = NULL, *csv = NULL;
-	struct rp_options ro = {0, 1, 1, 0, 0, 0, 0};
+	struct rp_options ro = {0, 1, 1, 0, 0, 0, 0, 0};
 	long long max_bytes = 0;
 	int npos = 0;
 	for (int i = 1; i < argc; i++) {
@@ -159,7 +165,7 @@ int cmd_run(int argc, char **argv)
 		                   : !strcmp(a, "--csv")            ? &csv
 		                                                    : NULL;
 		if (val || !strcmp(a, "--jitter") || !strcmp(a, "--seed") || !strcmp(a, "--max-ops") ||
-		    !strcmp(a, "--max-trace-bytes")) {
+		    !strcmp(a, "--max-actors") || !strcmp(a, "--max-trace-bytes")) {
 			if (i + 1 >= argc)
 				return cli_usage_error("run", "%s needs a value", a);
 			const char *v = argv[++i];
@@ -178,6 +184,11 @@ int cmd_run(int argc, char **argv)
 				if (*end || errno || !(ro.max_ops >= 1 && ro.max_ops <= 1e15))
 					return cli_usage_error("run", "--max-ops %s: expected a number from 1 to 1e15",
 					                       v);
+			} else if (!strcmp(a, "--max-actors")) {
+				ro.max_actors = strtod(v, &end);
+				if (*end || errno || !(ro.max_actors >= 1 && ro.max_actors <= 1e9))
+					return cli_usage_error("run",
+					                       "--max-actors %s: expected a number from 1 to 1e9", v);
 			} else if (!strcmp(a, "--max-trace-bytes")) {
 				double b = strtod(v, &end);
 				if (*end || errno || !(b >= 1 && b <= 1e15))

@@ -3,22 +3,29 @@
  * collectives reason about and as a SimGrid platform.
  *
  * The node's topology is its ops (sim/cluster/topo.h), found by the name
- * system.topology gives; its setup fills the node's links. SimGrid layout:
- * one zone per node (routing Full, explicit routes), each with its devices
- * (hosts devR), a gateway router, and per device, by the ops' `port`:
+ * system.topology gives; its setup fills the node's links. The platform, per
+ * device, by the ops' `port`:
  *   - switch / pcie_host: a SPLITDUPLEX port link into the node's switch or
  *     host bridge; device a -> b is port_a UP, port_b DOWN;
- *   - full_mesh / hybrid_cube_mesh / ring: one SPLITDUPLEX link per
+ *   - full_mesh / hybrid_cube_mesh / ring / torus: one SPLITDUPLEX link per
  *     connected pair; a route follows direct links (via an intermediate
  *     device on the cube and the ring when there is no direct link);
- *   - a SPLITDUPLEX NIC link to the gateway (all the device's NICs).
+ *   - a SPLITDUPLEX NIC link (all the device's NICs) when there are nodes.
  * Nodes meet through a FATPIPE core; with oversubscription > 1 each node
  * also crosses an uplink of (NIC bandwidth of the node) / oversubscription.
+ *
+ * platform_new lists these links and platform_route computes a route
+ * (platform_links.h); platform_sg.cpp makes them in SimGrid as one zone. The
+ * same platform as XML (platform_write_xml: a zone per node with explicit
+ * routes, a fabric zone between them) is the reference tests/test_platform.c
+ * compares SimGrid's routes against.
  */
 #include "platform.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int platform_topo(const struct arch_chip *c, int ranks, struct topo *t, char *why, size_t whylen)
@@ -71,6 +78,157 @@ int platform_topo(const struct arch_chip *c, int ranks, struct topo *t, char *wh
 	}
 	return 0;
 }
+
+/* ---- the platform as links and routes (platform_links.h) ---- */
+
+static int add_link(struct platform *p, int cap, const char *name, double bw, int fatpipe)
+{
+	assert(p->nlinks < cap);
+	(void)cap;
+	struct plink *l = &p->links[p->nlinks];
+	snprintf(l->name, sizeof l->name, "%s", name);
+	l->bw = bw;
+	l->fatpipe = fatpipe;
+	return p->nlinks++;
+}
+
+struct platform *platform_new(const struct topo *t)
+{
+	struct platform *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->t = t;
+	p->ndev = t->ranks;
+	p->core = -1;
+	size_t n = (size_t)t->ranks, dpn = (size_t)t->dpn;
+	/* at most: a port or dpn - 1 direct links and a NIC per device, the
+	   core and an uplink per node */
+	int cap = (int)(n * (t->ops->port ? 1 : dpn) + n + 1 + (size_t)t->nodes);
+	p->links = malloc((size_t)cap * sizeof *p->links);
+	p->port = malloc(n * sizeof *p->port);
+	p->nic = malloc(n * sizeof *p->nic);
+	p->pair = t->ops->port ? NULL : malloc(n * dpn * sizeof *p->pair);
+	p->up = t->nodes > 1 && t->uplink_bw > 0 ? malloc((size_t)t->nodes * sizeof *p->up) : NULL;
+	if (!p->links || !p->port || !p->nic || (!t->ops->port && !p->pair) ||
+	    (t->nodes > 1 && t->uplink_bw > 0 && !p->up)) {
+		platform_free(p);
+		return NULL;
+	}
+	if (p->pair)
+		for (size_t i = 0; i < n * dpn; i++)
+			p->pair[i] = -1;
+	char name[32];
+	/* the order of platform_write_xml's links */
+	for (int node = 0; node < t->nodes; node++) {
+		int base = node * t->dpn, k = t->ranks - base < t->dpn ? t->ranks - base : t->dpn;
+		for (int a = 0; a < k; a++) {
+			p->port[base + a] = p->nic[base + a] = -1;
+			if (t->ops->port) {
+				snprintf(name, sizeof name, "port%d", base + a);
+				p->port[base + a] = add_link(p, cap, name, t->port_bw, 0);
+			} else {
+				for (int b = a + 1; b < k; b++)
+					if (topo_linked(t, base + a, base + b)) {
+						snprintf(name, sizeof name, "pair%d_%d", base + a, base + b);
+						int l = add_link(p, cap, name, t->pair_bw, 0);
+						p->pair[(size_t)(base + a) * dpn + (size_t)b] = l;
+						p->pair[(size_t)(base + b) * dpn + (size_t)a] = l;
+					}
+			}
+			if (t->nodes > 1) {
+				snprintf(name, sizeof name, "nic%d", base + a);
+				p->nic[base + a] = add_link(p, cap, name, t->nic_bw, 0);
+			}
+		}
+	}
+	if (t->nodes > 1) {
+		p->core = add_link(p, cap, "corelink", 1e18, 1);
+		for (int node = 0; p->up && node < t->nodes; node++) {
+			snprintf(name, sizeof name, "up%d", node);
+			p->up[node] = add_link(p, cap, name, t->uplink_bw, 0);
+		}
+	}
+	return p;
+}
+
+void platform_free(struct platform *p)
+{
+	if (!p)
+		return;
+	free(p->links);
+	free(p->port);
+	free(p->nic);
+	free(p->pair);
+	free(p->up);
+	free(p);
+}
+
+/* The hop over the direct link between devices a and b of one node: UP
+   from the lower to the higher. */
+static struct phop pair_step(const struct platform *p, int a, int b)
+{
+	struct phop h = {p->pair[(size_t)a * (size_t)p->t->dpn + (size_t)(b % p->t->dpn)], a < b ? PH_UP : PH_DOWN};
+	assert(h.link >= 0);
+	return h;
+}
+
+/* Inside a node without a port: the direct link, or a shortest path over
+   the node's links (breadth first from a, lower devices first). */
+static int node_path(const struct platform *p, int a, int b, struct phop *hops)
+{
+	const struct topo *t = p->t;
+	int base = a - a % t->dpn, k = t->ranks - base < t->dpn ? t->ranks - base : t->dpn;
+	int la = a - base, lb = b - base;
+	if (t->ops->all_pairs || p->pair[(size_t)a * (size_t)t->dpn + (size_t)lb] >= 0) {
+		hops[0] = pair_step(p, a, b);
+		return 1;
+	}
+	int prev[64], queue[64], head = 0, tail = 0;
+	for (int x = 0; x < k; x++)
+		prev[x] = -1;
+	prev[la] = la;
+	queue[tail++] = la;
+	while (head < tail && prev[lb] < 0) {
+		int x = queue[head++];
+		for (int y = 0; y < k; y++)
+			if (prev[y] < 0 && p->pair[(size_t)(base + x) * (size_t)t->dpn + (size_t)y] >= 0) {
+				prev[y] = x;
+				queue[tail++] = y;
+			}
+	}
+	assert(prev[lb] >= 0); /* a node's devices are connected */
+	int path[64], np = 0, n = 0;
+	for (int x = lb; x != la && np < 64; x = prev[x])
+		path[np++] = x;
+	for (int x = la; np > 0; x = path[np])
+		hops[n++] = pair_step(p, base + x, base + path[--np]);
+	return n;
+}
+
+int platform_route(const struct platform *p, int a, int b, struct phop *hops)
+{
+	const struct topo *t = p->t;
+	assert(a != b && a >= 0 && b >= 0 && a < t->ranks && b < t->ranks);
+	int na = a / t->dpn, nb = b / t->dpn;
+	if (na == nb) {
+		if (!t->ops->port)
+			return node_path(p, a, b, hops);
+		hops[0] = (struct phop){p->port[a], PH_UP};
+		hops[1] = (struct phop){p->port[b], PH_DOWN};
+		return 2;
+	}
+	hops[0] = (struct phop){p->nic[a], PH_UP};
+	if (p->up) {
+		hops[1] = (struct phop){p->up[na], PH_UP};
+		hops[2] = (struct phop){p->up[nb], PH_DOWN};
+	} else {
+		hops[1] = hops[2] = (struct phop){p->core, PH_BOTH};
+	}
+	hops[3] = (struct phop){p->nic[b], PH_DOWN};
+	return 4;
+}
+
+/* ---- the same platform as SimGrid XML (the tests' reference) ---- */
 
 static void link_dir(FILE *f, const char *name, int a, int b, int up)
 {

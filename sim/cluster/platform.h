@@ -1,7 +1,7 @@
 /*
  * platform.h -- from a config's `system` section to the cluster a trace
  * runs on: the topology collectives see (struct topo) and the SimGrid
- * platform (XML written to a temporary file and loaded).
+ * platform, built in the engine by platform_build (platform_sg.cpp).
  *
  * Ranks map to devices in order: rank r is device r % devices_per_node of
  * node r / devices_per_node. Links carry bandwidth only (latency 0): the
@@ -18,6 +18,7 @@
 
 #include "arch.h"
 #include "coll.h"
+#include "platform_links.h"
 
 #include <stdio.h>
 
@@ -28,7 +29,9 @@
  */
 int platform_topo(const struct arch_chip *c, int ranks, struct topo *t, char *why, size_t whylen);
 
-/* Writes the SimGrid platform XML of t (hosts dev0..devN-1). */
+/* Writes the same platform as SimGrid XML (hosts dev0..devN-1), one zone per
+   node under a fabric zone: the reference tests/test_platform.c checks
+   platform_build's routes against. */
 int platform_write_xml(const struct topo *t, FILE *f);
 
 /* One line describing the system, for reports. */

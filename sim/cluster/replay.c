@@ -53,8 +53,8 @@
 #include <assert.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <simgrid/actor.h>
 #include <simgrid/cond.h>
 #include <simgrid/engine.h>
@@ -67,7 +67,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 #include <xbt/config.h>
 #include <xbt/log.h>
 
@@ -178,13 +177,22 @@ static long stream_span(struct run *R, struct stream_st *s, const struct qev *q,
 
 /* ---- rendezvous ---- */
 
-static struct inst *inst_get(struct run *R, int kind, int a, int b, int c, int seq, int n, const int *members)
+static struct inst *inst_find(struct run *R, int kind, int a, int b, int c, int seq)
 {
 	uint64_t h = rp_key_hash(kind, a, b, c, seq) % NBUCKETS;
 	for (struct inst *x = R->tab[h]; x; x = x->next)
 		if (x->kind == kind && x->a == a && x->b == b && x->c == c && x->seq == seq)
 			return x;
-	struct inst *x = calloc(1, sizeof *x);
+	return NULL;
+}
+
+static struct inst *inst_get(struct run *R, int kind, int a, int b, int c, int seq, int n, const int *members)
+{
+	uint64_t h = rp_key_hash(kind, a, b, c, seq) % NBUCKETS;
+	struct inst *x = inst_find(R, kind, a, b, c, seq);
+	if (x)
+		return x;
+	x = calloc(1, sizeof *x);
 	if (!x)
 		return NULL;
 	x->kind = kind;
@@ -540,6 +548,38 @@ static void end_transfer(struct run *R, struct stream_st *s, const struct qev *q
 		inst_drop(R, x);
 }
 
+/* The rendezvous of collective ev (call seq) over the n members of group
+   gid, made by its first member to arrive: folded members arrive with their
+   representative, so only replayed members meet; the plan covers the whole
+   group (x->full). NULL when memory runs out. */
+static struct inst *coll_inst(struct run *R, const struct tr_event *ev, int rank, int n, int gid, int seq)
+{
+	int *members = malloc((size_t)n * sizeof *members), *reps = members, nrep = n;
+	if (!members)
+		return NULL;
+	tr_comm_group(R->t, ev->comm, rank, members, n, NULL);
+	if (R->is_rep) {
+		if (!(reps = malloc((size_t)n * sizeof *reps))) {
+			free(members);
+			return NULL;
+		}
+		nrep = 0;
+		for (int i = 0; i < n; i++)
+			if (R->is_rep[members[i]])
+				reps[nrep++] = members[i];
+	}
+	struct inst *x = inst_get(R, TK_COLL, ev->comm, gid, 0, seq, nrep, reps);
+	if (x && nrep < n) {
+		x->full = members; /* kept: the plan's members */
+		x->nfull = n;
+		members = NULL;
+	}
+	if (reps != members)
+		free(reps);
+	free(members);
+	return x;
+}
+
 static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pred)
 {
 	struct rank_st *rk = s->rk;
@@ -548,52 +588,16 @@ static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pr
 		exec_ops(R, s, q, pred);
 		return;
 	}
-	int stack_members[64], *members = stack_members, gid = 0;
-	int n = tr_comm_group(R->t, ev->comm, rk->rank, members, 64, &gid);
-	if (n > 64) {
-		members = malloc((size_t)n * sizeof *members);
-		if (!members) {
-			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
-			return;
-		}
-		tr_comm_group(R->t, ev->comm, rk->rank, members, n, &gid);
-	}
+	int gid = 0, n = tr_comm_group(R->t, ev->comm, rk->rank, NULL, 0, &gid);
 	double arrive = simgrid_get_clock();
 	struct rp_span sp;
 	base_span(R, &sp, s, q);
 	sp.arrive = arrive;
 	int seq = rk->coll_seq[ev->comm]++;
-	/* folded members arrive with their representative: only replayed
-	   members meet, the plan covers the whole group */
-	int nrep = n;
-	int *reps = members;
-	if (R->is_rep && n > 1) {
-		reps = malloc((size_t)n * sizeof *reps);
-		if (!reps) {
-			if (members != stack_members)
-				free(members);
-			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
-			return;
-		}
-		nrep = 0;
-		for (int i = 0; i < n; i++)
-			if (R->is_rep[members[i]])
-				reps[nrep++] = members[i];
-	}
-	struct inst *x = n > 1 ? inst_get(R, TK_COLL, ev->comm, gid, 0, seq, nrep, reps) : NULL;
-	if (x && nrep < n && !x->full && (x->full = malloc((size_t)n * sizeof *x->full))) {
-		memcpy(x->full, members, (size_t)n * sizeof *members);
-		x->nfull = n;
-	}
-	if (reps != members)
-		free(reps);
-	if (members != stack_members)
-		free(members);
-	if (x && nrep < n && !x->full) {
-		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
-		return;
-	}
-	if (n > 1 && !x) {
+	/* the first member to arrive makes the rendezvous (from the group's
+	   members: O(group)); the others find it (O(1)) */
+	struct inst *x = n > 1 ? inst_find(R, TK_COLL, ev->comm, gid, 0, seq) : NULL;
+	if (n > 1 && !x && !(x = coll_inst(R, ev, rk->rank, n, gid, seq))) {
 		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
 		return;
 	}
@@ -966,7 +970,7 @@ static void host_main(int argc, char **argv)
 
 /* ---- setup, deadlock report ---- */
 
-static int engine_init(const char *xml_path)
+static int engine_init(int guard_pages)
 {
 	/* SimGrid runs one engine per process, and its C API cannot tell whether
 	   simgrid_init() already ran (a second call aborts): this flag is the
@@ -989,6 +993,8 @@ static int engine_init(const char *xml_path)
 	sg_cfg_set_string("host/model", "ptask_L07");
 	sg_cfg_set_double("surf/precision", 1e-12);
 	sg_cfg_set_int("contexts/stack-size", 64);
+	if (!guard_pages) /* see actor_budget */
+		sg_cfg_set_int("contexts/guard-size", 0);
 #ifdef SIM_SANITIZE_BUILD
 	sg_cfg_set_string("contexts/factory", "thread");
 #endif
@@ -996,7 +1002,86 @@ static int engine_init(const char *xml_path)
 		xbt_log_control_set("root.thres:critical");
 		xbt_log_control_set("root.app:file:/dev/null");
 	}
-	simgrid_load_platform(xml_path);
+	return 0;
+}
+
+/* The most memory mappings a process may hold (vm.max_map_count; Linux's
+   default when it cannot be read). */
+static long max_map_count(void)
+{
+	long n = 0;
+	FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n > 0 ? n : 65530;
+}
+
+/*
+ * What the replay will ask of the machine, bounded from the trace before
+ * anything runs (after folding): the ops every replayed rank expands to
+ * (--max-ops) and the SimGrid actors, one per replayed rank and one per
+ * stream of a rank that has several (--max-actors), and what that bound
+ * leaves to the pool that runs large collectives' pair tasks (run_pairs,
+ * R->pw_max; a smaller pool costs time, never a result).
+ *
+ * Each actor has a stack of contexts/stack-size (64 KiB) and, by default, a
+ * guard page below it that turns an overflow into a crash: two memory
+ * mappings per actor, of the vm.max_map_count (65530 by default) Linux
+ * allows a process, so 32 k actors made SimGrid abort. Where the actors and
+ * a pool of 2 per PAIR_CHUNK ranks do not fit with 8192 mappings to spare,
+ * the stacks go without guard (*guard_pages 0): then they are heap memory
+ * that SimGrid zeroes (64 KiB resident per actor, not about 10 KiB) and need
+ * no mapping each; the deepest stack the tests reach is about 15 KiB. With
+ * thread contexts (the sanitizer build) each actor is a thread whose stack
+ * has mappings of its own, and a replay that needs more is refused.
+ * Returns 0, or the exit code of a refusal with its one line in why.
+ */
+static int actor_budget(struct run *R, char *why, size_t whylen, int *guard_pages)
+{
+	const struct trace *t = R->t;
+	const struct rp_options *o = R->o;
+	int reps = 0;
+	double ops = 0, budget = o->max_ops > 0 ? o->max_ops : RP_MAX_OPS;
+	for (int i = 0; i < R->nranks && ops <= budget; i++)
+		if (!R->is_rep || R->is_rep[i]) {
+			reps++;
+			ops += tr_ops_of_rank(t, i);
+		}
+	if (ops > budget) {
+		snprintf(why, whylen,
+		         "%s: the replay would run more than %.4g ops (%.4g on its first %d replayed ranks; --max-ops)",
+		         tr_path(t), budget, ops, reps);
+		return SIM_EXIT_TRACE;
+	}
+	double per_rank = 1 + (R->inline_streams ? 0 : tr_nstreams(t));
+	double actors = reps * per_rank, pool = 2.0 * (R->nranks / PAIR_CHUNK + 1);
+	double amax = o->max_actors > 0 ? o->max_actors : RP_MAX_ACTORS;
+	if (actors > amax) {
+		snprintf(why, whylen,
+		         "%s: the replay would need %.0f SimGrid actors (%d replayed ranks x %.0f), more than %.4g "
+		         "(--max-actors)",
+		         tr_path(t), actors, reps, per_rank, amax);
+		return SIM_EXIT_TRACE;
+	}
+	double maps = (double)max_map_count(), room;
+	*guard_pages = 2 * (actors + pool) + 8192 <= maps;
+#ifdef SIM_SANITIZE_BUILD
+	if (!*guard_pages) {
+		snprintf(
+		    why, whylen,
+		    "%s: the replay would need %.0f SimGrid actors, more than this build's thread contexts can map "
+		    "(vm.max_map_count %.0f; a build without SIM_SANITIZE runs it)",
+		    tr_path(t), actors + pool, maps);
+		return SIM_EXIT_TRACE;
+	}
+#endif
+	room = amax - actors; /* the pool takes what the bound leaves, and the mappings */
+	if (*guard_pages && (maps - 8192) / 2 - actors < room)
+		room = (maps - 8192) / 2 - actors;
+	R->pw_max = room > INT_MAX ? INT_MAX : (int)room;
 	return 0;
 }
 
@@ -1124,6 +1209,7 @@ static void run_free(struct run *R)
 			inst_drop(R, R->tab[h]);
 	rp_plans_free(R);
 	rp_steady_free(R);
+	platform_free(R->plat);
 	free(R->ranks);
 	free(R->hosts);
 	free(R->tmp_idx);
@@ -1160,44 +1246,16 @@ static int replay(struct run *R, char *why, size_t whylen)
 		return SIM_EXIT_TRACE;
 	}
 	r->topo = R->topo;
-	char path[] = "/tmp/sim-platform-XXXXXX.xml";
-	/* made and tracked with the signals held: a SIGINT/SIGTERM removes it */
-	sigset_t hold, old;
-	sigemptyset(&hold);
-	sigaddset(&hold, SIGINT);
-	sigaddset(&hold, SIGTERM);
-	sigprocmask(SIG_BLOCK, &hold, &old);
-	int fd = mkstemps(path, 4);
-	int slot = fd >= 0 ? out_track(path) : -1;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f || platform_write_xml(&R->topo, f) || fclose(f)) {
-		if (fd >= 0)
-			unlink(path);
-		out_untrack(slot);
-		snprintf(why, whylen, "sim run: cannot write the platform file %s", path);
-		return SIM_EXIT_CANTCREAT;
-	}
-	int bad = engine_init(path);
-	unlink(path);
-	out_untrack(slot);
-	if (bad) {
-		snprintf(why, whylen, "sim run: one replay per process");
-		return SIM_EXIT_INTERNAL;
-	}
 	R->hosts = calloc((size_t)R->nranks, sizeof *R->hosts);
 	R->ranks = calloc((size_t)R->nranks, sizeof *R->ranks);
 	R->tmp_idx = malloc((size_t)R->nranks * sizeof *R->tmp_idx);
-	if (!R->hosts || !R->ranks || !R->tmp_idx) {
+	R->plat = platform_new(&R->topo);
+	if (!R->hosts || !R->ranks || !R->tmp_idx || !R->plat) {
 		snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);
 		return SIM_EXIT_INTERNAL;
 	}
-	for (int i = 0; i < R->nranks; i++) {
-		char name[32];
-		snprintf(name, sizeof name, "dev%d", i);
-		R->hosts[i] = sg_host_by_name(name);
+	for (int i = 0; i < R->nranks; i++)
 		R->tmp_idx[i] = -1;
-	}
 	int nl = tr_nlabels(t) + 1, nc = tr_ncomms(t) + 1, ns = tr_nstreams(t) + 1;
 	R->inline_streams = tr_nstreams(t) <= 1;
 	r->mem = calloc((size_t)R->nranks, sizeof *r->mem);
@@ -1205,20 +1263,15 @@ static int replay(struct run *R, char *why, size_t whylen)
 		snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);
 		return SIM_EXIT_INTERNAL;
 	}
-	/* the budget, before anything runs: the ops every replayed rank expands to */
-	int reps = 0;
-	double ops = 0, budget = o->max_ops > 0 ? o->max_ops : RP_MAX_OPS;
-	for (int i = 0; i < R->nranks && ops <= budget; i++)
-		if (!R->is_rep || R->is_rep[i]) {
-			reps++;
-			ops += tr_ops_of_rank(t, i);
-		}
-	if (ops > budget) {
-		snprintf(why, whylen,
-		         "%s: the replay would run more than %.4g ops (%.4g on its first %d replayed ranks; --max-ops)",
-		         tr_path(t), budget, ops, reps);
-		return SIM_EXIT_TRACE;
+	int guard_pages = 1, refused = actor_budget(R, why, whylen, &guard_pages);
+	if (refused)
+		return refused;
+	if (engine_init(guard_pages)) {
+		snprintf(why, whylen, "sim run: one replay per process");
+		return SIM_EXIT_INTERNAL;
 	}
+	if (platform_build(R->plat, R->hosts, why, whylen))
+		return SIM_EXIT_INTERNAL;
 	for (int i = 0; i < R->nranks; i++) {
 		struct rank_st *rk = &R->ranks[i];
 		rk->run = R;

@@ -45,6 +45,7 @@ struct rp_options {
 	int no_memo;        /* run every collective on the engine, even on links nothing else uses */
 	double max_ops;     /* most ops the replayed ranks may run together (0: RP_MAX_OPS) */
 	int exact;          /* play every iteration of every repeat (no steady state, replay_steady.c) */
+	double max_actors;  /* most SimGrid actors the replay may need (0: RP_MAX_ACTORS) */
 };
 
 /* The default budget of a replay: ops of all replayed ranks together (a
@@ -80,6 +81,12 @@ struct rp_steady {
 	double t_cut;    /* the template's end: its latest span end */
 	double t_resume; /* the clock when the replay went on: the end of the last copy */
 };
+/* The default bound on SimGrid actors (one per replayed rank, one per
+   stream of a rank with several, workers of large collectives), computed
+   before anything runs: each holds a 64 KiB stack (virtual memory, touched
+   as used) and about 10 KiB of the engine's and the replay's state. A
+   LLaMA-3 405B step on 16384 ranks without folding needs about 49 k. */
+#define RP_MAX_ACTORS 1e6
 
 /* A rank's device memory (the trace's `memory` statements) at its peak. */
 struct rp_mem {

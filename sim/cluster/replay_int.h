@@ -133,6 +133,13 @@ struct cplan {
    instead of advancing in lockstep. */
 #define SPLIT_FLOWS 64
 
+/* The pair tasks of such a phase are started and waited by a chain of actors,
+   each holding at most PAIR_CHUNK of them: SimGrid 3.32 removes a finished
+   task from its actor's list of activities by a linear search, so one actor
+   holding k tasks costs k^2 (see run_pairs in replay_plan.c). */
+#define PAIR_CHUNK 64
+struct pworker;
+
 #define LINE_SLOTS 4096
 struct line_dm {
 	int line; /* + 1; 0: empty */
@@ -153,6 +160,7 @@ struct run {
 	int *algo_of;       /* per algo= name of the trace (tr_algo_name): index of the algorithm (coll.h) */
 	struct rank_st *ranks;
 	sg_host_t *hosts;
+	struct platform *plat; /* links and routes of the SimGrid platform (platform.h) */
 	struct inst *tab[NBUCKETS];
 	struct cplan *plans[NBUCKETS];
 	long capspans;
@@ -166,7 +174,11 @@ struct run {
 	struct line_dm *line_dm; /* LINE_SLOTS: a line's op and its prediction (see predict) */
 	struct dm *dm;           /* the device model's memo for this run (NULL until the first op, or out of memory) */
 	struct steady *steady;   /* replay_steady.c's state; NULL: every iteration is played */
-	long issued_ops;         /* ops the host actors queued (invariant 1) */
+	struct pworker *pw_free; /* idle actors of the pair-task pool (replay_plan.c) */
+	struct pworker **pw_all; /* every one made, freed by rp_plans_free */
+	int npw, cappw, pw_idle;
+	int pw_max;      /* most workers the pool may make (actor_budget) */
+	long issued_ops; /* ops the host actors queued (invariant 1) */
 	char err[TR_MSG_MAX * 2];
 	int err_code;
 	double flops_by_dtype[DT_COUNT];

@@ -17,6 +17,9 @@
 #include <assert.h>
 #include <simgrid/actor.h>
 #include <simgrid/exec.h>
+#include <simgrid/host.h>
+#include <simgrid/semaphore.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,21 +158,179 @@ struct cplan *rp_plan_get(struct run *R, const struct tr_event *ev, int group, c
 	return p;
 }
 
+/*
+ * The pair tasks of a phase (more than SPLIT_FLOWS flows) start at one
+ * instant, one per pair, in the order of the pairs, and the phase ends when
+ * the last one ends. SimGrid 3.32 keeps each actor's started activities in a
+ * list and removes a finished one by a linear search over that list, so an
+ * actor that starts k tasks pays k^2 (at 16384 ranks, 98% of the replay).
+ * The caller therefore holds only the first PAIR_CHUNK tasks and hands the
+ * others, a chunk each, to a chain of pool actors: the caller starts its
+ * chunk and wakes the first worker, which starts its own and wakes the next,
+ * so every task still starts at the same simulated instant, in the same
+ * order, with the same hosts and bytes (the sharing and the times do not
+ * change), and each actor's list stays short. Workers are made when the pool
+ * has none idle, return to it after their chunk, and are daemons: the engine
+ * ends them when the last rank's actor ends. The pool holds at most
+ * R->pw_max (the actors the machine allows, see actor_budget in replay.c);
+ * past that the chunks grow, which costs time, never a result.
+ */
+struct pjob {
+	const struct cplan *cp;
+	int ph;
+	int left;      /* chunks handed to workers and not yet over */
+	sg_sem_t done; /* released when left reaches 0 */
+};
+
+struct pworker {
+	struct run *R;
+	struct pworker *next; /* in the pool: the next idle one; in a job: the next of the chain */
+	sg_sem_t go;          /* released when a chunk is ready */
+	struct pjob *job;
+	int lo, hi;    /* its pairs [lo, hi) of the job's phase */
+	sg_exec_t *ex; /* cap; PAIR_CHUNK unless the pool is full */
+	int cap;
+};
+
+static void start_chunk(const struct cplan *cp, int ph, int lo, int hi, sg_exec_t *ex)
+{
+	for (int i = lo; i < hi; i++) {
+		ex[i - lo] = sg_actor_parallel_exec_init(2, cp->hosts[ph] + 2 * i, cp->flops[ph], cp->mat[ph] + 4 * i);
+		sg_exec_start(ex[i - lo]);
+	}
+}
+
+static void wait_chunk(sg_exec_t *ex, int n)
+{
+	for (int i = 0; i < n; i++)
+		sg_exec_wait(ex[i]);
+}
+
+static void worker_put(struct run *R, struct pworker *w)
+{
+	w->job = NULL;
+	w->next = R->pw_free;
+	R->pw_free = w;
+	R->pw_idle++;
+}
+
+static void worker_main(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	struct pworker *w = sg_actor_self_get_data();
+	sg_actor_daemonize(sg_actor_self());
+	for (;;) {
+		sg_sem_acquire(w->go);
+		struct pjob *job = w->job;
+		struct pworker *next = w->next;
+		start_chunk(job->cp, job->ph, w->lo, w->hi, w->ex);
+		if (next)
+			sg_sem_release(next->go); /* the next chunk starts after this one */
+		wait_chunk(w->ex, w->hi - w->lo);
+		worker_put(w->R, w);
+		assert(job->left > 0);
+		if (--job->left == 0)
+			sg_sem_release(job->done);
+	}
+}
+
+/* An idle worker of the pool, made when there is none (at most R->pw_max
+   in all); NULL when memory runs out. */
+static struct pworker *worker_get(struct run *R)
+{
+	struct pworker *w = R->pw_free;
+	if (w) {
+		R->pw_free = w->next;
+		R->pw_idle--;
+		return w;
+	}
+	assert(R->npw < R->pw_max);
+	if (R->npw == R->cappw) {
+		int cap = R->cappw ? 2 * R->cappw : 64;
+		struct pworker **v = realloc(R->pw_all, (size_t)cap * sizeof *v);
+		if (!v)
+			return NULL;
+		R->pw_all = v;
+		R->cappw = cap;
+	}
+	if (!(w = calloc(1, sizeof *w)))
+		return NULL;
+	w->R = R;
+	w->go = sg_sem_init(0);
+	R->pw_all[R->npw++] = w;
+	char name[32];
+	snprintf(name, sizeof name, "pairs%d", R->npw - 1);
+	sg_actor_t a = sg_actor_init(name, sg_host_self());
+	sg_actor_set_data(a, w);
+	sg_actor_start(a, worker_main, 0, NULL);
+	return w;
+}
+
+/* Hands pairs [lo, hi) to a worker of the pool; -1 when memory runs out. */
+static int worker_chunk(struct run *R, struct pjob *job, int lo, int hi, struct pworker ***tail)
+{
+	struct pworker *w = worker_get(R);
+	if (!w)
+		return -1;
+	if (w->cap < hi - lo) {
+		sg_exec_t *ex = realloc(w->ex, (size_t)(hi - lo) * sizeof *ex);
+		if (!ex) {
+			worker_put(R, w);
+			return -1;
+		}
+		w->ex = ex;
+		w->cap = hi - lo;
+	}
+	w->job = job;
+	w->lo = lo;
+	w->hi = hi;
+	**tail = w;
+	*tail = &w->next;
+	job->left++;
+	return 0;
+}
+
 static void run_pairs(struct run *R, struct cplan *cp, int ph)
 {
 	int n = cp->npairs[ph];
-	sg_exec_t *ex = malloc((size_t)n * sizeof *ex);
-	if (!ex) {
+	/* chunks of PAIR_CHUNK; larger ones when the pool may not grow enough */
+	int want = (n - 1) / PAIR_CHUNK, can = R->pw_idle + R->pw_max - R->npw;
+	int nw = want < can ? want : can > 0 ? can : 0;
+	int chunk = nw == want ? PAIR_CHUNK : (n + nw) / (nw + 1); /* ceil(n / (nw + 1)) */
+	int own = n < chunk ? n : chunk;
+	sg_exec_t stack_ex[PAIR_CHUNK], *ex = own <= PAIR_CHUNK ? stack_ex : malloc((size_t)own * sizeof *ex);
+	struct pjob job = {cp, ph, 0, NULL};
+	struct pworker *first = NULL, **tail = &first;
+	for (int lo = own; ex && lo < n; lo += chunk)
+		if (worker_chunk(R, &job, lo, n - lo < chunk ? n : lo + chunk, &tail)) {
+			*tail = NULL;
+			while (first) { /* give back the ones taken */
+				struct pworker *w = first;
+				first = w->next;
+				worker_put(R, w);
+			}
+			break;
+		}
+	if (!ex || (own < n && !first)) {
+		if (ex != stack_ex)
+			free(ex);
 		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory running a collective");
 		return;
 	}
-	for (int i = 0; i < n; i++) {
-		ex[i] = sg_actor_parallel_exec_init(2, cp->hosts[ph] + 2 * i, cp->flops[ph], cp->mat[ph] + 4 * i);
-		sg_exec_start(ex[i]);
+	*tail = NULL;
+	if (first)
+		job.done = sg_sem_init(0);
+	start_chunk(cp, ph, 0, own, ex);
+	if (first)
+		sg_sem_release(first->go);
+	wait_chunk(ex, own);
+	if (first) {
+		sg_sem_acquire(job.done);
+		sg_sem_destroy(job.done);
 	}
-	for (int i = 0; i < n; i++)
-		sg_exec_wait(ex[i]);
-	free(ex);
+	if (ex != stack_ex)
+		free(ex);
 	R->r->sg_activities += n;
 }
 
@@ -186,6 +347,12 @@ void rp_plan_run(struct run *R, struct cplan *cp)
 
 void rp_plans_free(struct run *R)
 {
+	for (int i = 0; i < R->npw; i++) { /* their actors ended with the engine */
+		sg_sem_destroy(R->pw_all[i]->go);
+		free(R->pw_all[i]->ex);
+		free(R->pw_all[i]);
+	}
+	free(R->pw_all);
 	for (int h = 0; h < NBUCKETS; h++)
 		for (struct cplan *p = R->plans[h], *nx; p; p = nx) {
 			nx = p->next;

@@ -254,18 +254,22 @@ static void groups(struct report *rep, const long *copies)
 	const struct rp_result *r = rep->r;
 	int ncap = r->ntexts + 1;
 	struct rep_group *by_text = calloc((size_t)ncap, sizeof *by_text);
+	int *kind_of_text = calloc((size_t)ncap, sizeof *kind_of_text);
 	rep->colls = calloc((size_t)ncap, sizeof *rep->colls);
 	rep->nmarks = tr_nmarks(rep->trace);
 	rep->marks = calloc((size_t)rep->nmarks + 1, sizeof *rep->marks);
 	double *mark_lo = malloc(((size_t)rep->nmarks + 1) * (size_t)r->ranks * sizeof *mark_lo);
 	double *mark_hi = malloc(((size_t)rep->nmarks + 1) * (size_t)r->ranks * sizeof *mark_hi);
-	if (!by_text || !rep->colls || !rep->marks || !mark_lo || !mark_hi)
+	if (!by_text || !kind_of_text || !rep->colls || !rep->marks || !mark_lo || !mark_hi)
 		goto out;
 	for (long i = 0; i < ((long)rep->nmarks + 1) * r->ranks; i++) {
 		mark_lo[i] = INFINITY;
 		mark_hi[i] = -INFINITY;
 	}
 	long w = r->fold > 1 ? r->fold : 1; /* ranks each replayed span stands for */
+	/* a span's kind group follows from its text (device ops, collectives)
+	   or its kind: found by name once per text and per kind (index + 1) */
+	int kind_of_kind[TK_COUNT + 1] = {0};
 	for (long i = 0; i < r->nspans; i++) {
 		const struct rp_span *s = &r->spans[i];
 		char label[32];
@@ -280,8 +284,15 @@ static void groups(struct report *rep, const long *copies)
 		}
 		rep->flops += s->flops * (double)wc;
 		rep->total_op_time += d * (double)wc;
-		struct rep_group *g = group_find(
-		    rep->kinds, &rep->nkinds, (int)(sizeof rep->kinds / sizeof rep->kinds[0]), kind_label(s, r, label));
+		int *known = s->kind == TK_OP || s->kind == TK_COLL ? &kind_of_text[s->text]
+		             : s->kind >= 0 && s->kind <= TK_COUNT  ? &kind_of_kind[s->kind]
+		                                                    : NULL;
+		struct rep_group *g = known && *known ? &rep->kinds[*known - 1] : NULL;
+		if (!g &&
+		    (g = group_find(rep->kinds, &rep->nkinds, (int)(sizeof rep->kinds / sizeof rep->kinds[0]),
+		                    kind_label(s, r, label))) &&
+		    known)
+			*known = (int)(g - rep->kinds) + 1;
 		if (g) {
 			g->count += wc;
 			g->time_s += d * (double)wc;
@@ -340,6 +351,7 @@ static void groups(struct report *rep, const long *copies)
 	qsort(rep->colls, (size_t)rep->ncolls, sizeof rep->colls[0], by_time_desc);
 out:
 	free(by_text);
+	free(kind_of_text);
 	free(mark_lo);
 	free(mark_hi);
 }

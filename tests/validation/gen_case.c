@@ -138,7 +138,7 @@ static void replay_one(long i, void *ctx, void *out)
 		res->rc = SIM_EXIT_TRACE;
 		return;
 	}
-	struct rp_options o = {0, 1, 0, 0, 0, 0, 0};
+	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0};
 	struct rp_result r;
 	memset(&r, 0, sizeof r);
 	res->rc = rp_run(b->chips[i], t, &o, &r, res->why, sizeof res->why);
