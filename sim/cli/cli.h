@@ -24,9 +24,9 @@ struct cli_common {
  */
 int cli_common_opt(struct cli_common *o, int argc, char **argv, int *i, const char *cmd);
 /* "sim CMD: unknown option 'OPT'", with the option of CMD's help text
-   nearest it when one is a likely slip ("did you mean '--timeline'?");
-   returns SIM_EXIT_USAGE. */
-int cli_unknown_option(const char *cmd, const char *opt);
+   (its own source of truth for what it takes) nearest it when one is a
+   likely slip ("did you mean '--timeline'?"); returns SIM_EXIT_USAGE. */
+int cli_unknown_option(const char *cmd, const char *help, const char *opt);
 /* Prints "sim CMD: msg" and a pointer to help; returns SIM_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The file a config argument names: NAME itself when readable, else

@@ -567,7 +567,7 @@ static int parse_args(struct args *a, struct compare *cm, int argc, char **argv)
 			continue;
 		}
 		if (s[0] == '-' && s[1])
-			return cli_unknown_option("compare", s);
+			return cli_unknown_option("compare", cmd_compare_help, s);
 		if (a->npos == CMP_MAX + 1)
 			return cli_usage_error("compare", "more than %d configs", CMP_MAX);
 		a->pos[a->npos++] = s;

@@ -361,7 +361,7 @@ int cmd_info(int argc, char **argv)
 		if (r)
 			continue;
 		if (argv[i][0] == '-' && argv[i][1])
-			return cli_unknown_option("info", argv[i]);
+			return cli_unknown_option("info", cmd_info_help, argv[i]);
 		if (path)
 			return cli_usage_error("info", "one CONFIG expected, got '%s' and '%s'", path, argv[i]);
 		path = argv[i];

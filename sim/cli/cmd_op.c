@@ -161,7 +161,7 @@ int cmd_op(int argc, char **argv)
 			continue;
 		}
 		if (argv[i][0] == '-' && argv[i][1])
-			return cli_unknown_option("op", argv[i]);
+			return cli_unknown_option("op", cmd_op_help, argv[i]);
 		if (!path) {
 			path = argv[i];
 			continue;

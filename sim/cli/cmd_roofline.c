@@ -478,7 +478,7 @@ static int parse_args(int argc, char **argv, struct rf_args *a)
 			continue;
 		}
 		if (s[0] == '-' && s[1])
-			return cli_unknown_option("roofline", s);
+			return cli_unknown_option("roofline", cmd_roofline_help, s);
 		if (is_trace(s)) {
 			if (a->trace)
 				return cli_usage_error("roofline", "more than one TRACE ('%s', '%s')", a->trace, s);

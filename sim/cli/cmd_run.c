@@ -215,7 +215,7 @@ int cmd_run(int argc, char **argv)
 			continue;
 		}
 		if (a[0] == '-' && a[1])
-			return cli_unknown_option("run", a);
+			return cli_unknown_option("run", cmd_run_help, a);
 		if (npos == 2)
 			return cli_usage_error("run", "unexpected argument %s (expected CONFIG TRACE)", a);
 		pos[npos++] = a;

@@ -318,7 +318,7 @@ int cmd_step(int argc, char **argv)
 		} else if (!strcmp(a, "--interactive")) {
 			inter = 1;
 		} else if (a[0] == '-' && a[1]) {
-			return cli_unknown_option("step", a);
+			return cli_unknown_option("step", cmd_step_help, a);
 		} else if (!path) {
 			path = a;
 		} else

@@ -215,7 +215,7 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 			continue;
 		}
 		if (s[0] == '-' && s[1])
-			return cli_unknown_option("sweep", s);
+			return cli_unknown_option("sweep", cmd_sweep_help, s);
 		if (npos == 2)
 			return cli_usage_error("sweep", "unexpected argument '%s' (expected CONFIG and TRACE or --op)",
 			                       s);

@@ -30,22 +30,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	return SIM_EXIT_USAGE;
 }
 
-/* The options a command's help text names (every "--word" and "-x" token),
-   its own source of truth for what the command takes. */
-static const char *help_of(const char *cmd)
-{
-	static const struct {
-		const char *name, *help;
-	} h[] = {{"info", cmd_info_help},         {"op", cmd_op_help},          {"run", cmd_run_help},
-	         {"gen", cmd_gen_help},           {"step", cmd_step_help},      {"sweep", cmd_sweep_help},
-	         {"roofline", cmd_roofline_help}, {"compare", cmd_compare_help}};
-	for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
-		if (!strcmp(h[i].name, cmd))
-			return h[i].help;
-	return "";
-}
-
-int cli_unknown_option(const char *cmd, const char *opt)
+int cli_unknown_option(const char *cmd, const char *help, const char *opt)
 {
 	enum { MAXOPT = 128 };
 	char words[MAXOPT][48];
@@ -53,8 +38,9 @@ int cli_unknown_option(const char *cmd, const char *opt)
 	int n = 0;
 	char name[64];
 	snprintf(name, sizeof name, "%.*s", (int)strcspn(opt, "="), opt); /* --opt=value: the option */
-	for (const char *p = help_of(cmd); *p && n < MAXOPT; p++) {
-		if (*p != '-' || (p > help_of(cmd) && (isalnum((unsigned char)p[-1]) || p[-1] == '-')))
+	/* the options the help text names: every "--word" and "-x" token */
+	for (const char *p = help; *p && n < MAXOPT; p++) {
+		if (*p != '-' || (p > help && (isalnum((unsigned char)p[-1]) || p[-1] == '-')))
 			continue;
 		size_t k = strspn(p, "-abcdefghijklmnopqrstuvwxyz0123456789");
 		if (k < 2 || k >= sizeof words[0] || p[1] == ' ' || (p[1] == '-' && k < 4))
@@ -124,6 +110,43 @@ static int exe_configs(char *dir, size_t len)
 	return w > 0 && (size_t)w < len;
 }
 
+/* Calls fn on each directory a config name is looked up in, in order
+   ($SIM_CONFIG_PATH's, the program's ../share/sim/configs, the prefix's,
+   the source tree's), until it returns nonzero; returns that. */
+static int each_config_dir(int (*fn)(const char *dir, size_t len, void *ctx), void *ctx)
+{
+	int r = 0;
+	const char *sp = getenv("SIM_CONFIG_PATH");
+	for (const char *p = sp; p && *p && !r;) {
+		size_t n = strcspn(p, ":");
+		if (n)
+			r = fn(p, n, ctx);
+		p += n + (p[n] == ':');
+	}
+	char dir[PATH_MAX + 32];
+	if (!r && exe_configs(dir, sizeof dir))
+		r = fn(dir, strlen(dir), ctx);
+	if (!r)
+		r = fn(SIM_DATADIR "/configs", strlen(SIM_DATADIR "/configs"), ctx);
+#ifdef SIM_SOURCE_CONFIGS /* a program built and not installed: its source tree's */
+	if (!r)
+		r = fn(SIM_SOURCE_CONFIGS, strlen(SIM_SOURCE_CONFIGS), ctx);
+#endif
+	return r;
+}
+
+struct lookup {
+	const char *name;
+	char *buf;
+	size_t len;
+};
+
+static int lookup_in(const char *dir, size_t len, void *ctx)
+{
+	struct lookup *l = ctx;
+	return try_dir(dir, len, l->name, l->buf, l->len);
+}
+
 const char *cli_config(const char *name, char *buf, size_t len)
 {
 	if (!access(name, R_OK))
@@ -132,81 +155,60 @@ const char *cli_config(const char *name, char *buf, size_t len)
 		return buf;
 	if (name[0] == '/' || !strncmp(name, "./", 2) || !strncmp(name, "../", 3))
 		return name; /* a path: read as given, its error names it */
-	const char *sp = getenv("SIM_CONFIG_PATH");
-	for (const char *p = sp; p && *p;) {
-		size_t n = strcspn(p, ":");
-		if (n && try_dir(p, n, name, buf, len))
-			return buf;
-		p += n + (p[n] == ':');
-	}
-	char dir[PATH_MAX + 32];
-	if (exe_configs(dir, sizeof dir) && try_dir(dir, strlen(dir), name, buf, len))
-		return buf;
-	if (try_dir(SIM_DATADIR "/configs", strlen(SIM_DATADIR "/configs"), name, buf, len))
-		return buf;
-#ifdef SIM_SOURCE_CONFIGS /* a program built and not installed: its source tree's */
-	if (try_dir(SIM_SOURCE_CONFIGS, strlen(SIM_SOURCE_CONFIGS), name, buf, len))
-		return buf;
-#endif
-	return name;
+	struct lookup l = {name, buf, len};
+	return each_config_dir(lookup_in, &l) ? buf : name;
 }
 
-/* The names of the configs in dir (and its systems/), less .cfg, appended
-   to names[*n..max), their text in pool. */
-static void list_configs(const char *dir, const char *sub, char (*pool)[96], const char **names, int *n, int max)
+/* The config names a "did you mean" chooses from: each search directory's
+   .cfg files and those of its systems/, less .cfg. */
+struct names {
+	char (*pool)[96];
+	const char **v;
+	int n, max;
+};
+
+static void list_configs(const char *dir, size_t len, const char *sub, struct names *c)
 {
 	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s%s%s", dir, sub[0] ? "/" : "", sub);
+	snprintf(path, sizeof path, "%.*s%s%s", (int)len, dir, sub[0] ? "/" : "", sub);
 	DIR *d = opendir(path);
 	if (!d)
 		return;
-	for (struct dirent *e; *n < max && (e = readdir(d));) {
+	for (struct dirent *e; c->n < c->max && (e = readdir(d));) {
 		size_t k = strlen(e->d_name);
 		if (k > 4 && k < 80 && !strcmp(e->d_name + k - 4, ".cfg")) {
-			snprintf(pool[*n], sizeof pool[*n], "%s%s%.*s", sub, sub[0] ? "/" : "", (int)(k - 4),
+			snprintf(c->pool[c->n], sizeof c->pool[0], "%s%s%.*s", sub, sub[0] ? "/" : "", (int)(k - 4),
 			         e->d_name);
-			names[*n] = pool[*n];
-			++*n;
+			c->v[c->n] = c->pool[c->n];
+			c->n++;
 		}
 	}
 	closedir(d);
+}
+
+static int list_in(const char *dir, size_t len, void *ctx)
+{
+	list_configs(dir, len, "", ctx);
+	list_configs(dir, len, "systems", ctx);
+	return 0; /* every directory */
 }
 
 /* A config name near name in the search path, for "did you mean"; "" if none. */
 static void near_config(const char *name, char *out, size_t len)
 {
 	enum { MAXC = 1024 };
-	char(*pool)[96] = malloc(MAXC * sizeof *pool);
-	const char *names[MAXC];
-	int n = 0;
-	char dirs[5][PATH_MAX + 32];
-	int nd = 0;
-	const char *sp = getenv("SIM_CONFIG_PATH");
-	for (const char *p = sp; p && *p && nd < 2;) {
-		size_t k = strcspn(p, ":");
-		if (k)
-			snprintf(dirs[nd++], sizeof dirs[0], "%.*s", (int)k, p);
-		p += k + (p[k] == ':');
-	}
-	if (exe_configs(dirs[nd], sizeof dirs[nd]))
-		nd++;
-	snprintf(dirs[nd++], sizeof dirs[0], "%s/configs", SIM_DATADIR);
-#ifdef SIM_SOURCE_CONFIGS
-	snprintf(dirs[nd++], sizeof dirs[0], "%s", SIM_SOURCE_CONFIGS);
-#endif
+	const char *v[MAXC];
+	struct names c = {malloc(MAXC * sizeof *c.pool), v, 0, MAXC};
 	out[0] = '\0';
-	if (!pool)
+	if (!c.pool)
 		return;
-	for (int i = 0; i < nd; i++) {
-		list_configs(dirs[i], "", pool, names, &n, MAXC);
-		list_configs(dirs[i], "systems", pool, names, &n, MAXC);
-	}
+	each_config_dir(list_in, &c);
 	char bare[96];
 	size_t k = strlen(name);
 	snprintf(bare, sizeof bare, "%.*s", (int)(k > 4 && !strcmp(name + k - 4, ".cfg") ? k - 4 : k), name);
-	int near = arch_nearest(bare, names, n);
-	snprintf(out, len, "%s", near >= 0 ? names[near] : "");
-	free(pool);
+	int near = arch_nearest(bare, v, c.n);
+	snprintf(out, len, "%s", near >= 0 ? v[near] : "");
+	free(c.pool);
 }
 
 struct arch_chip *cli_load(const char *path, const struct cli_common *o, int *exit_code)
