@@ -89,6 +89,7 @@ struct block {
 struct tok {
 	long long b, sq, skv;
 	int decode;
+	long long rows; /* inference head: the rows that sample a token (0: b, one per sequence) */
 };
 
 struct em {
@@ -521,7 +522,7 @@ static void build_emb(struct em *e, struct block *B, const struct tok *k)
    computes the logits of the last token of each sequence only */
 static void build_head(struct em *e, struct block *B, const struct tok *k)
 {
-	long long T = k->b * k->sq, rows = e->c->mode == GEN_INFER ? k->b : T;
+	long long T = k->b * k->sq, rows = e->c->mode == GEN_INFER ? (k->rows ? k->rows : k->b) : T;
 	s_norm(e, B, e->c->p.sp ? T / e->t : T, e->h);
 	s_coll(B, ST_TP_F, T * e->h * 2);
 	s_gemm(B, rows, e->vl, e->h, 1, 0, FP8_NONE);
@@ -1070,7 +1071,7 @@ static void layer_kinds(const struct gen_model *m, int *dense, int *moe)
 static int write_train(struct em *e)
 {
 	const struct gen_config *c = e->c;
-	struct tok k = {c->p.micro_batch, c->seq, c->seq, 0};
+	struct tok k = {c->p.micro_batch, c->seq, c->seq, 0, 0};
 	struct block *B = malloc(sizeof *B);
 	int dense, moe;
 	if (!B)
@@ -1117,7 +1118,7 @@ static void emit_decode_split(struct em *e, enum block_kind kind, const struct b
 static int decode_defs(struct em *e, struct step *attn)
 {
 	const struct gen_config *c = e->c;
-	struct tok k = {c->inf.batch / gen_infer_microbatches(c), 1, c->inf.input_len + 1, 1};
+	struct tok k = {c->inf.batch / gen_infer_microbatches(c), 1, c->inf.input_len + 1, 1, 0};
 	struct block *B = malloc(sizeof *B);
 	int dense, moe;
 	if (!B)
@@ -1279,7 +1280,7 @@ static void emit_infer_pp(struct em *e)
 static int write_infer(struct em *e)
 {
 	const struct gen_config *c = e->c;
-	struct tok k = {c->inf.batch / gen_infer_microbatches(c), c->inf.input_len, c->inf.input_len, 0};
+	struct tok k = {c->inf.batch / gen_infer_microbatches(c), c->inf.input_len, c->inf.input_len, 0, 0};
 	struct block *B = malloc(sizeof *B);
 	struct runs r;
 	int dense, moe;
@@ -1407,4 +1408,49 @@ int gen_write(FILE *f, const struct gen_config *c, const char *cmdline)
 	if (rc || e.err || ferror(f))
 		return -1;
 	return 0;
+}
+
+/* ---- one serving engine step (sim serve) --------------------------------------- */
+
+/* the lines of block B, the attention given as its template */
+static int step_lines(struct em *e, const struct block *B, long long times, gen_line_fn fn, void *ctx)
+{
+	for (int i = 0; i < B->n; i++) {
+		struct lines L = {.n = 0};
+		step_fwd(e, &L, &B->st[i]);
+		for (int j = 0; j < L.n; j++)
+			if (fn(ctx, B->st[i].kind == ST_ATTN ? GEN_LINE_ATTN : GEN_LINE_OP, L.v[j], times))
+				return -1;
+	}
+	return 0;
+}
+
+int gen_serve_step(const struct gen_config *c, long long stage, long long tokens, long long sampled, gen_line_fn fn,
+                   void *ctx)
+{
+	struct em e;
+	struct block *B = malloc(sizeof *B);
+	struct runs r;
+	int rc = 0;
+	if (!B)
+		return -1;
+	em_init(&e, NULL, c);
+	/* the dense part sees one row per token; the attention template is
+	   one sequence of one token over one key, which the caller replaces */
+	struct tok k = {1, tokens, tokens, 0, sampled};
+	if (stage == 0) {
+		build_block(&e, BK_EMB, &k, B);
+		rc = step_lines(&e, B, 1, fn, ctx);
+	}
+	chunk_runs(c, stage, 0, &r);
+	for (int x = 0; x < r.count && !rc; x++) {
+		build_block(&e, r.kind[x], &k, B);
+		rc = step_lines(&e, B, r.n[x], fn, ctx);
+	}
+	if (!rc && stage == c->p.pp - 1 && sampled > 0) {
+		build_block(&e, BK_HEAD, &k, B);
+		rc = step_lines(&e, B, 1, fn, ctx);
+	}
+	free(B);
+	return rc;
 }

@@ -55,6 +55,8 @@ int cmd_sweep(int argc, char **argv);
 extern const char cmd_sweep_help[];
 int cmd_roofline(int argc, char **argv);
 extern const char cmd_roofline_help[];
+int cmd_serve(int argc, char **argv);
+extern const char cmd_serve_help[];
 int cmd_compare(int argc, char **argv);
 extern const char cmd_compare_help[];
 
