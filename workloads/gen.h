@@ -238,9 +238,11 @@ long long gen_infer_microbatches(const struct gen_config *c);
 /*
  * The ops of one engine step of a server (sim serve) on pipeline stage
  * `stage`: `tokens` new tokens of a continuous batch (prefill chunks and
- * decode tokens together) through the stage's embedding (stage 0), layers
- * and LM head (the last stage, over the `sampled` rows that produce a token;
- * none when 0), as write_infer's forward writes them. Each op line goes to
+ * decode tokens together) through the stage's embedding (stage 0) and
+ * layers (part GEN_STEP_BODY), or its LM head (GEN_STEP_HEAD: the last
+ * stage's final norm over the tokens, the logits of the `sampled` rows that
+ * produce a token; nothing when sampled is 0), as write_infer's forward
+ * writes them. Each op line goes to
  * fn with the times it runs in the step (a run of equal layers is one line).
  * GEN_LINE_ATTN marks an attention op as a template (b=1 sq=tokens
  * skv=tokens): its heads, dimension, dtype and kernel hold, and the caller
@@ -248,9 +250,10 @@ long long gen_infer_microbatches(const struct gen_config *c);
  * fn returns nonzero to stop. Returns 0, or -1 (out of memory, or fn's stop).
  */
 enum { GEN_LINE_OP, GEN_LINE_ATTN };
+enum { GEN_STEP_BODY, GEN_STEP_HEAD };
 typedef int (*gen_line_fn)(void *ctx, int what, const char *line, long long times);
-int gen_serve_step(const struct gen_config *c, long long stage, long long tokens, long long sampled, gen_line_fn fn,
-                   void *ctx);
+int gen_serve_step(const struct gen_config *c, long long stage, int part, long long tokens, long long sampled,
+                   gen_line_fn fn, void *ctx);
 
 /* Writes the trace; cmdline (may be NULL) goes into the first comment line.
    Returns 0, or -1 when writing failed or memory ran out. */

@@ -1425,8 +1425,8 @@ static int step_lines(struct em *e, const struct block *B, long long times, gen_
 	return 0;
 }
 
-int gen_serve_step(const struct gen_config *c, long long stage, long long tokens, long long sampled, gen_line_fn fn,
-                   void *ctx)
+int gen_serve_step(const struct gen_config *c, long long stage, int part, long long tokens, long long sampled,
+                   gen_line_fn fn, void *ctx)
 {
 	struct em e;
 	struct block *B = malloc(sizeof *B);
@@ -1438,16 +1438,16 @@ int gen_serve_step(const struct gen_config *c, long long stage, long long tokens
 	/* the dense part sees one row per token; the attention template is
 	   one sequence of one token over one key, which the caller replaces */
 	struct tok k = {1, tokens, tokens, 0, sampled};
-	if (stage == 0) {
+	if (part == GEN_STEP_BODY && stage == 0) {
 		build_block(&e, BK_EMB, &k, B);
 		rc = step_lines(&e, B, 1, fn, ctx);
 	}
 	chunk_runs(c, stage, 0, &r);
-	for (int x = 0; x < r.count && !rc; x++) {
+	for (int x = 0; x < r.count && !rc && part == GEN_STEP_BODY; x++) {
 		build_block(&e, r.kind[x], &k, B);
 		rc = step_lines(&e, B, r.n[x], fn, ctx);
 	}
-	if (!rc && stage == c->p.pp - 1 && sampled > 0) {
+	if (!rc && part == GEN_STEP_HEAD && stage == c->p.pp - 1 && sampled > 0) {
 		build_block(&e, BK_HEAD, &k, B);
 		rc = step_lines(&e, B, 1, fn, ctx);
 	}

@@ -228,7 +228,7 @@ static int serve_opt(struct args *A, struct sv_options *o, int argc, char **argv
 	} else if (!strcmp(a, "--max-num-seqs"))
 		rc = integer(a, v, 1, 65536, &o->max_num_seqs);
 	else if (!strcmp(a, "--max-batched-tokens"))
-		rc = integer(a, v, 1, 1048576, &o->max_batched_tokens);
+		rc = integer(a, v, 1, 1000000, &o->max_batched_tokens);
 	else if (!strcmp(a, "--max-model-len"))
 		rc = integer(a, v, 2, 10000000, &o->max_model_len);
 	else if (!strcmp(a, "--block-size"))
@@ -352,7 +352,7 @@ static void report_text(const struct arch_chip *c, const char *config, const str
 	char buf[256], in[48], out[48];
 	const double GiB = 1073741824.0;
 	printf("sim serve: %s on %s (%s)\n", g->m.name, c->name, config);
-	printf("fleet          %d replica%s of tp %d x pp %d = %d GPUs", r->replicas, r->replicas == 1 ? "" : "s",
+	printf("fleet          %d replica%s of tp %d x pp %d = %d devices", r->replicas, r->replicas == 1 ? "" : "s",
 	       r->tp, r->pp, r->gpus);
 	if (r->prefill_replicas)
 		printf(" (%d prefill, %d decode; KV moved in %.3f ms on average)", r->prefill_replicas,

@@ -87,6 +87,17 @@ static int memo_grow(struct sv_model *m)
 	return 0;
 }
 
+/* the slot of key (empty or holding it), growing the table first; NULL out of memory */
+static struct memo_ent *memo_find(struct sv_model *m, unsigned long long key)
+{
+	if (m->used * 2 >= m->cap && memo_grow(m)) {
+		snprintf(m->why, sizeof m->why, "serve: out of memory");
+		m->err = 1;
+		return NULL;
+	}
+	return memo_slot(m, key);
+}
+
 /* ---- pricing one line ------------------------------------------------------- */
 
 struct price {
@@ -165,23 +176,20 @@ static int price_line(void *ctx, int what, const char *line, long long times)
 	return m->err;
 }
 
-/* the stage's ops but attention, for `tokens` new tokens of which `sampled` sample */
-static double dense_time(struct sv_model *m, long long stage, long long tokens, long long sampled)
+/* a part of the stage's ops but attention (gen_serve_step), memoized */
+static double part_time(struct sv_model *m, long long stage, int part, long long tokens, long long sampled)
 {
-	unsigned long long key =
-	    ((unsigned long long)(stage + 1) << 56) | ((unsigned long long)tokens << 28) | (unsigned long long)sampled;
-	if (m->used * 2 >= m->cap && memo_grow(m)) {
-		snprintf(m->why, sizeof m->why, "serve: out of memory");
-		m->err = 1;
+	unsigned long long key = ((unsigned long long)(3 + part) << 60) | ((unsigned long long)stage << 48) |
+	                         ((unsigned long long)tokens << 24) | (unsigned long long)sampled;
+	struct memo_ent *e = memo_find(m, key);
+	if (!e)
 		return 0;
-	}
-	struct memo_ent *e = memo_slot(m, key);
 	if (e->key) {
 		m->hits++;
 		return e->t;
 	}
 	struct price P = {m, stage, 0};
-	if (gen_serve_step(&m->g, stage, tokens, sampled, price_line, &P)) {
+	if (gen_serve_step(&m->g, stage, part, tokens, sampled, price_line, &P)) {
 		if (!m->err)
 			snprintf(m->why, sizeof m->why, "serve: out of memory");
 		m->err = 1;
@@ -194,33 +202,90 @@ static double dense_time(struct sv_model *m, long long stage, long long tokens, 
 	return P.t;
 }
 
+/* The stage's ops but attention for `tokens` new tokens of which `sampled`
+   sample. The body (embedding, layers) is priced at its exact token count up
+   to BODY_EXACT tokens (decode batches: vLLM pads them to its CUDA-graph
+   sizes, multiples of 8 up to 512, which this does not) and interpolated
+   between multiples of BODY_GRID above (prefill-sized steps, whose GEMMs are
+   compute-bound and near linear in the tokens); the head at its exact
+   shape (its GEMM is the sampled rows'). */
+#define BODY_EXACT 256
+#define BODY_GRID  64
+static double dense_time(struct sv_model *m, long long stage, long long tokens, long long sampled)
+{
+	double t;
+	if (tokens <= BODY_EXACT || tokens % BODY_GRID == 0) {
+		t = part_time(m, stage, GEN_STEP_BODY, tokens, 0);
+	} else {
+		long long lo = tokens / BODY_GRID * BODY_GRID;
+		double t0 = part_time(m, stage, GEN_STEP_BODY, lo, 0);
+		t = t0 +
+		    (part_time(m, stage, GEN_STEP_BODY, lo + BODY_GRID, 0) - t0) * (double)(tokens - lo) / BODY_GRID;
+	}
+	if (sampled > 0)
+		t += part_time(m, stage, GEN_STEP_HEAD, tokens, sampled);
+	return t;
+}
+
 static long long ceil_div(double a, double b)
 {
 	return (long long)ceil(a / b - 1e-9);
 }
 
-/* one layer's attention over the step's sequences */
+/* an attention op's time through the step memo: kind 1 decode, 2 prefill */
+static double attn_op(struct sv_model *m, int kind, long long b, long long sq, long long skv)
+{
+	unsigned long long key = ((unsigned long long)kind << 60) | ((unsigned long long)b << 40) |
+	                         ((unsigned long long)sq << 20) | (unsigned long long)(skv >> 4);
+	struct memo_ent *e = memo_find(m, key);
+	if (!e)
+		return 0;
+	if (e->key) {
+		m->hits++;
+		return e->t;
+	}
+	struct op a = m->attn;
+	a.b = b;
+	a.sq = sq;
+	a.skv = skv;
+	a.causal = kind == 2;
+	if (kind == 1) {
+		a.impl = m->g.inf.paged ? ATTN_PAGED : ATTN_DECODE;
+		a.page = GEN_PAGE;
+	}
+	double t = op_time(m, &a);
+	m->misses++;
+	e->key = key;
+	e->t = t;
+	m->used++;
+	return t;
+}
+
+/* one layer's attention over the step's sequences. Decode: the mean context
+   rounded up to a block, interpolated between multiples of ATTN_GRID keys
+   (a decode kernel's time is its KV reads, linear in the keys); prefill: the
+   mean chunk rounded up to 16 tokens and the mean cached keys before it to
+   ATTN_GRID. Both keep the shapes a long stream times to a few thousand. */
+#define ATTN_GRID 64
 static double attn_time(struct sv_model *m, const struct sv_shape *sh)
 {
 	double t = 0;
 	if (sh->decodes > 0) {
-		struct op a = m->attn;
-		long long page = m->g.inf.paged ? GEN_PAGE : 16;
-		a.b = sh->decodes;
-		a.sq = 1;
-		a.skv = ceil_div(sh->decode_ctx / (double)sh->decodes, (double)page) * page;
-		a.causal = 0;
-		a.impl = m->g.inf.paged ? ATTN_PAGED : ATTN_DECODE;
-		a.page = page;
-		t += op_time(m, &a);
+		long long b = sh->decodes, skv = ceil_div(sh->decode_ctx / (double)b, 16) * 16;
+		if (skv <= ATTN_GRID) {
+			t += attn_op(m, 1, b, 1, skv);
+		} else {
+			long long lo = skv / ATTN_GRID * ATTN_GRID;
+			double t0 = attn_op(m, 1, b, 1, lo);
+			t += lo == skv
+			         ? t0
+			         : t0 + (attn_op(m, 1, b, 1, lo + ATTN_GRID) - t0) * (double)(skv - lo) / ATTN_GRID;
+		}
 	}
 	if (sh->prefills > 0) {
-		struct op a = m->attn;
-		a.b = sh->prefills;
-		a.sq = ceil_div(sh->chunk_sum, (double)sh->prefills);
-		a.skv = a.sq + ceil_div(sh->prior_sum, (double)sh->prefills);
-		a.causal = 1;
-		t += op_time(m, &a);
+		long long b = sh->prefills, sq = ceil_div(sh->chunk_sum / (double)b, 16) * 16;
+		long long prior = ceil_div(sh->prior_sum / (double)b, ATTN_GRID) * ATTN_GRID;
+		t += attn_op(m, 2, b, sq, sq + prior);
 	}
 	return t;
 }
@@ -302,8 +367,8 @@ struct sv_model *sv_model_new(const struct arch_chip *c, const struct gen_config
 	}
 	for (long long s = 0; s < g->p.pp; s++) {
 		struct price P = {m, s, 0};
-		if (gen_serve_step(&m->g, s, 1, s == g->p.pp - 1, count_attn, &P) ||
-		    gen_serve_step(&m->g, s, 1, 0, price_line, &P)) {
+		if (gen_serve_step(&m->g, s, GEN_STEP_BODY, 1, 0, count_attn, &P) ||
+		    gen_serve_step(&m->g, s, GEN_STEP_BODY, 1, 0, price_line, &P)) {
 			snprintf(why, whylen, "%s", m->err ? m->why : "serve: out of memory");
 			sv_model_free(m);
 			return NULL;
