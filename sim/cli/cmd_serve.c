@@ -31,7 +31,7 @@ const char cmd_serve_help[] =
     "prefill, a KV cache of fixed-size blocks with admission and preemption. Each\n"
     "engine step is the batch's forward timed by the device model and the\n"
     "collective planner (the ops `sim gen --mode infer` writes), memoized by shape.\n"
-    "Prints throughput (requests/s, tokens/s, per GPU), TTFT, TPOT (time per output\n"
+    "Prints throughput (requests/s, tokens/s, per device), TTFT, TPOT (time per output\n"
     "token after the first), inter-token latency and end-to-end latency (mean, p50,\n"
     "p90, p99; P-square estimates), goodput within --slo-ttft/--slo-tpot, and the\n"
     "KV cache. docs/serving.md walks through sizing a fleet.\n"
@@ -59,6 +59,10 @@ const char cmd_serve_help[] =
     "  --no-chunked-prefill    whole prompts; a step prefills or decodes (vLLM V0)\n"
     "  --gpu-memory-utilization F  share of device memory the engine uses (0.9)\n"
     "  --preempt recompute|swap    what a preempted request's KV does (recompute)\n"
+    "  --capacity-policy P     max-utilization (default: blocks as needed, preempt\n"
+    "                          when full, as vLLM) | guaranteed-no-evict (admit a\n"
+    "                          request only when its whole KV fits, as\n"
+    "                          TensorRT-LLM's default)\n"
     "  --prefix-hit F          share of each prompt found in the prefix cache (0)\n"
     "\n"
     "fleet and limits:\n"
@@ -88,233 +92,15 @@ const char cmd_serve_help[] =
     "  sim serve configs/a100_40gb.cfg llama2-7b --burst --requests 64 --input-len 512 --output-len 512\n"
     "  sim serve configs/h100.cfg llama3-8b --find-rate --slo-ttft 500ms --slo-tpot 50ms --requests 300\n";
 
-/* options that are sim gen's but have no meaning in a stream */
-static const char *const not_serve[] = {"--mode",        "--batch",        "--dp",    "--ep",
-                                        "--micro-batch", "--global-batch", "--paged", "--zero",
-                                        "--schedule",    "--recompute",    NULL};
-
-/* "OPT VALUE: what was expected" */
-static int usage(const char *a, const char *v, const char *expected)
+static int configure(int argc, char **argv, struct sv_args *A, struct sv_options *o, struct gen_config *g)
 {
-	return cli_usage_error("serve", "%s %s: %s", a, v, expected);
-}
-
-static int num(const char *a, const char *v, double lo, double hi, double *out)
-{
-	char *end;
-	errno = 0;
-	double x = strtod(v, &end);
-	if (!*v || *end || errno || !(x >= lo && x <= hi)) {
-		char msg[160];
-		snprintf(msg, sizeof msg, "expected a number from %.9g to %.9g", lo, hi);
-		return usage(a, v, msg);
-	}
-	*out = x;
-	return 0;
-}
-
-static int integer(const char *a, const char *v, long long lo, long long hi, long long *out)
-{
-	double x;
-	int rc = num(a, v, (double)lo, (double)hi, &x);
-	if (rc)
-		return rc;
-	if (x != floor(x))
-		return usage(a, v, "expected a whole number");
-	*out = (long long)x;
-	return 0;
-}
-
-static int length(const char *a, const char *v, struct sv_len *l)
-{
-	const char *colon = strchr(v, ':');
-	char lo[32];
-	if (!colon) {
-		l->kind = SV_LEN_FIXED;
-		int rc = integer(a, v, 1, 10000000, &l->lo);
-		l->hi = l->lo;
-		return rc;
-	}
-	if ((size_t)(colon - v) >= sizeof lo)
-		return usage(a, v, "expected N or LO:HI");
-	snprintf(lo, sizeof lo, "%.*s", (int)(colon - v), v);
-	l->kind = SV_LEN_UNIFORM;
-	if (integer(a, lo, 1, 10000000, &l->lo) || integer(a, colon + 1, 1, 10000000, &l->hi))
-		return SIM_EXIT_USAGE;
-	if (l->hi < l->lo)
-		return usage(a, v, "LO must not exceed HI");
-	return 0;
-}
-
-static int seconds(const char *a, const char *v, double *out)
-{
-	char why[256];
-	if (units_parse(v, UNIT_TIME, out, why, sizeof why) || !(*out > 0))
-		return usage(a, v, "expected a positive time with a unit (500ms, 2s)");
-	return 0;
-}
-
-struct args {
-	struct cli_common com;
-	const char *config, *csv, *timeline;
-	int find_rate;
-	char *gen_argv[256];
-	int gen_argc;
-};
-
-/* one serve option at argv[*i]: 1 consumed, 0 not ours, or -exit code */
-static int serve_opt(struct args *A, struct sv_options *o, int argc, char **argv, int *i)
-{
-	static const char *const flags[] = {"--burst", "--no-chunked-prefill", "--find-rate", NULL};
-	static const char *const valued[] = {"--rate",
-	                                     "--requests",
-	                                     "--requests-csv",
-	                                     "--input-len",
-	                                     "--output-len",
-	                                     "--lengths",
-	                                     "--seed",
-	                                     "--max-num-seqs",
-	                                     "--max-batched-tokens",
-	                                     "--max-model-len",
-	                                     "--block-size",
-	                                     "--gpu-memory-utilization",
-	                                     "--preempt",
-	                                     "--prefix-hit",
-	                                     "--replicas",
-	                                     "--prefill-replicas",
-	                                     "--slo-ttft",
-	                                     "--slo-tpot",
-	                                     "--csv",
-	                                     "--timeline",
-	                                     NULL};
-	const char *a = argv[*i], *v;
-	int rc = 0;
-	long long n;
-	for (int k = 0; flags[k]; k++)
-		if (!strcmp(a, flags[k])) {
-			if (k == 0)
-				o->arrivals = SV_BURST;
-			else if (k == 1)
-				o->chunked_prefill = 0;
-			else
-				A->find_rate = 1;
-			return 1;
-		}
-	int k = 0;
-	while (valued[k] && strcmp(a, valued[k]))
-		k++;
-	if (!valued[k])
-		return 0;
-	if (*i + 1 >= argc)
-		return -cli_usage_error("serve", "%s needs a value", a);
-	v = argv[++*i];
-	if (!strcmp(a, "--rate")) {
-		rc = num(a, v, 1e-9, 1e9, &o->rate);
-		o->arrivals = SV_POISSON;
-	} else if (!strcmp(a, "--requests"))
-		rc = integer(a, v, 1, 100000000, &o->requests);
-	else if (!strcmp(a, "--requests-csv")) {
-		o->requests_csv = v;
-		o->arrivals = SV_CSV;
-	} else if (!strcmp(a, "--input-len"))
-		rc = length(a, v, &o->in);
-	else if (!strcmp(a, "--output-len"))
-		rc = length(a, v, &o->out);
-	else if (!strcmp(a, "--lengths"))
-		o->lengths_csv = v;
-	else if (!strcmp(a, "--seed")) {
-		rc = integer(a, v, 0, 4294967295LL, &n);
-		o->seed = (unsigned long)n;
-	} else if (!strcmp(a, "--max-num-seqs"))
-		rc = integer(a, v, 1, 65536, &o->max_num_seqs);
-	else if (!strcmp(a, "--max-batched-tokens"))
-		rc = integer(a, v, 1, 1000000, &o->max_batched_tokens);
-	else if (!strcmp(a, "--max-model-len"))
-		rc = integer(a, v, 2, 10000000, &o->max_model_len);
-	else if (!strcmp(a, "--block-size"))
-		rc = integer(a, v, 1, 4096, &o->block_tokens);
-	else if (!strcmp(a, "--gpu-memory-utilization"))
-		rc = num(a, v, 0.01, 1, &o->mem_util);
-	else if (!strcmp(a, "--preempt")) {
-		if (!strcmp(v, "recompute") || !strcmp(v, "swap"))
-			o->preempt = !strcmp(v, "swap") ? SV_SWAP : SV_RECOMPUTE;
-		else
-			rc = usage(a, v, "expected recompute or swap");
-	} else if (!strcmp(a, "--prefix-hit"))
-		rc = num(a, v, 0, 1, &o->prefix_hit);
-	else if (!strcmp(a, "--replicas")) {
-		rc = integer(a, v, 1, 65536, &n);
-		o->replicas = (int)n;
-	} else if (!strcmp(a, "--prefill-replicas")) {
-		rc = integer(a, v, 1, 65535, &n);
-		o->prefill_replicas = (int)n;
-	} else if (!strcmp(a, "--slo-ttft"))
-		rc = seconds(a, v, &o->slo_ttft_s);
-	else if (!strcmp(a, "--slo-tpot"))
-		rc = seconds(a, v, &o->slo_tpot_s);
-	else if (!strcmp(a, "--csv"))
-		A->csv = v;
-	else
-		A->timeline = v;
-	return rc ? -rc : 1;
-}
-
-static int parse(int argc, char **argv, struct args *A, struct sv_options *o, struct gen_config *g)
-{
-	A->gen_argv[A->gen_argc++] = "gen";
-	for (int i = 1; i < argc; i++) {
-		int rc = cli_common_opt(&A->com, argc, argv, &i, "serve");
-		if (rc < 0)
-			return SIM_EXIT_USAGE;
-		if (rc)
-			continue;
-		rc = serve_opt(A, o, argc, argv, &i);
-		if (rc < 0)
-			return -rc;
-		if (rc)
-			continue;
-		const char *a = argv[i];
-		for (int k = 0; not_serve[k]; k++)
-			if (!strcmp(a, not_serve[k]))
-				return cli_usage_error(
-				    "serve",
-				    "%s is not a serve option (the engine forms its batches; a fleet is "
-				    "--replicas; the KV cache is always paged)",
-				    a);
-		if (a[0] != '-' && !A->config) {
-			A->config = a;
-			continue;
-		}
-		if (A->gen_argc >= 250)
-			return cli_usage_error("serve", "too many arguments");
-		A->gen_argv[A->gen_argc++] = argv[i];
-	}
-	if (!A->config || A->gen_argc < 2)
-		return cli_usage_error("serve", "expected CONFIG MODEL");
-	A->gen_argv[A->gen_argc++] = "--mode";
-	A->gen_argv[A->gen_argc++] = "infer";
-	A->gen_argv[A->gen_argc++] = "--paged";
-	A->gen_argv[A->gen_argc] = NULL;
-	struct gen_args ga;
 	char why[1280];
-	if (gen_parse_args(A->gen_argc, A->gen_argv, g, &ga, why, sizeof why)) {
-		if (!strncmp(why, "unknown option", 14) || strstr(why, "unknown option"))
-			return cli_usage_error("serve", "%s (sim help serve lists the options)", why);
-		return cli_usage_error("serve", "%s", why);
-	}
-	if (ga.outpath)
-		return cli_usage_error("serve", "-o: the outputs are --csv FILE and --timeline FILE");
-	if (o->prefill_replicas && o->prefill_replicas >= o->replicas)
-		return cli_usage_error("serve",
-		                       "--prefill-replicas %d: must be fewer than --replicas %d (the rest decode)",
-		                       o->prefill_replicas, o->replicas);
-	if (A->find_rate && o->slo_ttft_s <= 0 && o->slo_tpot_s <= 0)
-		return cli_usage_error("serve", "--find-rate needs --slo-ttft or --slo-tpot");
-	if (A->find_rate && o->arrivals == SV_CSV)
-		return cli_usage_error("serve", "--find-rate searches a Poisson rate; it does not take --requests-csv");
-	if (o->block_tokens != 16)
-		g->inf.paged = 1; /* the decode kernel reads blocks of --block-size (serve_step.c) */
-	return 0;
+	const char *bad = NULL;
+	if (!sv_parse_args(argc, argv, A, o, g, &bad, why, sizeof why))
+		return 0;
+	if (bad)
+		return cli_unknown_option("serve", cmd_serve_help, bad);
+	return cli_usage_error("serve", "%s", why);
 }
 
 static void dist_text(const char *name, const struct sv_dist *d, double scale, const char *unit)
@@ -367,10 +153,12 @@ static void report_text(const struct arch_chip *c, const char *config, const str
 		printf("requests       %s\n", arrivals_text(o, buf, sizeof buf));
 	else
 		printf("requests       %s; input %s, output %s tokens\n", arrivals_text(o, buf, sizeof buf), in, out);
-	printf("engine         max %lld seqs, %lld tokens a step, %s, blocks of %lld, preempt by %s\n", o->max_num_seqs,
+	printf("engine         max %lld seqs, %lld tokens a step, %s, blocks of %lld, %s\n", o->max_num_seqs,
 	       o->max_batched_tokens, o->chunked_prefill ? "chunked prefill" : "whole prefills", o->block_tokens,
-	       o->preempt == SV_SWAP ? "swap" : "recompute");
-	printf("memory         per GPU %.1f GiB: weights %.2f, %lld-token forward %.2f, KV cache %.2f GiB "
+	       o->guaranteed           ? "whole KV reserved at admission"
+	       : o->preempt == SV_SWAP ? "preempt by swap"
+	                               : "preempt by recompute");
+	printf("memory         per device %.1f GiB: weights %.2f, %lld-token forward %.2f, KV cache %.2f GiB "
 	       "(%lld blocks, %.0f KiB a token; peak use %.0f%%)\n",
 	       r->capacity_bytes / GiB, r->weights_bytes / GiB, o->max_batched_tokens, r->act_bytes / GiB,
 	       r->kv_pool_bytes / GiB, r->kv_blocks, r->kv_token_bytes / 1024, 100 * r->kv_peak_frac);
@@ -389,7 +177,7 @@ static void report_text(const struct arch_chip *c, const char *config, const str
 	printf("finished       %lld of %lld requests in %.3f s (first arrival to last token)\n", r->finished,
 	       r->requests, r->duration_s);
 	printf("throughput     %.4g requests/s, %.4g output tokens/s, %.4g tokens/s; %.4g output tokens/s "
-	       "per GPU\n",
+	       "per device\n",
 	       r->req_per_s, r->out_tok_per_s, r->tok_per_s, r->gpus ? r->out_tok_per_s / r->gpus : 0);
 	if (o->slo_ttft_s > 0 || o->slo_tpot_s > 0)
 		printf("goodput        %.4g requests/s (%lld of %lld within TTFT %s%.4g ms, TPOT %s%.4g ms)\n",
@@ -454,6 +242,7 @@ static void report_json(const struct arch_chip *c, const char *config, const str
 	json_int(&j, "block_tokens", o->block_tokens);
 	json_bool(&j, "chunked_prefill", o->chunked_prefill);
 	json_str(&j, "preempt", o->preempt == SV_SWAP ? "swap" : "recompute");
+	json_str(&j, "capacity_policy", o->guaranteed ? "guaranteed-no-evict" : "max-utilization");
 	json_num(&j, "gpu_memory_utilization", o->mem_util);
 	json_num(&j, "prefix_hit", o->prefix_hit);
 	json_obj_end(&j);
@@ -533,20 +322,22 @@ static int close_out(const char *path, struct out_file *f, int ok)
 
 int cmd_serve(int argc, char **argv)
 {
-	struct args A;
+	struct sv_args A;
 	struct sv_options o;
 	struct gen_config g;
-	memset(&A, 0, sizeof A);
-	sv_defaults(&o);
-	int rc = parse(argc, argv, &A, &o, &g);
+	struct cli_common com = {0};
+	int rc = configure(argc, argv, &A, &o, &g);
 	if (rc)
 		return rc;
+	com.json = A.json;
+	for (int i = 0; i < A.nsets; i++)
+		com.sets[com.nsets++] = A.sets[i];
 	char config_buf[PATH_MAX + 64];
 	A.config = cli_config(A.config, config_buf, sizeof config_buf);
 	const char *outs[2] = {A.csv, A.timeline}, *ins[3] = {A.config, o.requests_csv, o.lengths_csv};
 	if ((rc = out_check_inputs("serve", outs, 2, ins, 3)))
 		return rc;
-	struct arch_chip *c = cli_load(A.config, &A.com, &rc);
+	struct arch_chip *c = cli_load(A.config, &com, &rc);
 	if (!c)
 		return rc;
 	char why[1024];
@@ -584,7 +375,7 @@ int cmd_serve(int argc, char **argv)
 	if (!rc && (rc2 || rc3))
 		rc = SIM_EXIT_CANTCREAT;
 	if (!rc) {
-		if (A.com.json)
+		if (A.json)
 			report_json(c, A.config, &g, &o, &r, A.find_rate, rate);
 		else
 			report_text(c, A.config, &g, &o, &r, A.find_rate, rate);

@@ -56,6 +56,8 @@ struct sv_options {
 	                                 prompts, a step prefills or decodes (V0 default) */
 	double mem_util;              /* fraction of device memory the engine may use */
 	enum sv_preempt preempt;
+	int guaranteed;    /* admit a request only when its whole KV (prompt + output) fits, and reserve it: never
+	                      preempt (TensorRT-LLM's GUARANTEED_NO_EVICT); 0: blocks as needed (MAX_UTILIZATION, vLLM) */
 	double prefix_hit; /* fraction of each prompt found in the prefix cache (0: caching off) */
 	/* the fleet */
 	int replicas;         /* model replicas, tp x pp devices each */
@@ -68,6 +70,29 @@ struct sv_options {
 	const char *csv_name, *timeline_name; /* for error messages */
 };
 void sv_defaults(struct sv_options *o);
+
+/* What `sim serve`'s argument list said besides the stream and the model. */
+#define SV_MAX_SETS     16
+#define SV_MAX_GEN_ARGS 256
+struct sv_args {
+	const char *config;
+	const char *csv, *timeline; /* output paths (NULL: none) */
+	const char *sets[SV_MAX_SETS];
+	int nsets;
+	int json, find_rate;
+	char *gen_argv[SV_MAX_GEN_ARGS]; /* what goes to gen_parse_args */
+	int gen_argc;
+};
+
+/*
+ * Parses `sim serve CONFIG MODEL [options]` (argv[0] is the command name):
+ * the model and its layout with gen_parse_args (--mode infer), the rest
+ * here. Returns 0, or -1 with the one-line reason in why; *unknown then
+ * names an option nobody knows (for a did-you-mean), else NULL.
+ * sim/serve/serve_args.c.
+ */
+int sv_parse_args(int argc, char **argv, struct sv_args *A, struct sv_options *o, struct gen_config *g,
+                  const char **unknown, char *why, size_t whylen);
 
 /* mean and P-square quantiles of one latency (s) over finished requests */
 struct sv_dist {

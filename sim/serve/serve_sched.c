@@ -18,6 +18,12 @@
  * and the blocks) or, when none can start, decodes every running request,
  * preempting from the most recently admitted when blocks run out.
  *
+ * With the guaranteed-no-evict capacity policy (TensorRT-LLM's
+ * GUARANTEED_NO_EVICT, batch_manager/capacityScheduler) a request is admitted
+ * only when the blocks of its whole prompt and output are free, and holds
+ * them from then on: nothing is ever preempted, and a batch larger than the
+ * cache runs in waves.
+ *
  * Preemption recomputes by default (V1's only mode: the preempted request's
  * prompt and the tokens it generated are prefilled again when it returns);
  * with swap its blocks are copied to host memory and back (V0's swap mode),
@@ -192,6 +198,15 @@ static int admit(struct eng *E, long long *budget, int whole)
 		return 0;
 	if (need > *budget)
 		need = *budget;
+	if (E->o->guaranteed) { /* the whole request's blocks, reserved now */
+		long long all = blocks_for(E, q->in_len + q->out_len) - q->blocks;
+		if (all > E->free_blocks) {
+			q->computed = 0;
+			return 0;
+		}
+		E->free_blocks -= all;
+		q->blocks += all;
+	}
 	if (!take(E, q, need)) {
 		if (!q->swapped)
 			q->computed = 0;
