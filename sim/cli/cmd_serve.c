@@ -33,7 +33,7 @@ const char cmd_serve_help[] =
     "collective planner (the ops `sim gen --mode infer` writes), memoized by shape.\n"
     "Prints throughput (requests/s, tokens/s, per device), TTFT, TPOT (time per output\n"
     "token after the first), inter-token latency and end-to-end latency (mean, p50,\n"
-    "p90, p99; P-square estimates), goodput within --slo-ttft/--slo-tpot, and the\n"
+    "p90, p99, to 0.1%), goodput within --slo-ttft/--slo-tpot, and the\n"
     "KV cache. docs/serving.md walks through sizing a fleet.\n"
     "\n"
     "model and layout (as sim gen): --tp N, --pp N, --dtype bf16|fp16|fp8,\n"
@@ -58,6 +58,9 @@ const char cmd_serve_help[] =
     "  --block-size N          tokens per KV block (default 16)\n"
     "  --no-chunked-prefill    whole prompts; a step prefills or decodes (vLLM V0)\n"
     "  --gpu-memory-utilization F  share of device memory the engine uses (0.9)\n"
+    "  --kv-free-fraction F    the KV cache is F of the memory the weights and a\n"
+    "                          forward leave (TensorRT-LLM's free_gpu_memory_fraction)\n"
+    "                          instead of --gpu-memory-utilization's share\n"
     "  --preempt recompute|swap    what a preempted request's KV does (recompute)\n"
     "  --capacity-policy P     max-utilization (default: blocks as needed, preempt\n"
     "                          when full, as vLLM) | guaranteed-no-evict (admit a\n"
@@ -196,8 +199,8 @@ static void report_text(const struct arch_chip *c, const char *config, const str
 	       r->replicas * r->pp == 1 ? "" : "s", r->preemptions, r->swaps ? " (swapped)" : "");
 	if (r->cached_tokens)
 		printf("prefix cache   %lld prompt tokens found cached\n", r->cached_tokens);
-	printf("simulated in   %.2f s CPU: %ld step shapes timed, %ld reused; device model %ld ops, %ld reused\n",
-	       r->wall_s, r->memo_misses, r->memo_hits, r->dm_misses, r->dm_hits);
+	printf("simulated in   %.2f s CPU%s: %ld step shapes timed, %ld reused; device model %ld ops, %ld reused\n",
+	       r->wall_s, find ? " (all runs of the search)" : "", r->memo_misses, r->memo_hits, r->dm_misses, r->dm_hits);
 }
 
 static void dist_json(struct json *j, const char *key, const struct sv_dist *d)
@@ -244,6 +247,7 @@ static void report_json(const struct arch_chip *c, const char *config, const str
 	json_str(&j, "preempt", o->preempt == SV_SWAP ? "swap" : "recompute");
 	json_str(&j, "capacity_policy", o->guaranteed ? "guaranteed-no-evict" : "max-utilization");
 	json_num(&j, "gpu_memory_utilization", o->mem_util);
+	json_num(&j, "kv_free_fraction", o->kv_free_frac);
 	json_num(&j, "prefix_hit", o->prefix_hit);
 	json_obj_end(&j);
 	json_obj(&j, "memory_per_gpu");
@@ -363,6 +367,10 @@ int cmd_serve(int argc, char **argv)
 	rc = A.find_rate ? sv_max_rate(m, &o, &rate, &r, why, sizeof why) : sv_run(m, &o, &r, why, sizeof why);
 	if (rc)
 		fprintf(stderr, "%s\n", why);
+	if (A.find_rate && rate > 0) { /* the report is the run at the rate found */
+		o.arrivals = SV_POISSON;
+		o.rate = rate;
+	}
 	if (!rc && A.find_rate && rate <= 0 && o.csv) /* no run to record: the header alone */
 		fputs(
 		    "id,engine,arrival_s,input_len,output_len,cached_tokens,scheduled_s,first_token_s,finish_s,ttft_s,"

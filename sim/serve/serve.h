@@ -19,7 +19,7 @@
  * Replicas are independent once requests are dealt out (round robin, as a
  * load balancer in front of identical servers does), so each is simulated
  * alone, one after another: memory is the requests in flight, not the
- * stream (latency quantiles are GSL's P-square estimates, constant memory).
+ * stream (latency quantiles come from GSL histograms of 0.1% bins).
  */
 #ifndef SIM_SERVE_H
 #define SIM_SERVE_H
@@ -55,6 +55,8 @@ struct sv_options {
 	int chunked_prefill;          /* 1: prefills split to the budget, mixed with decodes (vLLM V1); 0: whole
 	                                 prompts, a step prefills or decodes (V0 default) */
 	double mem_util;              /* fraction of device memory the engine may use */
+	double kv_free_frac;          /* > 0: the KV cache is this fraction of the memory left after the weights and
+	                                 the forward's activations (TensorRT-LLM's free_gpu_memory_fraction) instead */
 	enum sv_preempt preempt;
 	int guaranteed;    /* admit a request only when its whole KV (prompt + output) fits, and reserve it: never
 	                      preempt (TensorRT-LLM's GUARANTEED_NO_EVICT); 0: blocks as needed (MAX_UTILIZATION, vLLM) */
@@ -94,7 +96,7 @@ struct sv_args {
 int sv_parse_args(int argc, char **argv, struct sv_args *A, struct sv_options *o, struct gen_config *g,
                   const char **unknown, char *why, size_t whylen);
 
-/* mean and P-square quantiles of one latency (s) over finished requests */
+/* mean, quantiles (to 0.1%) and maximum of one latency (s) over finished requests */
 struct sv_dist {
 	double mean, p50, p90, p99, max;
 	long long n;

@@ -95,6 +95,7 @@ static const char *const valued[] = {"--rate",
                                      "--max-model-len",
                                      "--block-size",
                                      "--gpu-memory-utilization",
+                                     "--kv-free-fraction",
                                      "--preempt",
                                      "--capacity-policy",
                                      "--prefix-hit",
@@ -150,6 +151,8 @@ static int valued_opt(struct ctx *x, struct sv_args *A, struct sv_options *o, co
 		rc = integer(x, a, v, 1, 4096, &o->block_tokens);
 	else if (!strcmp(a, "--gpu-memory-utilization"))
 		rc = num(x, a, v, 0.01, 1, &o->mem_util);
+	else if (!strcmp(a, "--kv-free-fraction"))
+		rc = num(x, a, v, 0.01, 1, &o->kv_free_frac);
 	else if (!strcmp(a, "--preempt")) {
 		if (strcmp(v, "recompute") && strcmp(v, "swap"))
 			return fail(x, a, v, "expected recompute or swap");

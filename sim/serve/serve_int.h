@@ -10,7 +10,7 @@
 #include "serve.h"
 
 #include <gsl/gsl_rng.h>
-#include <gsl/gsl_rstat.h>
+#include <gsl/gsl_histogram.h>
 
 /* ---- requests (serve_src.c) ---------------------------------------------- */
 
@@ -94,11 +94,12 @@ const struct arch_chip *sv_model_chip(const struct sv_model *m);
 
 /* ---- one replica's engine (serve_sched.c) -------------------------------- */
 
-/* Statistics the engines add to (serve.c): P-square quantiles (GSL's
-   gsl_rstat_quantile, constant memory) and the per-request outputs. */
+/* Statistics the engines add to (serve.c): each latency in a GSL histogram
+   of log-spaced bins 0.1% wide (constant memory, quantiles to 0.1%), and
+   the per-request outputs. */
 struct sv_q {
-	gsl_rstat_quantile_workspace *q50, *q90, *q99;
-	double sum, max;
+	gsl_histogram *h;
+	double sum, min, max;
 	long long n;
 };
 struct sv_stats {
