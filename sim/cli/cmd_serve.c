@@ -141,8 +141,8 @@ static void report_text(const struct arch_chip *c, const char *config, const str
 	char buf[256], in[48], out[48];
 	const double GiB = 1073741824.0;
 	printf("sim serve: %s on %s (%s)\n", g->m.name, c->name, config);
-	printf("fleet          %d replica%s of tp %d x pp %d = %d devices", r->replicas, r->replicas == 1 ? "" : "s",
-	       r->tp, r->pp, r->gpus);
+	printf("fleet          %d replica%s of tp %d x pp %d = %d device%s", r->replicas, r->replicas == 1 ? "" : "s",
+	       r->tp, r->pp, r->gpus, r->gpus == 1 ? "" : "s");
 	if (r->prefill_replicas)
 		printf(" (%d prefill, %d decode; KV moved in %.3f ms on average)", r->prefill_replicas,
 		       r->replicas - r->prefill_replicas, r->kv_xfer_s * 1e3);
@@ -200,7 +200,8 @@ static void report_text(const struct arch_chip *c, const char *config, const str
 	if (r->cached_tokens)
 		printf("prefix cache   %lld prompt tokens found cached\n", r->cached_tokens);
 	printf("simulated in   %.2f s CPU%s: %ld step shapes timed, %ld reused; device model %ld ops, %ld reused\n",
-	       r->wall_s, find ? " (all runs of the search)" : "", r->memo_misses, r->memo_hits, r->dm_misses, r->dm_hits);
+	       r->wall_s, find ? " (all runs of the search)" : "", r->memo_misses, r->memo_hits, r->dm_misses,
+	       r->dm_hits);
 }
 
 static void dist_json(struct json *j, const char *key, const struct sv_dist *d)

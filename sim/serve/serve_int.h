@@ -39,6 +39,7 @@ struct sv_src {
 	gsl_rng *arr, *len; /* arrivals and lengths draw from separate streams */
 	FILE *csv;          /* SV_CSV */
 	long line;
+	int data; /* a line past the comments was read (a header is only the first) */
 	long long n; /* requests produced so far (all replicas) */
 	double t;    /* last arrival */
 	long long (*pairs)[2];

@@ -67,6 +67,7 @@ static int load_pairs(struct sv_src *s, const char *path, char *why, size_t whyl
 	FILE *f = fopen(path, "r");
 	char line[512];
 	long cap = 0, ln = 0;
+	int first = 1; /* the first line that is not blank or a comment may be a header */
 	if (!f) {
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
 		return errno == ENOENT ? -SIM_EXIT_NOINPUT : -SIM_EXIT_TRACE;
@@ -74,8 +75,13 @@ static int load_pairs(struct sv_src *s, const char *path, char *why, size_t whyl
 	while (fgets(line, sizeof line, f)) {
 		double v[2];
 		ln++;
-		if (skip_line(line) || (ln == 1 && header_line(line)))
+		if (skip_line(line))
 			continue;
+		if (first && header_line(line)) {
+			first = 0;
+			continue;
+		}
+		first = 0;
 		if (!strchr(line, '\n') && !feof(f)) {
 			snprintf(why, whylen, "%s:%ld: line longer than %zu characters", path, ln, sizeof line - 2);
 			fclose(f);
@@ -187,8 +193,13 @@ static int next_any(struct sv_src *s, struct sv_req *q, char *why, size_t whylen
 				         s->line, sizeof line - 2);
 				return -SIM_EXIT_TRACE;
 			}
-			if (skip_line(line) || (s->line == 1 && header_line(line)))
+			if (skip_line(line))
 				continue;
+			if (!s->data && header_line(line)) {
+				s->data = 1;
+				continue;
+			}
+			s->data = 1;
 			break;
 		}
 		if (fields(line, v, 3) != 3 || !whole(v[1]) || !whole(v[2]) || v[1] < 1 || v[2] < 1) {
