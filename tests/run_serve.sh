@@ -49,6 +49,20 @@ configs/a100_40gb.cfg:llama2-7b:2:64:128:128
 configs/mi300x.cfg:mixtral-8x7b:2:32:256:32
 EOF
 
+# 1b. vLLM's host work (--engine vllm, workloads/gen.c: 100 us a sequence before each step's forward): the
+# replayed batch is longer than the GPU's by exactly steps x sequences x 100 us (the prefill and 127 decode
+# steps of 64 sequences: 128 x 64 x 100 us = 0.8192 s), and the burst served matches that trace's replay
+"$sim" gen llama2-7b --mode infer --batch 64 --input-len 128 --output-len 128 --paged -o "$tmp/g0.trace"
+"$sim" gen llama2-7b --mode infer --batch 64 --input-len 128 --output-len 128 --paged --engine vllm -o "$tmp/gv.trace"
+t0=$("$sim" run configs/a100_40gb.cfg "$tmp/g0.trace" --json | jq .time_s)
+tv=$("$sim" run configs/a100_40gb.cfg "$tmp/gv.trace" --json | jq .time_s)
+d=$(awk -v a="$tv" -v b="$t0" 'BEGIN { printf "%.9g", a - b }')
+close "$d" 0.8192 1e-6 && ok || bad "--engine vllm adds $d s to the batch, not 128 x 64 x 100 us = 0.8192 s"
+sv=$("$sim" serve configs/a100_40gb.cfg llama2-7b --burst --requests 64 --input-len 128 --output-len 128 \
+	--no-chunked-prefill --engine vllm --json | jq -r '[.duration_s, .engine.host] | @tsv')
+read -r sd sh <<<"$sv"
+close "$sd" "$tv" 0.01 && [ "$sh" = vllm ] && ok || bad "burst with --engine vllm: serve $sv, run $tv"
+
 # 2. CSV against JSON and itself
 "$sim" serve configs/h100.cfg llama3-8b --rate 30 --requests 600 --input-len 64:1024 --output-len 8:256 \
 	--csv "$tmp/r.csv" --timeline "$tmp/t.json" --json >"$tmp/r.json" || bad "serve with outputs failed"

@@ -185,6 +185,34 @@ const char *gen_attn_impl_name(enum gen_attn_impl i)
 	return i == GEN_NAIVE ? "naive" : i == GEN_FLASH3 ? "flash3" : i == GEN_FLASH1 ? "flash1" : "flash2";
 }
 
+const char *gen_engine_name(enum gen_engine e)
+{
+	return e == GEN_ENGINE_VLLM ? "vllm" : "none";
+}
+
+/*
+ * vLLM's V0 engine (LLMEngine.step in 0.5 and 0.6 with one scheduler step
+ * per forward, the default until multi-step scheduling and the V1 engine)
+ * does its host work between two forwards while the device waits: the
+ * scheduler, the input tensors of the next batch, the sampler's metadata and
+ * the processing of the sampled tokens (detokenizing, stop checks), all in
+ * Python, one pass per sequence. Its maintainers measured that work at about
+ * 20 ms a step for a batch of 200 sequences (vllm-project/vllm#6801, the
+ * performance roadmap, 2024-08-08: sampling, input preparation, output
+ * processing and scheduling together), and GPU bubbles of 5-13 ms a decode
+ * step for Llama-3-8B on one H100 (vllm-project/vllm#6854, the multi-step
+ * scheduling RFC): 100 us per sequence a step. No figure of a run this
+ * model predicts went into it.
+ */
+#define VLLM_V0_HOST_S_PER_SEQ 100e-6
+
+double gen_engine_host_s(const struct gen_config *c, long long seqs)
+{
+	if (c->inf.engine == GEN_ENGINE_NONE || seqs <= 0)
+		return 0;
+	return VLLM_V0_HOST_S_PER_SEQ * (double)seqs;
+}
+
 /* ---- checks -------------------------------------------------------------- */
 
 static int fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -264,16 +292,17 @@ static int check_split(const struct gen_config *c, char *why, size_t len)
 		char vs_n[96] = "";
 		if (v > 1)
 			snprintf(vs_n, sizeof vs_n, " x --virtual-stages %lld = %lld model chunks", v, chunks);
-		return fail(why, len,
-		            "--layers %lld%s is not divisible by --pp %lld%s (every model chunk holds the same number of "
-		            "layers unless --decoder-first/last-pipeline-num-layers or "
-		            "--account-for-embedding/loss-in-pipeline-split say otherwise)",
-		            m->layers,
-		            !acct                                 ? ""
-		            : p->split_embedding && p->split_loss ? " + 2 (embedding, loss)"
-		            : p->split_embedding                  ? " + 1 (embedding)"
-		                                                  : " + 1 (loss)",
-		            p->pp, vs_n);
+		return fail(
+		    why, len,
+		    "--layers %lld%s is not divisible by --pp %lld%s (every model chunk holds the same number of "
+		    "layers unless --decoder-first/last-pipeline-num-layers or "
+		    "--account-for-embedding/loss-in-pipeline-split say otherwise)",
+		    m->layers,
+		    !acct                                 ? ""
+		    : p->split_embedding && p->split_loss ? " + 2 (embedding, loss)"
+		    : p->split_embedding                  ? " + 1 (embedding)"
+		                                          : " + 1 (loss)",
+		    p->pp, vs_n);
 	}
 	return 0;
 }

@@ -37,6 +37,11 @@ enum gen_dtype { GEN_BF16, GEN_FP16, GEN_FP8 };
    alone, no quantization kernel (a bound no recipe reaches, to show what
    the quantization costs) */
 enum gen_fp8_recipe { GEN_FP8_DELAYED, GEN_FP8_CURRENT, GEN_FP8_MX, GEN_FP8_NONE };
+/* the serving engine whose host work an inference step waits for
+   (--engine): none (the host keeps ahead of the device: TensorRT-LLM's C++
+   executor, a CUDA-graph loop), or vLLM's V0 engine (0.5-0.6, one
+   scheduler step per forward: gen_engine_host_s) */
+enum gen_engine { GEN_ENGINE_NONE, GEN_ENGINE_VLLM };
 /* the attention kernels of prefill and training (decode is decode/paged):
    fused FlashAttention-2/-3, or the separate kernels of an eager framework
    (Q K^T, mask, softmax, P V), which keep the s x s scores */
@@ -93,10 +98,11 @@ struct gen_parallel {
 };
 
 struct gen_infer {
-	long long batch;      /* sequences per model replica */
-	long long input_len;  /* prompt tokens */
-	long long output_len; /* generated tokens (the first comes from prefill) */
-	int paged;            /* PagedAttention, KV blocks of GEN_PAGE tokens */
+	long long batch;        /* sequences per model replica */
+	long long input_len;    /* prompt tokens */
+	long long output_len;   /* generated tokens (the first comes from prefill) */
+	int paged;              /* PagedAttention, KV blocks of GEN_PAGE tokens */
+	enum gen_engine engine; /* whose host work each step waits for */
 };
 
 #define GEN_PAGE 16
@@ -234,6 +240,11 @@ long long gen_decode_steps(const struct gen_config *c);
    (the largest divisor of --batch up to --pp: a pipeline server keeps one per
    stage); 1 without --pp. */
 long long gen_infer_microbatches(const struct gen_config *c);
+/* The host time, s, that one engine step of `seqs` sequences (prefilling
+   and decoding) waits for before its forward starts, as the engine of c
+   runs it: 0 for GEN_ENGINE_NONE. */
+double gen_engine_host_s(const struct gen_config *c, long long seqs);
+const char *gen_engine_name(enum gen_engine e);
 
 /*
  * The ops of one engine step of a server (sim serve) on pipeline stage

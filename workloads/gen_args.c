@@ -35,7 +35,7 @@ struct flag {
 _Static_assert(sizeof(enum gen_sched) == sizeof(int) && sizeof(enum gen_mode) == sizeof(int) &&
                    sizeof(enum gen_dtype) == sizeof(int) && sizeof(enum gen_recompute) == sizeof(int) &&
                    sizeof(enum gen_attn_impl) == sizeof(int) && sizeof(enum gen_grad_sync) == sizeof(int) &&
-                   sizeof(enum gen_fp8_recipe) == sizeof(int),
+                   sizeof(enum gen_fp8_recipe) == sizeof(int) && sizeof(enum gen_engine) == sizeof(int),
                "enum flags are stored as int");
 
 static const char *const sched_names[] = {"1f1b", "gpipe", "interleaved", NULL};
@@ -45,6 +45,7 @@ static const char *const dtype_names[] = {"bf16", "fp16", "fp8", NULL};
 static const char *const impl_names[] = {"flash2", "flash3", "naive", "flash1", NULL};
 static const char *const gs_names[] = {"overlap", "after", NULL};
 static const char *const recipe_names[] = {"delayed", "current", "mxfp8", "none", NULL};
+static const char *const engine_names[] = {"none", "vllm", NULL};
 
 #define C(f) offsetof(struct gen_config, f)
 #define K    (1LL << 10)
@@ -88,6 +89,7 @@ static const struct flag flags[] = {
     {"--input-len", F_POS, C(inf.input_len), 16 * M, M_INFER, NULL},
     {"--output-len", F_POS, C(inf.output_len), 16 * M, M_INFER, NULL},
     {"--paged", F_BOOL, C(inf.paged), 0, M_INFER, NULL},
+    {"--engine", F_ENUM, C(inf.engine), 0, M_INFER, engine_names},
 };
 #undef C
 #undef K

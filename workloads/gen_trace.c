@@ -1113,6 +1113,15 @@ static void emit_decode_split(struct em *e, enum block_kind kind, const struct b
 	close_block(e);
 }
 
+/* The host work an engine step of `seqs` sequences waits for (--engine),
+   as a delay before its forward; nothing when the host keeps ahead. */
+static void host_delay(struct em *e, long long seqs)
+{
+	double t = gen_engine_host_s(e->c, seqs);
+	if (t > 0)
+		out(e, "delay time=%.9gus", t * 1e6);
+}
+
 /* The decode defs of one micro-batch (one token per sequence); the
    attention of each layer kind goes to attn[], its KV length set per step. */
 static int decode_defs(struct em *e, struct step *attn)
@@ -1179,6 +1188,7 @@ static void emit_decode(struct em *e)
 	for (long long i = 0; i < bins; i++) {
 		long long n, kv = decode_bin(c, i, bins, &n);
 		open_block(e, "def decode_%lld", i);
+		host_delay(e, c->inf.batch);
 		out(e, "call decode_emb_fwd");
 		decode_layers(e, &r, attn, kv);
 		out(e, "call decode_head_fwd");
@@ -1212,8 +1222,10 @@ static void infer_pass(struct em *e, long long s, const struct runs *r, const st
 		out(e, "recv peer=pp-1 bytes=%lld", act);
 	else if (bin >= 0)
 		out(e, "recv peer=pp+%lld bytes=%lld", P - 1, tok);
-	if (s == 0)
+	if (s == 0) {
+		host_delay(e, mb);
 		out(e, "call %semb_fwd", pre);
+	}
 	if (bin < 0)
 		call_runs(e, r, 0, "prefill_", "fwd");
 	else
@@ -1301,6 +1313,7 @@ static int write_infer(struct em *e)
 		return e->err ? -1 : 0;
 	}
 	out(e, "mark name=prefill");
+	host_delay(e, c->inf.batch);
 	out(e, "call prefill_emb_fwd");
 	chunk_runs(c, 0, 0, &r);
 	call_runs(e, &r, 0, "prefill_", "fwd");
@@ -1343,8 +1356,9 @@ static void describe(struct em *e)
 		    c->p.vstages > 1 ? " (virtual stages)" : "", gen_recompute_name(c->p.recompute), c->p.zero,
 		    c->p.offload ? ", optimizer offloaded" : "");
 	else
-		out(e, "# inference: batch %lld, input %lld, output %lld tokens%s", c->inf.batch, c->inf.input_len,
-		    c->inf.output_len, c->inf.paged ? ", PagedAttention (16-token blocks)" : "");
+		out(e, "# inference: batch %lld, input %lld, output %lld tokens%s%s", c->inf.batch, c->inf.input_len,
+		    c->inf.output_len, c->inf.paged ? ", PagedAttention (16-token blocks)" : "",
+		    c->inf.engine == GEN_ENGINE_VLLM ? "; vLLM V0 engine (host work before each step)" : "");
 }
 
 static void header(struct em *e, const char *cmdline)

@@ -67,6 +67,10 @@ const char cmd_serve_help[] =
     "                          request only when its whole KV fits, as\n"
     "                          TensorRT-LLM's default)\n"
     "  --prefix-hit F          share of each prompt found in the prefix cache (0)\n"
+    "  --engine none|vllm      host work each step waits for: none (the host keeps\n"
+    "                          ahead of the device, as TensorRT-LLM; default) or\n"
+    "                          vLLM's V0 engine (0.5-0.6: scheduling, inputs,\n"
+    "                          sampling and outputs, 100 us a sequence a step)\n"
     "\n"
     "fleet and limits:\n"
     "  --replicas N            model replicas, tp x pp GPUs each (default 1);\n"
@@ -156,11 +160,12 @@ static void report_text(const struct arch_chip *c, const char *config, const str
 		printf("requests       %s\n", arrivals_text(o, buf, sizeof buf));
 	else
 		printf("requests       %s; input %s, output %s tokens\n", arrivals_text(o, buf, sizeof buf), in, out);
-	printf("engine         max %lld seqs, %lld tokens a step, %s, blocks of %lld, %s\n", o->max_num_seqs,
+	printf("engine         max %lld seqs, %lld tokens a step, %s, blocks of %lld, %s%s\n", o->max_num_seqs,
 	       o->max_batched_tokens, o->chunked_prefill ? "chunked prefill" : "whole prefills", o->block_tokens,
 	       o->guaranteed           ? "whole KV reserved at admission"
 	       : o->preempt == SV_SWAP ? "preempt by swap"
-	                               : "preempt by recompute");
+	                               : "preempt by recompute",
+	       g->inf.engine == GEN_ENGINE_VLLM ? "; vLLM V0 host work before each step" : "");
 	printf("memory         per device %.1f GiB: weights %.2f, %lld-token forward %.2f, KV cache %.2f GiB "
 	       "(%lld blocks, %.0f KiB a token; peak use %.0f%%)\n",
 	       r->capacity_bytes / GiB, r->weights_bytes / GiB, o->max_batched_tokens, r->act_bytes / GiB,
@@ -247,6 +252,7 @@ static void report_json(const struct arch_chip *c, const char *config, const str
 	json_bool(&j, "chunked_prefill", o->chunked_prefill);
 	json_str(&j, "preempt", o->preempt == SV_SWAP ? "swap" : "recompute");
 	json_str(&j, "capacity_policy", o->guaranteed ? "guaranteed-no-evict" : "max-utilization");
+	json_str(&j, "host", gen_engine_name(g->inf.engine));
 	json_num(&j, "gpu_memory_utilization", o->mem_util);
 	json_num(&j, "kv_free_fraction", o->kv_free_frac);
 	json_num(&j, "prefix_hit", o->prefix_hit);

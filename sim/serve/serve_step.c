@@ -22,7 +22,9 @@
  * replay does); a collective takes the planner's latency plus its bandwidth
  * time on idle links (coll_plan), which is what the replay's memo plays for
  * a communicator alone on its links, as a replica's tensor-parallel group
- * is. Pipeline stages run in turn, the activations sent between them.
+ * is. Pipeline stages run in turn, the activations sent between them. An
+ * engine whose host work the device waits for (--engine vllm) adds it
+ * before the forward (gen_engine_host_s).
  */
 #include "serve_int.h"
 
@@ -306,9 +308,15 @@ static double p2p_time(const struct sv_model *m, long long s, double bytes)
 	return p2p_latency(&m->topo, a, b) + (bw > 0 ? bytes / bw : 0);
 }
 
+/* the engine's host work before the step's forward (gen_engine_host_s) */
+static double host_time(const struct sv_model *m, const struct sv_shape *sh)
+{
+	return gen_engine_host_s(&m->g, sh->decodes + sh->prefills);
+}
+
 double sv_step_time(struct sv_model *m, const struct sv_shape *sh, char *why, size_t whylen)
 {
-	double t = 0, act = (double)sh->tokens * (double)m->g.m.hidden * 2;
+	double t = host_time(m, sh), act = (double)sh->tokens * (double)m->g.m.hidden * 2;
 	for (long long s = 0; s < m->g.p.pp; s++) {
 		t += stage_time(m, s, sh);
 		if (s + 1 < m->g.p.pp)
@@ -325,7 +333,8 @@ double sv_stage_max(struct sv_model *m, const struct sv_shape *sh, char *why, si
 {
 	double mx = 0, act = (double)sh->tokens * (double)m->g.m.hidden * 2;
 	for (long long s = 0; s < m->g.p.pp; s++) {
-		double t = stage_time(m, s, sh) + (s + 1 < m->g.p.pp ? p2p_time(m, s, act) : 0);
+		double t = stage_time(m, s, sh) + (s + 1 < m->g.p.pp ? p2p_time(m, s, act) : 0) +
+		           (s == 0 ? host_time(m, sh) : 0); /* the host prepares a micro-batch for stage 0 */
 		mx = t > mx ? t : mx;
 	}
 	if (m->err) {

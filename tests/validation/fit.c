@@ -340,6 +340,20 @@ static void fit_replay_gen(void)
 			struct vcase *v = &vs[i];
 			if (!v->gen || !v->ok || (pass == 1 && !fold_has[v->src]))
 				continue;
+			if (v->serve) { /* served here, with this pass's constants */
+				double t, tok, e = NAN;
+				char why[512];
+				fit_apply(pass ? fold_of(v)->x : fit_all.x);
+				if (vserve_run(chips[v->chip].c, &v->gc, &v->so, &t, &tok, why, sizeof why))
+					fail("%s: serve with the fitted constants: %s", v->id, why);
+				else
+					e = (gen_metric(v, t) - ms[v->meas].value) / ms[v->meas].value;
+				if (pass == 0)
+					v->err_in = e;
+				if (pass == 1 || !fold_has[v->src])
+					v->err_cv = e;
+				continue;
+			}
 			fit_apply(pass ? fold_of(v)->x : fit_all.x);
 			int m = set.m++;
 			copies[m] = *chips[v->chip].c;

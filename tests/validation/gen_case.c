@@ -50,6 +50,54 @@ int vgen_config(const char *args, struct gen_config *c, char *why, size_t len)
 	return 0;
 }
 
+int vserve_config(const char *args, struct sv_options *o, struct gen_config *c, char *why, size_t len)
+{
+	char buf[2048], *argv[MAX_ARGS + 1], *save = NULL;
+	int argc = 0;
+	if (strlen(args) >= sizeof buf) {
+		snprintf(why, len, "sim serve: arguments longer than %zu characters", sizeof buf - 1);
+		return -1;
+	}
+	snprintf(buf, sizeof buf, "%s", args);
+	argv[argc++] = (char *)"serve";
+	argv[argc++] = (char *)"CONFIG"; /* the case's config column */
+	for (char *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		if (argc == MAX_ARGS) {
+			snprintf(why, len, "sim serve: more than %d arguments", MAX_ARGS - 2);
+			return -1;
+		}
+		argv[argc++] = w;
+	}
+	argv[argc] = NULL;
+	struct sv_args a;
+	const char *unknown;
+	char msg[1280];
+	if (sv_parse_args(argc, argv, &a, o, c, &unknown, msg, sizeof msg)) {
+		snprintf(why, len, "sim serve: %s", msg);
+		return -1;
+	}
+	if (a.csv || a.timeline || a.nsets || a.find_rate || o->requests_csv || o->lengths_csv) {
+		snprintf(why, len, "sim serve: a case takes no outputs, --set, --find-rate or CSV inputs");
+		return -1;
+	}
+	return 0;
+}
+
+int vserve_run(const struct arch_chip *c, const struct gen_config *g, const struct sv_options *o, double *time_s,
+               double *out_tokens, char *why, size_t len)
+{
+	struct sv_result r;
+	int gpus = o->replicas * (int)(g->p.tp * g->p.pp);
+	struct sv_model *m = sv_model_new(c, g, gpus, why, len);
+	if (!m)
+		return SIM_EXIT_CONFIG;
+	int rc = sv_run(m, o, &r, why, len);
+	sv_model_free(m);
+	*time_s = r.duration_s;
+	*out_tokens = (double)r.out_tokens;
+	return rc;
+}
+
 /* Replaces every `from` in text (malloc'd; freed) by `to`. */
 static char *replace_all(char *text, const char *from, const char *to)
 {

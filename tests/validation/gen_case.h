@@ -9,6 +9,7 @@
 
 #include "arch.h"
 #include "gen.h"
+#include "serve.h"
 
 #include <stddef.h>
 
@@ -21,6 +22,16 @@ int vgen_config(const char *args, struct gen_config *c, char *why, size_t len);
    statements commented out when nomem is set (the replay then does not
    check that the ranks fit); malloc'd, NULL when out of memory. */
 char *vgen_trace(const struct gen_config *c, const char *cmdline, const char *attn, int nomem);
+
+/* A serving row: args is what follows `sim serve CONFIG` ("llama2-7b
+   --burst ..."), read by the command's own parser (sv_parse_args). Returns
+   0, or -1 with the command's message in why. */
+int vserve_config(const char *args, struct sv_options *o, struct gen_config *c, char *why, size_t len);
+/* Serves o's stream on chip c (in this process: serving makes no SimGrid
+   call): *time_s gets the first arrival to the last token, *out_tokens the
+   tokens generated. 0, or the exit code with why set. */
+int vserve_run(const struct arch_chip *c, const struct gen_config *g, const struct sv_options *o, double *time_s,
+               double *out_tokens, char *why, size_t len);
 
 /* What the replay of one trace gave. */
 struct vgen_result {

@@ -1,6 +1,7 @@
 /*
  * mech.c -- what each mechanism of the step model contributes to the
- * training rows: the rows it applies to replayed again with it switched off,
+ * training and inference rows: the rows it applies to replayed (a serving
+ * row: served) again with it switched off,
  * their errors set beside the errors with it on (docs/validation.md, "What
  * each mechanism contributes"). A mechanism that helps moves the rows
  * towards their measurements; one whose removal helps is suspect.
@@ -31,8 +32,20 @@ static void fp8_quant_off(struct gen_config *c)
 	c->p.fp8_recipe = GEN_FP8_NONE;
 }
 
+static int engine_host(const struct gen_config *c)
+{
+	return c->mode == GEN_INFER && c->inf.engine != GEN_ENGINE_NONE;
+}
+
+static void engine_host_off(struct gen_config *c)
+{
+	c->inf.engine = GEN_ENGINE_NONE;
+}
+
 static const struct mech mechs[] = {
     {"fp8 quantization kernels (--fp8-recipe)", "--fp8-recipe none: the fp8 GEMMs alone", fp8_quant, fp8_quant_off},
+    {"vLLM's host time per step (--engine vllm)", "--engine none: the device's work alone", engine_host,
+     engine_host_off},
 };
 #define NMECHS ((int)(sizeof mechs / sizeof mechs[0]))
 
@@ -49,10 +62,11 @@ void mech_run(void)
 		}
 		for (int i = 0; i < nvs; i++)
 			err_off[k][i] = NAN;
-		int n = 0;
+		int n = 0, any = 0; /* rows to replay; rows at all (served ones too) */
 		for (int i = 0; i < nvs; i++)
-			n += vs[i].gen && vs[i].ok && !vs[i].cond && mechs[k].applies(&vs[i].gc);
-		if (!n)
+			if (vs[i].gen && vs[i].ok && !vs[i].cond && mechs[k].applies(&vs[i].gc))
+				any++, n += !vs[i].serve;
+		if (!any)
 			continue;
 		struct vgen_set set;
 		vgen_set_init(&set, n);
@@ -62,6 +76,15 @@ void mech_run(void)
 				continue;
 			struct gen_config c = v->gc;
 			mechs[k].switch_off(&c);
+			if (v->serve) { /* served again here: no trace to replay */
+				double t, tok;
+				char why[WHYLEN];
+				if (vserve_run(chips[v->chip].c, &c, &v->so, &t, &tok, why, sizeof why))
+					fail("%s: served without %s: %s", v->id, mechs[k].name, why);
+				else
+					err_off[k][i] = (gen_metric(v, t) - ms[v->meas].value) / ms[v->meas].value;
+				continue;
+			}
 			char cmd[480];
 			snprintf(cmd, sizeof cmd, "%s (%s)", v->op_text[0] + 4, mechs[k].off);
 			set.texts[set.m] = vgen_trace(&c, cmd, v->attn[0] ? v->attn : NULL, v->nomem);
@@ -84,9 +107,10 @@ void mech_run(void)
 void mech_write(FILE *f)
 {
 	fprintf(f, "## What each mechanism contributes\n\n"
-	           "The training rows a mechanism of the step model applies to, replayed again with it switched off "
-	           "(the same constants), by source: mean absolute error and mean error with it and without it. A "
-	           "mechanism earns its place when the rows move towards their measurements with it.\n\n"
+	           "The training and inference rows a mechanism of the step model applies to, replayed (or served) "
+	           "again with it switched off (the same constants), by source: mean absolute error and mean error "
+	           "with it and without it. A mechanism earns its place when the rows move towards their "
+	           "measurements with it.\n\n"
 	           "| mechanism | without it the replay runs | source | rows | MAPE with | MAPE without | bias with | "
 	           "bias without |\n|---|---|---|---:|---:|---:|---:|---:|\n");
 	for (int k = 0; k < NMECHS; k++)

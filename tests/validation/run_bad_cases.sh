@@ -6,7 +6,8 @@
 #   no category score;
 # - rows of a source without a guard fail, naming the source;
 # - the mcore metric (Megatron's formula for multi-head and grouped-query attention) is refused on a model
-#   with multi-head latent attention.
+#   with multi-head latent attention;
+# - a serving case that writes an output is refused.
 # usage: run_bad_cases.sh VALIDATE REPO_ROOT
 set -u
 validate=$1 root=$(cd "$2" && pwd)
@@ -62,5 +63,14 @@ rc=$?
 grep -q '^validate: cases.tsv:1: T093: metric mcore counts multi-head and grouped-query attention only (the model has MLA)' "$tmp/err"
 check "mcore on a model with MLA is refused (rc $rc)" $(( $? || rc != 1 ))
 
-echo "$((5 - fails)) passed, $fails failed"
+# 5. a serving case takes no outputs: the case is the stream, not what a run writes
+{ head -1 "$m"; grep -P '^I120\t' "$m"; } >"$tmp/m4.tsv"
+printf 'I120\tconfigs/a100_40gb.cfg\t-\tlatency\tserve llama2-7b --burst --requests 64 --csv /tmp/x.csv\n' \
+	>"$tmp/tests/validation/cases.tsv"
+"$validate" "$tmp" "$tmp/m4.tsv" "$tmp/out.md" --no-steps >"$tmp/out" 2>"$tmp/err"
+rc=$?
+grep -q '^validate: I120: sim serve: a case takes no outputs' "$tmp/err"
+check "a serving case with an output is refused (rc $rc)" $(( $? || rc != 1 ))
+
+echo "$((6 - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

@@ -95,8 +95,13 @@ struct vcase {
 	   replayed (a training step or an inference batch) */
 	int gen;
 	struct gen_config gc;
-	char attn[16]; /* case option attn=IMPL: the attention kernels the source ran, "" = as generated */
-	int nomem;     /* case option memory=unchecked: the trace's memory statements are dropped */
+	/* a serving case (also gen): the ops column is a `sim serve` command
+	   (what follows `sim serve CONFIG`), served in-process */
+	int serve;
+	struct sv_options so;
+	double served_tokens; /* output tokens of the served stream */
+	char attn[16];        /* case option attn=IMPL: the attention kernels the source ran, "" = as generated */
+	int nomem;            /* case option memory=unchecked: the trace's memory statements are dropped */
 	double step_s, wall_s;
 	int ranks, nrep;
 	/* a conditioned row: its case sets a constant of the model (a per-call
