@@ -57,6 +57,8 @@ int cmd_roofline(int argc, char **argv);
 extern const char cmd_roofline_help[];
 int cmd_serve(int argc, char **argv);
 extern const char cmd_serve_help[];
+int cmd_plan(int argc, char **argv);
+extern const char cmd_plan_help[];
 int cmd_compare(int argc, char **argv);
 extern const char cmd_compare_help[];
 

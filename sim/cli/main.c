@@ -43,6 +43,7 @@ static const struct command commands[] = {
     {"gen", cmd_gen, "write the trace of a training step or inference batch of a transformer", cmd_gen_help},
     {"serve", cmd_serve, "serve a request stream on replicas: continuous batching, TTFT/TPOT percentiles",
      cmd_serve_help},
+    {"plan", cmd_plan, "search a training run's parallel layouts: ranked step times, memory", cmd_plan_help},
     {"step", cmd_step, "step the warps of one SM through a kernel's main loop, cycle by cycle", cmd_step_help},
     {"compare", cmd_compare, "compare chips side by side: time, energy, cost, perf/W and perf/$", cmd_compare_help},
     {"sweep", cmd_sweep, "predict an op or replay a trace over a grid of config values", cmd_sweep_help},

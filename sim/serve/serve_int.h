@@ -9,8 +9,8 @@
 #include "model.h"
 #include "serve.h"
 
-#include <gsl/gsl_rng.h>
 #include <gsl/gsl_histogram.h>
+#include <gsl/gsl_rng.h>
 
 /* ---- requests (serve_src.c) ---------------------------------------------- */
 
@@ -39,7 +39,7 @@ struct sv_src {
 	gsl_rng *arr, *len; /* arrivals and lengths draw from separate streams */
 	FILE *csv;          /* SV_CSV */
 	long line;
-	int data; /* a line past the comments was read (a header is only the first) */
+	int data;    /* a line past the comments was read (a header is only the first) */
 	long long n; /* requests produced so far (all replicas) */
 	double t;    /* last arrival */
 	long long (*pairs)[2];
@@ -111,9 +111,15 @@ struct sv_stats {
 	long long tl_events; /* timeline events written */
 	int write_err;
 };
+/* a histogram's bins (0: ok, -1 out of memory), its release, its summary */
+int sv_q_init(struct sv_q *q);
+void sv_q_free(struct sv_q *q);
+void sv_q_get(struct sv_q *q, struct sv_dist *d);
 void sv_q_add(struct sv_q *q, double x);
 /* a finished request: its latencies, its CSV row and timeline slices */
 void sv_stats_request(struct sv_stats *st, const struct sv_req *q);
+/* the separator before the timeline's next event (none before the first) */
+void sv_stats_sep(struct sv_stats *st);
 /* one engine step on the timeline */
 void sv_stats_step(struct sv_stats *st, int replica, double t0, double dt, const struct sv_shape *sh);
 

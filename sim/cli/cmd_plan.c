@@ -1,0 +1,546 @@
+/*
+ * cmd_plan.c -- `sim plan CONFIG MODEL --gpus N --global-batch B [options]`
+ *
+ * Searches the parallel layouts of a training run (sim/plan/: what is
+ * searched, the memory check, the replays, the ranking) and prints them
+ * ranked by step time: a table on stdout (--top rows), every layout as CSV
+ * (--csv FILE) or JSON (--json). The run's options (sequence, global batch,
+ * dtype, shape ...) are sim gen's, parsed by gen_parse_args; the layout
+ * options are lists the search may take.
+ */
+#include "cli.h"
+#include "gen.h"
+#include "json.h"
+#include "outfile.h"
+#include "plan.h"
+#include "procpool.h"
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char cmd_plan_help[] =
+    "usage: sim plan CONFIG MODEL --gpus N --global-batch B [run options]\n"
+    "                [search options] [--top K] [--csv FILE] [--json]\n"
+    "\n"
+    "Searches the parallel layouts of a training run of MODEL (a sim gen preset,\n"
+    "or gpt with shape options) on N devices of CONFIG's chip and prints them\n"
+    "ranked by predicted step time: every tensor x pipeline x data (x expert)\n"
+    "split, micro-batch, recompute and ZeRO stage that sim gen can lay out\n"
+    "(sequence parallelism with tp > 1), each checked for memory with sim gen's\n"
+    "estimate, the ones that fit replayed as `sim gen` + `sim run` would (a child\n"
+    "process each, --jobs at once). Of the layouts that differ only in recompute\n"
+    "the lightest that fits is replayed (more recompute only adds work); layouts\n"
+    "that do not fit are listed with the memory they need. docs/plan.md explains.\n"
+    "\n"
+    "run options (sim gen's, kept by every layout): --seq S, --global-batch B\n"
+    "  (required), --dtype bf16|fp16|fp8, --fp8-recipe R, --schedule S,\n"
+    "  --virtual-stages V, --grad-sync S, --attn-impl I, --offload, shape\n"
+    "  options (--layers, --hidden, ...)\n"
+    "\n"
+    "search (comma-separated lists; default: all the model and node allow):\n"
+    "  --gpus N                devices of the run (required)\n"
+    "  --tp LIST               tensor parallel sizes (default: powers of two up to\n"
+    "                          the devices of a node)\n"
+    "  --pp LIST               pipeline stages (default: divisors of N up to the\n"
+    "                          layers)\n"
+    "  --ep LIST               expert parallel sizes, models with experts (default:\n"
+    "                          1 and the powers of two that divide the experts)\n"
+    "  --micro-batch LIST      sequences per micro-batch (default 1,2,4,8)\n"
+    "  --recompute LIST        none,selective,full (default: all three)\n"
+    "  --zero LIST             ZeRO stages 0-3 (default 0,1: DDP and Megatron's\n"
+    "                          distributed optimizer)\n"
+    "  --all-recompute         replay every recompute that fits, not only the\n"
+    "                          lightest\n"
+    "\n"
+    "output:\n"
+    "  --top K                 rows of the ranked table (default 10; 0: all)\n"
+    "  --csv FILE              every layout, one row each (replayed, dominated,\n"
+    "                          not fitting), ranked\n"
+    "  --json                  the plan as JSON (schema_version 1) instead of the\n"
+    "                          table\n"
+    "  --jobs J                replays at once (default: the processors)\n"
+    "  --set path=value        override a config parameter (repeatable)\n"
+    "\n"
+    "exit codes: 0 ok (also when no layout fits: the table says so), 2 usage (a\n"
+    "bad option or list, no layout of N devices at all), 73 cannot write an\n"
+    "output, 78 bad config.\n"
+    "\n"
+    "examples:\n"
+    "  sim plan configs/h100.cfg llama3-8b --gpus 16 --seq 4096 --global-batch 64\n"
+    "  sim plan configs/h100.cfg llama3-70b --gpus 256 --seq 8192 --global-batch 512 --top 5\n"
+    "  sim plan configs/mi300x.cfg llama3-70b --gpus 64 --seq 4096 --global-batch 256 --tp 4,8\n"
+    "          --recompute selective --csv /tmp/plan.csv\n";
+
+/* sim gen's layout options: the search sets them */
+static const char *const layout_opts[] = {"--dp", "--sp", "--mode", "--batch", "-o", NULL};
+
+struct pl_args {
+	const char *config;
+	long long gpus;
+	int top, json, jobs, nsets;
+	const char *csv;
+	const char *sets[CLI_MAX_SETS];
+	struct pl_space sp;
+	int gen_argc;
+	char *gen_argv[256];
+	int argc; /* the command line, for provenance */
+	char **argv;
+};
+
+static int parse_int(const char *opt, const char *v, long long lo, long long hi, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	if (!*v || *end || errno || n < lo || n > hi) {
+		char msg[256];
+		snprintf(msg, sizeof msg, "%s %s: expected a whole number from %lld to %lld", opt, v, lo, hi);
+		return cli_usage_error("plan", "%s", msg);
+	}
+	*out = n;
+	return 0;
+}
+
+/* "1,2,4" into l */
+static int parse_list(const char *opt, const char *v, long long hi, struct pl_list *l)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", v);
+	l->n = 0;
+	char *save = NULL;
+	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (l->n == PL_MAX_CHOICES)
+			return cli_usage_error("plan", "%s %s: at most 16 values", opt, v);
+		long long n;
+		if (parse_int(opt, w, 1, hi, &n))
+			return SIM_EXIT_USAGE;
+		for (int k = 0; k < l->n; k++)
+			if (l->v[k] == n)
+				return cli_usage_error("plan", "%s %s: a value given twice", opt, v);
+		l->v[l->n++] = n;
+	}
+	return l->n ? 0 : cli_usage_error("plan", "%s '%s': expected a comma-separated list", opt, v);
+}
+
+/* "none,full" or "0,1" into a bit mask */
+static int parse_mask(const char *opt, const char *v, const char *const *names, unsigned *mask)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", v);
+	*mask = 0;
+	char *save = NULL;
+	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		int k = 0;
+		while (names[k] && strcmp(names[k], w))
+			k++;
+		if (!names[k]) {
+			char all[128] = "";
+			for (int i = 0; names[i]; i++)
+				snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", i ? "," : "", names[i]);
+			char msg[320];
+			snprintf(msg, sizeof msg, "%s %s: expected a list of %s", opt, v, all);
+			return cli_usage_error("plan", "%s", msg);
+		}
+		*mask |= 1u << k;
+	}
+	return *mask ? 0 : cli_usage_error("plan", "%s '%s': expected a comma-separated list", opt, v);
+}
+
+static const char *const rc_names[] = {"none", "selective", "full", NULL};
+static const char *const zero_names[] = {"0", "1", "2", "3", NULL};
+
+/* one of plan's own options at argv[*i]: 1 consumed, 0 not ours, or an exit code + 2 */
+static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	if (!strcmp(a, "--json"))
+		return A->json = 1;
+	if (!strcmp(a, "--all-recompute"))
+		return A->sp.all_recompute = 1;
+	static const char *const valued[] = {"--gpus", "--tp",  "--pp",  "--ep",   "--micro-batch", "--recompute",
+	                                     "--zero", "--top", "--csv", "--jobs", "--set",         NULL};
+	int k = 0;
+	while (valued[k] && strcmp(valued[k], a))
+		k++;
+	if (!valued[k])
+		return 0;
+	if (*i + 1 >= argc)
+		return 2 + cli_usage_error("plan", "%s needs a value", a);
+	const char *v = argv[++*i];
+	long long n;
+	int rc = 0;
+	switch (k) {
+	case 0: rc = parse_int(a, v, 1, 1 << 20, &A->gpus); break;
+	case 1: rc = parse_list(a, v, 1 << 20, &A->sp.tp); break;
+	case 2: rc = parse_list(a, v, 1 << 20, &A->sp.pp); break;
+	case 3: rc = parse_list(a, v, 1 << 20, &A->sp.ep); break;
+	case 4: rc = parse_list(a, v, 1 << 20, &A->sp.mb); break;
+	case 5: rc = parse_mask(a, v, rc_names, &A->sp.rc_mask); break;
+	case 6: rc = parse_mask(a, v, zero_names, &A->sp.zero_mask); break;
+	case 7:
+		rc = parse_int(a, v, 0, 1 << 20, &n);
+		A->top = (int)n;
+		break;
+	case 8: A->csv = v; break;
+	case 9:
+		rc = parse_int(a, v, 1, 1024, &n);
+		A->jobs = (int)n;
+		break;
+	default:
+		if (A->nsets == CLI_MAX_SETS)
+			return 2 + cli_usage_error("plan", "more than %d --set options", CLI_MAX_SETS);
+		A->sets[A->nsets++] = v;
+	}
+	return rc ? 2 + rc : 1;
+}
+
+static int parse(int argc, char **argv, struct pl_args *A, struct gen_config *g)
+{
+	memset(A, 0, sizeof *A);
+	A->top = 10;
+	A->jobs = pp_cpus();
+	A->argc = argc;
+	A->argv = argv;
+	A->gen_argv[A->gen_argc++] = "gen";
+	int has_gb = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(cmd_plan_help, stdout);
+			return -1;
+		}
+		int rc = plan_opt(A, argc, argv, &i);
+		if (rc >= 2)
+			return rc - 2;
+		if (rc)
+			continue;
+		for (int k = 0; layout_opts[k]; k++)
+			if (!strcmp(a, layout_opts[k]))
+				return cli_usage_error(
+				    "plan",
+				    "%s is not a plan option (the search sets the layout; lists: --tp, "
+				    "--pp, --ep, --micro-batch, --recompute, --zero)",
+				    a);
+		if (a[0] != '-' && !A->config) {
+			A->config = a;
+			continue;
+		}
+		if (A->gen_argc >= (int)(sizeof A->gen_argv / sizeof A->gen_argv[0]) - 2)
+			return cli_usage_error("plan", "too many arguments");
+		has_gb |= !strcmp(a, "--global-batch");
+		A->gen_argv[A->gen_argc++] = argv[i];
+	}
+	if (!A->config || A->gen_argc < 2)
+		return cli_usage_error("plan", "expected CONFIG MODEL");
+	if (!A->gpus)
+		return cli_usage_error("plan", "--gpus N is required (the devices of the run)");
+	if (!has_gb)
+		return cli_usage_error("plan", "--global-batch B is required (the sequences of a step, which every "
+		                               "layout keeps)");
+	A->gen_argv[A->gen_argc] = NULL;
+	struct gen_args ga;
+	char why[1280];
+	if (gen_parse_args(A->gen_argc, A->gen_argv, g, &ga, why, sizeof why)) {
+		if (!strncmp(why, "unknown option '", 16)) {
+			char opt[64];
+			snprintf(opt, sizeof opt, "%.*s", (int)strcspn(why + 16, "'"), why + 16);
+			return cli_unknown_option("plan", cmd_plan_help, opt);
+		}
+		return cli_usage_error("plan", "%s", why);
+	}
+	if (g->mode != GEN_TRAIN)
+		return cli_usage_error("plan", "plans a training run (--mode train)");
+	return 0;
+}
+
+/* ---- progress ------------------------------------------------------------ */
+
+struct prog {
+	int tty;
+	double t0, last;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void progress(long done, long n, void *ctx)
+{
+	struct prog *P = ctx;
+	double t = now_s() - P->t0;
+	if (P->tty) {
+		fprintf(stderr, "\rsim plan: %ld/%ld layouts replayed", done, n);
+		if (done == n)
+			fputc('\n', stderr);
+	} else if (t > 2 && (t - P->last >= 2 || done == n)) {
+		fprintf(stderr, "sim plan: %ld/%ld layouts replayed (%.1f s)\n", done, n, t);
+		P->last = t;
+	}
+}
+
+/* ---- outputs ---------------------------------------------------------------- */
+
+static const char *state_name(const struct pl_point *p)
+{
+	return p->state == PL_NOFIT       ? "does-not-fit"
+	       : p->state == PL_DOMINATED ? "dominated"
+	       : p->rc                    ? "failed"
+	                                  : "replayed";
+}
+
+static double gib(double b)
+{
+	return b / 1073741824.0;
+}
+
+static void text_table(const struct arch_chip *c, const struct pl_args *A, const struct gen_config *g,
+                       const struct pl_plan *p, double wall_s)
+{
+	const char *model = g->m.name[0] ? g->m.name : "gpt";
+	printf("sim plan: %s training on %lld x %s (%s), seq %lld, global batch %lld, %s\n", model, A->gpus, c->name,
+	       A->config, g->seq, g->p.global_batch, gen_dtype_name(g->p.dtype));
+	printf("layouts        %ld: %ld replayed, %ld not replayed (a lighter recompute of them fits), %ld do not fit "
+	       "in %.1f GiB; %.1f s\n",
+	       p->n, p->counts[PL_REPLAYED], p->counts[PL_DOMINATED], p->counts[PL_NOFIT], gib(p->capacity_bytes),
+	       wall_s);
+	int moe = g->m.experts > 0;
+	long shown = 0, ok = 0;
+	for (long i = 0; i < p->n; i++)
+		ok += p->pt[i].state == PL_REPLAYED && !p->pt[i].rc;
+	if (!ok)
+		printf("\nno layout fits and replays: the ones that need the least memory are listed below\n");
+	else {
+		printf("\n rank  tp  pp   dp%s  mb  recompute  zero     step   tokens/s    MFU  mem GiB  exposed tp    "
+		       "    pp"
+		       "        dp%s\n",
+		       moe ? "  ep" : "", moe ? "        ep" : "");
+		for (long i = 0; i < p->n && (A->top == 0 || shown < A->top); i++) {
+			const struct pl_point *q = &p->pt[i];
+			if (q->state != PL_REPLAYED || q->rc)
+				continue;
+			char step[32], e[PL_NCOMM][32];
+			report_tfmt(q->time_s, step, sizeof step);
+			for (int k = 0; k < PL_NCOMM; k++)
+				if (q->exposed_s[k] > 0)
+					report_tfmt(q->exposed_s[k], e[k], sizeof e[k]);
+				else
+					snprintf(e[k], sizeof e[k], "-");
+			char ep[16] = "";
+			if (moe)
+				snprintf(ep, sizeof ep, " %3lld", q->c.p.ep);
+			printf(" %4ld %3lld %3lld %4lld%s %3lld  %-9s  %4d %8s %10.4g %5.1f%% %8.1f %11s %9s %9s%s%s\n",
+			       ++shown, q->c.p.tp, q->c.p.pp, q->c.p.dp, ep, q->c.p.micro_batch,
+			       gen_recompute_name(q->c.p.recompute), q->c.p.zero, step, q->tokens_per_s, 100 * q->mfu,
+			       gib(q->mem_bytes), e[PL_TP], e[PL_PP], e[PL_DP], moe ? " " : "", moe ? e[PL_EP] : "");
+		}
+	}
+	long failed = 0;
+	for (long i = 0; i < p->n; i++)
+		if (p->pt[i].state == PL_REPLAYED && p->pt[i].rc) {
+			char l[128];
+			pl_layout_text(&p->pt[i].c, l, sizeof l);
+			if (!failed++)
+				printf("\nreplays that failed:\n");
+			printf("  %s: %s\n", l, p->pt[i].why);
+		}
+	long nofit = 0;
+	for (long i = 0; i < p->n && nofit < 3; i++)
+		if (p->pt[i].state == PL_NOFIT) {
+			const struct pl_point *q = &p->pt[i];
+			char l[128];
+			pl_layout_text(&q->c, l, sizeof l);
+			if (!nofit++)
+				printf("\ndo not fit (least memory first):\n");
+			printf("  %s: needs %.1f GiB on stage %d (params %.1f, grads %.1f, optimizer %.1f, activations "
+			       "%.1f, workspace %.1f)\n",
+			       l, gib(q->mem_bytes), q->mem_stage, gib(q->mem.params), gib(q->mem.grads),
+			       gib(q->mem.optimizer), gib(q->mem.activations), gib(q->mem.workspace));
+		}
+}
+
+static void csv_num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, ",%.6g", v);
+	else
+		fputc(',', f);
+}
+
+static void write_csv(FILE *f, const struct pl_plan *p)
+{
+	fprintf(f, "rank,state,tp,pp,dp,ep,micro_batch,recompute,zero,sp,memory_gib,step_s,tokens_per_s,mfu,"
+	           "compute_s,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_ep_s,exposed_other_s,error\n");
+	long rank = 0;
+	for (long i = 0; i < p->n; i++) {
+		const struct pl_point *q = &p->pt[i];
+		int timed = q->state == PL_REPLAYED && !q->rc;
+		if (timed)
+			fprintf(f, "%ld", ++rank);
+		fprintf(f, ",%s,%lld,%lld,%lld,%lld,%lld,%s,%d,%d", state_name(q), q->c.p.tp, q->c.p.pp, q->c.p.dp,
+		        q->c.p.ep, q->c.p.micro_batch, gen_recompute_name(q->c.p.recompute), q->c.p.zero, q->c.p.sp);
+		csv_num(f, gib(q->mem_bytes));
+		csv_num(f, timed ? q->time_s : NAN);
+		csv_num(f, timed ? q->tokens_per_s : NAN);
+		csv_num(f, timed ? q->mfu : NAN);
+		csv_num(f, timed ? q->compute_s : NAN);
+		for (int k = 0; k < PL_NCOMM; k++)
+			csv_num(f, timed ? q->exposed_s[k] : NAN);
+		fputc(',', f);
+		for (const char *s = q->why; *s; s++) /* one field: no comma, quote or newline of its own */
+			fputc(*s == ',' || *s == '"' || *s == '\n' ? ' ' : *s, f);
+		fputc('\n', f);
+	}
+}
+
+static void write_json(const struct arch_chip *c, const struct pl_args *A, const struct gen_config *g,
+                       const struct pl_plan *p)
+{
+	struct json j;
+	char fp[32];
+	snprintf(fp, sizeof fp, "%016llx", (unsigned long long)arch_chip_fingerprint(c));
+	json_begin(&j, stdout, 1);
+	json_obj(&j, NULL);
+	json_int(&j, "schema_version", 1);
+	json_str(&j, "config", A->config);
+	json_obj(&j, "provenance");
+	json_str(&j, "sim_version", SIM_VERSION);
+	json_arr(&j, "command");
+	json_str(&j, NULL, "sim");
+	for (int i = 0; i < A->argc; i++)
+		json_str(&j, NULL, A->argv[i]);
+	json_arr_end(&j);
+	json_str(&j, "config_fingerprint", fp);
+	json_arr(&j, "overrides");
+	for (int i = 0; i < c->nsets; i++)
+		json_str(&j, NULL, c->sets[i]);
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_str(&j, "model", g->m.name[0] ? g->m.name : "gpt");
+	json_int(&j, "gpus", A->gpus);
+	json_int(&j, "seq", g->seq);
+	json_int(&j, "global_batch", g->p.global_batch);
+	json_str(&j, "dtype", gen_dtype_name(g->p.dtype));
+	json_num(&j, "device_memory_bytes", p->capacity_bytes);
+	json_obj(&j, "layouts_count");
+	json_int(&j, "listed", p->n);
+	json_int(&j, "replayed", p->counts[PL_REPLAYED]);
+	json_int(&j, "dominated", p->counts[PL_DOMINATED]);
+	json_int(&j, "do_not_fit", p->counts[PL_NOFIT]);
+	json_obj_end(&j);
+	json_arr(&j, "layouts");
+	long rank = 0;
+	for (long i = 0; i < p->n; i++) {
+		const struct pl_point *q = &p->pt[i];
+		int timed = q->state == PL_REPLAYED && !q->rc;
+		json_obj(&j, NULL);
+		if (timed)
+			json_int(&j, "rank", ++rank);
+		else
+			json_null(&j, "rank");
+		json_str(&j, "state", state_name(q));
+		json_int(&j, "tp", q->c.p.tp);
+		json_int(&j, "pp", q->c.p.pp);
+		json_int(&j, "dp", q->c.p.dp);
+		json_int(&j, "ep", q->c.p.ep);
+		json_int(&j, "micro_batch", q->c.p.micro_batch);
+		json_str(&j, "recompute", gen_recompute_name(q->c.p.recompute));
+		json_int(&j, "zero", q->c.p.zero);
+		json_bool(&j, "sp", q->c.p.sp);
+		json_num(&j, "memory_bytes", q->mem_bytes);
+		json_int(&j, "memory_stage", q->mem_stage);
+		if (timed) {
+			json_num(&j, "step_s", q->time_s);
+			json_num_or_null(&j, "tokens_per_s", q->tokens_per_s);
+			json_num_or_null(&j, "mfu", q->mfu);
+			json_num(&j, "compute_s", q->compute_s);
+			json_obj(&j, "exposed_s");
+			for (int k = 0; k < PL_NCOMM; k++)
+				json_num(&j, pl_comm_name((enum pl_comm)k), q->exposed_s[k]);
+			json_obj_end(&j);
+		}
+		if (q->why[0])
+			json_str(&j, "error", q->why);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_end(&j);
+}
+
+static int save_csv(const char *path, const struct pl_plan *p)
+{
+	struct out_file o;
+	char why[256];
+	FILE *f = out_open(path, &o, why, sizeof why);
+	if (!f) {
+		fprintf(stderr, "sim plan: cannot write %s: %s\n", path, why);
+		return SIM_EXIT_CANTCREAT;
+	}
+	write_csv(f, p);
+	if (ferror(f)) {
+		out_abort(&o);
+		fprintf(stderr, "sim plan: cannot write %s: %s\n", path, strerror(EIO));
+		return SIM_EXIT_CANTCREAT;
+	}
+	if (out_commit(&o, why, sizeof why)) {
+		fprintf(stderr, "sim plan: cannot write %s: %s\n", path, why);
+		return SIM_EXIT_CANTCREAT;
+	}
+	return SIM_EXIT_OK;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	struct pl_args A;
+	struct gen_config g;
+	int rc = parse(argc, argv, &A, &g);
+	if (rc)
+		return rc < 0 ? SIM_EXIT_OK : rc;
+	struct cli_common co = {.nsets = A.nsets};
+	memcpy(co.sets, A.sets, sizeof co.sets);
+	struct arch_chip *c = cli_load(A.config, &co, &rc);
+	if (!c)
+		return rc;
+	char why[1024];
+	struct pl_plan p;
+	const char *outs[1] = {A.csv}, *ins[1] = {c->path};
+	if ((rc = out_check_inputs("plan", outs, 1, ins, 1))) {
+		arch_free(c);
+		return rc;
+	}
+	if (pl_enumerate(c, &g, A.gpus, &A.sp, &p, why, sizeof why)) {
+		arch_free(c);
+		return cli_usage_error("plan", "%s", why);
+	}
+	struct prog P = {isatty(2), now_s(), 0};
+	if (pl_replay(c, &p, A.jobs, progress, &P, why, sizeof why)) {
+		fprintf(stderr, "sim plan: %s\n", why);
+		pl_free(&p);
+		arch_free(c);
+		return SIM_EXIT_INTERNAL;
+	}
+	pl_rank(&p);
+	rc = A.csv ? save_csv(A.csv, &p) : SIM_EXIT_OK;
+	if (!rc) {
+		if (A.json)
+			write_json(c, &A, &g, &p);
+		else
+			text_table(c, &A, &g, &p, now_s() - P.t0);
+		if (fflush(stdout) || ferror(stdout)) {
+			fprintf(stderr, "sim plan: cannot write output\n");
+			rc = SIM_EXIT_CANTCREAT;
+		}
+	}
+	pl_free(&p);
+	arch_free(c);
+	return rc;
+}

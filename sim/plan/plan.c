@@ -1,0 +1,384 @@
+/*
+ * plan.c -- the layouts of a training run, their memory, their replays and
+ * their ranking (`sim plan`; plan.h states what is searched and the
+ * invariants).
+ *
+ * The pipeline reads top to bottom: the lists each dimension may take
+ * (defaults from the node and the model), the cross product filtered by
+ * gen_check, each layout's memory from sim gen's estimate, the dominance
+ * rule on recompute, the replays in child processes, the ranking.
+ */
+#include "plan.h"
+
+#include "procpool.h"
+#include "replay.h"
+#include "report.h"
+#include "trace.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *pl_comm_name(enum pl_comm k)
+{
+	static const char *const names[PL_NCOMM] = {"tp", "pp", "dp", "ep", "other"};
+	return k >= 0 && k < PL_NCOMM ? names[k] : "?";
+}
+
+void pl_layout_text(const struct gen_config *c, char *buf, size_t len)
+{
+	char ep[32] = "";
+	if (c->p.ep > 1)
+		snprintf(ep, sizeof ep, " ep %lld", c->p.ep);
+	snprintf(buf, len, "tp %lld pp %lld dp %lld%s mb %lld %s zero-%d", c->p.tp, c->p.pp, c->p.dp, ep,
+	         c->p.micro_batch, c->p.recompute == GEN_RC_NONE ? "no-recompute" : gen_recompute_name(c->p.recompute),
+	         c->p.zero);
+}
+
+/* ---- the lists ------------------------------------------------------------ */
+
+static void push(struct pl_list *l, long long v)
+{
+	if (l->n < PL_MAX_CHOICES)
+		l->v[l->n++] = v;
+}
+
+/* tensor parallelism stays inside a node (its all-reduces and gathers sit on
+   the critical path of every layer): powers of two up to the node */
+static void default_tp(const struct arch_chip *c, long long gpus, struct pl_list *l)
+{
+	long long node = c->sys.present && c->sys.devices_per_node > 0 ? c->sys.devices_per_node : 8;
+	for (long long t = 1; t <= node && t <= gpus; t *= 2)
+		push(l, t);
+}
+
+/* pipeline stages: the divisors of the devices up to the layers */
+static void default_pp(const struct gen_config *b, long long gpus, struct pl_list *l)
+{
+	for (long long s = 1; s <= gpus && s <= b->m.layers && l->n < PL_MAX_CHOICES; s++)
+		if (gpus % s == 0)
+			push(l, s);
+}
+
+/* expert parallelism: powers of two dividing the experts (1 without) */
+static void default_ep(const struct gen_config *b, long long gpus, struct pl_list *l)
+{
+	push(l, 1);
+	for (long long e = 2; b->m.experts > 0 && e <= b->m.experts && e <= gpus; e *= 2)
+		if (b->m.experts % e == 0)
+			push(l, e);
+}
+
+static void default_mb(struct pl_list *l)
+{
+	for (long long m = 1; m <= 8; m *= 2)
+		push(l, m);
+}
+
+/* ---- memory ----------------------------------------------------------------- */
+
+static void point_memory(struct pl_point *pt)
+{
+	pt->mem_bytes = -1;
+	for (long long s = 0; s < pt->c.p.pp; s++) {
+		struct gen_memory m;
+		gen_stage_memory(&pt->c, s, &m);
+		double t = gen_memory_total(&m);
+		if (t > pt->mem_bytes) {
+			pt->mem_bytes = t;
+			pt->mem_stage = (int)s;
+			pt->mem = m;
+		}
+	}
+}
+
+/* ---- the layouts ---------------------------------------------------------- */
+
+struct grow {
+	struct pl_plan *p;
+	long cap;
+};
+
+static int add_point(struct grow *g, const struct gen_config *c)
+{
+	struct pl_plan *p = g->p;
+	if (p->n == g->cap) {
+		long cap = g->cap ? 2 * g->cap : 64;
+		struct pl_point *pt = realloc(p->pt, (size_t)cap * sizeof *pt);
+		if (!pt)
+			return -1;
+		p->pt = pt;
+		g->cap = cap;
+	}
+	struct pl_point *pt = &p->pt[p->n];
+	memset(pt, 0, sizeof *pt);
+	pt->c = *c;
+	pt->order = p->n++;
+	point_memory(pt);
+	pt->state = pt->mem_bytes > p->capacity_bytes ? PL_NOFIT : PL_REPLAYED;
+	return 0;
+}
+
+static int same_but_recompute(const struct gen_parallel *a, const struct gen_parallel *b)
+{
+	return a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->ep == b->ep &&
+	       a->micro_batch == b->micro_batch && a->zero == b->zero;
+}
+
+/* Of the fitting points that differ only in recompute (consecutive in the
+   enumeration, recompute innermost), all but the lightest are dominated. */
+static void dominate(struct pl_plan *p)
+{
+	for (long i = 1; i < p->n; i++) {
+		struct pl_point *a = &p->pt[i], *prev = NULL;
+		for (long k = i - 1; k >= 0; k--) { /* the nearest earlier point of the same layout */
+			if (!same_but_recompute(&p->pt[k].c.p, &a->c.p))
+				break;
+			if (p->pt[k].state == PL_REPLAYED || p->pt[k].state == PL_DOMINATED) {
+				prev = &p->pt[k];
+				break;
+			}
+		}
+		if (prev && a->state == PL_REPLAYED)
+			a->state = PL_DOMINATED;
+	}
+}
+
+int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long long gpus, const struct pl_space *sp,
+                 struct pl_plan *p, char *why, size_t len)
+{
+	struct pl_list tp = sp->tp, pp = sp->pp, ep = sp->ep, mb = sp->mb;
+	unsigned rcm = sp->rc_mask ? sp->rc_mask : 7, zm = sp->zero_mask ? sp->zero_mask : 3;
+	memset(p, 0, sizeof *p);
+	p->capacity_bytes = c->dram.size_bytes > 0 ? c->dram.size_bytes : INFINITY;
+	if (!tp.n)
+		default_tp(c, gpus, &tp);
+	if (!pp.n)
+		default_pp(base, gpus, &pp);
+	if (!ep.n)
+		default_ep(base, gpus, &ep);
+	if (!mb.n)
+		default_mb(&mb);
+	struct grow g = {p, 0};
+	long tried = 0;
+	char last[512] = "";
+	for (int a = 0; a < tp.n; a++)
+		for (int b = 0; b < pp.n; b++) {
+			if (gpus % (tp.v[a] * pp.v[b]))
+				continue;
+			for (int e = 0; e < ep.n; e++)
+				for (int m = 0; m < mb.n; m++)
+					for (int z = 0; z <= 3; z++)
+						for (int r = GEN_RC_NONE; r <= GEN_RC_FULL; r++) {
+							if (!(zm & 1u << z) || !(rcm & 1u << r))
+								continue;
+							struct gen_config x = *base;
+							x.mode = GEN_TRAIN;
+							x.p.tp = tp.v[a];
+							x.p.pp = pp.v[b];
+							x.p.dp = gpus / (tp.v[a] * pp.v[b]);
+							x.p.ep = ep.v[e];
+							x.p.micro_batch = mb.v[m];
+							x.p.zero = z;
+							x.p.recompute = (enum gen_recompute)r;
+							x.p.sp = x.p.tp > 1;
+							tried++;
+							if (gen_check(&x, last, sizeof last))
+								continue;
+							if (add_point(&g, &x)) {
+								snprintf(why, len, "out of memory listing layouts");
+								pl_free(p);
+								return -1;
+							}
+						}
+		}
+	if (!p->n) {
+		if (tried)
+			snprintf(why, len, "no layout of %lld devices: %s", gpus, last);
+		else
+			snprintf(why, len,
+			         "no layout of %lld devices: no tensor x pipeline split of the lists divides them",
+			         gpus);
+		pl_free(p);
+		return -1;
+	}
+	if (!sp->all_recompute)
+		dominate(p);
+	for (long i = 0; i < p->n; i++)
+		p->counts[p->pt[i].state]++;
+	return 0;
+}
+
+/* ---- the replays ------------------------------------------------------------ */
+
+/* what a child sends back */
+struct pl_msg {
+	int rc;
+	double time_s, tokens_per_s, mfu, compute_s, exposed_s[PL_NCOMM];
+	char why[240];
+};
+
+struct pl_job {
+	const struct arch_chip *c;
+	struct pl_plan *p;
+	long *idx; /* job -> point */
+	long n, done;
+	struct pl_msg *msgs;
+	pl_progress_fn progress;
+	void *ctx;
+};
+
+static enum pl_comm comm_slot(const char *name)
+{
+	return !strcmp(name, "tp")    ? PL_TP
+	       : !strcmp(name, "p2p") ? PL_PP
+	       : !strcmp(name, "dp")  ? PL_DP
+	       : !strcmp(name, "ep")  ? PL_EP
+	                              : PL_OTHER;
+}
+
+static void first_line(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%.*s", (int)strcspn(src, "\n"), src);
+}
+
+/* the report's figures of a finished replay */
+static void read_report(const struct arch_chip *c, const struct trace *t, const struct rp_result *r, struct pl_msg *m)
+{
+	struct report rep;
+	if (report_build(&rep, c, t, r)) {
+		m->rc = SIM_EXIT_INTERNAL;
+		snprintf(m->why, sizeof m->why, "out of memory building the report");
+		return;
+	}
+	m->time_s = r->time_s;
+	m->tokens_per_s = rep.has_workload ? rep.tokens_per_s : NAN;
+	m->mfu = rep.has_workload ? rep.model_mfu : NAN;
+	m->compute_s = rep.mean.compute;
+	for (int g = 0; g < rep.ngroups; g++)
+		m->exposed_s[comm_slot(rep.cgroups[g].name)] += rep.cgroups[g].extra;
+	report_free(&rep);
+}
+
+/* In the child: the point's trace, its replay, the report's figures. */
+static void replay_one(long i, void *ctx, void *out)
+{
+	const struct pl_job *J = ctx;
+	const struct pl_point *pt = &J->p->pt[J->idx[i]];
+	struct pl_msg *m = out;
+	char *text = NULL, why[2048];
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+	if (!f || gen_write(f, &pt->c, NULL) || fclose(f)) {
+		m->rc = SIM_EXIT_INTERNAL;
+		snprintf(m->why, sizeof m->why, "cannot write the layout's trace: %s",
+		         strerror(errno ? errno : ENOMEM));
+		free(text);
+		return;
+	}
+	struct trace *t = tr_parse_string(text, "plan.trace", why, sizeof why);
+	free(text);
+	if (!t) {
+		m->rc = SIM_EXIT_TRACE;
+		first_line(m->why, sizeof m->why, why);
+		return;
+	}
+	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0};
+	struct rp_result r;
+	memset(&r, 0, sizeof r);
+	m->rc = rp_run(J->c, t, &o, &r, why, sizeof why);
+	if (m->rc)
+		first_line(m->why, sizeof m->why, why);
+	else
+		read_report(J->c, t, &r, m);
+	if (!m->rc)
+		rp_result_free(&r);
+	tr_free(t);
+}
+
+/* In the parent, when job i's child has ended. */
+static void replayed(long i, void *ctx, int ok, int status, double wall_s)
+{
+	struct pl_job *J = ctx;
+	struct pl_point *pt = &J->p->pt[J->idx[i]];
+	const struct pl_msg *m = &J->msgs[i];
+	pt->wall_s = wall_s;
+	if (!ok) {
+		char d[160];
+		pp_describe(status, d, sizeof d);
+		pt->rc = SIM_EXIT_INTERNAL;
+		snprintf(pt->why, sizeof pt->why, "the replay's process %s", d);
+	} else {
+		pt->rc = m->rc;
+		pt->time_s = m->time_s;
+		pt->tokens_per_s = m->tokens_per_s;
+		pt->mfu = m->mfu;
+		pt->compute_s = m->compute_s;
+		memcpy(pt->exposed_s, m->exposed_s, sizeof pt->exposed_s);
+		snprintf(pt->why, sizeof pt->why, "%s", m->why);
+	}
+	if (J->progress)
+		J->progress(++J->done, J->n, J->ctx);
+}
+
+int pl_replay(const struct arch_chip *c, struct pl_plan *p, int jobs, pl_progress_fn progress, void *ctx, char *why,
+              size_t len)
+{
+	struct pl_job J = {c, p, NULL, 0, 0, NULL, progress, ctx};
+	long n = p->counts[PL_REPLAYED];
+	if (!n)
+		return 0;
+	J.idx = malloc((size_t)n * sizeof *J.idx);
+	J.msgs = calloc((size_t)n, sizeof *J.msgs);
+	if (!J.idx || !J.msgs) {
+		free(J.idx);
+		free(J.msgs);
+		snprintf(why, len, "out of memory");
+		return -1;
+	}
+	for (long i = 0; i < p->n; i++)
+		if (p->pt[i].state == PL_REPLAYED)
+			J.idx[J.n++] = i;
+	assert(J.n == n);
+	int rc = pp_run(J.n, jobs, sizeof *J.msgs, J.msgs, replay_one, replayed, &J);
+	if (rc)
+		snprintf(why, len, "cannot start a process: %s", strerror(errno));
+	free(J.idx);
+	free(J.msgs);
+	return rc ? -1 : 0;
+}
+
+/* ---- the ranking ------------------------------------------------------------ */
+
+/* 0 replayed and timed, 1 dominated, 2 replay failed, 3 does not fit */
+static int klass(const struct pl_point *a)
+{
+	return a->state == PL_NOFIT ? 3 : a->state == PL_DOMINATED ? 1 : a->rc ? 2 : 0;
+}
+
+static int cmp_point(const void *pa, const void *pb)
+{
+	const struct pl_point *a = pa, *b = pb;
+	int ka = klass(a), kb = klass(b);
+	if (ka != kb)
+		return ka < kb ? -1 : 1;
+	if (ka == 0 && a->time_s != b->time_s)
+		return a->time_s < b->time_s ? -1 : 1;
+	if ((ka == 0 || ka == 3) && a->mem_bytes != b->mem_bytes)
+		return a->mem_bytes < b->mem_bytes ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+void pl_rank(struct pl_plan *p)
+{
+	qsort(p->pt, (size_t)p->n, sizeof *p->pt, cmp_point);
+}
+
+void pl_free(struct pl_plan *p)
+{
+	free(p->pt);
+	memset(p, 0, sizeof *p);
+}

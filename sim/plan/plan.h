@@ -1,0 +1,114 @@
+/*
+ * plan.h -- the search of a training run's parallel layout (`sim plan`).
+ *
+ * Given a chip, a model and sim gen's options for the run (sequence, global
+ * batch, dtype ...) and a number of devices, the planner lists every layout
+ * sim gen can lay out on them: tensor x pipeline x data parallelism (and
+ * expert parallelism for a model with experts), micro-batch, recompute and
+ * ZeRO stage, sequence parallelism on whenever tp > 1 (as Megatron-Core
+ * runs tensor parallelism). Each is checked by gen_check, then for memory
+ * with sim gen's own estimate (gen_stage_memory, the figure `sim run`
+ * holds the device to): a layout that does not fit is kept with what it
+ * would need and is not replayed. Of the layouts that differ only in their
+ * recompute, the lightest that fits is replayed (recompute only adds work);
+ * the others are counted. Each replayed layout's trace is generated and
+ * replayed in a child process of its own (SimGrid runs one simulation per
+ * process; sim/base/procpool.c), as `sim run` would, and the report's
+ * figures come back: step time, tokens/s, MFU, exposed communication per
+ * communicator.
+ *
+ * Invariants: pl_enumerate lists each layout once, in a fixed order (tp,
+ * pp, ep, micro-batch, ZeRO, recompute ascending), so the same inputs give
+ * the same plan; after pl_rank the fitting, replayed layouts come first by
+ * step time (ties: less memory, then the enumeration order), then the
+ * fitting ones not replayed, then those that do not fit by memory needed.
+ */
+#ifndef SIM_PLAN_H
+#define SIM_PLAN_H
+
+#include "arch.h"
+#include "gen.h"
+
+#include <stddef.h>
+
+#define PL_MAX_CHOICES 16
+
+/* The values a layout dimension may take; n = 0: the planner's default. */
+struct pl_list {
+	long long v[PL_MAX_CHOICES];
+	int n;
+};
+
+/* What the search may vary. */
+struct pl_space {
+	struct pl_list tp, pp, ep, mb;
+	unsigned rc_mask;   /* bit (1 << enum gen_recompute); 0: all three */
+	unsigned zero_mask; /* bit (1 << ZeRO stage); 0: 0 and 1 */
+	int all_recompute;  /* replay every recompute that fits, not only the lightest */
+};
+
+/* communicators whose exposed time a plan reports */
+enum pl_comm { PL_TP, PL_PP, PL_DP, PL_EP, PL_OTHER, PL_NCOMM };
+const char *pl_comm_name(enum pl_comm k); /* "tp" "pp" "dp" "ep" "other" */
+
+enum pl_state {
+	PL_REPLAYED,  /* fits and was replayed (rc says how it went) */
+	PL_DOMINATED, /* fits, but a lighter recompute of it fits too: not replayed */
+	PL_NOFIT,     /* needs more than the device has: not replayed */
+};
+
+/* One layout and, once replayed, what the replay said. */
+struct pl_point {
+	struct gen_config c;
+	enum pl_state state;
+	long order;            /* enumeration index */
+	double mem_bytes;      /* one device of the stage that needs most (gen_stage_memory) */
+	int mem_stage;         /* that stage */
+	struct gen_memory mem; /* its categories */
+	/* the replay (state PL_REPLAYED) */
+	int rc;                     /* 0, or the replay's exit code (why says what happened) */
+	double time_s;              /* step time */
+	double tokens_per_s, mfu;   /* MFU: model FLOPs / (time x devices x peak), 0..1 */
+	double compute_s;           /* mean per rank */
+	double exposed_s[PL_NCOMM]; /* mean per rank, not overlapped by compute */
+	double wall_s;              /* the replay's wall-clock time */
+	char why[240];
+};
+
+struct pl_plan {
+	struct pl_point *pt;
+	long n;
+	long counts[3]; /* per enum pl_state */
+	double capacity_bytes;
+};
+
+/*
+ * Lists the layouts of `gpus` devices of chip c for the run `base` (sim
+ * gen's parsed options: model, sequence, global batch, dtype ...; its
+ * layout fields are what the search sets). Returns 0, or -1 with one line
+ * in why: no layout at all (why names the constraint that removed the
+ * last), a bad list value, out of memory.
+ */
+int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long long gpus, const struct pl_space *sp,
+                 struct pl_plan *p, char *why, size_t len);
+
+/* progress callback: layouts replayed so far of n */
+typedef void (*pl_progress_fn)(long done, long n, void *ctx);
+
+/*
+ * Replays every PL_REPLAYED point of p on chip c, `jobs` child processes at
+ * once. A replay that fails leaves its point's rc and why set (the plan
+ * goes on). Returns 0, or -1 with why set when no process can be started.
+ */
+int pl_replay(const struct arch_chip *c, struct pl_plan *p, int jobs, pl_progress_fn progress, void *ctx, char *why,
+              size_t len);
+
+/* Orders the points as the invariants above say. */
+void pl_rank(struct pl_plan *p);
+
+/* "tp 8 pp 4 dp 8 mb 1 selective zero-1" (ep when > 1) */
+void pl_layout_text(const struct gen_config *c, char *buf, size_t len);
+
+void pl_free(struct pl_plan *p);
+
+#endif

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# sim plan (sim/plan/, docs/plan.md) against references the planner does not
+# compute itself:
+#  1. exhaustive search by hand: every layout of a small space written by
+#     `sim gen` and replayed by `sim run`, one process each; the plan's best
+#     layout must be the best of those, its step time equal to 1e-6, and
+#     every layout the plan replayed must have `sim run`'s step time and peak
+#     memory; a layout the plan says does not fit must make `sim run` exit 3,
+#     one it replayed must fit;
+#  2. the ranking: timed rows in ascending step time, then the rest; the
+#     JSON's counts match the CSV's rows;
+#  3. recompute dominance: a layout not replayed has the same layout with a
+#     lighter recompute that fits;
+#  4. the same inputs give byte-identical CSV and JSON.
+# usage: run_plan.sh SIM REPO_ROOT
+set -u
+sim=$1 root=$2
+cd "$root" || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 n=0
+ok() { n=$((n + 1)); }
+bad() {
+	n=$((n + 1))
+	fails=$((fails + 1))
+	echo "FAIL $*"
+}
+# close A B TOL: |A - B| <= TOL x |B|
+close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= t * m + 1e-12) }'; }
+
+cfg=configs/h100.cfg
+run=(llama3-8b --seq 2048 --global-batch 32)
+space=(--tp 1,2,4 --pp 1,2 --micro-batch 1,2 --recompute none,full --zero 0,1)
+"$sim" plan "$cfg" "${run[@]}" --gpus 8 "${space[@]}" --csv "$tmp/plan.csv" --jobs 2 >"$tmp/plan.txt" 2>/dev/null ||
+	bad "sim plan exited $?"
+"$sim" plan "$cfg" "${run[@]}" --gpus 8 "${space[@]}" --json --jobs 2 >"$tmp/plan.json" 2>/dev/null ||
+	bad "sim plan --json exited $?"
+
+# 1. by hand: sim gen + sim run over the same space
+best=
+for tp in 1 2 4; do for pp in 1 2; do for mb in 1 2; do for rc in none full; do for z in 0 1; do
+	dp=$((8 / (tp * pp)))
+	sp=
+	[ "$tp" -gt 1 ] && sp=--sp
+	if ! "$sim" gen "${run[@]}" --tp $tp --pp $pp --dp $dp --micro-batch $mb --recompute $rc --zero $z $sp \
+		-o "$tmp/l.trace" 2>/dev/null; then
+		grep -q "^[^,]*,[^,]*,$tp,$pp,$dp,1,$mb,$rc,$z," "$tmp/plan.csv" && bad "plan lists tp$tp pp$pp mb$mb $rc zero-$z, which sim gen refuses"
+		continue
+	fi
+	"$sim" run "$cfg" "$tmp/l.trace" --json >"$tmp/l.json" 2>/dev/null
+	code=$?
+	row=$(grep "^[^,]*,[^,]*,$tp,$pp,$dp,1,$mb,$rc,$z," "$tmp/plan.csv")
+	state=$(cut -d, -f2 <<<"$row")
+	[ -n "$row" ] || { bad "tp$tp pp$pp mb$mb $rc zero-$z: sim gen lays it out, the plan does not list it"; continue; }
+	case $state in
+	does-not-fit) [ "$code" = 3 ] && ok || bad "tp$tp pp$pp mb$mb $rc zero-$z: plan says it does not fit, sim run exits $code" ;;
+	replayed)
+		t=$(jq .time_s "$tmp/l.json")
+		mem=$(jq '.memory.peak_bytes / 1073741824' "$tmp/l.json")
+		if [ "$code" = 0 ] && close "$(cut -d, -f12 <<<"$row")" "$t" 1e-5 && close "$(cut -d, -f11 <<<"$row")" "$mem" 1e-4; then ok; else
+			bad "tp$tp pp$pp mb$mb $rc zero-$z: plan $row; sim run exit $code, step $t s, memory $mem GiB"
+		fi ;;
+	dominated) [ "$code" = 0 ] && ok || bad "tp$tp pp$pp mb$mb $rc zero-$z: not replayed as dominated, yet sim run exits $code" ;;
+	*) bad "tp$tp pp$pp mb$mb $rc zero-$z: state '$state'" ;;
+	esac
+	if [ "$code" = 0 ]; then
+		t=$(jq .time_s "$tmp/l.json")
+		best=$(awk -v a="$t" -v b="${best:-inf}" 'BEGIN { print (b == "inf" || a < b) ? a : b }')
+	fi
+done; done; done; done; done
+top=$(awk -F, 'NR == 2 { print $12 }' "$tmp/plan.csv")
+close "$top" "$best" 1e-6 && ok || bad "the plan's best step $top s, the exhaustive search's $best s"
+
+# 2. the ranking and the counts
+awk -F, 'NR > 1 && $1 != "" { if (seen_untimed || ($12 + 0) < last) bad = 1; last = $12 + 0 }
+	NR > 1 && $1 == "" { seen_untimed = 1 } END { exit bad }' "$tmp/plan.csv" && ok ||
+	bad "CSV: timed rows not first or not in ascending step time"
+for s in replayed:replayed dominated:dominated does-not-fit:do_not_fit; do
+	IFS=: read -r st key <<<"$s"
+	c=$(awk -F, -v s="$st" 'NR > 1 && ($2 == s || (s == "replayed" && $2 == "failed")) { n++ } END { print n + 0 }' "$tmp/plan.csv")
+	[ "$c" = "$(jq ".layouts_count.$key" "$tmp/plan.json")" ] && ok || bad "$st: $c CSV rows, JSON $(jq ".layouts_count.$key" "$tmp/plan.json")"
+done
+[ "$(jq '.layouts | length' "$tmp/plan.json")" = "$(($(wc -l <"$tmp/plan.csv") - 1))" ] && ok || bad "JSON and CSV list different layouts"
+grep -q '^ *1 ' "$tmp/plan.txt" && ok || bad "the table has no rank 1: $(head -3 "$tmp/plan.txt")"
+
+# 3. dominance: the same layout with a lighter recompute fits
+awk -F, 'NR > 1 { key = $3 "," $4 "," $5 "," $6 "," $7 "," $9; if ($2 != "does-not-fit") fit[key "," $8] = 1; if ($2 == "dominated") dom[key] = $8 }
+	END { for (k in dom) if (!fit[k ",none"] && !(dom[k] == "full" && fit[k ",selective"])) bad = 1; exit bad }' "$tmp/plan.csv" &&
+	ok || bad "a dominated layout without a lighter recompute that fits"
+
+# 4. determinism
+"$sim" plan "$cfg" "${run[@]}" --gpus 8 "${space[@]}" --csv "$tmp/plan2.csv" --jobs 1 >/dev/null 2>&1
+cmp -s "$tmp/plan.csv" "$tmp/plan2.csv" && ok || bad "two runs (2 jobs and 1) give different CSVs"
+"$sim" plan "$cfg" "${run[@]}" --gpus 8 "${space[@]}" --json --jobs 1 2>/dev/null | jq -S 'del(.provenance.command)' >"$tmp/p2.json"
+jq -S 'del(.provenance.command)' "$tmp/plan.json" | cmp -s - "$tmp/p2.json" && ok ||
+	bad "two runs give different JSON (besides the command line)"
+
+echo "$((n - fails)) passed, $fails failed"
+[ "$fails" = 0 ]
