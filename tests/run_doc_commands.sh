@@ -5,9 +5,12 @@
 # root and must exit 0. Set-up lines (apt-get, cmake, ctest) are run by
 # .ci/run itself. docs/config-reference.md must be what `sim help config
 # --markdown` prints (regenerate it with that command).
-# usage: run_doc_commands.sh SIM REPO_ROOT
+# With --no-plan (the sanitizer build) the `sim plan` lines are skipped: each
+# replays tens to hundreds of whole steps, which the normal build runs (ctest
+# plan runs the planner under the sanitizers too).
+# usage: run_doc_commands.sh SIM REPO_ROOT [--no-plan]
 set -u
-sim=$1 root=$2
+sim=$1 root=$2 noplan=${3:-}
 cd "$root" || exit 1
 fails=0 n=0
 tmp=$(mktemp -d)
@@ -15,6 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 for doc in README.md docs/*.md; do
 	awk '/^```/{if (f) f=0; else f=($0 ~ /^```(sh|bash|console)$/); next} f && /^(\$ )?sim /{sub(/^\$ /,""); print}' "$doc" >"$tmp/cmds"
 	while IFS= read -r line; do
+		[ "$noplan" = --no-plan ] && [ "${line#sim plan }" != "$line" ] && continue
 		n=$((n + 1))
 		# output redirections in docs write into a scratch directory
 		line=${line//> docs\//> $tmp\/}

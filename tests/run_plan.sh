@@ -11,7 +11,9 @@
 #     JSON's counts match the CSV's rows;
 #  3. recompute dominance: a layout not replayed has the same layout with a
 #     lighter recompute that fits;
-#  4. the same inputs give byte-identical CSV and JSON.
+#  4. the same inputs give byte-identical CSV and JSON;
+#  5. serving layouts: the rate the plan found keeps each fleet within the
+#     limits when `sim serve` runs it alone; rates descend down the ranking.
 # usage: run_plan.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
@@ -94,6 +96,24 @@ cmp -s "$tmp/plan.csv" "$tmp/plan2.csv" && ok || bad "two runs (2 jobs and 1) gi
 "$sim" plan "$cfg" "${run[@]}" --gpus 8 "${space[@]}" --json --jobs 1 2>/dev/null | jq -S 'del(.provenance.command)' >"$tmp/p2.json"
 jq -S 'del(.provenance.command)' "$tmp/plan.json" | cmp -s - "$tmp/p2.json" && ok ||
 	bad "two runs give different JSON (besides the command line)"
+
+# 5. serving: each layout's fleet at the rate the plan found keeps within the limits when sim serve runs it
+# alone; rates descend down the ranking; a layout whose weights leave no KV cache makes sim serve exit 3
+sv=(llama3-8b --mode serve --slo-ttft 500ms --slo-tpot 40ms --requests 200 --input-len 128:1024 --output-len 128)
+"$sim" plan "$cfg" "${sv[@]}" --gpus 4 --tp 1,2,4 --pp 1,2 --csv "$tmp/serve.csv" --jobs 2 >/dev/null 2>&1 ||
+	bad "sim plan --mode serve exited $?"
+awk -F, 'NR > 1 && $1 != "" { if (NR > 2 && $6 + 0 > last) bad = 1; last = $6 + 0 } END { exit bad }' "$tmp/serve.csv" &&
+	ok || bad "serve CSV: rates not descending"
+[ "$(awk -F, 'NR > 1 && $1 != ""' "$tmp/serve.csv" | wc -l)" -ge 3 ] && ok || bad "serve CSV: fewer than 3 layouts served"
+while IFS=, read -r rank state tp pp reps rate rest; do
+	[ "$state" = served ] || continue
+	awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || continue
+	out=$("$sim" serve "$cfg" llama3-8b --tp "$tp" --pp "$pp" --replicas "$reps" --rate "$rate" --requests 200 \
+		--input-len 128:1024 --output-len 128 --json | jq -r '[.ttft.p99_s, .tpot.p99_s] | @tsv')
+	read -r t p <<<"$out"
+	awk -v t="$t" -v p="$p" 'BEGIN { exit !(t <= 0.5 && p <= 0.040) }' && ok ||
+		bad "serve tp$tp pp$pp x$reps at $rate/s: p99 TTFT $t s, TPOT $p s over the limits"
+done < <(tail -n +2 "$tmp/serve.csv")
 
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

@@ -27,6 +27,8 @@
 const char cmd_plan_help[] =
     "usage: sim plan CONFIG MODEL --gpus N --global-batch B [run options]\n"
     "                [search options] [--top K] [--csv FILE] [--json]\n"
+    "       sim plan CONFIG MODEL --gpus N --mode serve --slo-ttft T --slo-tpot T\n"
+    "                [stream and engine options] [--tp LIST] [--pp LIST] ...\n"
     "\n"
     "Searches the parallel layouts of a training run of MODEL (a sim gen preset,\n"
     "or gpt with shape options) on N devices of CONFIG's chip and prints them\n"
@@ -58,6 +60,15 @@ const char cmd_plan_help[] =
     "  --all-recompute         replay every recompute that fits, not only the\n"
     "                          lightest\n"
     "\n"
+    "serving (--mode serve; default --mode train):\n"
+    "  each replica layout tp x pp (--tp, --pp lists; pp default 1,2,4,8) makes\n"
+    "  N / (tp x pp) replicas; the fleet is served as sim serve serves it (its\n"
+    "  stream and engine options: --requests, --input-len, --output-len,\n"
+    "  --lengths, --seed, --max-num-seqs, --max-batched-tokens, --engine ...; see\n"
+    "  sim help serve) at rising Poisson rates, and the layouts are ranked by the\n"
+    "  highest rate whose p99 TTFT and p99 TPOT stay within --slo-ttft and\n"
+    "  --slo-tpot (one at least)\n"
+    "\n"
     "output:\n"
     "  --top K                 rows of the ranked table (default 10; 0: all)\n"
     "  --csv FILE              every layout, one row each (replayed, dominated,\n"
@@ -75,10 +86,12 @@ const char cmd_plan_help[] =
     "  sim plan configs/h100.cfg llama3-8b --gpus 16 --seq 4096 --global-batch 64\n"
     "  sim plan configs/h100.cfg llama3-70b --gpus 256 --seq 8192 --global-batch 512 --top 5\n"
     "  sim plan configs/mi300x.cfg llama3-70b --gpus 64 --seq 4096 --global-batch 256 --tp 4,8\n"
-    "          --recompute selective --csv /tmp/plan.csv\n";
+    "          --recompute selective --csv /tmp/plan.csv\n"
+    "  sim plan configs/h100.cfg llama3-70b --gpus 16 --mode serve --slo-ttft 1s --slo-tpot 60ms\n"
+    "          --requests 300 --input-len 128:2048 --output-len 256\n";
 
 /* sim gen's layout options: the search sets them */
-static const char *const layout_opts[] = {"--dp", "--sp", "--mode", "--batch", "-o", NULL};
+static const char *const layout_opts[] = {"--dp", "--sp", "--batch", "--replicas", "--prefill-replicas", "-o", NULL};
 
 struct pl_args {
 	const char *config;
@@ -91,6 +104,9 @@ struct pl_args {
 	char *gen_argv[256];
 	int argc; /* the command line, for provenance */
 	char **argv;
+	int serve;            /* --mode serve */
+	int train_lists;      /* a training-only option was given */
+	struct sv_options so; /* --mode serve: the stream, engine and limits (sim serve's) */
 };
 
 static int parse_int(const char *opt, const char *v, long long lo, long long hi, long long *out)
@@ -162,7 +178,7 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 	if (!strcmp(a, "--json"))
 		return A->json = 1;
 	if (!strcmp(a, "--all-recompute"))
-		return A->sp.all_recompute = 1;
+		return A->sp.all_recompute = A->train_lists = 1;
 	static const char *const valued[] = {"--gpus", "--tp",  "--pp",  "--ep",   "--micro-batch", "--recompute",
 	                                     "--zero", "--top", "--csv", "--jobs", "--set",         NULL};
 	int k = 0;
@@ -175,6 +191,7 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 	const char *v = argv[++*i];
 	long long n;
 	int rc = 0;
+	A->train_lists |= k >= 3 && k <= 6; /* --ep, --micro-batch, --recompute, --zero */
 	switch (k) {
 	case 0: rc = parse_int(a, v, 1, 1 << 20, &A->gpus); break;
 	case 1: rc = parse_list(a, v, 1 << 20, &A->sp.tp); break;
@@ -200,6 +217,34 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 	return rc ? 2 + rc : 1;
 }
 
+/* --mode serve: the model, stream, engine and limits as sim serve reads them
+   (sv_parse_args), the replica layout left to the search */
+static int parse_serve(struct pl_args *A, struct gen_config *g)
+{
+	char *argv[260];
+	int argc = 0;
+	argv[argc++] = "serve";
+	argv[argc++] = (char *)A->config;
+	for (int i = 1; i < A->gen_argc; i++)
+		argv[argc++] = A->gen_argv[i];
+	argv[argc] = NULL;
+	if (A->train_lists)
+		return cli_usage_error("plan", "--ep, --micro-batch, --recompute, --zero and --all-recompute are for "
+		                               "--mode train");
+	struct sv_args sa;
+	const char *unknown;
+	char why[1280];
+	if (sv_parse_args(argc, argv, &sa, &A->so, g, &unknown, why, sizeof why))
+		return unknown ? cli_unknown_option("plan", cmd_plan_help, unknown)
+		               : cli_usage_error("plan", "%s", why);
+	if (A->so.slo_ttft_s <= 0 && A->so.slo_tpot_s <= 0)
+		return cli_usage_error("plan", "--mode serve needs --slo-ttft or --slo-tpot (the limits the rate is "
+		                               "searched under)");
+	if (A->so.arrivals == SV_CSV)
+		return cli_usage_error("plan", "--mode serve searches a Poisson rate; it does not take --requests-csv");
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct pl_args *A, struct gen_config *g)
 {
 	memset(A, 0, sizeof *A);
@@ -220,6 +265,13 @@ static int parse(int argc, char **argv, struct pl_args *A, struct gen_config *g)
 			return rc - 2;
 		if (rc)
 			continue;
+		if (!strcmp(a, "--mode")) {
+			const char *v = i + 1 < argc ? argv[++i] : "";
+			if (strcmp(v, "train") && strcmp(v, "serve"))
+				return cli_usage_error("plan", "--mode %s: expected train or serve", v);
+			A->serve = !strcmp(v, "serve");
+			continue;
+		}
 		for (int k = 0; layout_opts[k]; k++)
 			if (!strcmp(a, layout_opts[k]))
 				return cli_usage_error(
@@ -240,6 +292,9 @@ static int parse(int argc, char **argv, struct pl_args *A, struct gen_config *g)
 		return cli_usage_error("plan", "expected CONFIG MODEL");
 	if (!A->gpus)
 		return cli_usage_error("plan", "--gpus N is required (the devices of the run)");
+	A->gen_argv[A->gen_argc] = NULL;
+	if (A->serve)
+		return parse_serve(A, g);
 	if (!has_gb)
 		return cli_usage_error("plan", "--global-batch B is required (the sequences of a step, which every "
 		                               "layout keeps)");
@@ -278,11 +333,11 @@ static void progress(long done, long n, void *ctx)
 	struct prog *P = ctx;
 	double t = now_s() - P->t0;
 	if (P->tty) {
-		fprintf(stderr, "\rsim plan: %ld/%ld layouts replayed", done, n);
+		fprintf(stderr, "\rsim plan: %ld/%ld layouts", done, n);
 		if (done == n)
 			fputc('\n', stderr);
 	} else if (t > 2 && (t - P->last >= 2 || done == n)) {
-		fprintf(stderr, "sim plan: %ld/%ld layouts replayed (%.1f s)\n", done, n, t);
+		fprintf(stderr, "sim plan: %ld/%ld layouts (%.1f s)\n", done, n, t);
 		P->last = t;
 	}
 }
@@ -401,29 +456,36 @@ static void write_csv(FILE *f, const struct pl_plan *p)
 	}
 }
 
+/* what made this output: sim's version, the command, the config's fingerprint and overrides */
+static void provenance(struct json *j, const struct arch_chip *c, const struct pl_args *A)
+{
+	char fp[32];
+	snprintf(fp, sizeof fp, "%016llx", (unsigned long long)arch_chip_fingerprint(c));
+	json_obj(j, "provenance");
+	json_str(j, "sim_version", SIM_VERSION);
+	json_arr(j, "command");
+	json_str(j, NULL, "sim");
+	for (int i = 0; i < A->argc; i++)
+		json_str(j, NULL, A->argv[i]);
+	json_arr_end(j);
+	json_str(j, "config_fingerprint", fp);
+	json_arr(j, "overrides");
+	for (int i = 0; i < c->nsets; i++)
+		json_str(j, NULL, c->sets[i]);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
 static void write_json(const struct arch_chip *c, const struct pl_args *A, const struct gen_config *g,
                        const struct pl_plan *p)
 {
 	struct json j;
-	char fp[32];
-	snprintf(fp, sizeof fp, "%016llx", (unsigned long long)arch_chip_fingerprint(c));
 	json_begin(&j, stdout, 1);
 	json_obj(&j, NULL);
 	json_int(&j, "schema_version", 1);
+	json_str(&j, "mode", "train");
 	json_str(&j, "config", A->config);
-	json_obj(&j, "provenance");
-	json_str(&j, "sim_version", SIM_VERSION);
-	json_arr(&j, "command");
-	json_str(&j, NULL, "sim");
-	for (int i = 0; i < A->argc; i++)
-		json_str(&j, NULL, A->argv[i]);
-	json_arr_end(&j);
-	json_str(&j, "config_fingerprint", fp);
-	json_arr(&j, "overrides");
-	for (int i = 0; i < c->nsets; i++)
-		json_str(&j, NULL, c->sets[i]);
-	json_arr_end(&j);
-	json_obj_end(&j);
+	provenance(&j, c, A);
 	json_str(&j, "model", g->m.name[0] ? g->m.name : "gpt");
 	json_int(&j, "gpus", A->gpus);
 	json_int(&j, "seq", g->seq);
@@ -476,26 +538,212 @@ static void write_json(const struct arch_chip *c, const struct pl_args *A, const
 	json_end(&j);
 }
 
-static int save_csv(const char *path, const struct pl_plan *p)
+/* ---- serving ---------------------------------------------------------------- */
+
+static void limits_text(const struct sv_options *o, char *buf, size_t len)
 {
-	struct out_file o;
-	char why[256];
-	FILE *f = out_open(path, &o, why, sizeof why);
-	if (!f) {
-		fprintf(stderr, "sim plan: cannot write %s: %s\n", path, why);
-		return SIM_EXIT_CANTCREAT;
+	char t[32] = "", p[32] = "";
+	if (o->slo_ttft_s > 0)
+		report_tfmt(o->slo_ttft_s, t, sizeof t);
+	if (o->slo_tpot_s > 0)
+		report_tfmt(o->slo_tpot_s, p, sizeof p);
+	snprintf(buf, len, "%s%s%s%s%s", t[0] ? "p99 TTFT <= " : "", t, t[0] && p[0] ? ", " : "",
+	         p[0] ? "p99 TPOT <= " : "", p);
+}
+
+static void serve_text(const struct arch_chip *c, const struct pl_args *A, const struct gen_config *g,
+                       const struct pl_serve_plan *p, double wall_s)
+{
+	const struct sv_options *o = &A->so;
+	char lim[128];
+	limits_text(o, lim, sizeof lim);
+	printf("sim plan: %s serving on %lld x %s (%s), %s, %s\n", g->m.name[0] ? g->m.name : "gpt", A->gpus, c->name,
+	       A->config, gen_dtype_name(g->p.dtype), lim);
+	printf("layouts        %ld replica layouts, each fleet served at rising Poisson rates (%lld requests a run); "
+	       "%.1f s\n",
+	       p->n, o->requests, wall_s);
+	long ok = 0;
+	for (long i = 0; i < p->n; i++)
+		ok += !p->pt[i].rc;
+	if (ok) {
+		printf("\n rank  tp  pp  replicas    rate/s  out tok/s  per GPU  TTFT p99  TPOT p99  KV GiB/GPU\n");
+		long shown = 0;
+		for (long i = 0; i < p->n && (A->top == 0 || shown < A->top); i++) {
+			const struct pl_serve_point *q = &p->pt[i];
+			if (q->rc)
+				continue;
+			char t[32] = "-", u[32] = "-";
+			if (q->rate > 0) {
+				report_tfmt(q->ttft_p99_s, t, sizeof t);
+				report_tfmt(q->tpot_p99_s, u, sizeof u);
+			}
+			printf(" %4ld %3lld %3lld %9d %9.3g %10.4g %8.4g %9s %9s %11.1f\n", ++shown, q->c.p.tp,
+			       q->c.p.pp, q->replicas, q->rate, q->out_tok_per_s, q->out_tok_per_s / (double)A->gpus, t,
+			       u, gib(q->kv_pool_bytes));
+		}
 	}
-	write_csv(f, p);
+	long bad = 0;
+	for (long i = 0; i < p->n; i++)
+		if (p->pt[i].rc) {
+			if (!bad++)
+				printf("\nnot served:\n");
+			printf("  tp %lld pp %lld: %s\n", p->pt[i].c.p.tp, p->pt[i].c.p.pp, p->pt[i].why);
+		}
+}
+
+static void serve_csv(FILE *f, const struct pl_serve_plan *p)
+{
+	fprintf(f, "rank,state,tp,pp,replicas,rate_per_s,output_tokens_per_s,ttft_p99_s,tpot_p99_s,weights_gib,"
+	           "kv_cache_gib,error\n");
+	long rank = 0;
+	for (long i = 0; i < p->n; i++) {
+		const struct pl_serve_point *q = &p->pt[i];
+		if (!q->rc)
+			fprintf(f, "%ld", ++rank);
+		fprintf(f, ",%s,%lld,%lld,%d",
+		        q->rc == SIM_EXIT_NOFIT ? "does-not-fit"
+		        : q->rc                 ? "failed"
+		                                : "served",
+		        q->c.p.tp, q->c.p.pp, q->replicas);
+		int on = !q->rc;
+		csv_num(f, on ? q->rate : NAN);
+		csv_num(f, on ? q->out_tok_per_s : NAN);
+		csv_num(f, on && q->rate > 0 ? q->ttft_p99_s : NAN);
+		csv_num(f, on && q->rate > 0 ? q->tpot_p99_s : NAN);
+		csv_num(f, on ? gib(q->weights_bytes) : NAN);
+		csv_num(f, on ? gib(q->kv_pool_bytes) : NAN);
+		fputc(',', f);
+		for (const char *t = q->why; *t; t++)
+			fputc(*t == ',' || *t == '"' || *t == '\n' ? ' ' : *t, f);
+		fputc('\n', f);
+	}
+}
+
+static void serve_json(const struct arch_chip *c, const struct pl_args *A, const struct gen_config *g,
+                       const struct pl_serve_plan *p)
+{
+	struct json j;
+	json_begin(&j, stdout, 1);
+	json_obj(&j, NULL);
+	json_int(&j, "schema_version", 1);
+	json_str(&j, "mode", "serve");
+	json_str(&j, "config", A->config);
+	provenance(&j, c, A);
+	json_str(&j, "model", g->m.name[0] ? g->m.name : "gpt");
+	json_int(&j, "gpus", A->gpus);
+	json_str(&j, "dtype", gen_dtype_name(g->p.dtype));
+	json_num_or_null(&j, "slo_ttft_p99_s", A->so.slo_ttft_s > 0 ? A->so.slo_ttft_s : NAN);
+	json_num_or_null(&j, "slo_tpot_p99_s", A->so.slo_tpot_s > 0 ? A->so.slo_tpot_s : NAN);
+	json_int(&j, "requests", A->so.requests);
+	json_arr(&j, "layouts");
+	long rank = 0;
+	for (long i = 0; i < p->n; i++) {
+		const struct pl_serve_point *q = &p->pt[i];
+		json_obj(&j, NULL);
+		if (!q->rc)
+			json_int(&j, "rank", ++rank);
+		else
+			json_null(&j, "rank");
+		json_str(&j, "state", q->rc == SIM_EXIT_NOFIT ? "does-not-fit" : q->rc ? "failed" : "served");
+		json_int(&j, "tp", q->c.p.tp);
+		json_int(&j, "pp", q->c.p.pp);
+		json_int(&j, "replicas", q->replicas);
+		if (!q->rc) {
+			json_num(&j, "rate_per_s", q->rate);
+			json_num(&j, "output_tokens_per_s", q->out_tok_per_s);
+			json_num_or_null(&j, "ttft_p99_s", q->rate > 0 ? q->ttft_p99_s : NAN);
+			json_num_or_null(&j, "tpot_p99_s", q->rate > 0 ? q->tpot_p99_s : NAN);
+			json_num(&j, "weights_bytes", q->weights_bytes);
+			json_num(&j, "kv_cache_bytes", q->kv_pool_bytes);
+		} else
+			json_str(&j, "error", q->why);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_end(&j);
+}
+
+static int open_csv(const char *path, struct out_file *o, FILE **f)
+{
+	char why[256];
+	*f = out_open(path, o, why, sizeof why);
+	if (!*f)
+		fprintf(stderr, "sim plan: cannot write %s: %s\n", path, why);
+	return *f ? 0 : SIM_EXIT_CANTCREAT;
+}
+
+static int close_csv(const char *path, struct out_file *o, FILE *f)
+{
+	char why[256];
 	if (ferror(f)) {
-		out_abort(&o);
+		out_abort(o);
 		fprintf(stderr, "sim plan: cannot write %s: %s\n", path, strerror(EIO));
 		return SIM_EXIT_CANTCREAT;
 	}
-	if (out_commit(&o, why, sizeof why)) {
+	if (out_commit(o, why, sizeof why)) {
 		fprintf(stderr, "sim plan: cannot write %s: %s\n", path, why);
 		return SIM_EXIT_CANTCREAT;
 	}
-	return SIM_EXIT_OK;
+	return 0;
+}
+
+static int run_serve(const struct arch_chip *c, const struct pl_args *A, const struct gen_config *g)
+{
+	char why[1024];
+	struct pl_serve_plan p;
+	struct prog P = {isatty(2), now_s(), 0};
+	if (pl_serve(c, g, &A->so, A->gpus, &A->sp, A->jobs, progress, &P, &p, why, sizeof why))
+		return strncmp(why, "no replica layout", 17)
+		           ? (fprintf(stderr, "sim plan: %s\n", why), SIM_EXIT_INTERNAL)
+		           : cli_usage_error("plan", "%s", why);
+	int rc = 0;
+	if (A->csv) {
+		struct out_file o;
+		FILE *f;
+		if (!(rc = open_csv(A->csv, &o, &f))) {
+			serve_csv(f, &p);
+			rc = close_csv(A->csv, &o, f);
+		}
+	}
+	if (!rc) {
+		if (A->json)
+			serve_json(c, A, g, &p);
+		else
+			serve_text(c, A, g, &p, now_s() - P.t0);
+	}
+	pl_serve_free(&p);
+	return rc;
+}
+
+static int run_train(const struct arch_chip *c, const struct pl_args *A, const struct gen_config *g)
+{
+	char why[1024];
+	struct pl_plan p;
+	if (pl_enumerate(c, g, A->gpus, &A->sp, &p, why, sizeof why))
+		return cli_usage_error("plan", "%s", why);
+	struct prog P = {isatty(2), now_s(), 0};
+	if (pl_replay(c, &p, A->jobs, progress, &P, why, sizeof why)) {
+		fprintf(stderr, "sim plan: %s\n", why);
+		pl_free(&p);
+		return SIM_EXIT_INTERNAL;
+	}
+	pl_rank(&p);
+	int rc = 0;
+	if (A->csv) {
+		struct out_file o;
+		FILE *f;
+		if (!(rc = open_csv(A->csv, &o, &f))) {
+			write_csv(f, &p);
+			rc = close_csv(A->csv, &o, f);
+		}
+	}
+	if (!rc && A->json)
+		write_json(c, A, g, &p);
+	else if (!rc)
+		text_table(c, A, g, &p, now_s() - P.t0);
+	pl_free(&p);
+	return rc;
 }
 
 int cmd_plan(int argc, char **argv)
@@ -510,37 +758,14 @@ int cmd_plan(int argc, char **argv)
 	struct arch_chip *c = cli_load(A.config, &co, &rc);
 	if (!c)
 		return rc;
-	char why[1024];
-	struct pl_plan p;
 	const char *outs[1] = {A.csv}, *ins[1] = {c->path};
-	if ((rc = out_check_inputs("plan", outs, 1, ins, 1))) {
-		arch_free(c);
-		return rc;
+	rc = out_check_inputs("plan", outs, 1, ins, 1);
+	if (!rc)
+		rc = A.serve ? run_serve(c, &A, &g) : run_train(c, &A, &g);
+	if (!rc && (fflush(stdout) || ferror(stdout))) {
+		fprintf(stderr, "sim plan: cannot write output\n");
+		rc = SIM_EXIT_CANTCREAT;
 	}
-	if (pl_enumerate(c, &g, A.gpus, &A.sp, &p, why, sizeof why)) {
-		arch_free(c);
-		return cli_usage_error("plan", "%s", why);
-	}
-	struct prog P = {isatty(2), now_s(), 0};
-	if (pl_replay(c, &p, A.jobs, progress, &P, why, sizeof why)) {
-		fprintf(stderr, "sim plan: %s\n", why);
-		pl_free(&p);
-		arch_free(c);
-		return SIM_EXIT_INTERNAL;
-	}
-	pl_rank(&p);
-	rc = A.csv ? save_csv(A.csv, &p) : SIM_EXIT_OK;
-	if (!rc) {
-		if (A.json)
-			write_json(c, &A, &g, &p);
-		else
-			text_table(c, &A, &g, &p, now_s() - P.t0);
-		if (fflush(stdout) || ferror(stdout)) {
-			fprintf(stderr, "sim plan: cannot write output\n");
-			rc = SIM_EXIT_CANTCREAT;
-		}
-	}
-	pl_free(&p);
 	arch_free(c);
 	return rc;
 }

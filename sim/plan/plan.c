@@ -382,3 +382,159 @@ void pl_free(struct pl_plan *p)
 	free(p->pt);
 	memset(p, 0, sizeof *p);
 }
+
+/* ---- serving ------------------------------------------------------------------ */
+
+/* what a serving child sends back */
+struct pl_smsg {
+	int rc;
+	double rate, out_tok_per_s, ttft_p99_s, tpot_p99_s, weights_bytes, kv_pool_bytes;
+	char why[240];
+};
+
+struct pl_sjob {
+	const struct arch_chip *c;
+	const struct sv_options *o;
+	struct pl_serve_plan *p;
+	struct pl_smsg *msgs;
+	long done;
+	pl_progress_fn progress;
+	void *ctx;
+};
+
+/* In the child: the fleet of point i served at rising rates (sv_max_rate). */
+static void serve_one(long i, void *ctx, void *out)
+{
+	const struct pl_sjob *J = ctx;
+	const struct pl_serve_point *pt = &J->p->pt[i];
+	struct pl_smsg *m = out;
+	struct sv_options o = *J->o;
+	char why[1024] = "";
+	o.replicas = pt->replicas;
+	o.prefill_replicas = 0;
+	o.csv = o.timeline = NULL;
+	o.progress = 0;
+	int gpus = pt->replicas * (int)(pt->c.p.tp * pt->c.p.pp);
+	struct sv_model *sm = sv_model_new(J->c, &pt->c, gpus, why, sizeof why);
+	if (!sm) {
+		m->rc = SIM_EXIT_CONFIG;
+		first_line(m->why, sizeof m->why, why);
+		return;
+	}
+	struct sv_result r;
+	memset(&r, 0, sizeof r);
+	m->rc = sv_max_rate(sm, &o, &m->rate, &r, why, sizeof why);
+	if (m->rc)
+		first_line(m->why, sizeof m->why, why);
+	m->out_tok_per_s = r.out_tok_per_s;
+	m->ttft_p99_s = r.ttft.p99;
+	m->tpot_p99_s = r.tpot.p99;
+	m->weights_bytes = r.weights_bytes;
+	m->kv_pool_bytes = r.kv_pool_bytes;
+	sv_model_free(sm);
+}
+
+static void served(long i, void *ctx, int ok, int status, double wall_s)
+{
+	struct pl_sjob *J = ctx;
+	struct pl_serve_point *pt = &J->p->pt[i];
+	const struct pl_smsg *m = &J->msgs[i];
+	pt->wall_s = wall_s;
+	if (!ok) {
+		char d[160];
+		pp_describe(status, d, sizeof d);
+		pt->rc = SIM_EXIT_INTERNAL;
+		snprintf(pt->why, sizeof pt->why, "the serving process %s", d);
+	} else {
+		pt->rc = m->rc;
+		pt->rate = m->rate;
+		pt->out_tok_per_s = m->out_tok_per_s;
+		pt->ttft_p99_s = m->ttft_p99_s;
+		pt->tpot_p99_s = m->tpot_p99_s;
+		pt->weights_bytes = m->weights_bytes;
+		pt->kv_pool_bytes = m->kv_pool_bytes;
+		snprintf(pt->why, sizeof pt->why, "%s", m->why);
+	}
+	if (J->progress)
+		J->progress(++J->done, J->p->n, J->ctx);
+}
+
+static int cmp_serve(const void *pa, const void *pb)
+{
+	const struct pl_serve_point *a = pa, *b = pb;
+	int ka = a->rc != 0, kb = b->rc != 0;
+	if (ka != kb)
+		return ka < kb ? -1 : 1;
+	if (!ka && a->rate != b->rate)
+		return a->rate > b->rate ? -1 : 1;
+	long long da = a->c.p.tp * a->c.p.pp, db = b->c.p.tp * b->c.p.pp;
+	if (da != db)
+		return da < db ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+int pl_serve(const struct arch_chip *c, const struct gen_config *base, const struct sv_options *o, long long gpus,
+             const struct pl_space *sp, int jobs, pl_progress_fn progress, void *ctx, struct pl_serve_plan *p,
+             char *why, size_t len)
+{
+	struct pl_list tp = sp->tp, pp = sp->pp;
+	memset(p, 0, sizeof *p);
+	if (!tp.n)
+		default_tp(c, gpus, &tp);
+	if (!pp.n)
+		for (long long s = 1; s <= 8 && s <= gpus; s *= 2) /* serving engines pipeline little */
+			push(&pp, s);
+	p->pt = calloc((size_t)(tp.n * pp.n), sizeof *p->pt);
+	if (!p->pt) {
+		snprintf(why, len, "out of memory");
+		return -1;
+	}
+	char last[512] = "";
+	for (int a = 0; a < tp.n; a++)
+		for (int b = 0; b < pp.n; b++) {
+			long long per = tp.v[a] * pp.v[b];
+			if (gpus % per) {
+				snprintf(last, sizeof last,
+				         "a replica of tp %lld x pp %lld does not divide %lld devices", tp.v[a],
+				         pp.v[b], gpus);
+				continue;
+			}
+			struct gen_config x = *base;
+			x.mode = GEN_INFER;
+			x.p.tp = tp.v[a];
+			x.p.pp = pp.v[b];
+			x.p.dp = 1;
+			if (gen_check(&x, last, sizeof last))
+				continue;
+			struct pl_serve_point *pt = &p->pt[p->n];
+			pt->c = x;
+			pt->replicas = (int)(gpus / per);
+			pt->order = p->n++;
+		}
+	if (!p->n) {
+		snprintf(why, len, "no replica layout of %lld devices: %s", gpus, last);
+		pl_serve_free(p);
+		return -1;
+	}
+	struct pl_sjob J = {c, o, p, calloc((size_t)p->n, sizeof *J.msgs), 0, progress, ctx};
+	if (!J.msgs) {
+		snprintf(why, len, "out of memory");
+		pl_serve_free(p);
+		return -1;
+	}
+	int rc = pp_run(p->n, jobs, sizeof *J.msgs, J.msgs, serve_one, served, &J);
+	free(J.msgs);
+	if (rc) {
+		snprintf(why, len, "cannot start a process: %s", strerror(errno));
+		pl_serve_free(p);
+		return -1;
+	}
+	qsort(p->pt, (size_t)p->n, sizeof *p->pt, cmp_serve);
+	return 0;
+}
+
+void pl_serve_free(struct pl_serve_plan *p)
+{
+	free(p->pt);
+	memset(p, 0, sizeof *p);
+}

@@ -28,6 +28,7 @@
 
 #include "arch.h"
 #include "gen.h"
+#include "serve.h"
 
 #include <stddef.h>
 
@@ -110,5 +111,37 @@ void pl_rank(struct pl_plan *p);
 void pl_layout_text(const struct gen_config *c, char *buf, size_t len);
 
 void pl_free(struct pl_plan *p);
+
+/*
+ * Serving (`sim plan --mode serve`): each replica layout tp x pp of `gpus`
+ * devices (replicas = gpus / (tp x pp), sim gen's checks in --mode infer)
+ * is served by sim/serve/ with the stream and engine of o, and the highest
+ * Poisson rate whose p99 TTFT and TPOT stay within o's limits is searched
+ * (sv_max_rate); layouts are ranked by that rate, highest first (ties:
+ * fewer devices a replica, then the enumeration order), the ones whose
+ * weights leave no KV cache last.
+ */
+struct pl_serve_point {
+	struct gen_config c; /* tp, pp of one replica */
+	int replicas;
+	long order;
+	int rc;               /* 0; SIM_EXIT_NOFIT: no KV cache fits beside the weights; else the failure */
+	double rate;          /* requests/s of the fleet within the limits (0: none) */
+	double out_tok_per_s; /* at that rate, the fleet */
+	double ttft_p99_s, tpot_p99_s;
+	double weights_bytes, kv_pool_bytes; /* one device */
+	double wall_s;
+	char why[240];
+};
+
+struct pl_serve_plan {
+	struct pl_serve_point *pt;
+	long n;
+};
+
+int pl_serve(const struct arch_chip *c, const struct gen_config *base, const struct sv_options *o, long long gpus,
+             const struct pl_space *sp, int jobs, pl_progress_fn progress, void *ctx, struct pl_serve_plan *p,
+             char *why, size_t len);
+void pl_serve_free(struct pl_serve_plan *p);
 
 #endif
