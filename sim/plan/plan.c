@@ -299,6 +299,18 @@ static void replay_one(long i, void *ctx, void *out)
 	tr_free(t);
 }
 
+/* A child that died or sent nothing: rc and why say so, and 1 comes back. */
+static int child_failed(int ok, int status, const char *what, int *rc, char *why, size_t len)
+{
+	if (ok)
+		return 0;
+	char d[160];
+	pp_describe(status, d, sizeof d);
+	*rc = SIM_EXIT_INTERNAL;
+	snprintf(why, len, "the %s process %s", what, d);
+	return 1;
+}
+
 /* In the parent, when job i's child has ended. */
 static void replayed(long i, void *ctx, int ok, int status, double wall_s)
 {
@@ -306,12 +318,7 @@ static void replayed(long i, void *ctx, int ok, int status, double wall_s)
 	struct pl_point *pt = &J->p->pt[J->idx[i]];
 	const struct pl_msg *m = &J->msgs[i];
 	pt->wall_s = wall_s;
-	if (!ok) {
-		char d[160];
-		pp_describe(status, d, sizeof d);
-		pt->rc = SIM_EXIT_INTERNAL;
-		snprintf(pt->why, sizeof pt->why, "the replay's process %s", d);
-	} else {
+	if (!child_failed(ok, status, "replay's", &pt->rc, pt->why, sizeof pt->why)) {
 		pt->rc = m->rc;
 		pt->time_s = m->time_s;
 		pt->tokens_per_s = m->tokens_per_s;
@@ -440,12 +447,7 @@ static void served(long i, void *ctx, int ok, int status, double wall_s)
 	struct pl_serve_point *pt = &J->p->pt[i];
 	const struct pl_smsg *m = &J->msgs[i];
 	pt->wall_s = wall_s;
-	if (!ok) {
-		char d[160];
-		pp_describe(status, d, sizeof d);
-		pt->rc = SIM_EXIT_INTERNAL;
-		snprintf(pt->why, sizeof pt->why, "the serving process %s", d);
-	} else {
+	if (!child_failed(ok, status, "serving", &pt->rc, pt->why, sizeof pt->why)) {
 		pt->rc = m->rc;
 		pt->rate = m->rate;
 		pt->out_tok_per_s = m->out_tok_per_s;
