@@ -382,8 +382,9 @@ static void text_table(const struct arch_chip *c, const struct pl_args *A, const
 			const struct pl_point *q = &p->pt[i];
 			if (q->state != PL_REPLAYED || q->rc)
 				continue;
-			char step[32], e[PL_NCOMM][32];
+			char step[32], e[PL_NCOMM][32], tok[32];
 			report_tfmt(q->time_s, step, sizeof step);
+			report_nfmt(q->tokens_per_s, tok, sizeof tok);
 			for (int k = 0; k < PL_NCOMM; k++)
 				if (q->exposed_s[k] > 0)
 					report_tfmt(q->exposed_s[k], e[k], sizeof e[k]);
@@ -392,9 +393,9 @@ static void text_table(const struct arch_chip *c, const struct pl_args *A, const
 			char ep[16] = "";
 			if (moe)
 				snprintf(ep, sizeof ep, " %3lld", q->c.p.ep);
-			printf(" %4ld %3lld %3lld %4lld%s %3lld  %-9s  %4d %8s %10.4g %5.1f%% %8.1f %11s %9s %9s%s%s\n",
+			printf(" %4ld %3lld %3lld %4lld%s %3lld  %-9s  %4d %8s %10s %5.1f%% %8.1f %11s %9s %9s%s%s\n",
 			       ++shown, q->c.p.tp, q->c.p.pp, q->c.p.dp, ep, q->c.p.micro_batch,
-			       gen_recompute_name(q->c.p.recompute), q->c.p.zero, step, q->tokens_per_s, 100 * q->mfu,
+			       gen_recompute_name(q->c.p.recompute), q->c.p.zero, step, tok, 100 * q->mfu,
 			       gib(q->mem_bytes), e[PL_TP], e[PL_PP], e[PL_DP], moe ? " " : "", moe ? e[PL_EP] : "");
 		}
 	}
@@ -572,14 +573,15 @@ static void serve_text(const struct arch_chip *c, const struct pl_args *A, const
 			const struct pl_serve_point *q = &p->pt[i];
 			if (q->rc)
 				continue;
-			char t[32] = "-", u[32] = "-";
+			char t[32] = "-", u[32] = "-", tok[32], per[32];
 			if (q->rate > 0) {
 				report_tfmt(q->ttft_p99_s, t, sizeof t);
 				report_tfmt(q->tpot_p99_s, u, sizeof u);
 			}
-			printf(" %4ld %3lld %3lld %9d %9.3g %10.4g %8.4g %9s %9s %11.1f\n", ++shown, q->c.p.tp,
-			       q->c.p.pp, q->replicas, q->rate, q->out_tok_per_s, q->out_tok_per_s / (double)A->gpus, t,
-			       u, gib(q->kv_pool_bytes));
+			report_nfmt(q->out_tok_per_s, tok, sizeof tok);
+			report_nfmt(q->out_tok_per_s / (double)A->gpus, per, sizeof per);
+			printf(" %4ld %3lld %3lld %9d %9.3g %10s %8s %9s %9s %11.1f\n", ++shown, q->c.p.tp, q->c.p.pp,
+			       q->replicas, q->rate, tok, per, t, u, gib(q->kv_pool_bytes));
 		}
 	}
 	long bad = 0;

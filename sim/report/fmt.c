@@ -1,6 +1,7 @@
 /*
- * fmt.c -- how the reports write a duration (sim/report/report.h): a leaf
- * both halves of the report (report.c, report_work.c) call.
+ * fmt.c -- how the reports write a duration and a count (sim/report/report.h):
+ * a leaf both halves of the report (report.c, report_work.c) and the commands'
+ * tables call.
  */
 #include "report.h"
 
@@ -14,4 +15,20 @@ void report_tfmt(double s, char *buf, size_t len)
 		snprintf(buf, len, "%.4g ms", s * 1e3);
 	else
 		snprintf(buf, len, "%.4g us", s * 1e6);
+}
+
+void report_nfmt(double v, char *buf, size_t len)
+{
+	static const char prefix[] = " kMGTP";
+	int k = 0;
+	double a = v < 0 ? -v : v;
+	while (a >= 999.95 && k < 5) {
+		a /= 1000;
+		v /= 1000;
+		k++;
+	}
+	if (k)
+		snprintf(buf, len, "%.4g %c", v, prefix[k]);
+	else
+		snprintf(buf, len, "%.4g", v);
 }
