@@ -41,9 +41,10 @@ const char cmd_plan_help[] =
     "that do not fit are listed with the memory they need. docs/plan.md explains.\n"
     "\n"
     "run options (sim gen's, kept by every layout): --seq S, --global-batch B\n"
-    "  (required), --dtype bf16|fp16|fp8, --fp8-recipe R, --schedule S,\n"
-    "  --virtual-stages V, --grad-sync S, --attn-impl I, --offload, shape\n"
-    "  options (--layers, --hidden, ...)\n"
+    "  (required), --dtype bf16|fp16|fp8, --fp8-recipe R, --grad-sync S,\n"
+    "  --attn-impl I, --offload, shape options (--layers, --hidden, ...);\n"
+    "  --schedule 1f1b|gpipe|interleaved and --virtual-stages V for the layouts\n"
+    "  with pp > 1 (a single stage has no pipeline schedule)\n"
     "\n"
     "search (comma-separated lists; default: all the model and node allow):\n"
     "  --gpus N                devices of the run (required)\n"
@@ -170,6 +171,7 @@ static int parse_mask(const char *opt, const char *v, const char *const *names, 
 
 static const char *const rc_names[] = {"none", "selective", "full", NULL};
 static const char *const zero_names[] = {"0", "1", "2", "3", NULL};
+static const char *const sched_names[] = {"1f1b", "gpipe", "interleaved", NULL}; /* enum gen_sched order */
 
 /* one of plan's own options at argv[*i]: 1 consumed, 0 not ours, or an exit code + 2 */
 static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
@@ -179,8 +181,9 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 		return A->json = 1;
 	if (!strcmp(a, "--all-recompute"))
 		return A->sp.all_recompute = A->train_lists = 1;
-	static const char *const valued[] = {"--gpus", "--tp",  "--pp",  "--ep",   "--micro-batch", "--recompute",
-	                                     "--zero", "--top", "--csv", "--jobs", "--set",         NULL};
+	static const char *const valued[] = {
+	    "--gpus", "--tp",  "--pp",   "--ep",  "--micro-batch", "--recompute",      "--zero",
+	    "--top",  "--csv", "--jobs", "--set", "--schedule",    "--virtual-stages", NULL};
 	int k = 0;
 	while (valued[k] && strcmp(valued[k], a))
 		k++;
@@ -209,6 +212,21 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 		rc = parse_int(a, v, 1, 1024, &n);
 		A->jobs = (int)n;
 		break;
+	case 11: {
+		int k2 = 0;
+		while (sched_names[k2] && strcmp(sched_names[k2], v))
+			k2++;
+		if (!sched_names[k2])
+			rc = cli_usage_error("plan", "--schedule %s: expected 1f1b, gpipe or interleaved", v);
+		A->sp.sched_set = 1;
+		A->sp.sched = (enum gen_sched)k2;
+		A->train_lists = 1;
+		break;
+	}
+	case 12:
+		rc = parse_int(a, v, 1, 1024, &A->sp.vstages);
+		A->train_lists = 1;
+		break;
 	default:
 		if (A->nsets == CLI_MAX_SETS)
 			return 2 + cli_usage_error("plan", "more than %d --set options", CLI_MAX_SETS);
@@ -229,8 +247,8 @@ static int parse_serve(struct pl_args *A, struct gen_config *g)
 		argv[argc++] = A->gen_argv[i];
 	argv[argc] = NULL;
 	if (A->train_lists)
-		return cli_usage_error("plan", "--ep, --micro-batch, --recompute, --zero and --all-recompute are for "
-		                               "--mode train");
+		return cli_usage_error("plan", "--ep, --micro-batch, --recompute, --zero, --schedule, --virtual-stages "
+		                               "and --all-recompute are for --mode train");
 	struct sv_args sa;
 	const char *unknown;
 	char why[1280];
@@ -295,6 +313,8 @@ static int parse(int argc, char **argv, struct pl_args *A, struct gen_config *g)
 	A->gen_argv[A->gen_argc] = NULL;
 	if (A->serve)
 		return parse_serve(A, g);
+	if (A->sp.vstages && !(A->sp.sched_set && A->sp.sched == GEN_INTERLEAVED))
+		return cli_usage_error("plan", "--virtual-stages %lld needs --schedule interleaved", A->sp.vstages);
 	if (!has_gb)
 		return cli_usage_error("plan", "--global-batch B is required (the sequences of a step, which every "
 		                               "layout keeps)");

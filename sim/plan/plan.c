@@ -185,6 +185,12 @@ int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long 
 							x.p.zero = z;
 							x.p.recompute = (enum gen_recompute)r;
 							x.p.sp = x.p.tp > 1;
+							if (sp->sched_set && x.p.pp > 1) {
+								x.p.sched = sp->sched;
+								x.p.vstages = sp->sched != GEN_INTERLEAVED ? 1
+								              : sp->vstages                ? sp->vstages
+								                                           : 2;
+							}
 							tried++;
 							if (gen_check(&x, last, sizeof last))
 								continue;

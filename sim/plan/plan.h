@@ -46,6 +46,11 @@ struct pl_space {
 	unsigned rc_mask;   /* bit (1 << enum gen_recompute); 0: all three */
 	unsigned zero_mask; /* bit (1 << ZeRO stage); 0: 0 and 1 */
 	int all_recompute;  /* replay every recompute that fits, not only the lightest */
+	/* the pipeline schedule of the layouts with pp > 1 (a single stage has
+	   none: 1F1B, one chunk): sched_set 0 keeps sim gen's default */
+	int sched_set;
+	enum gen_sched sched;
+	long long vstages; /* chunks per stage with interleaved (0: sim gen's default, 2) */
 };
 
 /* communicators whose exposed time a plan reports */
