@@ -24,10 +24,13 @@ while IFS='|' read -r rows cfg gpus run lists pub; do
 	best=$(awk -F, 'NR == 2' "$tmp/p.csv")
 	lay() { awk -F, '{ printf "tp %s pp %s dp %s mb %s %s zero-%s", $3, $4, $5, $7, $8, $9 }' <<<"$1"; }
 	rank=$(cut -d, -f1 <<<"$row")
-	state=$(cut -d, -f2 <<<"$row")
+	step=$(cut -d, -f12 <<<"$row" | awk '{ printf "%.3f s", $1 }')
+	if [ -z "$rank" ]; then # not replayed: its state, and the memory sim gen's estimate gives it
+		rank="$(cut -d, -f2 <<<"$row") ($(cut -d, -f11 <<<"$row" | awk '{ printf "%.0f GiB", $1 }'))"
+		step=-
+	fi
 	printf '| %s | %s | %s, %s GPUs | %s | %s | %s | %s | %s | %s |\n' "$rows" "$cfg" \
-		"$(awk '{ print $1 }' <<<"$run")" "$gpus" "$(lay "$row")" "${rank:-$state}" \
-		"$(cut -d, -f12 <<<"$row" | awk '{ printf "%.3f s", $1 }')" "$(lay "$best")" \
+		"$(awk '{ print $1 }' <<<"$run")" "$gpus" "$(lay "$row")" "$rank" "$step" "$(lay "$best")" \
 		"$(cut -d, -f12 <<<"$best" | awk '{ printf "%.3f s", $1 }')" \
 		"$(awk -F, 'NR > 1 && $2 == "replayed"' "$tmp/p.csv" | wc -l)"
 done <<'EOF2'
