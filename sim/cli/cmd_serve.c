@@ -11,6 +11,7 @@
 #include "gen.h"
 #include "json.h"
 #include "outfile.h"
+#include "report.h"
 #include "serve.h"
 
 #include <errno.h>
@@ -139,8 +140,8 @@ static void len_text(const struct sv_len *l, char *buf, size_t len)
 		snprintf(buf, len, "%lld..%lld", l->lo, l->hi);
 }
 
-static void report_text(const struct arch_chip *c, const char *config, const struct gen_config *g,
-                        const struct sv_options *o, const struct sv_result *r, int find, double rate)
+static void serve_text(const struct arch_chip *c, const char *config, const struct gen_config *g,
+                       const struct sv_options *o, const struct sv_result *r, int find, double rate)
 {
 	char buf[256], in[48], out[48];
 	const double GiB = 1073741824.0;
@@ -184,9 +185,12 @@ static void report_text(const struct arch_chip *c, const char *config, const str
 	}
 	printf("finished       %lld of %lld requests in %.3f s (first arrival to last token)\n", r->finished,
 	       r->requests, r->duration_s);
-	printf("throughput     %.4g requests/s, %.4g output tokens/s, %.4g tokens/s; %.4g output tokens/s "
-	       "per device\n",
-	       r->req_per_s, r->out_tok_per_s, r->tok_per_s, r->gpus ? r->out_tok_per_s / r->gpus : 0);
+	char ot[32], tt[32], od[32];
+	report_nfmt(r->out_tok_per_s, ot, sizeof ot);
+	report_nfmt(r->tok_per_s, tt, sizeof tt);
+	report_nfmt(r->gpus ? r->out_tok_per_s / r->gpus : 0, od, sizeof od);
+	printf("throughput     %.4g requests/s, %s output tokens/s, %s tokens/s; %s output tokens/s per device\n",
+	       r->req_per_s, ot, tt, od);
 	if (o->slo_ttft_s > 0 || o->slo_tpot_s > 0)
 		printf("goodput        %.4g requests/s (%lld of %lld within TTFT %s%.4g ms, TPOT %s%.4g ms)\n",
 		       r->good_per_s, r->good, r->finished, o->slo_ttft_s > 0 ? "<= " : "any ", o->slo_ttft_s * 1e3,
@@ -221,8 +225,8 @@ static void dist_json(struct json *j, const char *key, const struct sv_dist *d)
 	json_obj_end(j);
 }
 
-static void report_json(const struct arch_chip *c, const char *config, const struct gen_config *g,
-                        const struct sv_options *o, const struct sv_result *r, int find, double rate)
+static void serve_json(const struct arch_chip *c, const char *config, const struct gen_config *g,
+                       const struct sv_options *o, const struct sv_result *r, int find, double rate)
 {
 	struct json j;
 	json_begin(&j, stdout, 1);
@@ -391,9 +395,9 @@ int cmd_serve(int argc, char **argv)
 		rc = SIM_EXIT_CANTCREAT;
 	if (!rc) {
 		if (A.json)
-			report_json(c, A.config, &g, &o, &r, A.find_rate, rate);
+			serve_json(c, A.config, &g, &o, &r, A.find_rate, rate);
 		else
-			report_text(c, A.config, &g, &o, &r, A.find_rate, rate);
+			serve_text(c, A.config, &g, &o, &r, A.find_rate, rate);
 		if (fflush(stdout) || ferror(stdout)) {
 			fprintf(stderr, "sim serve: cannot write output\n");
 			rc = SIM_EXIT_CANTCREAT;

@@ -167,8 +167,9 @@ void report_work_text(const struct report *rep, FILE *f)
 	const struct tr_workload *w = tr_workload(rep->trace);
 	char b1[32], b2[32];
 	if (w) {
-		fprintf(f, "  workload     %s (%s): %.4g tokens/s", w->name,
-		        w->kind == WK_TRAIN ? "training" : "inference", rep->tokens_per_s);
+		report_nfmt(rep->tokens_per_s, b1, sizeof b1);
+		fprintf(f, "  workload     %s (%s): %s tokens/s", w->name,
+		        w->kind == WK_TRAIN ? "training" : "inference", b1);
 		if (w->model_flops > 0 && rep->peak > 0)
 			fprintf(f, ", model FLOPs %.4g TFLOP/s per device, MFU %.1f%%", rep->model_tflops_dev,
 			        100 * rep->model_mfu);
