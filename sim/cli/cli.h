@@ -41,6 +41,18 @@ const char *cli_config(const char *name, char *buf, size_t len);
    printing the error; NULL on failure. */
 struct arch_chip *cli_load(const char *path, const struct cli_common *o, int *exit_code);
 
+/* Progress of a command's jobs on stderr: on a terminal one line rewritten
+   after every job ("sim CMD: 3/40 WHAT"); otherwise a line every 2 s once
+   the work has run 2 s, and the last. */
+struct cli_progress {
+	const char *cmd, *what; /* "sweep", "points" */
+	int tty;
+	double t0, last; /* s, monotonic */
+};
+double cli_now_s(void); /* monotonic clock, s */
+void cli_progress_start(struct cli_progress *p, const char *cmd, const char *what);
+void cli_progress(struct cli_progress *p, long done, long n);
+
 int cmd_info(int argc, char **argv);
 extern const char cmd_info_help[];
 int cmd_op(int argc, char **argv);

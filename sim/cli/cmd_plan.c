@@ -21,8 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 const char cmd_plan_help[] =
     "usage: sim plan CONFIG MODEL --gpus N --global-batch B [run options]\n"
@@ -334,32 +332,10 @@ static int parse(int argc, char **argv, struct pl_args *A, struct gen_config *g)
 	return 0;
 }
 
-/* ---- progress ------------------------------------------------------------ */
-
-struct prog {
-	int tty;
-	double t0, last;
-};
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
+/* pl_progress_fn over the command line's progress */
 static void progress(long done, long n, void *ctx)
 {
-	struct prog *P = ctx;
-	double t = now_s() - P->t0;
-	if (P->tty) {
-		fprintf(stderr, "\rsim plan: %ld/%ld layouts", done, n);
-		if (done == n)
-			fputc('\n', stderr);
-	} else if (t > 2 && (t - P->last >= 2 || done == n)) {
-		fprintf(stderr, "sim plan: %ld/%ld layouts (%.1f s)\n", done, n, t);
-		P->last = t;
-	}
+	cli_progress(ctx, done, n);
 }
 
 /* ---- outputs ---------------------------------------------------------------- */
@@ -714,7 +690,8 @@ static int run_serve(const struct arch_chip *c, const struct pl_args *A, const s
 {
 	char why[1024];
 	struct pl_serve_plan p;
-	struct prog P = {isatty(2), now_s(), 0};
+	struct cli_progress P;
+	cli_progress_start(&P, "plan", "layouts");
 	if (pl_serve(c, g, &A->so, A->gpus, &A->sp, A->jobs, progress, &P, &p, why, sizeof why))
 		return strncmp(why, "no replica layout", 17)
 		           ? (fprintf(stderr, "sim plan: %s\n", why), SIM_EXIT_INTERNAL)
@@ -732,7 +709,7 @@ static int run_serve(const struct arch_chip *c, const struct pl_args *A, const s
 		if (A->json)
 			serve_json(c, A, g, &p);
 		else
-			serve_text(c, A, g, &p, now_s() - P.t0);
+			serve_text(c, A, g, &p, cli_now_s() - P.t0);
 	}
 	pl_serve_free(&p);
 	return rc;
@@ -744,7 +721,8 @@ static int run_train(const struct arch_chip *c, const struct pl_args *A, const s
 	struct pl_plan p;
 	if (pl_enumerate(c, g, A->gpus, &A->sp, &p, why, sizeof why))
 		return cli_usage_error("plan", "%s", why);
-	struct prog P = {isatty(2), now_s(), 0};
+	struct cli_progress P;
+	cli_progress_start(&P, "plan", "layouts");
 	if (pl_replay(c, &p, A->jobs, progress, &P, why, sizeof why)) {
 		fprintf(stderr, "sim plan: %s\n", why);
 		pl_free(&p);
@@ -763,7 +741,7 @@ static int run_train(const struct arch_chip *c, const struct pl_args *A, const s
 	if (!rc && A->json)
 		write_json(c, A, g, &p);
 	else if (!rc)
-		text_table(c, A, g, &p, now_s() - P.t0);
+		text_table(c, A, g, &p, cli_now_s() - P.t0);
 	pl_free(&p);
 	return rc;
 }

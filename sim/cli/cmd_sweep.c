@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 const char cmd_sweep_help[] =
@@ -124,13 +123,6 @@ struct sw_job {
 	struct op op;
 	const struct trace *t;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* "key=v1,v2" -> a key; returns 0 or a usage error. */
 static int parse_set(const char *text, struct sw_key *k)
@@ -371,8 +363,7 @@ struct sw_pool {
 	const struct sw_job *j;
 	struct sw_row *rows;
 	long n, done;
-	int tty;
-	double t0, last;
+	struct cli_progress prog;
 };
 
 /* In point i's child: load the config with the point's values, run. */
@@ -401,19 +392,6 @@ static void run_point(long i, void *ctx, void *out)
 	}
 }
 
-static void progress(long done, long n, double t0, int tty, double *last)
-{
-	double t = now_s() - t0;
-	if (tty) {
-		fprintf(stderr, "\rsim sweep: %ld/%ld points", done, n);
-		if (done == n)
-			fputc('\n', stderr);
-	} else if (t > 2 && (t - *last >= 2 || done == n)) {
-		fprintf(stderr, "sim sweep: %ld/%ld points (%.1f s)\n", done, n, t);
-		*last = t;
-	}
-}
-
 /* In the parent, when point i's child has ended. */
 static void point_done(long i, void *ctx, int ok, int status, double wall_s)
 {
@@ -428,13 +406,14 @@ static void point_done(long i, void *ctx, int ok, int status, double wall_s)
 		r->time_s = r->tflops = r->mfu = r->hfu = r->tokens_per_s = r->peak_mem = NAN;
 		snprintf(r->why, sizeof r->why, "the point's process %s", d);
 	}
-	progress(++p->done, p->n, p->t0, p->tty, &p->last);
+	cli_progress(&p->prog, ++p->done, p->n);
 }
 
 /* Runs every point, up to --jobs at once; rows[i] is point i's. */
 static int run_all(const struct sw_job *j, long n, struct sw_row *rows)
 {
-	struct sw_pool p = {j, rows, n, 0, isatty(2), now_s(), 0};
+	struct sw_pool p = {j, rows, n, 0, {0}};
+	cli_progress_start(&p.prog, "sweep", "points");
 	if (pp_run(n, j->a->jobs, sizeof *rows, rows, run_point, point_done, &p)) {
 		fprintf(stderr, "sim sweep: cannot start a process: %s\n", strerror(errno));
 		return -1;

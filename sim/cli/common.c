@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef SIM_DATADIR
@@ -234,4 +235,29 @@ struct arch_chip *cli_load(const char *path, const struct cli_common *o, int *ex
 		*exit_code = err.exit_code;
 	}
 	return c;
+}
+
+double cli_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void cli_progress_start(struct cli_progress *p, const char *cmd, const char *what)
+{
+	*p = (struct cli_progress){cmd, what, isatty(2), cli_now_s(), 0};
+}
+
+void cli_progress(struct cli_progress *p, long done, long n)
+{
+	double t = cli_now_s() - p->t0;
+	if (p->tty) {
+		fprintf(stderr, "\rsim %s: %ld/%ld %s", p->cmd, done, n, p->what);
+		if (done == n)
+			fputc('\n', stderr);
+	} else if (t > 2 && (t - p->last >= 2 || done == n)) {
+		fprintf(stderr, "sim %s: %ld/%ld %s (%.1f s)\n", p->cmd, done, n, p->what, t);
+		p->last = t;
+	}
 }

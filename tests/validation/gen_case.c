@@ -19,24 +19,39 @@
 
 #define MAX_ARGS 96
 
-int vgen_config(const char *args, struct gen_config *c, char *why, size_t len)
+/* A case's argument text split at blanks into argv after the words of
+   lead (the command's name first, then what the case's columns stand for);
+   buf holds the words. argc, or -1 with why set ("sim CMD: ..."). */
+static int split_args(const char *args, const char *const *lead, int nlead, char *buf, size_t blen, char **argv,
+                      char *why, size_t len)
 {
-	char buf[2048], *argv[MAX_ARGS + 1], *save = NULL;
+	char *save = NULL;
 	int argc = 0;
-	if (strlen(args) >= sizeof buf) {
-		snprintf(why, len, "sim gen: arguments longer than %zu characters", sizeof buf - 1);
+	if (strlen(args) >= blen) {
+		snprintf(why, len, "sim %s: arguments longer than %zu characters", lead[0], blen - 1);
 		return -1;
 	}
-	snprintf(buf, sizeof buf, "%s", args);
-	argv[argc++] = (char *)"gen";
+	snprintf(buf, blen, "%s", args);
+	while (argc < nlead)
+		argv[argc] = (char *)lead[argc], argc++;
 	for (char *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
 		if (argc == MAX_ARGS) {
-			snprintf(why, len, "sim gen: more than %d arguments", MAX_ARGS - 1);
+			snprintf(why, len, "sim %s: more than %d arguments", lead[0], MAX_ARGS - nlead);
 			return -1;
 		}
 		argv[argc++] = w;
 	}
 	argv[argc] = NULL;
+	return argc;
+}
+
+int vgen_config(const char *args, struct gen_config *c, char *why, size_t len)
+{
+	static const char *const lead[] = {"gen"};
+	char buf[2048], *argv[MAX_ARGS + 1];
+	int argc = split_args(args, lead, 1, buf, sizeof buf, argv, why, len);
+	if (argc < 0)
+		return -1;
 	struct gen_args a;
 	char msg[1280];
 	if (gen_parse_args(argc, argv, c, &a, msg, sizeof msg)) {
@@ -52,23 +67,11 @@ int vgen_config(const char *args, struct gen_config *c, char *why, size_t len)
 
 int vserve_config(const char *args, struct sv_options *o, struct gen_config *c, char *why, size_t len)
 {
-	char buf[2048], *argv[MAX_ARGS + 1], *save = NULL;
-	int argc = 0;
-	if (strlen(args) >= sizeof buf) {
-		snprintf(why, len, "sim serve: arguments longer than %zu characters", sizeof buf - 1);
+	static const char *const lead[] = {"serve", "CONFIG"}; /* CONFIG: the case's config column */
+	char buf[2048], *argv[MAX_ARGS + 1];
+	int argc = split_args(args, lead, 2, buf, sizeof buf, argv, why, len);
+	if (argc < 0)
 		return -1;
-	}
-	snprintf(buf, sizeof buf, "%s", args);
-	argv[argc++] = (char *)"serve";
-	argv[argc++] = (char *)"CONFIG"; /* the case's config column */
-	for (char *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-		if (argc == MAX_ARGS) {
-			snprintf(why, len, "sim serve: more than %d arguments", MAX_ARGS - 2);
-			return -1;
-		}
-		argv[argc++] = w;
-	}
-	argv[argc] = NULL;
 	struct sv_args a;
 	const char *unknown;
 	char msg[1280];

@@ -345,6 +345,16 @@ static int unit_ok(enum metric m, const char *unit)
 	return !strcmp(metric_unit[m], unit);
 }
 
+/* A serving case: `serve ARGS` alone (no options after ';'). 0, or -1 with why. */
+static int parse_serve_case(struct vcase *v, char *why, size_t len)
+{
+	if (v->nops > 1) {
+		snprintf(why, len, "a serve case takes no options after ';'");
+		return -1;
+	}
+	return vserve_config(v->op_text[0] + 6, &v->so, &v->gc, why, len);
+}
+
 /* A `gen` case's ops column: `gen ARGS` (what follows `sim gen`), then
    options separated by ';': attn=IMPL runs every attention of the trace
    with that kernel (naive: the separate kernels of an eager framework);
@@ -544,9 +554,7 @@ static void case_row(char **fl, int lineno)
 	int bad = 0;
 	if (v->gen) {
 		char why[WHYLEN];
-		if (v->serve ? (v->nops > 1 ? (snprintf(why, sizeof why, "a serve case takes no options after ';'"), -1)
-		                            : vserve_config(v->op_text[0] + 6, &v->so, &v->gc, why, sizeof why))
-		             : parse_gen_case(v, why, sizeof why)) {
+		if (v->serve ? parse_serve_case(v, why, sizeof why) : parse_gen_case(v, why, sizeof why)) {
 			fail("%s: %s", v->id, why);
 			snprintf(v->why, sizeof v->why, "%.900s", why);
 			bad = 1;
@@ -872,8 +880,6 @@ static int cmp_cost(const void *pa, const void *pb)
 	return a != b ? (a < b ? 1 : -1) : *(const int *)pa - *(const int *)pb;
 }
 
-/* Replays every gen case (a child process each, as many at a time as there
-   are processors, the longest first) and sets its prediction. */
 /* Serves every serving case in this process and sets its prediction. */
 static void predict_serve(void)
 {
@@ -905,6 +911,9 @@ static void predict_serve(void)
 	}
 }
 
+/* Serves the serving cases, then replays every other gen case (a child
+   process each, as many at a time as there are processors, the longest
+   first) and sets its prediction. */
 static void predict_gen(void)
 {
 	int n = 0;
