@@ -128,6 +128,12 @@ static const struct arch_param unit_params[] = {
 	BOOL("matrix.async", arch_unit, mat_async, "false",
 	     "matrix instructions issue asynchronously from shared memory (Hopper wgmma, Blackwell tcgen05): "
 	     "a warp can do vector or SFU work while its matrix op runs (FlashAttention-3)", R_DEV_STEP),
+	FLT("matrix.sync_fraction", arch_unit, mat_sync_frac, 0, "1", 0.05, 1,
+	    "share of the matrix rate (matrix.<dtype>, which the asynchronous instructions reach) that the synchronous "
+	    "warp-level instruction reaches (mma.sync, as FlashAttention-2 and other kernels written for sm_80 issue "
+	    "it); 1 where the unit has only that instruction. H100: 1365 of 2048 MAC/clk/SM, 2/3 "
+	    "(bench/gpu/mma_sync.cu, docs/validation.md)",
+	    "device model: FlashAttention-1/-2 and decode kernels (sim/device/model_attn.c) and warp stepper (sim/step)"),
 	FLT("shared_mem_bandwidth", arch_unit, smem_Bpc, 0, "128", 1, 1e5,
 	    "shared-memory (LDS) bytes per clock per unit (NVIDIA: 32 banks x 4 B = 128)", R_DEV_STEP),
 	FLT("matrix.sparsity", arch_unit, sparsity, 0, "1", 1, 16, "speed-up of 2:4 structured sparsity on tf32 and narrower types (2 on A100/H100; 1 = none)",

@@ -131,6 +131,35 @@ int main(int argc, char **argv)
 	struct dm_result f3 = run(h, "attn b=4 h=16 sq=4096 skv=4096 d=128 dtype=bf16 impl=flash3");
 	CHECK(f3.time_s < f2.time_s * 0.95, "flash3 %.3g s vs flash2 %.3g s", f3.time_s, f2.time_s);
 
+	/* FlashAttention-2 issues mma.sync, which reaches matrix.sync_fraction (2/3 on H100) of the wgmma rate:
+	   slower than with the full rate, by less than 1.5x (the softmax and memory work do not scale);
+	   FlashAttention-3 (wgmma) does not see the key */
+	{
+		struct arch_chip *hf = load("h100.cfg", "compute.sm.matrix.sync_fraction=1");
+		if (hf) {
+			const char *fa2 = "attn b=1 h=16 sq=16384 skv=16384 d=128 dtype=bf16 impl=flash2",
+			           *fa3 = "attn b=1 h=16 sq=16384 skv=16384 d=128 dtype=bf16 impl=flash3";
+			double r2 = run(h, fa2).time_s / run(hf, fa2).time_s,
+			       r3 = run(h, fa3).time_s / run(hf, fa3).time_s;
+			CHECK(r2 > 1.1 && r2 < 1.5,
+			      "flash2 at 2/3 of the matrix rate: %.3f x the time at the full rate", r2);
+			CHECK(r3 == 1, "flash3 moved with matrix.sync_fraction (%.3f)", r3);
+			arch_free(hf);
+		}
+	}
+
+	/* FlashAttention-2's causal forward: its CTAs reach the SMs in launch order, each head's longest last, so
+	   it takes more than half the non-causal time (measured on an H100, 16k tokens, head dim 128: 0.549,
+	   rows LA045 and LA047 of tests/validation/measurements-lent.tsv); FlashAttention-3 takes the longest first */
+	{
+		double c2 = run(h, "attn b=1 h=16 sq=16384 skv=16384 d=128 causal=1 dtype=bf16 impl=flash2").time_s /
+		            run(h, "attn b=1 h=16 sq=16384 skv=16384 d=128 causal=0 dtype=bf16 impl=flash2").time_s;
+		double c3 = run(h, "attn b=1 h=16 sq=16384 skv=16384 d=128 causal=1 dtype=bf16 impl=flash3").time_s /
+		            run(h, "attn b=1 h=16 sq=16384 skv=16384 d=128 causal=0 dtype=bf16 impl=flash3").time_s;
+		CHECK(c2 > 0.5 && c2 < 0.6, "flash2 causal / non-causal %.3f (measured 0.549)", c2);
+		CHECK(c3 < c2, "flash3 causal / non-causal %.3f, flash2 %.3f", c3, c2);
+	}
+
 	/* causal: about half the work, but lower TFLOP/s than non-causal (imbalance, diagonal) at short seqs */
 	struct dm_result nc = run(a, "attn b=32 h=16 sq=512 skv=512 d=128 dtype=fp16 impl=flash2");
 	struct dm_result ca = run(a, "attn b=32 h=16 sq=512 skv=512 d=128 causal=1 dtype=fp16 impl=flash2");

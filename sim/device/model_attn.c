@@ -76,8 +76,9 @@ static const char *drop_txt(const struct op *op, double t_int, char *buf, size_t
  *   flash_fwd_shape / flash_bwd_shape  tiles, warps, shared memory, the work and bytes of one iteration;
  *   flash_occupancy                     CTAs per unit;
  *   flash_step_time                     one inner iteration on its pipes (s);
- *   flash_count_fwd / flash_count_bwd   iterations per head and of the longest CTA (causal stops at the diagonal);
- *   flash_dispatch_time                 the makespan of the CTAs on the units' slots (s);
+ *   flash_count                         iterations per head and of the longest CTA (causal stops at the diagonal);
+ *   flash_dispatch_time                 the makespan of the CTAs on the units' slots (s): longest first, or in
+ *                                       launch order (flash_inorder_time, FlashAttention-2);
  *   flash_traffic                       bytes per level: device memory, L2, die-to-die;
  *   flash_resources                     time of each resource alone, the kernel's time and its bound.
  */
@@ -228,19 +229,29 @@ struct flash_count {
 	long long longest;       /* iterations of the longest CTA */
 };
 
-/* forward, causal: query rows [i*bo, i*bo+bo) see keys < off + row + 1 (queries aligned to the end of keys) */
-static void flash_count_fwd(const struct op *op, const struct flash_shape *s, struct flash_count *n)
+/* Inner iterations of CTA i of a head (its blocks in launch order: blockIdx.x). Forward, causal: query rows
+   [i*bo, i*bo+bo) see keys < off + row + 1 (queries aligned to the end of keys). Backward, causal: key block i
+   is seen by query rows >= i*bo - off. */
+static long long flash_cta_iters(const struct op *op, const struct flash_shape *s, long long iters_full, long long i)
 {
 	long long bo = s->rows_cta, bi = s->rows_step;
 	long long off = op->skv - op->sq; /* key index of query 0 */
-	n->ctas_per_head = cdiv(s->len_cta, bo), n->iters_full = cdiv(s->len_step, bi);
+	if (!op->causal)
+		return iters_full;
+	if (!s->bwd) {
+		long long last = off + (long long)dmin((double)(i + 1) * bo, (double)op->sq);
+		return (long long)dmax(0, dmin((double)iters_full, (double)cdiv(last, bi)));
+	}
+	long long first = (long long)dmax(0, (double)(i * bo - off));
+	return first >= op->sq ? 0 : iters_full - first / bi;
+}
+
+static void flash_count(const struct op *op, const struct flash_shape *s, struct flash_count *n)
+{
+	n->ctas_per_head = cdiv(s->len_cta, s->rows_cta), n->iters_full = cdiv(s->len_step, s->rows_step);
 	n->per_head = 0, n->longest = 0;
 	for (long long i = 0; i < n->ctas_per_head; i++) {
-		long long it = n->iters_full;
-		if (op->causal) {
-			long long last = off + dmin((double)(i + 1) * bo, (double)op->sq);
-			it = dmax(0, dmin((double)n->iters_full, (double)cdiv(last, bi)));
-		}
+		long long it = flash_cta_iters(op, s, n->iters_full, i);
 		n->per_head += it;
 		if (it > n->longest)
 			n->longest = it;
@@ -248,31 +259,62 @@ static void flash_count_fwd(const struct op *op, const struct flash_shape *s, st
 	assert(n->longest <= n->iters_full && n->per_head <= n->ctas_per_head * n->iters_full);
 }
 
-/* backward, causal: key block i is seen by query rows >= i*bo - off */
-static void flash_count_bwd(const struct op *op, const struct flash_shape *s, struct flash_count *n)
+/* Slot heap of the in-order dispatch below: a binary min-heap of the times the slots free. */
+static void heap_down(double *h, long long n, long long i)
 {
-	long long bo = s->rows_cta, bi = s->rows_step;
-	long long off = op->skv - op->sq; /* key index of query 0 */
-	n->ctas_per_head = cdiv(s->len_cta, bo), n->iters_full = cdiv(s->len_step, bi);
-	n->per_head = 0, n->longest = 0;
-	for (long long i = 0; i < n->ctas_per_head; i++) {
-		long long it = n->iters_full;
-		if (op->causal) {
-			long long first = (long long)dmax(0, (double)(i * bo - off));
-			it = first >= op->sq ? 0 : n->iters_full - first / bi;
-		}
-		n->per_head += it;
-		if (it > n->longest)
-			n->longest = it;
+	for (;;) {
+		long long l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && h[l] < h[m])
+			m = l;
+		if (r < n && h[r] < h[m])
+			m = r;
+		if (m == i)
+			return;
+		double t = h[i];
+		h[i] = h[m], h[m] = t, i = m;
 	}
-	assert(n->longest <= n->iters_full && n->per_head <= n->ctas_per_head * n->iters_full);
+}
+
+/* FlashAttention-2 launches the grid (CTAs of a head, batch, heads) and the block scheduler hands its CTAs to
+   the slots in that order as they free (list scheduling in launch order, not longest first): a causal
+   forward's last CTAs, the longest of their head, start last. The makespan of that (s), or a negative value
+   when out of memory. Past 2^20 CTAs only the last heads are scheduled, every slot starting at the mean load
+   of the ones before (the tail is what the order changes). */
+static double flash_inorder_time(const struct op *op, const struct flash_shape *s, const struct flash_count *n,
+                                 long long heads, long long slots, double iter_s, double cta_fixed_s)
+{
+	long long per = n->ctas_per_head, tail = heads;
+	if (per * heads > (1LL << 20))
+		tail = (long long)dmin((double)heads, (double)cdiv(8 * slots, per) + 1);
+	double *h = malloc((size_t)slots * sizeof *h);
+	double *job = malloc((size_t)per * sizeof *job);
+	if (!h || !job) {
+		free(h), free(job);
+		return -1;
+	}
+	for (long long i = 0; i < per; i++)
+		job[i] = flash_cta_iters(op, s, n->iters_full, i) * iter_s + cta_fixed_s;
+	double base = (double)(heads - tail) * ((double)n->per_head * iter_s + per * cta_fixed_s) / (double)slots;
+	for (long long i = 0; i < slots; i++)
+		h[i] = base;
+	double end = base;
+	for (long long hd = 0; hd < tail; hd++)
+		for (long long i = 0; i < per; i++) {
+			h[0] += job[i]; /* the slot that frees first takes the next CTA */
+			if (h[0] > end)
+				end = h[0];
+			heap_down(h, slots, 0);
+		}
+	free(h), free(job);
+	return end;
 }
 
 /* The makespan of the pipes (s), each slot a 1/occ share of a unit: every head has the same blocks; slots take
-   CTAs as they free (longest first). */
+   CTAs as they free, longest first (FlashAttention-3's tile scheduler) or in launch order (FlashAttention-2's
+   grid, in_order). */
 static double flash_dispatch_time(const struct op *op, const struct flash_shape *s, const struct flash_count *n,
                                   const struct flash_step *st, const struct memsys *ms, const struct arch_unit *u,
-                                  double occ, long long heads)
+                                  double occ, long long heads, int in_order)
 {
 	double ea = dt_bytes(op->dtype), d = (double)op->d;
 	long long slots = (long long)(u->count * occ);
@@ -288,6 +330,12 @@ static double flash_dispatch_time(const struct op *op, const struct flash_shape 
 	double sm_s = dmax(all_s / (double)slots, longest_s);
 	if (!op->causal) /* equal CTAs: whole waves */
 		sm_s = (double)waves * (n->iters_full * iter_s + cta_fixed_s);
+	else if (in_order) {
+		double t = flash_inorder_time(op, s, n, heads, slots, iter_s, cta_fixed_s);
+		if (t >= 0) /* else (out of memory) the longest-first bound */
+			sm_s = t;
+	}
+	assert(sm_s >= longest_s * (1 - 1e-9));
 	return sm_s;
 }
 
@@ -377,8 +425,9 @@ static void flash_explain(FILE *ex, const struct arch_unit *u, const struct op *
                           double macs_clk)
 {
 	char dtxt[96];
-	xp(ex, "unit: %ld x %s, matrix %.0f MAC/clk, %.0f fp32 lanes, %.0f SFU/clk at %.0f MHz\n", u->count, u->name,
-	   macs_clk, u->vec[DT_FP32], u->sfu, r->clock_hz / 1e6);
+	xp(ex, "unit: %ld x %s, matrix %.0f MAC/clk%s, %.0f fp32 lanes, %.0f SFU/clk at %.0f MHz\n", u->count, u->name,
+	   macs_clk, u->mat_sync_frac < 1 && !v->async ? " (mma.sync: matrix.sync_fraction of the rate)" : "",
+	   u->vec[DT_FP32], u->sfu, r->clock_hz / 1e6);
 	xp(ex,
 	   "blocks: %d %s rows per CTA, %d per inner step; %lld CTAs, %.0f per unit (%d warps each, "
 	   "%.0f KiB shared memory)\n",
@@ -417,22 +466,23 @@ static int flash_time(const struct arch_chip *c, const struct op *op, const stru
 		         v->name, c->name, u->name);
 		return -1;
 	}
+	/* FlashAttention-2 issues the synchronous warp-level instruction (mma.sync), which on units that also
+	   take asynchronous ones (Hopper wgmma) reaches only matrix.sync_fraction of their rate */
+	double issue_clk = macs_clk * (matrix && !v->async ? u->mat_sync_frac : 1);
 	struct memsys ms;
 	memsys_of(c, &ms);
 	struct flash_shape s;
 	struct flash_count n;
-	if (op->dir == DIR_BWD) {
+	if (op->dir == DIR_BWD)
 		flash_bwd_shape(op, v, &s);
-		flash_count_bwd(op, &s, &n);
-	} else {
+	else
 		flash_fwd_shape(op, v, &s);
-		flash_count_fwd(op, &s, &n);
-	}
+	flash_count(op, &s, &n);
 	double occ = flash_occupancy(u, &s);
 	struct flash_step st;
-	flash_step_time(c, u, op, v, &s, macs_clk, clock, occ, &st);
+	flash_step_time(c, u, op, v, &s, issue_clk, clock, occ, &st);
 	long long heads = op->b * op->h;
-	double sm_s = flash_dispatch_time(op, &s, &n, &st, &ms, u, occ, heads);
+	double sm_s = flash_dispatch_time(op, &s, &n, &st, &ms, u, occ, heads, !v->async);
 	struct flash_traffic tr;
 	flash_traffic(&s, &n, &ms, heads, &tr);
 	double t[B_COUNT] = {0}, body_s;
@@ -456,9 +506,9 @@ static int flash_time(const struct arch_chip *c, const struct op *op, const stru
 	k->splitk = 1;
 	k->ctas = ctas, k->ctas_per_unit = (int)occ, k->waves = (double)ctas / (double)slots, k->kernels = s.kernels;
 	if (it)
-		flash_iter_of(c, u, op, &s, &n, &st, &tr, &ms, r, macs_clk, heads, it);
+		flash_iter_of(c, u, op, &s, &n, &st, &tr, &ms, r, issue_clk, heads, it);
 	if (ex)
-		flash_explain(ex, u, op, v, &s, &n, &st, &tr, &ms, r, macs_clk);
+		flash_explain(ex, u, op, v, &s, &n, &st, &tr, &ms, r, issue_clk);
 	return 0;
 }
 
@@ -523,7 +573,8 @@ static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm
 	/* chiplets: each CTA streams its own chunk of keys, (n-1)/n of it from other dies */
 	double d2d_B = ms.remote * (kv_B + 2 * q_B);
 	t[B_D2D] = ms.d2d_bw > 0 ? d2d_B / ms.d2d_bw : 0;
-	t[matrix ? B_MATRIX : B_VECTOR] = macs / (macs_clk * clock * u->count);
+	/* FlashDecoding's split-KV kernels are FlashAttention-2's: mma.sync (matrix.sync_fraction) */
+	t[matrix ? B_MATRIX : B_VECTOR] = macs / (macs_clk * (matrix ? u->mat_sync_frac : 1) * clock * u->count);
 	t[B_SFU] = rows * op->skv * op->b * op->hkv / (u->sfu > 0 ? u->sfu * clock * u->count : 1e12);
 	double page_s = 0;
 	if (op->impl == ATTN_PAGED) /* a block-table lookup before each page of each CTA */
@@ -709,8 +760,8 @@ static int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm
 	   sum of the partial dQ and its fp32 accumulation */
 	double lane_row = bwd ? warps : 3 + (warps - 1);
 	double sfu_ops = (double)bq * bc * sfu_score;
-	double lane_ops = (double)bq * bc * lane_score + lane_row * bq * dk + 2.0 * warps * bq; /* + row max, sum */
-	double mma_per_s = macs_clk * clock * c->model.mma_eff;
+	double lane_ops = (double)bq * bc * lane_score + lane_row * bq * dk + 2.0 * warps * bq;   /* + row max, sum */
+	double mma_per_s = macs_clk * (matrix ? u->mat_sync_frac : 1) * clock * c->model.mma_eff; /* mma.sync */
 	double lanes_per_s = u->vec[DT_FP32] * clock, sfu_per_s = u->sfu > 0 ? u->sfu * clock : lanes_per_s / 4;
 	double t_mma = macs_step / mma_per_s, t_sfu = lanes_per_s > 0 ? sfu_ops / sfu_per_s : 0,
 	       t_vec = lanes_per_s > 0 ? lane_ops / lanes_per_s : 0;

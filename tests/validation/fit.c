@@ -8,7 +8,8 @@
  * (compute.<group>.matrix.pj_per_mac: with chip.tdp and model.static_power
  * it sets the clock a power-limited GEMM sustains). The error minimized is
  * the mean absolute log ratio of predicted to measured over the fit rows:
- * the op-level cases that are not conditioned (cv_minimize, Nelder-Mead),
+ * the op-level cases that are not conditioned, and not this project's own
+ * measurements (--also files: a held-out set) (cv_minimize, Nelder-Mead),
  * the collective constants and the others as two blocks. A microarchitecture with no GEMM row to fit takes the
  * geometric mean of the fitted ones (the prior for a chip nobody measured).
  *
@@ -100,7 +101,7 @@ struct fitres {
 
 int fit_row(const struct vcase *v)
 {
-	return v->ok && !v->gen && !v->cond;
+	return v->ok && !v->gen && !v->cond && !ms[v->meas].lent;
 }
 
 static double get_model(const struct arch_model *m, int k)

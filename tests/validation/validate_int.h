@@ -30,6 +30,7 @@ struct meas {
 	char source[640];
 	int line;
 	int in_cases, in_skipped;
+	int lent; /* from an --also file: measured by this project on lent hardware */
 };
 
 enum metric {
