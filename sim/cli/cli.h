@@ -73,5 +73,7 @@ int cmd_plan(int argc, char **argv);
 extern const char cmd_plan_help[];
 int cmd_compare(int argc, char **argv);
 extern const char cmd_compare_help[];
+int cmd_import(int argc, char **argv);
+extern const char cmd_import_help[];
 
 #endif

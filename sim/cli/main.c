@@ -41,6 +41,7 @@ static const struct command commands[] = {
     {"op", cmd_op, "predict one op (gemm, attn, elem, copy, conv, embedding) and what bounds it", cmd_op_help},
     {"run", cmd_run, "replay a workload trace on a cluster and report where the time goes", cmd_run_help},
     {"gen", cmd_gen, "write the trace of a training step or inference batch of a transformer", cmd_gen_help},
+    {"import", cmd_import, "turn PyTorch profiler (Kineto) traces into a trace sim run replays", cmd_import_help},
     {"serve", cmd_serve, "serve a request stream on replicas: continuous batching, TTFT/TPOT percentiles",
      cmd_serve_help},
     {"plan", cmd_plan, "search a training run's parallel layouts: ranked step times, memory", cmd_plan_help},

@@ -1,0 +1,154 @@
+/*
+ * cmd_import.c -- `sim import kineto TRACE.json[.gz]... -o JOB.trace [--report]`
+ *
+ * Turns measured PyTorch profiler (Kineto) traces, one per rank, into a
+ * simtrace 1 job (sim/import/). The output is written under a temporary
+ * name and renamed: complete or absent.
+ */
+#include "cli.h"
+#include "import.h"
+#include "outfile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_RANKS.json[.gz]...] -o JOB.trace\n"
+                               "                  [--report] [--carry NAME]... [--all-measured] [--max-bytes N]\n"
+                               "                  [--max-events N]\n"
+                               "\n"
+                               "Turns PyTorch profiler (Kineto) traces, one file per rank, into a simtrace 1\n"
+                               "job (docs/trace-format.md) that `sim run CONFIG JOB.trace` replays on any chip\n"
+                               "(docs/import.md). GEMMs, attention, elementwise ops and reductions become ops\n"
+                               "the device model times, with shapes from the CPU op that launched each kernel\n"
+                               "(record_shapes=True); copies and memsets become copies; NCCL/RCCL kernels\n"
+                               "become collectives when every rank of their group is imported. Any other\n"
+                               "kernel keeps its measured duration (a delay on its stream). The host's time\n"
+                               "between launches is kept as delays on a stream `host`: a faster GPU does not\n"
+                               "speed up the host. Kernels launched before the profiler's window are left out.\n"
+                               "\n"
+                               "The trace's first comment lines, and stderr with --report, say how much of\n"
+                               "the measured GPU time the model now times and how much is carried as\n"
+                               "measured, per kernel family (gemm, attention, elementwise, memcpy, nccl,\n"
+                               "other): a replay of carried time is not a prediction.\n"
+                               "\n"
+                               "options:\n"
+                               "  -o FILE          the job trace (- for stdout)\n"
+                               "  --report         the coverage table on stderr as well\n"
+                               "  --carry NAME     kernels whose name contains NAME keep their measured time,\n"
+                               "                   with the rest of their CPU op's kernels (repeatable, 16)\n"
+                               "  --all-measured   every kernel keeps its measured time: a replay of the\n"
+                               "                   recording itself, which checks the import's scheduling\n"
+                               "  --max-bytes N    largest file, uncompressed (default 536870912; exit 65)\n"
+                               "  --max-events N   most traceEvents in a file (default 20000000; exit 65)\n"
+                               "\n"
+                               "exit codes: 0 ok, 2 usage, 65 bad input (not JSON, not gzip, not a Kineto\n"
+                               "trace, a kernel without a correlation id, a rank twice), 66 a file cannot\n"
+                               "be read, 73 cannot write the output (nothing is written on any error).\n"
+                               "\n"
+                               "examples:\n"
+                               "  sim import kineto traces/kineto/kineto_small_mb8.json.gz -o small.trace --report\n"
+                               "  sim import kineto rank0.json.gz rank1.json.gz -o job.trace\n";
+
+static int parse_count(const char *v, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(v, &end, 10);
+	if (errno || end == v || *end || x < 1)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+int cmd_import(int argc, char **argv)
+{
+	if (argc < 2)
+		return cli_usage_error("import", "expected a format: kineto (sim help import)");
+	if (strcmp(argv[1], "kineto"))
+		return cli_usage_error("import", "unknown format '%s' (expected kineto)", argv[1]);
+	struct imp_options o = {0};
+	const char *outpath = NULL;
+	int report = 0, n = 0;
+	const char **paths = calloc((size_t)argc, sizeof *paths);
+	if (!paths) {
+		fprintf(stderr, "sim import: out of memory\n");
+		return SIM_EXIT_INTERNAL;
+	}
+	int rc = 0;
+	for (int i = 2; i < argc && !rc; i++) {
+		const char *a = argv[i];
+		int takes = !strcmp(a, "-o") || !strcmp(a, "--carry") || !strcmp(a, "--max-bytes") ||
+		            !strcmp(a, "--max-events");
+		if (takes && i + 1 >= argc) {
+			rc = cli_usage_error("import", "%s needs a value", a);
+			break;
+		}
+		if (!strcmp(a, "-o"))
+			outpath = argv[++i];
+		else if (!strcmp(a, "--report"))
+			report = 1;
+		else if (!strcmp(a, "--all-measured"))
+			o.all_measured = 1;
+		else if (!strcmp(a, "--carry")) {
+			if (o.ncarry == IMP_MAX_CARRY)
+				rc = cli_usage_error("import", "--carry: at most %d", IMP_MAX_CARRY);
+			else if (!*argv[i + 1])
+				rc = cli_usage_error("import", "--carry: expected a part of a kernel name");
+			else
+				o.carry[o.ncarry++] = argv[++i];
+		} else if (!strcmp(a, "--max-bytes")) {
+			if (parse_count(argv[++i], &o.max_bytes) || o.max_bytes > (1LL << 40))
+				rc = cli_usage_error(
+				    "import", "--max-bytes %s: expected a number of bytes from 1 to 2^40", argv[i]);
+		} else if (!strcmp(a, "--max-events")) {
+			if (parse_count(argv[++i], &o.max_events) || o.max_events > 1000000000)
+				rc = cli_usage_error("import", "--max-events %s: expected a number from 1 to 1e9",
+				                     argv[i]);
+		} else if (a[0] == '-' && a[1])
+			rc = cli_unknown_option("import", cmd_import_help, a);
+		else
+			paths[n++] = a;
+	}
+	if (!rc && !n)
+		rc = cli_usage_error("import", "expected at least one trace file");
+	if (!rc && !outpath)
+		rc = cli_usage_error("import", "expected -o FILE (the job trace; - for stdout)");
+	if (!rc && n > IMP_MAX_FILES)
+		rc = cli_usage_error("import", "%d files: at most %d ranks", n, IMP_MAX_FILES);
+	if (!rc)
+		rc = out_check_inputs("import", &outpath, 1, paths, n);
+	if (rc) {
+		free(paths);
+		return rc;
+	}
+	struct out_file of;
+	char why[1024];
+	FILE *f = out_open(outpath, &of, why, sizeof why);
+	if (!f) {
+		fprintf(stderr, "sim import: cannot write %s: %s\n", outpath, why);
+		free(paths);
+		return SIM_EXIT_CANTCREAT;
+	}
+	struct imp_stats st;
+	rc = imp_kineto(paths, n, &o, f, &st, why, sizeof why);
+	free(paths);
+	if (rc) {
+		out_abort(&of);
+		fprintf(stderr, "%s\n", why);
+		return rc;
+	}
+	if (ferror(f) || (of.tmp[0] == 0 && fflush(f))) {
+		out_abort(&of);
+		fprintf(stderr, "sim import: cannot write %s: %s\n", outpath, strerror(errno ? errno : EIO));
+		return SIM_EXIT_CANTCREAT;
+	}
+	if (out_commit(&of, why, sizeof why)) {
+		fprintf(stderr, "sim import: cannot write %s: %s\n", outpath, why);
+		return SIM_EXIT_CANTCREAT;
+	}
+	if (report)
+		imp_report(stderr, &st, "");
+	return SIM_EXIT_OK;
+}

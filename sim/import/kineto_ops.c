@@ -1,0 +1,445 @@
+/*
+ * kineto_ops.c -- what a GPU item of a Kineto trace is, as an op of the
+ * simtrace vocabulary: the kernel's family from its name, the op from the
+ * CPU op that launched it and record_shapes' "Input Dims" / "Input type" /
+ * "Concrete Inputs", collectives from the args NCCL's profiling records.
+ * Every line made here is checked with op_parse before it is used; a shape
+ * that cannot be read makes no op (the kernel keeps its measured time).
+ * docs/import.md has the tables in words.
+ */
+#include "import_int.h"
+#include "op.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *imp_family_name(enum imp_family f)
+{
+	static const char *const names[IF_COUNT] = {"gemm", "attention", "elementwise", "memcpy", "nccl", "other"};
+	return f >= 0 && f < IF_COUNT ? names[f] : "?";
+}
+
+/* case-insensitive strstr */
+static int has(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+	for (; *s; s++)
+		if (!strncasecmp(s, w, n))
+			return 1;
+	return 0;
+}
+
+enum imp_family kin_family(const char *cat, const char *k)
+{
+	if (!strcmp(cat, "gpu_memcpy") || !strcmp(cat, "gpu_memset") || !strcmp(cat, "Memcpy") ||
+	    !strcmp(cat, "Memset"))
+		return IF_MEMCPY;
+	if (has(k, "nccl") || has(k, "rccl"))
+		return IF_NCCL;
+	if (has(k, "flash") || has(k, "fmha") || has(k, "sdpa") || has(k, "attention"))
+		return IF_ATTN;
+	if (has(k, "gemm") || !strncmp(k, "Cijk_", 5) || has(k, "nvjet") || has(k, "xmma") || has(k, "cublas") ||
+	    has(k, "cutlass") || has(k, "gemv"))
+		return IF_GEMM;
+	if (has(k, "at::native") || has(k, "elementwise") || has(k, "reduce") || has(k, "cub::") || has(k, "fbgemm") ||
+	    has(k, "triton") || has(k, "multi_tensor") || has(k, "softmax") || has(k, "norm"))
+		return IF_ELEM;
+	return IF_OTHER;
+}
+
+/* ---- recorded shapes ---- */
+
+#define MAXD 8
+
+/* Dims of input i: the count (0 for a scalar or a list), or -1 when absent
+   or not positive integers. */
+static int dims(json_t *args, int i, long long *d)
+{
+	json_t *a = json_array_get(json_object_get(args, "Input Dims"), (size_t)i);
+	if (!json_is_array(a) || json_array_size(a) > MAXD)
+		return -1;
+	int n = (int)json_array_size(a);
+	for (int k = 0; k < n; k++) {
+		json_t *v = json_array_get(a, (size_t)k);
+		if (!json_is_integer(v) || json_integer_value(v) <= 0 || json_integer_value(v) > (1LL << 40))
+			return -1;
+		d[k] = json_integer_value(v);
+	}
+	return n;
+}
+
+static long long prod(const long long *d, int n)
+{
+	long long p = 1;
+	for (int k = 0; k < n; k++) {
+		if (p > (1LL << 50) / d[k])
+			return -1;
+		p *= d[k];
+	}
+	return p;
+}
+
+static long long numel(json_t *args, int i)
+{
+	long long d[MAXD];
+	int n = dims(args, i, d);
+	return n <= 0 ? -1 : prod(d, n);
+}
+
+/* The simtrace dtype of input i, or NULL. */
+static const char *dtype(json_t *args, int i)
+{
+	const char *t = json_string_value(json_array_get(json_object_get(args, "Input type"), (size_t)i));
+	if (!t)
+		return NULL;
+	static const char *const map[][2] = {
+	    {"float", "fp32"},
+	    {"c10::BFloat16", "bf16"},
+	    {"c10::Half", "fp16"},
+	    {"double", "fp64"},
+	    {"c10::Float8_e4m3fn", "fp8"},
+	    {"c10::Float8_e5m2", "fp8"},
+	    {"c10::Float8_e4m3fnuz", "fp8"},
+	    {"c10::Float8_e5m2fnuz", "fp8"},
+	};
+	for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+		if (!strcmp(t, map[k][0]))
+			return map[k][1];
+	return NULL;
+}
+
+/* "True"/"1" -> 1, "False"/"0" -> 0, else -1 (not recorded). */
+static int concrete_bool(json_t *args, int i)
+{
+	const char *v = json_string_value(json_array_get(json_object_get(args, "Concrete Inputs"), (size_t)i));
+	if (!v)
+		return -1;
+	if (!strcmp(v, "True") || !strcmp(v, "1"))
+		return 1;
+	if (!strcmp(v, "False") || !strcmp(v, "0"))
+		return 0;
+	return -1;
+}
+
+static int checked(char *buf, size_t len, int n)
+{
+	if (n <= 0 || (size_t)n >= len)
+		return 0;
+	struct op op;
+	char why[256];
+	return op_parse(buf, NULL, &op, why, sizeof why) == 0;
+}
+
+/* ---- GEMM ---- */
+
+struct gemm_form {
+	const char *op;
+	int a, b;   /* inputs A and B */
+	int bias;   /* input of a bias, -1 none */
+	int weight; /* B is a weight [N, K] (linear) */
+};
+
+static const struct gemm_form gemms[] = {
+    {"aten::mm", 0, 1, -1, 0},    {"aten::addmm", 1, 2, 0, 0},       {"aten::_addmm_activation", 1, 2, 0, 0},
+    {"aten::bmm", 0, 1, -1, 0},   {"aten::baddbmm", 1, 2, -1, 0},    {"aten::matmul", 0, 1, -1, 0},
+    {"aten::linear", 0, 1, 2, 1}, {"aten::_scaled_mm", 0, 1, -1, 0},
+};
+
+static int gemm_op(const struct gemm_form *f, json_t *args, char *buf, size_t len)
+{
+	long long A[MAXD], B[MAXD], C[MAXD];
+	int na = dims(args, f->a, A), nb = dims(args, f->b, B);
+	const char *dt = dtype(args, f->a);
+	if (na < 2 || nb < 2 || !dt)
+		return 0;
+	long long m, n, k = A[na - 1], batch = 1;
+	if (f->weight) { /* linear: W [N, K] */
+		if (nb != 2 || B[1] != k)
+			return 0;
+		n = B[0];
+		m = prod(A, na - 1);
+	} else if (nb == 2) { /* [..., M, K] x [K, N]: the leading dims fold into M */
+		if (B[0] != k)
+			return 0;
+		n = B[1];
+		m = prod(A, na - 1);
+	} else { /* batched: [..., M, K] x [..., K, N] */
+		if (na != nb || B[nb - 2] != k)
+			return 0;
+		n = B[nb - 1];
+		m = A[na - 2];
+		batch = prod(A, na - 2);
+	}
+	if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
+		return 0;
+	int bias = f->bias >= 0 && dims(args, f->bias, C) >= 1;
+	int w;
+	if (batch > 1)
+		w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s%s", m, n, k, batch, dt,
+		             bias ? " epilogue=bias" : "");
+	else
+		w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld dtype=%s%s", m, n, k, dt,
+		             bias ? " epilogue=bias" : "");
+	return checked(buf, len, w);
+}
+
+/* ---- attention ---- */
+
+struct attn_form {
+	const char *op;
+	int q, k;   /* inputs query and key */
+	int causal; /* input is_causal (custom_mask_type for the efficient kernels) */
+	int bshd;   /* q is [b, s, h, d] (else [b, h, s, d]) */
+	int bwd;
+};
+
+static const struct attn_form attns[] = {
+    {"aten::_scaled_dot_product_flash_attention", 0, 1, 4, 0, 0},
+    {"aten::_scaled_dot_product_flash_attention_backward", 1, 2, 11, 0, 1},
+    {"aten::_scaled_dot_product_efficient_attention", 0, 1, 6, 0, 0},
+    {"aten::_scaled_dot_product_efficient_attention_backward", 1, 2, 11, 0, 1},
+    {"aten::_scaled_dot_product_cudnn_attention", 0, 1, 6, 0, 0},
+    {"aten::_scaled_dot_product_cudnn_attention_backward", 1, 2, 14, 0, 1},
+    {"aten::_cudnn_attention_forward", 0, 1, 10, 0, 0},
+    {"aten::_cudnn_attention_backward", 1, 2, 14, 0, 1},
+    {"aten::_flash_attention_forward", 0, 1, 8, 1, 0},
+    {"aten::_flash_attention_backward", 1, 2, 11, 1, 1},
+    {"aten::_efficient_attention_forward", 0, 1, 9, 1, 0},
+    {"aten::_efficient_attention_backward", 1, 2, 14, 1, 1},
+};
+
+static int attn_op(const struct attn_form *f, json_t *args, const char *kernel, char *buf, size_t len)
+{
+	long long Q[MAXD], K[MAXD];
+	if (dims(args, f->q, Q) != 4 || dims(args, f->k, K) != 4)
+		return 0;
+	const char *dt = dtype(args, f->q);
+	if (!dt)
+		return 0;
+	long long b = Q[0], h = f->bshd ? Q[2] : Q[1], sq = f->bshd ? Q[1] : Q[2], d = Q[3];
+	long long hkv = f->bshd ? K[2] : K[1], skv = f->bshd ? K[1] : K[2];
+	if (K[0] != b || K[3] != d || hkv <= 0 || h % hkv)
+		return 0;
+	/* is_causal as recorded; the efficient kernels' custom_mask_type is 0 for
+	   none; not recorded: not causal (the larger of the two amounts of work) */
+	int causal = concrete_bool(args, f->causal);
+	if (causal < 0) {
+		const char *v =
+		    json_string_value(json_array_get(json_object_get(args, "Concrete Inputs"), (size_t)f->causal));
+		causal = v && isdigit((unsigned char)v[0]) && strcmp(v, "0") ? 1 : 0;
+	}
+	/* Hopper kernels of the FlashAttention-3 kind (cuDNN's sm90 wgmma SDPA,
+	   FA3) run as impl=flash3; every other as FlashAttention-2 */
+	const char *impl = has(kernel, "sm90") || has(kernel, "wgmma") || has(kernel, "flash3") || has(kernel, "hopper")
+	                       ? "flash3"
+	                       : "flash2";
+	int w = snprintf(buf, len, "attn b=%lld h=%lld hkv=%lld sq=%lld skv=%lld d=%lld causal=%d dtype=%s impl=%s%s",
+	                 b, h, hkv, sq, skv, d, causal, dt, impl, f->bwd ? " dir=bwd" : "");
+	return checked(buf, len, w);
+}
+
+/* ---- elementwise and reductions ---- */
+
+static int last_dim(json_t *args, int i, long long *cols)
+{
+	long long d[MAXD];
+	int n = dims(args, i, d);
+	if (n < 1)
+		return 0;
+	*cols = d[n - 1];
+	return 1;
+}
+
+static int elem_op(const char *name, json_t *args, char *buf, size_t len)
+{
+	const char *dt = dtype(args, 0);
+	long long n = numel(args, 0), cols;
+	int w = -1;
+	static const char *const binary[] = {"aten::add",  "aten::add_", "aten::sub",  "aten::sub_", "aten::mul",
+	                                     "aten::mul_", "aten::div",  "aten::div_", NULL};
+	for (int i = 0; binary[i]; i++) {
+		if (strcmp(name, binary[i]))
+			continue;
+		long long n1 = numel(args, 1);
+		if (n1 > n)
+			n = n1;
+		if (!dt || n <= 0)
+			return 0;
+		w = snprintf(buf, len, "elem op=%s n=%lld dtype=%s",
+		             strstr(name, "add") || strstr(name, "sub") ? "add" : "mul", n, dt);
+		return checked(buf, len, w);
+	}
+	if (!strcmp(name, "aten::copy_")) { /* copy_(dst, src): a cast when the types differ */
+		const char *src = dtype(args, 1);
+		if (!dt || !src || n <= 0)
+			return 0;
+		if (strcmp(dt, src))
+			w = snprintf(buf, len, "elem op=cast n=%lld dtype=%s to=%s", n, src, dt);
+		else
+			w = snprintf(buf, len, "elem op=copy n=%lld dtype=%s", n, dt);
+		return checked(buf, len, w);
+	}
+	if (!dt || n <= 0)
+		return 0;
+	if (!strcmp(name, "aten::gelu") || !strcmp(name, "aten::silu") || !strcmp(name, "aten::relu"))
+		w = snprintf(buf, len, "elem op=%s n=%lld dtype=%s", name + 6, n, dt);
+	else if (!strcmp(name, "aten::gelu_backward") || !strcmp(name, "aten::silu_backward") ||
+	         !strcmp(name, "aten::threshold_backward") || !strcmp(name, "aten::_softmax_backward_data") ||
+	         !strcmp(name, "aten::_log_softmax_backward_data") || !strcmp(name, "aten::native_layer_norm_backward"))
+		/* read two tensors of n, write one: the bytes of a multiply */
+		w = snprintf(buf, len, "elem op=mul n=%lld dtype=%s", n, dt);
+	else if ((!strcmp(name, "aten::native_layer_norm") || !strcmp(name, "aten::_fused_rms_norm") ||
+	          !strcmp(name, "aten::_softmax") || !strcmp(name, "aten::_log_softmax")) &&
+	         last_dim(args, 0, &cols))
+		w = snprintf(buf, len, "elem op=%s n=%lld cols=%lld dtype=%s",
+		             strstr(name, "softmax") ? "softmax"
+		             : strstr(name, "rms")   ? "rmsnorm"
+		                                     : "layernorm",
+		             n, cols, dt);
+	else if (!strcmp(name, "aten::sum") || !strcmp(name, "aten::mean") || !strcmp(name, "aten::amax"))
+		w = snprintf(buf, len, "elem op=read n=%lld dtype=%s", n, dt);
+	return checked(buf, len, w);
+}
+
+int kin_cpu_op(const char *name, json_t *args, const char *kernel, char *buf, size_t len)
+{
+	if (!name || !json_is_object(args))
+		return 0;
+	for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++)
+		if (!strcmp(name, gemms[i].op))
+			return gemm_op(&gemms[i], args, buf, len);
+	for (size_t i = 0; i < sizeof attns / sizeof attns[0]; i++)
+		if (!strcmp(name, attns[i].op))
+			return attn_op(&attns[i], args, kernel, buf, len);
+	return elem_op(name, args, buf, len);
+}
+
+int kin_copy_op(const char *kernel, json_t *args, int memset, char *buf, size_t len)
+{
+	json_t *b = json_object_get(args, "bytes");
+	if (!json_is_integer(b) || json_integer_value(b) <= 0 || json_integer_value(b) > (1LL << 50))
+		return 0;
+	const char *src = "hbm", *dst = "hbm";
+	if (!memset) {
+		if (strstr(kernel, "HtoD"))
+			src = "host";
+		else if (strstr(kernel, "DtoH"))
+			dst = "host";
+		else if (!strstr(kernel, "DtoD"))
+			return 0; /* peer and unknown copies keep their time */
+	}
+	int w = snprintf(buf, len, "copy bytes=%lld src=%s dst=%s", json_integer_value(b), src, dst);
+	return checked(buf, len, w);
+}
+
+/* ---- collectives ---- */
+
+static int dtype_bytes(const char *t)
+{
+	static const struct {
+		const char *name;
+		int bytes;
+	} map[] = {{"Float", 4}, {"Float32", 4}, {"Half", 2},          {"BFloat16", 2},    {"Double", 8},
+	           {"Long", 8},  {"Int", 4},     {"Int32", 4},         {"Int64", 8},       {"Byte", 1},
+	           {"Char", 1},  {"Bool", 1},    {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}, {"Short", 2}};
+	for (size_t i = 0; t && i < sizeof map / sizeof map[0]; i++)
+		if (!strcmp(t, map[i].name))
+			return map[i].bytes;
+	return 0;
+}
+
+static json_t *arg2(json_t *a, json_t *b, const char *key)
+{
+	json_t *v = json_object_get(a, key);
+	return v ? v : json_object_get(b, key);
+}
+
+/* "[0, 1, 2]" -> increasing ranks; 0 when not such a list. */
+static int parse_ranks(const char *s, struct kin_item *it)
+{
+	if (!s || *s != '[')
+		return 0;
+	int cap = 0, n = 0, *g = NULL;
+	const char *p = s + 1;
+	for (;;) {
+		while (*p == ' ')
+			p++;
+		if (*p == ']' && n == 0)
+			break;
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || v < 0 || v >= (1 << 20) || (n && v <= g[n - 1]) || n >= (1 << 20)) {
+			free(g);
+			return 0;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			int *q = realloc(g, (size_t)cap * sizeof *q);
+			if (!q) {
+				free(g);
+				return 0;
+			}
+			g = q;
+		}
+		g[n++] = (int)v;
+		p = end;
+		while (*p == ' ')
+			p++;
+		if (*p == ',')
+			p++;
+		else if (*p == ']')
+			break;
+		else {
+			free(g);
+			return 0;
+		}
+	}
+	if (n < 1) {
+		free(g);
+		return 0;
+	}
+	it->group = g;
+	it->ngroup = n;
+	return 1;
+}
+
+int kin_coll(json_t *ka, json_t *ca, struct kin_item *it)
+{
+	const char *name = json_string_value(arg2(ka, ca, "Collective name"));
+	const char *dt = json_string_value(arg2(ka, ca, "dtype"));
+	json_t *in = arg2(ka, ca, "In msg nelems"), *outn = arg2(ka, ca, "Out msg nelems");
+	int size = dtype_bytes(dt);
+	if (!name || !size || !json_is_integer(in) || !json_is_integer(outn))
+		return 0;
+	static const struct {
+		const char *kineto, *op;
+		int out; /* bytes from the output's count */
+	} map[] = {{"allreduce", "allreduce", 0},
+	           {"all_reduce", "allreduce", 0},
+	           {"allgather", "allgather", 1},
+	           {"_allgather_base", "allgather", 1},
+	           {"all_gather", "allgather", 1},
+	           {"allgather_into_tensor_coalesced", "allgather", 1},
+	           {"reduce_scatter", "reducescatter", 0},
+	           {"_reduce_scatter_base", "reducescatter", 0},
+	           {"reduce_scatter_tensor_coalesced", "reducescatter", 0},
+	           {"broadcast", "broadcast", 0},
+	           {"reduce", "reduce", 0},
+	           {"all_to_all", "alltoall", 0},
+	           {"alltoall", "alltoall", 0},
+	           {"alltoall_base", "alltoall", 0}};
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+		if (strcmp(name, map[i].kineto))
+			continue;
+		long long cnt = json_integer_value(map[i].out ? outn : in);
+		if (cnt <= 0 || cnt > (1LL << 50) / size)
+			return 0;
+		if (!parse_ranks(json_string_value(arg2(ka, ca, "Process Group Ranks")), it))
+			return 0;
+		snprintf(it->coll, sizeof it->coll, "%s", map[i].op);
+		it->bytes = (double)cnt * size;
+		return 1;
+	}
+	return 0;
+}

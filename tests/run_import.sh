@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# sim import kineto (sim/import/, docs/import.md):
+#  1. the three H100 traces of traces/kineto/ and a real MI250 trace (tests/import/, from
+#     HolisticTraceAnalysis) import, and the jobs replay (`sim run`, exit 0);
+#  2. the same bytes twice;
+#  3. the coverage table adds up: per family modelled + carried = measured, the families sum to the total,
+#     --report prints the table the trace's comments hold;
+#  4. two ranks whose NCCL kernel's group is both ranks give `coll ... comm=world` on each rank, and replay;
+#     one rank alone keeps it as measured;
+#  5. --all-measured (every kernel keeps its measured time) replays within 15% of the measured GPU span:
+#     streams, launch order and the host's delays lose or add no time beyond the profiler's own host
+#     overhead (record_shapes makes the host slower than in the unprofiled steps);
+#  6. the accuracy: each H100 job replayed on configs/h100.cfg against the measured step time (median of 10
+#     unprofiled steps, tests/validation/measured/h100-2026-11-27/rows.tsv), with the summed modelled time
+#     per family against its measured sum; asserted: the model times at least 90% of the GPU time, and the
+#     step lands within a factor 0.4-1.6 of the measured one (the vocabulary GEMM runs a Turing-era CUTLASS
+#     kernel the model does not predict: docs/import.md). The figures are printed for docs/import.md.
+# usage: run_import.sh SIM REPO_ROOT
+set -u
+sim=$1 root=$2
+cd "$root" || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() {
+	echo "FAIL $*"
+	fails=$((fails + 1))
+}
+
+# 1, 2: import, replay, determinism
+for m in small gpt3-125m gpt3-350m; do
+	in=traces/kineto/kineto_${m}_mb8.json.gz
+	"$sim" import kineto "$in" -o "$tmp/$m.trace" || fail "import $in"
+	"$sim" import kineto "$in" -o "$tmp/$m.again.trace" || fail "import $in (again)"
+	cmp -s "$tmp/$m.trace" "$tmp/$m.again.trace" || fail "$in: two imports differ"
+	"$sim" run configs/h100.cfg "$tmp/$m.trace" >"$tmp/$m.run" || fail "sim run configs/h100.cfg ($m import)"
+done
+"$sim" import kineto tests/import/mi250_minitoy_train.json.gz -o "$tmp/mi250.trace" --report 2>"$tmp/mi250.report" ||
+	fail "import the MI250 trace"
+# replayed on MI300X: on configs/mi250x.cfg the device model's assertion in gemm_cand_time (model_gemm.c) fails
+# for `gemm m=5 n=128 k=128 dtype=fp32 epilogue=bias` in Debug builds (a device-model bug, not the import's)
+"$sim" run configs/mi300x.cfg "$tmp/mi250.trace" >/dev/null || fail "sim run configs/mi300x.cfg (MI250 import)"
+grep -q '^gemm m=128 n=128 k=5 dtype=fp32' "$tmp/mi250.trace" || fail "MI250: the Cijk_ GEMM of aten::mm [128,5]x[5,128] is not a gemm op"
+
+# 3: the coverage table adds up (and --report prints it)
+for t in small gpt3-125m gpt3-350m mi250; do
+	awk -v t="$t" '
+	/^# (gemm|attention|elementwise|memcpy|nccl|other) / {
+		# "# FAMILY kernels modelled measured_ms modelled_ms carried_ms modelled%"
+		e = $5 - $6 - $7; if (e < 0) e = -e
+		if ($4 > $3 || $6 > $5 + 0.0015 || e > 0.0015) bad = bad " " $2
+		n += $3; m += $4; ms += $5; mod += $6; c += $7; rows++ }
+	/^# total / { tn = $3; tm = $4; tms = $5; tmod = $6; tc = $7 }
+	END {
+		d = ms - tms; if (d < 0) d = -d
+		if (rows != 6 || bad != "" || n != tn || m != tm || d > 0.006 || tms <= 0) {
+			print "FAIL " t ": coverage table does not add up (" rows " rows," bad ", " n "/" tn " kernels, " ms "/" tms " ms)"; exit 1 }
+	}' "$tmp/$t.trace" || fails=$((fails + 1))
+done
+grep '^# family' -A 10 "$tmp/mi250.trace" | sed 's/^# //' | head -n "$(wc -l <"$tmp/mi250.report")" |
+	diff -q - "$tmp/mi250.report" >/dev/null || fail "--report differs from the trace's table"
+
+# 4: two ranks and a collective (the fuzz seed with a cudaStreamWaitEvent, an NCCL kernel, a copy and a sync)
+seed=tests/fuzz/corpus_kineto/streams.json
+sed 's/"rank": 0/"rank": 1/' "$seed" >"$tmp/rank1.json"
+"$sim" import kineto "$seed" "$tmp/rank1.json" -o "$tmp/two.trace" || fail "import two ranks"
+[ "$(grep -c '^coll op=allreduce comm=world bytes=4096 stream=s40 id=k40 after=k7,h' "$tmp/two.trace")" = 2 ] ||
+	fail "two ranks: expected the NCCL kernel as an allreduce on world after the other stream, on each rank"
+grep -q '^on rank=1 {' "$tmp/two.trace" || fail "two ranks: no on rank=1 block"
+"$sim" run configs/h100.cfg "$tmp/two.trace" >/dev/null || fail "sim run (two ranks)"
+"$sim" import kineto "$seed" -o "$tmp/one.trace" || fail "import one rank of two"
+grep -q '^delay time=20000ns stream=s40 .*# nccl carried' "$tmp/one.trace" ||
+	fail "one rank of two: the allreduce should keep its measured time"
+
+# 5, 6: replays against the recording and the measured steps
+step_ms() { # the step time of a sim run report, in ms
+	awk '/^  step time/ { v = $3; u = $4; if (u == "s") v *= 1000; if (u == "us") v /= 1000; print v }' "$1"
+}
+printf '%-10s %9s %9s %9s %7s %9s %9s %7s %9s\n' model measured gpu_span replay err all_meas err span_err modelled
+for row in small:41.43 gpt3-125m:85.16 gpt3-350m:164.02; do
+	m=${row%%:*} meas=${row#*:}
+	"$sim" import kineto traces/kineto/kineto_${m}_mb8.json.gz -o "$tmp/$m.meas.trace" --all-measured ||
+		fail "import --all-measured $m"
+	"$sim" run configs/h100.cfg "$tmp/$m.meas.trace" >"$tmp/$m.meas.run" || fail "sim run ($m --all-measured)"
+	span=$(awk '/^# measured GPU span/ { print $5 }' "$tmp/$m.trace")
+	share=$(awk '/^# total / { print $8 }' "$tmp/$m.trace")
+	pred=$(step_ms "$tmp/$m.run") rec=$(step_ms "$tmp/$m.meas.run")
+	awk -v m="$m" -v meas="$meas" -v span="$span" -v pred="$pred" -v rec="$rec" -v share="$share" 'BEGIN {
+		printf "%-10s %9.2f %9.2f %9.2f %+6.1f%% %9.2f %+6.1f%% %+6.1f%% %8.1f%%\n", m, meas, span, pred,
+			100 * (pred / meas - 1), rec, 100 * (rec / meas - 1), 100 * (rec / span - 1), share
+		if (share < 90) { print "FAIL " m ": the model times only " share "% of the GPU time (want >= 90%)"; exit 1 }
+		if (rec > 1.15 * span || rec < 0.97 * span) { print "FAIL " m ": the replay of the recording is not within 15% of its GPU span"; exit 1 }
+		if (pred < 0.4 * meas || pred > 1.6 * meas) { print "FAIL " m ": the replay is not within 0.4-1.6 x the measured step"; exit 1 }
+	}' || fails=$((fails + 1))
+done
+echo "modelled ops: replayed time against the measured time of the kernels each op stands for (ms)"
+for m in small gpt3-125m gpt3-350m; do
+	"$sim" run configs/h100.cfg "$tmp/$m.trace" --csv "$tmp/$m.csv" >/dev/null || fail "sim run --csv ($m)"
+	# ops.csv: rank,stream,line,kind,op,start_s,end_s,time_s,...; the trace line's comment holds the family and
+	# the measured time
+	awk -F'  # ' 'NR == FNR { if (NF > 1) { split($2, c, " "); fam[FNR] = c[1]; how[FNR] = c[2]; us[FNR] = c[3] + 0 } next }
+	FNR > 1 { n = split($0, f, ","); line = f[3]; t = f[n - 5]
+		if (how[line] == "modelled") { p[fam[line]] += t * 1e3; ms[fam[line]] += us[line] / 1e3 } }
+	END { for (k in p) printf "  %-10s %-12s replay %9.3f  measured %9.3f  %+6.1f%%\n", m, k, p[k], ms[k], 100 * (p[k] / ms[k] - 1) }' \
+		m="$m" "$tmp/$m.trace" "$tmp/$m.csv/ops.csv" | sort
+done
+echo "with --carry cutlass_75 (the vocabulary GEMMs keep their measured time)"
+for row in small:41.43 gpt3-125m:85.16 gpt3-350m:164.02; do
+	m=${row%%:*} meas=${row#*:}
+	"$sim" import kineto traces/kineto/kineto_${m}_mb8.json.gz -o "$tmp/$m.c.trace" --carry cutlass_75 || fail "--carry"
+	"$sim" run configs/h100.cfg "$tmp/$m.c.trace" >"$tmp/$m.c.run" || fail "sim run ($m --carry)"
+	awk -v m="$m" -v meas="$meas" -v pred="$(step_ms "$tmp/$m.c.run")" \
+		-v share="$(awk '/^# total / { print $8 }' "$tmp/$m.c.trace")" \
+		'BEGIN { printf "  %-10s measured %7.2f ms  replay %7.2f ms  %+6.1f%%  (modelled %s%%)\n", m, meas, pred, 100 * (pred / meas - 1), share }'
+done
+[ "$fails" = 0 ] && echo "ok import_kineto"
+[ "$fails" = 0 ]
