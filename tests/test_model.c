@@ -131,6 +131,18 @@ int main(int argc, char **argv)
 	struct dm_result f3 = run(h, "attn b=4 h=16 sq=4096 skv=4096 d=128 dtype=bf16 impl=flash3");
 	CHECK(f3.time_s < f2.time_s * 0.95, "flash3 %.3g s vs flash2 %.3g s", f3.time_s, f2.time_s);
 
+	/* chiplets: a GEMM split over K whose two CTAs land on two dies reads each slice of A and B once, so the
+	   dies fetch no more than the CTAs load through L2: gemm_cand_time asserts it (the Debug and sanitizer
+	   builds), and it failed here on MI250X before */
+	{
+		struct arch_chip *mi250 = load("mi250x.cfg", NULL);
+		if (mi250) {
+			struct dm_result s = run(mi250, "gemm m=5 n=128 k=128 dtype=fp32 epilogue=bias");
+			CHECK(s.time_s > 0, "MI250X small split-K GEMM");
+			arch_free(mi250);
+		}
+	}
+
 	/* FlashAttention-2 issues mma.sync, which reaches matrix.sync_fraction (2/3 on H100) of the wgmma rate:
 	   slower than with the full rate, by less than 1.5x (the softmax and memory work do not scale);
 	   FlashAttention-3 (wgmma) does not see the key */

@@ -104,7 +104,9 @@ static double gemm_die_fill(const struct gemm_in *g, const struct gemm_cand *x, 
                             long long slots, long long tm, long long tn, double a_all, double b_all, double dram_in,
                             double l2_cta)
 {
-	int D = ms->dies;
+	/* round-robin puts the grid's CTAs on min(dies, CTAs) dies: a grid of fewer CTAs than dies (a tiny GEMM)
+	   is fetched by as many dies as it has CTAs */
+	int D = x->ctas < ms->dies ? (int)x->ctas : ms->dies;
 	double af, bf;
 	die_share(tn, D, &af, &bf);
 	double rr = D * (af * a_all + bf * b_all), ch = INFINITY; /* whole grid, per batch */
@@ -112,8 +114,9 @@ static double gemm_die_fill(const struct gemm_in *g, const struct gemm_cand *x, 
 		if (D % p == 0 && p <= tm && D / p <= tn)
 			ch = dmin(ch, (double)(D / p) * a_all + p * b_all);
 	double whole = dmin(rr, ch);
+	/* never more than the CTAs load through L2: split-K's CTAs on different dies read disjoint slices of K */
 	if (whole / D <= 0.5 * ms->l2_die || x->ctas <= slots)
-		return dmax(dram_in, whole * (double)g->batch);
+		return dmax(dram_in, dmin(whole * (double)g->batch, (double)x->ctas * l2_cta));
 	double ea = dt_bytes(g->dt), a_share = a_all / ((double)g->m * g->k * ea);
 	long long wv = slots / x->split;
 	double wc = dmin((double)tn, ceil(sqrt((double)wv))), wr = dmin((double)tm, ceil(wv / wc));
