@@ -300,6 +300,111 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), target.view(-1))
 
 
+class LlamaBlock(nn.Module):
+    """Llama block: pre-RMSNorm, GQA attention with rotary embeddings, SwiGLU FFN, no biases."""
+
+    def __init__(self, h, heads, kv_heads, ffn):
+        super().__init__()
+        self.heads, self.kv, self.d = heads, kv_heads, h // heads
+        self.n1 = nn.RMSNorm(h)
+        self.qkv = nn.Linear(h, (heads + 2 * kv_heads) * self.d, bias=False)
+        self.o = nn.Linear(h, h, bias=False)
+        self.n2 = nn.RMSNorm(h)
+        self.gate_up = nn.Linear(h, 2 * ffn, bias=False)
+        self.down = nn.Linear(ffn, h, bias=False)
+
+    def forward(self, x, cos, sin):
+        b, s, h = x.shape
+        q, k, v = self.qkv(self.n1(x)).split([self.heads * self.d, self.kv * self.d, self.kv * self.d], -1)
+        q = q.view(b, s, self.heads, self.d).transpose(1, 2)
+        k = k.view(b, s, self.kv, self.d).transpose(1, 2)
+        v = v.view(b, s, self.kv, self.d).transpose(1, 2)
+
+        def rope(t):
+            t1, t2 = t.chunk(2, -1)
+            return torch.cat([t1 * cos - t2 * sin, t2 * cos + t1 * sin], -1)
+
+        a = F.scaled_dot_product_attention(rope(q), rope(k), v, is_causal=True, enable_gqa=True)
+        x = x + self.o(a.transpose(1, 2).reshape(b, s, h))
+        g, u = self.gate_up(self.n2(x)).chunk(2, -1)
+        return x + self.down(F.silu(g) * u)
+
+
+class Llama(nn.Module):
+    def __init__(self, layers, h, heads, kv_heads, ffn, seq, vocab):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, h)
+        self.blocks = nn.ModuleList([LlamaBlock(h, heads, kv_heads, ffn) for _ in range(layers)])
+        self.norm = nn.RMSNorm(h)
+        self.head = nn.Linear(h, vocab, bias=False)
+        d = h // heads
+        inv = 1.0 / (10000 ** (torch.arange(0, d // 2, dtype=torch.float32) / (d // 2)))
+        ang = torch.outer(torch.arange(seq, dtype=torch.float32), inv)
+        self.register_buffer("cos", ang.cos(), persistent=False)
+        self.register_buffer("sin", ang.sin(), persistent=False)
+
+    def forward(self, idx, target):
+        x = self.emb(idx)
+        cos, sin = self.cos.to(x.dtype), self.sin.to(x.dtype)
+        for blk in self.blocks:
+            x = blk(x, cos, sin)
+        logits = self.head(self.norm(x))
+        return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), target.view(-1))
+
+
+@guarded
+def training_llama():
+    """Eager Llama-style steps (vocabulary 32000: every GEMM's leading dimensions aligned): bf16 parameters
+    and fused AdamW (no fp32 master copy), RMSNorm, rotary embeddings, SwiGLU, GQA attention."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    phase("training_llama")
+    seq, vocab = 2048, 32000
+    for name, layers, h, heads, kv, ffn, mb in (("llama-1b", 8, 2048, 16, 4, 5632, 4),
+                                                ("llama-small", 4, 1024, 8, 2, 2816, 8)):
+        torch.manual_seed(0)
+        model = Llama(layers, h, heads, kv, ffn, seq, vocab).to(DEV, torch.bfloat16)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+        idx = torch.randint(0, vocab, (mb, seq), device=DEV)
+        tgt = torch.randint(0, vocab, (mb, seq), device=DEV)
+
+        def step():
+            loss = model(idx, tgt)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+        for _ in range(3):
+            step()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(10):
+            a = torch.cuda.Event(enable_timing=True)
+            b = torch.cuda.Event(enable_timing=True)
+            a.record()
+            step()
+            b.record()
+            torch.cuda.synchronize()
+            times.append(a.elapsed_time(b))
+        times.sort()
+        ms = times[len(times) // 2]
+        params = sum(p.numel() for p in model.parameters())
+        row("training", f"llama --layers {layers} --hidden {h} --heads {heads} --kv-heads {kv} --ffn {ffn} "
+            f"--vocab {vocab} --seq {seq} --micro-batch {mb}", ms,
+            f"{name}: {params} parameters; eager PyTorch, bf16 weights, fused AdamW, RMSNorm, RoPE, SwiGLU, "
+            f"SDPA causal GQA; one GPU; median of 10 steps (events), {mb * seq / ms * 1e3:.0f} tokens/s")
+        path = os.path.join(OUT, f"kineto_{name}_mb{mb}.json")
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
+                     schedule=schedule(wait=0, warmup=1, active=1, repeat=1)) as prof:
+            for _ in range(2):
+                step()
+                prof.step()
+        prof.export_chrome_trace(path)
+        gz(path, path + ".gz")
+        del model, opt
+        torch.cuda.empty_cache()
+
+
 def gz(src, dst):
     with open(src, "rb") as f, gzip.open(dst, "wb", compresslevel=9) as g:
         shutil.copyfileobj(f, g)
@@ -408,7 +513,7 @@ def main():
         pass
     env()
     only = set(sys.argv[1:])
-    for section in (gemms, attention, memory, training):
+    for section in (gemms, attention, memory, training, training_llama):
         if not only or section.__name__ in only:
             section()
     phase("end")
