@@ -163,6 +163,7 @@ struct arch_chip {
 	double tdp_w;     /* 0 = unpublished */
 	double price_usd; /* 0 = unpublished */
 	char notes[ARCH_TEXT_MAX];
+	int hypothetical; /* a design, not a product: no inherited published figures, year or price */
 	struct arch_dies dies;
 	int nunits;
 	struct arch_unit units[ARCH_MAX_UNITS];

@@ -7,6 +7,10 @@
  * leaf, never a whole group), and the --set overrides are merged last. The
  * merged map is then bound to a struct arch_chip by the tables (bind.c).
  *
+ * A config that says chip.hypothetical = true (or --set chip.hypothetical=true)
+ * keeps none of the published figures, year and price of what it inherits:
+ * a design has only the facts it states itself.
+ *
  * Invariants: every leaf keeps the file:line where its final value was set;
  * a path is never both a leaf and a group; inheritance chains are at most
  * MAX_DEPTH long and never revisit a file.
@@ -257,6 +261,33 @@ static int load_file(struct kvmap *m, const char *file, struct chain *ch, int fr
 	return rc;
 }
 
+/* A product's facts: its published figures, year and price. A hypothetical design (chip.hypothetical = true)
+   inherits none of them from the config it starts from; it has those its own file (or a --set) states. */
+static int product_fact(const char *path)
+{
+	return !strncmp(path, "published.", 10) || !strcmp(path, "chip.year") || !strcmp(path, "chip.price");
+}
+
+/* Drops the product facts from m (the parent chain's leaves, before the hypothetical's own). */
+static void drop_product_facts(struct kvmap *m)
+{
+	struct kvmap keep = {0};
+	for (int i = 0; i < m->n; i++) {
+		if (product_fact(m->v[i].path)) {
+			kv_clear(&m->v[i]);
+			continue;
+		}
+		if (kv_append(&keep, &m->v[i])) {
+			fprintf(stderr, "sim: out of memory\n");
+			exit(SIM_EXIT_INTERNAL);
+		}
+	}
+	free(m->v);
+	free(m->leaves);
+	free(m->groups);
+	*m = keep;
+}
+
 /* Merges an already parsed config: its parent first, then its own leaves. */
 static int load_config(struct kvmap *m, config_t *cf, const char *file, const char *dir, struct chain *ch,
                        struct arch_error *err)
@@ -278,6 +309,9 @@ static int load_config(struct kvmap *m, config_t *cf, const char *file, const ch
 			snprintf(ppath, sizeof ppath, "%s/%s", dir, parent);
 		if (load_file(m, ppath, ch, line, file, err))
 			return -1;
+		int hypo = 0;
+		if (config_lookup_bool(cf, "chip.hypothetical", &hypo) == CONFIG_TRUE && hypo)
+			drop_product_facts(m);
 	}
 	return flatten(m, root, "", file, err);
 }
@@ -317,6 +351,9 @@ static struct arch_chip *finish(struct kvmap *m, const char *name, const char *c
                                 struct arch_error *err)
 {
 	struct arch_chip *c = NULL;
+	for (int i = 0; i < nsets; i++) /* --set chip.hypothetical=true: the config's facts are not the design's */
+		if (!strcmp(sets[i], "chip.hypothetical=true"))
+			drop_product_facts(m);
 	if (apply_sets(m, sets, nsets, err))
 		goto fail;
 	c = calloc(1, sizeof *c);

@@ -55,6 +55,10 @@ static const struct arch_param chip_params[] = {
 	QTY("price", UNIT_USD, arch_chip, price_usd, 0, NULL, 0, 1e8, "list price; absent = unpublished",
 	    "`sim compare`: cost per hour (sim/cli/cmd_compare.c, sim/report/cost.c)"),
 	STR("notes", arch_chip, notes, 0, "what is unpublished and the assumption made instead", R_LABEL),
+	BOOL("hypothetical", arch_chip, hypothetical, "false",
+	     "a design, not a product: the published figures, year and price of the config it inherits are not its "
+	     "own (dropped; it has those its own file states), and reports say so",
+	     "`sim info` and `sim compare`: the design is compared with no datasheet"),
 };
 
 static const struct arch_param dies_params[] = {

@@ -162,6 +162,40 @@ int main(int argc, char **argv)
 	c = arch_load_string("chip = {", "<string>", dir, NULL, 0, &err);
 	CHECK(!c && err.exit_code == 78 && err.line == 1, "syntax error in a string: line %d", err.line);
 
+	/* a hypothetical design keeps none of its parent's product facts (published figures, year, price) but
+	   what its own file states; everything else is inherited (issue 21) */
+	{
+		char h100[1024], base[1024];
+		snprintf(base, sizeof base, "%s/..", argc > 1 ? argv[1] : ".");
+		snprintf(h100, sizeof h100, "%s/../configs/h100.cfg", argc > 1 ? argv[1] : ".");
+		struct arch_chip *p = arch_load(h100, NULL, 0, &err);
+		CHECK(p && p->pub.mat[DT_BF16] > 0 && p->year == 2022 && p->price_usd > 0 && !p->hypothetical,
+		      "h100.cfg's published figures, year and price");
+		struct arch_chip *d =
+		    arch_load_string("inherits = \"configs/h100.cfg\"; chip = { name = \"D\"; hypothetical = true; };",
+		                     "<string>", base, NULL, 0, &err);
+		CHECK(d && d->hypothetical && d->pub.mat[DT_BF16] == 0 && !d->pub.source[0] && d->year == 0 &&
+		          d->price_usd == 0,
+		      "a hypothetical design inherits no published figure, year or price");
+		CHECK(d && p && d->units[0].count == p->units[0].count && d->dram.bw_Bps == p->dram.bw_Bps &&
+		          d->tdp_w == p->tdp_w &&
+		          near(arch_peak_matrix(d, DT_BF16, 0), arch_peak_matrix(p, DT_BF16, 0)),
+		      "a hypothetical design inherits everything else");
+		arch_free(d);
+		d = arch_load_string(
+		    "inherits = \"configs/h100.cfg\"; chip = { name = \"D\"; hypothetical = true; year = "
+		    "2030; }; published = { matrix = { bf16 = \"2 PFLOPS\"; }; };",
+		    "<string>", base, NULL, 0, &err);
+		CHECK(d && d->year == 2030 && d->pub.mat[DT_BF16] > 0 && d->pub.mat[DT_FP16] == 0,
+		      "a hypothetical design keeps the facts it states: %s", d ? "" : err.msg);
+		arch_free(d);
+		const char *hs[] = {"chip.hypothetical=true"};
+		d = arch_load(h100, hs, 1, &err);
+		CHECK(d && d->hypothetical && d->pub.mat[DT_BF16] == 0 && d->year == 0, "--set chip.hypothetical=true");
+		arch_free(d);
+		arch_free(p);
+	}
+
 	/* the parameter table says, for every key, which model reads it */
 	for (int i = 0; i < arch_nsections; i++)
 		for (int k = 0; k < arch_sections[i].nparams; k++) {

@@ -177,6 +177,8 @@ static void print_text(const struct arch_chip *c)
 			printf(", %s", extra[i]);
 	if (c->year)
 		printf(", %ld", c->year);
+	if (c->hypothetical)
+		printf("; a hypothetical design: no published figures but its own");
 	printf(")\nconfig     %s\n", c->path);
 	for (int i = 0; i < c->nsets; i++)
 		printf("override   %s\n", c->sets[i]);
@@ -285,6 +287,7 @@ static void print_json(const struct arch_chip *c)
 	json_str(&j, "vendor", c->vendor);
 	json_str(&j, "arch", c->archname);
 	json_str(&j, "process", c->process);
+	json_bool(&j, "hypothetical", c->hypothetical);
 	json_int(&j, "dies", c->dies.count);
 	json_num_or_null(&j, "d2d_bandwidth_Bps", c->dies.count > 1 ? c->dies.d2d_bw_Bps : 0);
 	json_arr(&j, "compute");
