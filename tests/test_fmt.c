@@ -33,6 +33,10 @@ int main(void)
 	want_n(4.2e9, "4.2 G");
 	want_n(-3.5e6, "-3.5 M");
 	want_n(7e18, "7000 P"); /* past the last prefix: the number grows */
+	want_n(0.5, "0.5");
+	want_n(0.001234, "0.001234");
+	want_n(4.484e-8, "0.00000004484"); /* %g: 4.484e-08 */
+	want_n(-2.5e-5, "-0.00002500");
 	want_t(1.42, "1.42 s");
 	want_t(0.7223, "722.3 ms");
 	want_t(15.9e-6, "15.9 us");

@@ -333,17 +333,23 @@ static void fmt_value(int m, double v, char *buf, size_t len)
 	case F_PCT: snprintf(buf, len, "%.1f%%", 100 * v); break;
 	case F_GIB: snprintf(buf, len, "%.1f GiB", v / 1073741824.0); break;
 	case F_W: snprintf(buf, len, "%.0f W", v); break;
-	case F_USD: snprintf(buf, len, v >= 1e4 ? "$%.0f" : "$%.4g", v); break;
-	case F_J:
-		if (v >= 1e6)
-			snprintf(buf, len, "%.4g MJ", v / 1e6);
-		else if (v >= 1e3)
-			snprintf(buf, len, "%.4g kJ", v / 1e3);
+	case F_USD: {
+		char n[40];
+		report_nfmt(v, n, sizeof n); /* "$0.00000004484" rather than $4.484e-08 */
+		if (v >= 1e3) /* whole dollars: $1600, $25000 */
+			snprintf(buf, len, "$%.0f", v);
 		else
-			snprintf(buf, len, "%.4g J", v);
+			snprintf(buf, len, "$%s", n);
 		break;
+	}
+	case F_J: {
+		char n[40];
+		report_nfmt(v, n, sizeof n); /* "146.8 k" + "J"; "0.1468" + " J" */
+		snprintf(buf, len, "%s%sJ", n, n[strlen(n) - 1] >= 'A' ? "" : " ");
+		break;
+	}
 	case F_INT: snprintf(buf, len, "%.0f", v); break;
-	default: snprintf(buf, len, "%.4g", v); break;
+	default: report_nfmt(v, buf, len); break;
 	}
 }
 

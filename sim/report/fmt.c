@@ -5,6 +5,7 @@
  */
 #include "report.h"
 
+#include <math.h>
 #include <stdio.h>
 
 void report_tfmt(double s, char *buf, size_t len)
@@ -29,6 +30,8 @@ void report_nfmt(double v, char *buf, size_t len)
 	}
 	if (k)
 		snprintf(buf, len, "%.4g %c", v, prefix[k]);
+	else if (a > 0 && a < 1e-3) /* four significant digits in fixed point: %g would write 4.484e-08 */
+		snprintf(buf, len, "%.*f", (int)fmin(20, 3 - floor(log10(a))), v);
 	else
 		snprintf(buf, len, "%.4g", v);
 }

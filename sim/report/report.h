@@ -73,7 +73,8 @@ struct report {
 
 /* "1.234 ms": a duration with the unit that suits it (s, ms, us). */
 void report_tfmt(double s, char *buf, size_t len);
-/* "184.7 k": a count or rate with an SI prefix (k M G T P), 4 significant digits; the unit follows it. */
+/* "184.7 k": a count or rate with an SI prefix (k M G T P), 4 significant digits; the unit follows it. Under
+   0.001 in fixed point ("0.00004484"): never an exponent. */
 void report_nfmt(double v, char *buf, size_t len);
 
 struct json;
