@@ -336,7 +336,7 @@ static void fmt_value(int m, double v, char *buf, size_t len)
 	case F_USD: {
 		char n[40];
 		report_nfmt(v, n, sizeof n); /* "$0.00000004484" rather than $4.484e-08 */
-		if (v >= 1e3) /* whole dollars: $1600, $25000 */
+		if (v >= 1e3)                /* whole dollars: $1600, $25000 */
 			snprintf(buf, len, "$%.0f", v);
 		else
 			snprintf(buf, len, "$%s", n);
