@@ -626,8 +626,11 @@ void report_text(const struct report *rep, const char *config_path, FILE *f)
 	report_tfmt(m->idle, b6, sizeof b6);
 	fprintf(f, "  per rank     (mean of %d) busy %s (%.1f%%), idle %s\n", r->ranks, b1, pct(m->busy, r->time_s),
 	        b6);
-	fprintf(f, "               compute %s (%.1f%%), communication %s, exposed %s (%.1f%%), waiting for peers %s\n",
-	        b2, pct(m->compute, r->time_s), b3, b4, pct(m->exposed, r->time_s), b5);
+	fprintf(
+	    f,
+	    "               compute %s (%.1f%%), communication %s, exposed %s (%.1f%%), waiting for peers %s (in the "
+	    "idle time and other streams' work)\n",
+	    b2, pct(m->compute, r->time_s), b3, b4, pct(m->exposed, r->time_s), b5);
 	fprintf(f, "\n  time by op kind (summed over ranks)\n");
 	for (int i = 0; i < rep->nkinds; i++) {
 		report_tfmt(rep->kinds[i].time_s, b1, sizeof b1);

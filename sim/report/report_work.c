@@ -79,16 +79,62 @@ static int is_comm(int kind)
 	return kind == TK_COLL || kind == TK_SEND || kind == TK_RECV;
 }
 
-/* Per communicator: mean time per rank in its transfers, and the part of it
-   no device op of the same rank overlaps. idx[0..n) are the spans sorted by
-   rank and start; a span a steady state copied counts once per copy (each
-   copy overlaps its own iteration's device ops as the template does). */
+/* A boundary of a communication span in the sweep of comm_exposed. */
+struct cedge {
+	double t;
+	int group, open; /* open: +1 at the start, -1 at the end */
+	double mult;     /* copies of its steady state + 1 */
+};
+
+static int cedge_cmp(const void *a, const void *b)
+{
+	const struct cedge *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->open - y->open; /* ends first: touching spans do not overlap */
+}
+
+/* The rank's exposed time split over its communicators: the time in which a transfer is in flight and no device
+   op of the rank runs (its ops' union, lo/hi[0..m)), each instant shared equally among the communicators then in
+   flight, so that the groups' shares add up to the rank's exposed time. e[0..ne) are the spans' boundaries. */
+static void comm_exposed(struct report *rep, struct cedge *e, long ne, const double *lo, const double *hi, long m,
+                         int nrep)
+{
+	int active[REP_GROUPS] = {0};
+	qsort(e, (size_t)ne, sizeof *e, cedge_cmp);
+	long q = 0; /* first op interval that may overlap the piece */
+	for (long i = 0; i + 1 < ne; i++) {
+		active[e[i].group] += e[i].open;
+		double a = e[i].t, b = e[i + 1].t;
+		int k = 0;
+		for (int g = 0; g < rep->ngroups; g++)
+			k += active[g] > 0;
+		if (b <= a || !k)
+			continue;
+		double covered = 0;
+		while (q < m && hi[q] <= a)
+			q++;
+		for (long p = q; p < m && lo[p] < b; p++)
+			covered += fmin(hi[p], b) - fmax(lo[p], a);
+		double share = (b - a - covered) * e[i].mult / nrep / k;
+		for (int g = 0; g < rep->ngroups; g++)
+			if (active[g] > 0)
+				rep->cgroups[g].extra += share;
+	}
+}
+
+/* Per communicator: mean time per rank in its transfers, and its share of the
+   rank's exposed time (comm_exposed). idx[0..n) are the spans sorted by rank
+   and start; a span a steady state copied counts once per copy (each copy
+   overlaps its own iteration's device ops as the template does, and lies in an
+   iteration of its own). */
 static void comm_groups(struct report *rep, const long *idx, long n, const long *copies)
 {
 	const struct rp_result *r = rep->r;
 	double *lo = malloc(((size_t)n + 1) * sizeof *lo), *hi = malloc(((size_t)n + 1) * sizeof *hi);
+	struct cedge *e = malloc(((size_t)2 * n + 2) * sizeof *e);
 	int nrep = r->nrep > 0 ? r->nrep : r->ranks;
-	if (!lo || !hi)
+	if (!lo || !hi || !e)
 		goto out;
 	for (long i = 0; i < n;) {
 		long j = i;
@@ -109,6 +155,7 @@ static void comm_groups(struct report *rep, const long *idx, long n, const long 
 				hi[m++] = s->t1;
 			}
 		}
+		long ne = 0;
 		for (long k = i; k < j; k++) {
 			const struct rp_span *s = &r->spans[idx[k]];
 			if (!is_comm(s->kind))
@@ -125,28 +172,22 @@ static void comm_groups(struct report *rep, const long *idx, long n, const long 
 				snprintf(rep->cgroups[g].name, sizeof rep->cgroups[g].name, "%s", name);
 				rep->ngroups++;
 			}
-			double d = s->t1 - s->t0, covered = 0;
-			/* first interval that ends after the span starts (binary search) */
-			long a = 0, b = m;
-			while (a < b) {
-				long mid = (a + b) / 2;
-				if (hi[mid] <= s->t0)
-					a = mid + 1;
-				else
-					b = mid;
-			}
-			for (long q = a; q < m && lo[q] < s->t1; q++)
-				covered += fmin(hi[q], s->t1) - fmax(lo[q], s->t0);
+			double d = s->t1 - s->t0;
 			double mult = copies ? 1 + (double)copies[idx[k]] : 1;
 			rep->cgroups[g].count += (long)mult;
 			rep->cgroups[g].time_s += d * mult / nrep;
-			rep->cgroups[g].extra += (d - covered) * mult / nrep;
+			if (d > 0) {
+				e[ne++] = (struct cedge){s->t0, g, 1, mult};
+				e[ne++] = (struct cedge){s->t1, g, -1, mult};
+			}
 		}
+		comm_exposed(rep, e, ne, lo, hi, m, nrep);
 		i = j;
 	}
 out:
 	free(lo);
 	free(hi);
+	free(e);
 }
 
 void report_work_build(struct report *rep, const long *idx, long n, const long *copies)
@@ -205,9 +246,10 @@ void report_work_text(const struct report *rep, FILE *f)
 }
 
 /* Where a rank's step goes, mean over ranks: compute per mark region,
-   communication per communicator that compute does not hide, and idle time
+   communication per communicator that compute does not hide (an instant with
+   several communicators in flight shared among them), and idle time
    (pipeline bubbles, waiting for peers, host gaps). The rows add up to the
-   step time when transfers of different communicators do not overlap. */
+   step time (tests/run_breakdown.sh). */
 void report_work_text_groups(const struct report *rep, FILE *f)
 {
 	const struct rp_result *r = rep->r;
@@ -215,7 +257,8 @@ void report_work_text_groups(const struct report *rep, FILE *f)
 		return;
 	char b1[32];
 	double marked = 0;
-	fprintf(f, "\n  step breakdown (mean per rank)\n");
+	fprintf(f, "\n  step breakdown (mean per rank; the rows add up to the step time, exposed time with several "
+	           "communicators in flight shared among them)\n");
 	for (int i = 0; i < rep->nmarks; i++) {
 		report_tfmt(rep->marks[i].extra, b1, sizeof b1);
 		fprintf(f, "    compute in %-18s %12s  %5.1f%%\n", rep->marks[i].name, b1,
