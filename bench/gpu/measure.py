@@ -356,8 +356,6 @@ class Llama(nn.Module):
 def training_llama():
     """Eager Llama-style steps (vocabulary 32000: every GEMM's leading dimensions aligned): bf16 parameters
     and fused AdamW (no fp32 master copy), RMSNorm, rotary embeddings, SwiGLU, GQA attention."""
-    from torch.profiler import ProfilerActivity, profile, schedule
-
     phase("training_llama")
     seq, vocab = 2048, 32000
     for name, layers, h, heads, kv, ffn, mb in (("llama-1b", 8, 2048, 16, 4, 5632, 4),
@@ -374,33 +372,13 @@ def training_llama():
             opt.step()
             opt.zero_grad(set_to_none=True)
 
-        for _ in range(3):
-            step()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(10):
-            a = torch.cuda.Event(enable_timing=True)
-            b = torch.cuda.Event(enable_timing=True)
-            a.record()
-            step()
-            b.record()
-            torch.cuda.synchronize()
-            times.append(a.elapsed_time(b))
-        times.sort()
-        ms = times[len(times) // 2]
+        ms = step_ms(step)
         params = sum(p.numel() for p in model.parameters())
         row("training", f"llama --layers {layers} --hidden {h} --heads {heads} --kv-heads {kv} --ffn {ffn} "
             f"--vocab {vocab} --seq {seq} --micro-batch {mb}", ms,
             f"{name}: {params} parameters; eager PyTorch, bf16 weights, fused AdamW, RMSNorm, RoPE, SwiGLU, "
             f"SDPA causal GQA; one GPU; median of 10 steps (events), {mb * seq / ms * 1e3:.0f} tokens/s")
-        path = os.path.join(OUT, f"kineto_{name}_mb{mb}.json")
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
-                     schedule=schedule(wait=0, warmup=1, active=1, repeat=1)) as prof:
-            for _ in range(2):
-                step()
-                prof.step()
-        prof.export_chrome_trace(path)
-        gz(path, path + ".gz")
+        profile_step(step, os.path.join(OUT, f"kineto_{name}_mb{mb}.json"))
         del model, opt
         torch.cuda.empty_cache()
 
@@ -411,9 +389,40 @@ def gz(src, dst):
     os.remove(src)
 
 
+def step_ms(step):
+    """Median of 10 steps (CUDA events) after 3 warm-up steps, in ms."""
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(10):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        step()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def profile_step(step, path):
+    """One step under the PyTorch profiler (shapes recorded), after one warm-up, written gzipped to path.gz."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
+                 schedule=schedule(wait=0, warmup=1, active=1, repeat=1)) as prof:
+        for _ in range(2):
+            step()
+            prof.step()
+    prof.export_chrome_trace(path)
+    gz(path, path + ".gz")
+
+
 @guarded
 def training():
-    from torch.profiler import ExecutionTraceObserver, ProfilerActivity, profile, schedule
+    from torch.profiler import ExecutionTraceObserver
 
     phase("training")
     models = [("gpt3-125m", 12, 768, 12), ("gpt3-350m", 24, 1024, 16), ("small", 2, 512, 8)]
@@ -433,20 +442,7 @@ def training():
                 opt.step()
                 opt.zero_grad(set_to_none=True)
 
-            for _ in range(3):
-                step()
-            torch.cuda.synchronize()
-            times = []
-            for _ in range(10):
-                a = torch.cuda.Event(enable_timing=True)
-                b = torch.cuda.Event(enable_timing=True)
-                a.record()
-                step()
-                b.record()
-                torch.cuda.synchronize()
-                times.append(a.elapsed_time(b))
-            times.sort()
-            ms = times[len(times) // 2]
+            ms = step_ms(step)
             params = sum(p.numel() for p in model.parameters())
             row("training", f"gen gpt --layers {layers} --hidden {h} --heads {heads} --seq {seq} "
                 f"--micro-batch {mb}", ms,
@@ -455,14 +451,7 @@ def training():
                 f"{mb * seq / ms * 1e3:.0f} tokens/s")
             if mb == 8:
                 tag = f"{name}_mb{mb}"
-                path = os.path.join(OUT, f"kineto_{tag}.json")
-                with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
-                             schedule=schedule(wait=0, warmup=1, active=1, repeat=1)) as prof:
-                    for _ in range(2):
-                        step()
-                        prof.step()
-                prof.export_chrome_trace(path)
-                gz(path, path + ".gz")
+                profile_step(step, os.path.join(OUT, f"kineto_{tag}.json"))
                 if name == "small":
                     etp = os.path.join(OUT, f"et_{tag}.json")
                     et = ExecutionTraceObserver().register_callback(etp)
