@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "outfile.h"
 
+#include <ctype.h>
 #include <gsl/gsl_version.h>
 #include <libconfig.h>
 #include <simgrid/forward.h> /* SG_BEGIN_DECL, needed by version.h */
@@ -124,6 +125,42 @@ static int cmd_help(int argc, char **argv)
 	                       argv[1]);
 }
 
+/* Runs a command with every "--opt=value" written as "--opt" "value" (as getopt_long reads it), so that each
+   command's parser takes both spellings; a "--" ends the options. */
+static int run_split(int (*fn)(int, char **), int argc, char **argv)
+{
+	char **v = malloc(((size_t)argc * 2 + 1) * sizeof *v);
+	char **names = malloc(((size_t)argc + 1) * sizeof *names);
+	if (!v || !names) {
+		free(v);
+		free(names);
+		return fn(argc, argv);
+	}
+	int n = 0, nn = 0, opts = 1;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *eq = strchr(a, '=');
+		if (i > 0 && !strcmp(a, "--"))
+			opts = 0;
+		if (i > 0 && opts && !strncmp(a, "--", 2) && isalpha((unsigned char)a[2]) && eq) {
+			char *name = strndup(a, (size_t)(eq - a));
+			if (name) {
+				names[nn++] = name;
+				v[n++] = name;
+				v[n++] = (char *)eq + 1;
+				continue;
+			}
+		}
+		v[n++] = argv[i];
+	}
+	v[n] = NULL;
+	int rc = fn(n, v);
+	for (int i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
+	free(v);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	out_signals_install();
@@ -152,7 +189,9 @@ int main(int argc, char **argv)
 					return SIM_EXIT_OK;
 				}
 			}
-			return commands[i].fn(argc - 1, argv + 1);
+			if (commands[i].fn == cmd_help)
+				return cmd_help(argc - 1, argv + 1);
+			return run_split(commands[i].fn, argc - 1, argv + 1);
 		}
 	}
 	const char *names[NCOMMANDS];

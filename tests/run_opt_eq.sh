@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Every command takes `--opt=value` as well as `--opt value` (issue 21): each pair
+# below gives the same bytes on stdout (sim/cli/main.c splits the first form
+# before the command parses it).
+# usage: run_opt_eq.sh SIM REPO_ROOT
+set -u
+sim=$1 root=$2
+cd "$root" || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+same() { # ARGS-WITH-SPACE -- ARGS-WITH-EQUALS
+	local a=() b=() side=a
+	for x in "$@"; do
+		if [ "$x" = "::" ]; then side=b; continue; fi
+		if [ $side = a ]; then a+=("$x"); else b+=("$x"); fi
+	done
+	if ! "$sim" "${a[@]}" >"$tmp/a" 2>&1 || ! "$sim" "${b[@]}" >"$tmp/b" 2>&1 || ! cmp -s "$tmp/a" "$tmp/b"; then
+		echo "FAIL sim ${b[*]} differs from sim ${a[*]}"
+		fails=$((fails + 1))
+	fi
+}
+same info configs/h100.cfg --set compute.sm.count=100 --json :: info configs/h100.cfg --set=compute.sm.count=100 --json
+same op configs/h100.cfg 'gemm m=1024 n=1024 k=1024 dtype=bf16' --set memory.device.bandwidth=4TB/s :: \
+	op configs/h100.cfg 'gemm m=1024 n=1024 k=1024 dtype=bf16' --set=memory.device.bandwidth=4TB/s
+same run configs/h100.cfg traces/allreduce_8.trace --timeline-ranks 0-1 --set compute.sm.count=100 :: \
+	run configs/h100.cfg traces/allreduce_8.trace --timeline-ranks=0-1 --set=compute.sm.count=100
+same sweep configs/h100.cfg --op 'gemm m=1024 n=1024 k=1024 dtype=bf16' --set compute.sm.count=66,132 :: \
+	sweep configs/h100.cfg --op 'gemm m=1024 n=1024 k=1024 dtype=bf16' --set=compute.sm.count=66,132
+same gen llama3-8b --tp 2 --dp 4 -o - :: gen llama3-8b --tp=2 --dp=4 -o -
+same compare configs/h100.cfg configs/a100.cfg --op 'gemm m=1024 n=1024 k=1024 dtype=bf16' --years 3 :: \
+	compare configs/h100.cfg configs/a100.cfg --op 'gemm m=1024 n=1024 k=1024 dtype=bf16' --years=3
+[ "$fails" = 0 ] && echo "ok opt_eq"
+[ "$fails" = 0 ]
