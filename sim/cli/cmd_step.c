@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "step.h"
 
+#include <editline/readline.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -143,23 +144,50 @@ static int hit(const struct step_sim *s, const struct breaks *b)
 	return 0;
 }
 
-static int interactive(struct step_sim *s, FILE *f)
+/* The next command into line: on a terminal through libedit (line editing, history; an empty line repeats the
+   last command, as gdb does), else a line of stdin echoed after the prompt. 0 at the end of the input. */
+static int read_command(struct step_sim *s, FILE *f, int tty, char *line, size_t len, char *last, size_t lastlen)
 {
-	struct breaks br = {0};
-	char line[256];
-	int tty = isatty(0);
-	fprintf(f, "commands: step [N], continue [C], break warp W, break inst NAME, delete, warp W, gantt [N], "
-	           "program, summary, help, quit\n");
-	for (;;) {
-		fprintf(f, "(step %lld) ", step_now(s));
+	char prompt[48];
+	snprintf(prompt, sizeof prompt, "(step %lld) ", step_now(s));
+	if (tty) {
 		fflush(f);
-		if (!fgets(line, sizeof line, stdin)) {
+		char *l = readline(prompt);
+		if (!l) {
 			fputc('\n', f);
 			return 0;
 		}
-		line[strcspn(line, "\r\n")] = '\0';
-		if (!tty)
-			fprintf(f, "%s\n", line);
+		if (l[strspn(l, " \t")]) {
+			add_history(l);
+			snprintf(last, lastlen, "%s", l);
+		}
+		snprintf(line, len, "%s", l[strspn(l, " \t")] ? l : last);
+		free(l);
+		return 1;
+	}
+	fputs(prompt, f);
+	fflush(f);
+	if (!fgets(line, (int)len, stdin)) {
+		fputc('\n', f);
+		return 0;
+	}
+	line[strcspn(line, "\r\n")] = '\0';
+	fprintf(f, "%s\n", line);
+	return 1;
+}
+
+static int interactive(struct step_sim *s, FILE *f)
+{
+	struct breaks br = {0};
+	char line[256], last[256] = "";
+	int tty = isatty(0) && isatty(1);
+	fprintf(f,
+	        "commands: step [N], continue [C], break warp W, break inst NAME, delete, warp W, gantt [N], "
+	        "program, summary, help, quit%s\n",
+	        tty ? " (arrows edit and recall; an empty line repeats the last command)" : "");
+	for (;;) {
+		if (!read_command(s, f, tty, line, sizeof line, last, sizeof last))
+			return 0;
 		char cmd[32] = "", a1[64] = "", a2[64] = "";
 		int na = sscanf(line, "%31s %63s %63s", cmd, a1, a2);
 		if (na <= 0)
