@@ -288,6 +288,29 @@ static void drop_product_facts(struct kvmap *m)
 	*m = keep;
 }
 
+/* Whether the --set options leave chip.hypothetical true (the last of them wins; the words the binder takes for a
+   boolean, quoted or not). */
+static int sets_hypothetical(const char *const *sets, int nsets)
+{
+	static const char key[] = "chip.hypothetical=";
+	int on = 0;
+	for (int i = 0; i < nsets; i++) {
+		if (strncmp(sets[i], key, sizeof key - 1))
+			continue;
+		char v[16];
+		const char *t = sets[i] + sizeof key - 1;
+		size_t n = strlen(t);
+		if (n >= 2 && t[0] == '"' && t[n - 1] == '"')
+			t++, n -= 2;
+		snprintf(v, sizeof v, "%.*s", (int)(n < sizeof v ? n : sizeof v - 1), t);
+		if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
+			on = 1;
+		else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
+			on = 0;
+	}
+	return on;
+}
+
 /* Merges an already parsed config: its parent first, then its own leaves. */
 static int load_config(struct kvmap *m, config_t *cf, const char *file, const char *dir, struct chain *ch,
                        struct arch_error *err)
@@ -351,9 +374,8 @@ static struct arch_chip *finish(struct kvmap *m, const char *name, const char *c
                                 struct arch_error *err)
 {
 	struct arch_chip *c = NULL;
-	for (int i = 0; i < nsets; i++) /* --set chip.hypothetical=true: the config's facts are not the design's */
-		if (!strcmp(sets[i], "chip.hypothetical=true"))
-			drop_product_facts(m);
+	if (sets_hypothetical(sets, nsets)) /* --set chip.hypothetical=true: the config's facts are not the design's */
+		drop_product_facts(m);
 	if (apply_sets(m, sets, nsets, err))
 		goto fail;
 	c = calloc(1, sizeof *c);

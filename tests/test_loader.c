@@ -189,9 +189,16 @@ int main(int argc, char **argv)
 		CHECK(d && d->year == 2030 && d->pub.mat[DT_BF16] > 0 && d->pub.mat[DT_FP16] == 0,
 		      "a hypothetical design keeps the facts it states: %s", d ? "" : err.msg);
 		arch_free(d);
-		const char *hs[] = {"chip.hypothetical=true"};
+		const char *hs[] = {"chip.hypothetical=true"}, *h1[] = {"chip.hypothetical=\"yes\""},
+		           *h0[] = {"chip.hypothetical=1", "chip.hypothetical=false"};
 		d = arch_load(h100, hs, 1, &err);
 		CHECK(d && d->hypothetical && d->pub.mat[DT_BF16] == 0 && d->year == 0, "--set chip.hypothetical=true");
+		arch_free(d);
+		d = arch_load(h100, h1, 1, &err);
+		CHECK(d && d->hypothetical && d->year == 0, "--set chip.hypothetical=\"yes\"");
+		arch_free(d);
+		d = arch_load(h100, h0, 2, &err);
+		CHECK(d && !d->hypothetical && d->year == 2022, "the last --set of chip.hypothetical wins");
 		arch_free(d);
 		arch_free(p);
 	}
