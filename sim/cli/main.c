@@ -10,6 +10,8 @@
 
 #include <ctype.h>
 #include <gsl/gsl_version.h>
+#include <histedit.h>
+#include <jansson.h>
 #include <libconfig.h>
 #include <simgrid/forward.h> /* SG_BEGIN_DECL, needed by version.h */
 #include <simgrid/version.h>
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #ifndef SIM_VERSION
 #define SIM_VERSION "0.0.0"
@@ -176,8 +179,9 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
 		int maj, min, patch;
 		sg_version_get(&maj, &min, &patch);
-		printf("sim %s (SimGrid %d.%d.%d, libconfig %d.%d, GSL %s)\n", SIM_VERSION, maj, min, patch,
-		       LIBCONFIG_VER_MAJOR, LIBCONFIG_VER_MINOR, GSL_VERSION);
+		printf("sim %s (SimGrid %d.%d.%d, libconfig %d.%d, GSL %s, jansson %s, zlib %s, libedit API %d.%d)\n",
+		       SIM_VERSION, maj, min, patch, LIBCONFIG_VER_MAJOR, LIBCONFIG_VER_MINOR, GSL_VERSION,
+		       JANSSON_VERSION, zlibVersion(), LIBEDIT_MAJOR, LIBEDIT_MINOR);
 		return SIM_EXIT_OK;
 	}
 	for (int i = 0; i < NCOMMANDS; i++) {
