@@ -477,7 +477,9 @@ def env():
     except Exception:  # noqa: BLE001
         lines.append("triton absent")
     try:
-        lines.append("cublas " + str(torch._C._cuda_getCompiledVersion()))
+        lines.append("torch_cuda_compiled " + str(torch._C._cuda_getCompiledVersion()))
+        import importlib.metadata as md
+        lines.append("nvidia-cublas " + md.version("nvidia-cublas"))
     except Exception:  # noqa: BLE001
         pass
     q = ("name,driver_version,pci.bus_id,power.limit,power.default_limit,clocks.max.sm,clocks.max.mem,"
