@@ -91,6 +91,9 @@ struct kvmap {
 	int nleaves_cap, ngroups, groups_cap;
 };
 
+/* A boolean as a --set or a default writes it: 1 (true, yes, 1), 0 (false, no, 0), -1 otherwise (bind.c). */
+int arch_parse_bool(const char *text);
+
 /* The map and its errors (kv.c). */
 void kv_clear(struct kv *v); /* frees one leaf's strings */
 void kv_free(struct kvmap *m);

@@ -34,6 +34,15 @@ static void fmt_num(const struct arch_param *p, double v, char *buf, size_t len)
 		snprintf(buf, len, "%g", v);
 }
 
+int arch_parse_bool(const char *text)
+{
+	if (!strcmp(text, "true") || !strcmp(text, "yes") || !strcmp(text, "1"))
+		return 1;
+	if (!strcmp(text, "false") || !strcmp(text, "no") || !strcmp(text, "0"))
+		return 0;
+	return -1;
+}
+
 /* Parses text written on the command line or as a default. */
 static int parse_text(const struct arch_param *p, const char *text, int quoted, double *num, const char **str,
                       char *why, size_t wl)
@@ -44,14 +53,11 @@ static int parse_text(const struct arch_param *p, const char *text, int quoted, 
 	case P_STR: return 0;
 	case P_ENUM: return 0; /* checked by the caller */
 	case P_BOOL:
-		if (!strcmp(text, "true") || !strcmp(text, "yes") || !strcmp(text, "1"))
-			*num = 1;
-		else if (!strcmp(text, "false") || !strcmp(text, "no") || !strcmp(text, "0"))
-			*num = 0;
-		else {
+		if (arch_parse_bool(text) < 0) {
 			snprintf(why, wl, "\"%s\" is not true or false", text);
 			return -1;
 		}
+		*num = arch_parse_bool(text);
 		return 0;
 	case P_INT:
 		if (quoted) {

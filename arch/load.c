@@ -303,10 +303,8 @@ static int sets_hypothetical(const char *const *sets, int nsets)
 		if (n >= 2 && t[0] == '"' && t[n - 1] == '"')
 			t++, n -= 2;
 		snprintf(v, sizeof v, "%.*s", (int)(n < sizeof v ? n : sizeof v - 1), t);
-		if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
-			on = 1;
-		else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
-			on = 0;
+		if (arch_parse_bool(v) >= 0)
+			on = arch_parse_bool(v);
 	}
 	return on;
 }

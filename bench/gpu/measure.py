@@ -362,16 +362,7 @@ def training_llama():
                                                 ("llama-small", 4, 1024, 8, 2, 2816, 8)):
         torch.manual_seed(0)
         model = Llama(layers, h, heads, kv, ffn, seq, vocab).to(DEV, torch.bfloat16)
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
-        idx = torch.randint(0, vocab, (mb, seq), device=DEV)
-        tgt = torch.randint(0, vocab, (mb, seq), device=DEV)
-
-        def step():
-            loss = model(idx, tgt)
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-
+        step = train_step(model, vocab, mb, seq, autocast=False)
         ms = step_ms(step)
         params = sum(p.numel() for p in model.parameters())
         row("training", f"llama --layers {layers} --hidden {h} --heads {heads} --kv-heads {kv} --ffn {ffn} "
@@ -379,7 +370,7 @@ def training_llama():
             f"{name}: {params} parameters; eager PyTorch, bf16 weights, fused AdamW, RMSNorm, RoPE, SwiGLU, "
             f"SDPA causal GQA; one GPU; median of 10 steps (events), {mb * seq / ms * 1e3:.0f} tokens/s")
         profile_step(step, os.path.join(OUT, f"kineto_{name}_mb{mb}.json"))
-        del model, opt
+        del model, step
         torch.cuda.empty_cache()
 
 
@@ -387,6 +378,22 @@ def gz(src, dst):
     with open(src, "rb") as f, gzip.open(dst, "wb", compresslevel=9) as g:
         shutil.copyfileobj(f, g)
     os.remove(src)
+
+
+def train_step(model, vocab, mb, seq, autocast):
+    """A training step of model on random tokens: forward (under bf16 autocast if asked), backward, fused AdamW."""
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    idx = torch.randint(0, vocab, (mb, seq), device=DEV)
+    tgt = torch.randint(0, vocab, (mb, seq), device=DEV)
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
+            loss = model(idx, tgt)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return step
 
 
 def step_ms(step):
@@ -431,17 +438,7 @@ def training():
         for mb in ((8,) if name == "small" else (4, 8)):
             torch.manual_seed(0)
             model = GPT(layers, h, heads, seq).to(DEV)
-            opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
-            idx = torch.randint(0, 50257, (mb, seq), device=DEV)
-            tgt = torch.randint(0, 50257, (mb, seq), device=DEV)
-
-            def step():
-                with torch.autocast("cuda", dtype=torch.bfloat16):
-                    loss = model(idx, tgt)
-                loss.backward()
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-
+            step = train_step(model, 50257, mb, seq, autocast=True)
             ms = step_ms(step)
             params = sum(p.numel() for p in model.parameters())
             row("training", f"gen gpt --layers {layers} --hidden {h} --heads {heads} --seq {seq} "
@@ -460,7 +457,7 @@ def training():
                     et.stop()
                     et.unregister_callback()
                     gz(etp, etp + ".gz")
-            del model, opt
+            del model, step
             torch.cuda.empty_cache()
 
 
