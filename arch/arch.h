@@ -249,6 +249,8 @@ enum unit_kind {
 int units_parse(const char *text, enum unit_kind kind, double *out, char *why, size_t whylen);
 const char *units_kind_name(enum unit_kind kind);
 const char *units_example(enum unit_kind kind);
+/* The SI symbol of a kind's base unit ("B/s", "Hz"); "" for a plain number. */
+const char *units_symbol(enum unit_kind kind);
 /* Formats v with the largest fitting prefix: "3.35 TB/s", "50 MiB". */
 void units_format(double v, enum unit_kind kind, char *buf, size_t len);
 

@@ -68,6 +68,11 @@ const char *units_kind_name(enum unit_kind kind)
 {
 	return kind_names[kind];
 }
+const char *units_symbol(enum unit_kind kind)
+{
+	static const char *const sym[UNIT_KIND_COUNT] = {"", "B", "B/s", "Hz", "s", "W", "FLOP/s", "USD"};
+	return sym[kind];
+}
 const char *units_example(enum unit_kind kind)
 {
 	return kind_examples[kind];

@@ -3,12 +3,18 @@
 # dtype it has a unit for (bf16, else fp16, else fp32, else int8), and every
 # op kind; the JSON must carry a positive finite time_s and a bound, and a
 # second run must print the same bytes. flash3 only where matrix.async.
-# usage: run_op_all.sh SIM ROOT
+# With I/N, only the configs whose index (in sorted order) is I modulo N: ctest
+# runs it as N tests so that none is silent for minutes.
+# usage: run_op_all.sh SIM ROOT [I/N]
 set -u
-sim=$1 root=$2
+sim=$1 root=$2 shard=${3:-0/1}
 cd "$root" || exit 1
 fails=0 n=0
-mapfile -t cfgs < <(find configs -name '*.cfg' | LC_ALL=C sort)
+mapfile -t all < <(find configs -name '*.cfg' | LC_ALL=C sort)
+cfgs=()
+for i in "${!all[@]}"; do
+	[ $((i % ${shard#*/})) = "${shard%/*}" ] && cfgs+=("${all[$i]}")
+done
 for c in "${cfgs[@]}"; do
 	info=$("$sim" info "$c" --json) || { echo "FAIL $c: sim info"; fails=$((fails + 1)); continue; }
 	dt=""

@@ -88,6 +88,62 @@ static void test_svg(void)
 	plot_free(p);
 }
 
+/* The labels' boxes in an SVG of plot_write: the coloured <text> of the plot area (x < 770 px, the legend right of
+   it; y <= 540 px, the x axis's title under it: a 1100 x 600 plot),
+   measured with 6 px a character and 11 px high: inside any box plot.c reserves. Returns how many. */
+static int label_boxes(const char *svg, double (*box)[4], int max)
+{
+	int n = 0;
+	for (const char *t = strstr(svg, "<text x=\""); t && n < max; t = strstr(t + 1, "<text x=\"")) {
+		double x, y;
+		char anchor[16];
+		int end = 0; /* the halo's copy has no fill of its own */
+		if (sscanf(t, "<text x=\"%lf\" y=\"%lf\" text-anchor=\"%15[a-z]\" fill=%n", &x, &y, anchor, &end) !=
+		        3 ||
+		    !end || x >= 770 || y > 540)
+			continue;
+		const char *a = strchr(t, '>') + 1, *b = strchr(a, '<');
+		double w = 6.0 * (double)(b - a);
+		double x0 = !strcmp(anchor, "start") ? x : !strcmp(anchor, "middle") ? x - w / 2 : x - w;
+		box[n][0] = x0;
+		box[n][1] = y - 10;
+		box[n][2] = x0 + w;
+		box[n][3] = y + 1;
+		n++;
+	}
+	return n;
+}
+
+/* Labels asked at one place (several chips' roofs) are written apart, the same label at the same place once, and
+   what finds no room is left out and counted in the legend. */
+static void test_labels(void)
+{
+	struct plot *p = plot_new(1100, 600, NULL);
+	plot_axis(p, 0, 1, 100, 1, "FLOP/byte");
+	plot_axis(p, 1, 1e9, 1e15, 1, "FLOP/s");
+	char lab[32];
+	for (int i = 0; i < 10; i++) {
+		snprintf(lab, sizeof lab, "matrix roof %d", i);
+		CHECK(!plot_text(p, 100, 1e12, -4, -4, PLOT_END, i, lab), "plot_text");
+	}
+	CHECK(!plot_text(p, 100, 1e12, -4, -4, PLOT_END, 3, "matrix roof 0"), "plot_text (a twin)");
+	char *svg = render(p);
+	double box[32][4];
+	int n = label_boxes(svg, box, 32);
+	CHECK(n >= 2 && n < 10, "%d of 10 crowded labels drawn (at least two fit; not all ten within the move)", n);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			CHECK(!(box[i][0] < box[j][2] && box[j][0] < box[i][2] && box[i][1] < box[j][3] &&
+			        box[j][1] < box[i][3]),
+			      "labels %d and %d overlap", j, i);
+	CHECK(strstr(svg, ">matrix roof 0</text>") && strstr(svg, ">matrix roof 1</text>"),
+	      "the first labels keep a place");
+	snprintf(lab, sizeof lab, ">%d labels left out (no room)<", 10 - n);
+	CHECK(strstr(svg, lab), "the legend does not say '%s' (the twin is not left out, it is drawn once)", lab + 1);
+	free(svg);
+	plot_free(p);
+}
+
 static void test_rtx3080(const char *root)
 {
 	/* The seed: "RTX 3080 ... FP32 ... 39.2 FLOPs/byte": peak FP32 over memory bandwidth. */
@@ -129,6 +185,7 @@ int main(int argc, char **argv)
 	si(1.979e15, "1.98P");
 	si(29.77e12, "29.8T");
 	test_svg();
+	test_labels();
 	if (argc > 1)
 		test_rtx3080(argv[1]);
 	printf("%s\n", fails ? "FAILED" : "ok");

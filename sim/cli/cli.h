@@ -7,6 +7,7 @@
 #define SIM_CLI_H
 
 #include "arch.h"
+#include "progress.h"
 
 #define CLI_MAX_SETS 16
 
@@ -27,6 +28,9 @@ int cli_common_opt(struct cli_common *o, int argc, char **argv, int *i, const ch
    (its own source of truth for what it takes) nearest it when one is a
    likely slip ("did you mean '--timeline'?"); returns SIM_EXIT_USAGE. */
 int cli_unknown_option(const char *cmd, const char *help, const char *opt);
+/* 1 when help's option lines name the option `name` ("--json") as a flag: nothing after it but the description
+   (two spaces or more). */
+int cli_flag_without_value(const char *help, const char *name);
 /* Prints "sim CMD: msg" and a pointer to help; returns SIM_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The file a config argument names: NAME itself when readable, else
@@ -41,17 +45,10 @@ const char *cli_config(const char *name, char *buf, size_t len);
    printing the error; NULL on failure. */
 struct arch_chip *cli_load(const char *path, const struct cli_common *o, int *exit_code);
 
-/* Progress of a command's jobs on stderr: on a terminal one line rewritten
-   after every job ("sim CMD: 3/40 WHAT"); otherwise a line every 2 s once
-   the work has run 2 s, and the last. */
-struct cli_progress {
-	const char *cmd, *what; /* "sweep", "points" */
-	int tty;
-	double t0, last; /* s, monotonic */
-};
-double cli_now_s(void); /* monotonic clock, s */
-void cli_progress_start(struct cli_progress *p, const char *cmd, const char *what);
-void cli_progress(struct cli_progress *p, long done, long n);
+/* Jobs done of n as a progress line, "sim CMD: 3/40 WHAT (9 s)" (progress.h
+   says when; a log that got a line also gets the last); the last job ends
+   the progress. */
+void cli_progress_jobs(struct progress *p, const char *what, long done, long n);
 
 int cmd_info(int argc, char **argv);
 extern const char cmd_info_help[];

@@ -210,6 +210,8 @@ struct cmp_batch {
 	struct compare *cm;
 	const struct trace *t;
 	struct cmp_run *res;
+	struct progress prog;
+	long done;
 };
 
 /* In column i's child: replay with the memory check off (the parent says
@@ -252,7 +254,9 @@ static void replay_one(long i, void *ctx, void *out)
 static void replayed(long i, void *ctx, int ok, int status, double wall_s)
 {
 	(void)wall_s;
-	struct cmp_run *r = &((const struct cmp_batch *)ctx)->res[i];
+	struct cmp_batch *b = ctx;
+	struct cmp_run *r = &b->res[i];
+	cli_progress_jobs(&b->prog, "chips replayed", ++b->done, b->cm->n);
 	if (ok)
 		return;
 	char d[160];
@@ -268,7 +272,8 @@ static int run_trace(struct compare *cm, const struct trace *t)
 		fprintf(stderr, "sim compare: out of memory\n");
 		return SIM_EXIT_INTERNAL;
 	}
-	struct cmp_batch b = {cm, t, res};
+	struct cmp_batch b = {.cm = cm, .t = t, .res = res};
+	progress_start(&b.prog, "compare");
 	if (pp_run(cm->n, pp_cpus(), sizeof *res, res, replay_one, replayed, &b)) {
 		fprintf(stderr, "sim compare: cannot start a process: %s\n", strerror(errno));
 		free(res);

@@ -335,7 +335,7 @@ static int parse(int argc, char **argv, struct pl_args *A, struct gen_config *g)
 /* pl_progress_fn over the command line's progress */
 static void progress(long done, long n, void *ctx)
 {
-	cli_progress(ctx, done, n);
+	cli_progress_jobs(ctx, "layouts", done, n);
 }
 
 /* ---- outputs ---------------------------------------------------------------- */
@@ -690,8 +690,8 @@ static int run_serve(const struct arch_chip *c, const struct pl_args *A, const s
 {
 	char why[1024];
 	struct pl_serve_plan p;
-	struct cli_progress P;
-	cli_progress_start(&P, "plan", "layouts");
+	struct progress P;
+	progress_start(&P, "plan");
 	if (pl_serve(c, g, &A->so, A->gpus, &A->sp, A->jobs, progress, &P, &p, why, sizeof why))
 		return strncmp(why, "no replica layout", 17)
 		           ? (fprintf(stderr, "sim plan: %s\n", why), SIM_EXIT_INTERNAL)
@@ -709,7 +709,7 @@ static int run_serve(const struct arch_chip *c, const struct pl_args *A, const s
 		if (A->json)
 			serve_json(c, A, g, &p);
 		else
-			serve_text(c, A, g, &p, cli_now_s() - P.t0);
+			serve_text(c, A, g, &p, progress_elapsed_s(&P));
 	}
 	pl_serve_free(&p);
 	return rc;
@@ -721,8 +721,8 @@ static int run_train(const struct arch_chip *c, const struct pl_args *A, const s
 	struct pl_plan p;
 	if (pl_enumerate(c, g, A->gpus, &A->sp, &p, why, sizeof why))
 		return cli_usage_error("plan", "%s", why);
-	struct cli_progress P;
-	cli_progress_start(&P, "plan", "layouts");
+	struct progress P;
+	progress_start(&P, "plan");
 	if (pl_replay(c, &p, A->jobs, progress, &P, why, sizeof why)) {
 		fprintf(stderr, "sim plan: %s\n", why);
 		pl_free(&p);
@@ -741,7 +741,7 @@ static int run_train(const struct arch_chip *c, const struct pl_args *A, const s
 	if (!rc && A->json)
 		write_json(c, A, g, &p);
 	else if (!rc)
-		text_table(c, A, g, &p, cli_now_s() - P.t0);
+		text_table(c, A, g, &p, progress_elapsed_s(&P));
 	pl_free(&p);
 	return rc;
 }

@@ -28,7 +28,7 @@
 
 const char cmd_roofline_help[] =
     "usage: sim roofline CONFIG [CONFIG...] [TRACE | --op 'OP'...] [-o FILE.svg]\n"
-    "                    [--json] [--top N] [--set path=value]...\n"
+    "                    [--dtype D[,D...]] [--json] [--top N] [--set path=value]...\n"
     "\n"
     "The roofline of each chip: a compute roof per dtype and pipe (matrix,\n"
     "vector) the chip has, the device-memory and L2 bandwidth slopes, and the\n"
@@ -39,11 +39,16 @@ const char cmd_roofline_help[] =
     "with the share of the roof they reach there.\n"
     "\n"
     "A positional argument is a TRACE when its first line is `simtrace`,\n"
-    "otherwise a CONFIG. Several configs share one plot (a colour each).\n"
+    "otherwise a CONFIG. Several configs share one plot (a colour each); a\n"
+    "label that would cover another moves a little, or is left out (the\n"
+    "legend counts them; the table has every roof). --dtype keeps the plot\n"
+    "of many chips readable.\n"
     "\n"
     "options:\n"
     "  -o FILE.svg         write the plot (log-log axes); whole or not at all\n"
     "  --op 'OP'           place an op (repeatable)\n"
+    "  --dtype D[,D...]    only the roofs of these dtypes (bf16, fp8, ...), in\n"
+    "                      the table, the JSON and the plot\n"
     "  --top N             ops of a TRACE listed and plotted: the N that take\n"
     "                      most time on the first chip (default 20)\n"
     "  --json              print JSON (schema_version 1) instead of the table\n"
@@ -55,6 +60,7 @@ const char cmd_roofline_help[] =
     "examples:\n"
     "  sim roofline configs/rtx3080.cfg\n"
     "  sim roofline configs/h100.cfg configs/mi300x.cfg --op 'gemm m=4096 n=4096 k=4096 dtype=bf16' -o roof.svg\n"
+    "  sim roofline configs/h100.cfg configs/b200.cfg configs/mi300x.cfg --dtype bf16,fp8 -o roof.svg\n"
     "  sim roofline configs/a100.cfg traces/llama3_8b_train.trace --top 10\n";
 
 #define RF_MAX_CHIPS 8
@@ -145,11 +151,14 @@ static int trace_ops(const struct trace *t, struct rf_op *ops, int *n, char *why
 	return 0;
 }
 
-static int roofs(const struct arch_chip *c, struct rf_roof *out)
+/* The roofs of the dtypes in mask (bit d for dtype d; 0: every dtype). */
+static int roofs(const struct arch_chip *c, unsigned mask, struct rf_roof *out)
 {
 	int n = 0;
 	for (int m = 1; m >= 0; m--)
 		for (int d = 0; d < DT_COUNT; d++) {
+			if (mask && !(mask >> d & 1))
+				continue;
 			double p =
 			    m ? arch_peak_matrix(c, (enum arch_dtype)d, 0) : arch_peak_vector(c, (enum arch_dtype)d);
 			if (p > 0)
@@ -180,7 +189,7 @@ static void fmt_ridge(double v, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
-static void print_chip(const struct arch_chip *c, const char *path)
+static void print_chip(const struct arch_chip *c, const char *path, unsigned mask)
 {
 	char bw[32], l2[32];
 	units_format(c->dram.bw_Bps, UNIT_BANDWIDTH, bw, sizeof bw);
@@ -194,7 +203,9 @@ static void print_chip(const struct arch_chip *c, const char *path)
 	printf("  (ridge points in FLOP/byte: the peak over the bandwidth)\n");
 	printf("  %-12s %17s %12s %9s\n", "roof", "peak", "ridge: mem", "L2");
 	struct rf_roof rf[2 * DT_COUNT];
-	int n = roofs(c, rf);
+	int n = roofs(c, mask, rf);
+	if (!n)
+		printf("  (no unit of the chip computes the dtypes of --dtype)\n");
 	for (int i = 0; i < n; i++) {
 		char a[32], b[32];
 		fmt_ridge(ridge(rf[i].peak, &c->dram), a, sizeof a);
@@ -231,8 +242,8 @@ static void print_ops(const struct arch_chip *c, const struct rf_op *ops, const 
 	}
 }
 
-static void json_chip(struct json *j, const struct arch_chip *c, const char *path, const struct rf_op *ops,
-                      const struct rf_res *res, int nops)
+static void json_chip(struct json *j, const struct arch_chip *c, const char *path, unsigned mask,
+                      const struct rf_op *ops, const struct rf_res *res, int nops)
 {
 	json_obj(j, NULL);
 	json_str(j, "chip", c->name);
@@ -241,7 +252,7 @@ static void json_chip(struct json *j, const struct arch_chip *c, const char *pat
 	json_num_or_null(j, "l2_Bps", c->l2.present && c->l2.bw_Bps > 0 ? c->l2.bw_Bps : NAN);
 	json_arr(j, "roofs");
 	struct rf_roof rf[2 * DT_COUNT];
-	int n = roofs(c, rf);
+	int n = roofs(c, mask, rf);
 	for (int i = 0; i < n; i++) {
 		json_obj(j, NULL);
 		json_str(j, "dtype", arch_dtype_name((enum arch_dtype)rf[i].dtype));
@@ -283,12 +294,13 @@ static void json_chip(struct json *j, const struct arch_chip *c, const char *pat
 }
 
 /* Axis ranges: whole decades around every slope, roof and op. */
-static void ranges(struct arch_chip *const *chips, int nc, struct rf_res *const *res, int nops, double *x, double *y)
+static void ranges(struct arch_chip *const *chips, int nc, unsigned mask, struct rf_res *const *res, int nops,
+                   double *x, double *y)
 {
 	double xmin = 1, xmax = 100, ymax = 0, ymin = INFINITY;
 	for (int i = 0; i < nc; i++) {
 		struct rf_roof rf[2 * DT_COUNT];
-		int n = roofs(chips[i], rf);
+		int n = roofs(chips[i], mask, rf);
 		for (int k = 0; k < n; k++) {
 			if (rf[k].peak > ymax)
 				ymax = rf[k].peak;
@@ -344,13 +356,13 @@ static void roof_names(const struct rf_roof *rf, int n, double peak, char *buf, 
 
 /*
  * One chip's slopes, a line per distinct roof (pipe, peak), a label per
- * distinct peak, ridge points. Labels of odd-numbered chips go under their
- * line, so that two chips with equal peaks stay readable.
+ * distinct peak over its line, ridge points. The plot moves labels that
+ * would cover others (several chips with close peaks).
  */
-static int plot_chip(struct plot *p, const struct arch_chip *c, int color, const double *x)
+static int plot_chip(struct plot *p, const struct arch_chip *c, unsigned mask, int color, const double *x)
 {
 	struct rf_roof rf[2 * DT_COUNT];
-	int n = roofs(c, rf), bad = 0;
+	int n = roofs(c, mask, rf), bad = 0;
 	double top = 0, bw = c->dram.bw_Bps;
 	for (int k = 0; k < n; k++)
 		top = rf[k].peak > top ? rf[k].peak : top;
@@ -382,7 +394,7 @@ static int plot_chip(struct plot *p, const struct arch_chip *c, int color, const
 		roof_names(rf, n, rf[k].peak, names, sizeof names);
 		plot_si(rf[k].peak, v, sizeof v);
 		snprintf(lab, sizeof lab, "%s %s", names, v);
-		bad |= plot_text(p, x[1], rf[k].peak, -4, color % 2 ? 13 : -4, PLOT_END, color, lab);
+		bad |= plot_text(p, x[1], rf[k].peak, -4, -4, PLOT_END, color, lab);
 		if (bw > 0) {
 			snprintf(lab, sizeof lab, "%.1f", r);
 			bad |= plot_point(p, r, rf[k].peak, 3, color, lab);
@@ -391,18 +403,19 @@ static int plot_chip(struct plot *p, const struct arch_chip *c, int color, const
 	return bad;
 }
 
-static int write_svg(const char *out, struct arch_chip *const *chips, int nc, struct rf_res *const *res, int nops)
+static int write_svg(const char *out, struct arch_chip *const *chips, int nc, unsigned mask, struct rf_res *const *res,
+                     int nops)
 {
 	struct plot *p = plot_new(1100, 650, "Roofline");
 	if (!p)
 		return -1;
 	double x[2], y[2];
-	ranges(chips, nc, res, nops, x, y);
+	ranges(chips, nc, mask, res, nops, x, y);
 	plot_axis(p, 0, x[0], x[1], 1, "arithmetic intensity (FLOP/byte of device memory)");
 	plot_axis(p, 1, y[0], y[1], 1, "FLOP/s");
 	int bad = 0;
 	for (int i = 0; i < nc; i++)
-		bad |= plot_chip(p, chips[i], i, x);
+		bad |= plot_chip(p, chips[i], mask, i, x);
 	for (int i = 0; i < nc; i++)
 		for (int k = 0; k < nops; k++) {
 			const struct dm_result *r = &res[i][k].r;
@@ -444,7 +457,46 @@ struct rf_args {
 	int nops;
 	const char *out;
 	int top;
+	unsigned dtypes; /* --dtype: bit d for dtype d; 0: every dtype */
 };
+
+/* --dtype bf16,fp8: a dtype mask; nonzero (a usage error printed) on a name no dtype has */
+static int parse_dtypes(const char *v, unsigned *mask)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", v);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int d = arch_dtype_parse(t);
+		if (d < 0) {
+			const char *names[DT_COUNT];
+			char known[256];
+			size_t used = 0;
+			known[0] = '\0';
+			for (int k = 0; k < DT_COUNT; k++) {
+				names[k] = arch_dtype_name((enum arch_dtype)k);
+				if (used < sizeof known)
+					used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
+					                         k ? ", " : "", names[k]);
+			}
+			int near = arch_nearest(t, names, DT_COUNT);
+			char hint[64] = "";
+			if (near >= 0)
+				snprintf(hint, sizeof hint, "did you mean '%s'? ", names[near]);
+			cli_usage_error(
+			    "roofline",
+			    "--dtype %s: unknown dtype '%s' (%sexpected one or more of %s, comma-separated)", v, t,
+			    hint, known);
+			return -1;
+		}
+		*mask |= 1u << d;
+	}
+	if (!*mask) {
+		cli_usage_error("roofline", "--dtype needs a dtype (bf16, fp8, ...)");
+		return -1;
+	}
+	return 0;
+}
 
 static int parse_args(int argc, char **argv, struct rf_args *a)
 {
@@ -456,12 +508,15 @@ static int parse_args(int argc, char **argv, struct rf_args *a)
 		if (r)
 			continue;
 		const char *s = argv[i];
-		if (!strcmp(s, "-o") || !strcmp(s, "--op") || !strcmp(s, "--top")) {
+		if (!strcmp(s, "-o") || !strcmp(s, "--op") || !strcmp(s, "--top") || !strcmp(s, "--dtype")) {
 			if (i + 1 >= argc)
 				return cli_usage_error("roofline", "%s needs a value", s);
 			const char *v = argv[++i];
 			if (!strcmp(s, "-o")) {
 				a->out = v;
+			} else if (!strcmp(s, "--dtype")) {
+				if (parse_dtypes(v, &a->dtypes))
+					return SIM_EXIT_USAGE;
 			} else if (!strcmp(s, "--op")) {
 				if (a->nops == RF_MAX_OPS)
 					return cli_usage_error("roofline", "more than %d --op options", RF_MAX_OPS);
@@ -572,7 +627,7 @@ int cmd_roofline(int argc, char **argv)
 			res[i][k].ok = !dm_predict_cached(dm, chips[i], &ops[k].op, &res[i][k].r, res[i][k].why,
 			                                  sizeof res[i][k].why);
 	}
-	if (a.out && write_svg(a.out, chips, nc, res, nops)) {
+	if (a.out && write_svg(a.out, chips, nc, a.dtypes, res, nops)) {
 		fprintf(stderr, "sim roofline: cannot write %s: %s\n", a.out, strerror(errno ? errno : EIO));
 		code = SIM_EXIT_CANTCREAT;
 		goto out;
@@ -584,7 +639,7 @@ int cmd_roofline(int argc, char **argv)
 		json_int(&j, "schema_version", 1);
 		json_arr(&j, "chips");
 		for (int i = 0; i < nc; i++)
-			json_chip(&j, chips[i], a.configs[i], ops, res[i], nops);
+			json_chip(&j, chips[i], a.configs[i], a.dtypes, ops, res[i], nops);
 		json_arr_end(&j);
 		json_obj_end(&j);
 		json_end(&j);
@@ -592,7 +647,7 @@ int cmd_roofline(int argc, char **argv)
 		for (int i = 0; i < nc; i++) {
 			if (i)
 				printf("\n");
-			print_chip(chips[i], a.configs[i]);
+			print_chip(chips[i], a.configs[i], a.dtypes);
 			if (nops)
 				print_ops(chips[i], ops, res[i], nops);
 		}

@@ -372,7 +372,7 @@ int cmd_serve(int argc, char **argv)
 	}
 	o.csv_name = A.csv;
 	o.timeline_name = A.timeline;
-	o.progress = isatty(2);
+	o.progress = 1;
 	struct sv_result r;
 	double rate = 0;
 	rc = A.find_rate ? sv_max_rate(m, &o, &rate, &r, why, sizeof why) : sv_run(m, &o, &r, why, sizeof why);

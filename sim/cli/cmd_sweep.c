@@ -104,7 +104,9 @@ struct sw_row {
 
 enum sw_metric { M_TIME, M_TFLOPS, M_MFU, M_TOKENS };
 static const char *const metric_names[] = {"time", "tflops", "mfu", "tokens_per_s"};
-static const char *const metric_labels[] = {"time (s)", "TFLOP/s", "MFU", "tokens/s"};
+/* y-axis titles, with units: a trace's figures are per step and, for TFLOP/s, per device */
+static const char *const metric_labels[] = {"time (s)", "TFLOP/s (per device)", "MFU (model FLOPs / peak, 0-1)",
+                                            "tokens/s"};
 
 struct sw_args {
 	const char *config, *trace, *op, *out, *plot;
@@ -363,7 +365,7 @@ struct sw_pool {
 	const struct sw_job *j;
 	struct sw_row *rows;
 	long n, done;
-	struct cli_progress prog;
+	struct progress prog;
 };
 
 /* In point i's child: load the config with the point's values, run. */
@@ -406,14 +408,14 @@ static void point_done(long i, void *ctx, int ok, int status, double wall_s)
 		r->time_s = r->tflops = r->mfu = r->hfu = r->tokens_per_s = r->peak_mem = NAN;
 		snprintf(r->why, sizeof r->why, "the point's process %s", d);
 	}
-	cli_progress(&p->prog, ++p->done, p->n);
+	cli_progress_jobs(&p->prog, "points", ++p->done, p->n);
 }
 
 /* Runs every point, up to --jobs at once; rows[i] is point i's. */
 static int run_all(const struct sw_job *j, long n, struct sw_row *rows)
 {
 	struct sw_pool p = {j, rows, n, 0, {0}};
-	cli_progress_start(&p.prog, "sweep", "points");
+	progress_start(&p.prog, "sweep");
 	if (pp_run(n, j->a->jobs, sizeof *rows, rows, run_point, point_done, &p)) {
 		fprintf(stderr, "sim sweep: cannot start a process: %s\n", strerror(errno));
 		return -1;
@@ -487,7 +489,8 @@ static double metric(const struct sw_row *r, enum sw_metric m)
 	}
 }
 
-/* The x values as numbers: every value parses as the same kind of quantity. */
+/* The x values as numbers when every value parses as the same kind of quantity: returns that unit kind; otherwise
+   -1, and x = 1, 2, ... */
 static int x_numbers(const struct sw_key *k, double *x)
 {
 	char why[256];
@@ -496,11 +499,11 @@ static int x_numbers(const struct sw_key *k, double *x)
 		for (int v = 0; v < k->nvals && ok; v++)
 			ok = !units_parse(k->vals[v], (enum unit_kind)kind, &x[v], why, sizeof why) && isfinite(x[v]);
 		if (ok)
-			return 1;
+			return kind;
 	}
 	for (int v = 0; v < k->nvals; v++)
 		x[v] = v + 1;
-	return 0;
+	return -1;
 }
 
 /* One line per combination of the other keys: the points that share it, in x order. */
@@ -555,7 +558,12 @@ static int write_plot(FILE *f, const struct sw_args *a, const char *chip, const 
 		plot_free(p);
 		return -1;
 	}
-	int numeric = x_numbers(xk, xv);
+	int xkind = x_numbers(xk, xv), numeric = xkind >= 0;
+	char xlabel[160]; /* the key, and the unit its values were read in: "memory.device.bandwidth (B/s)" */
+	if (numeric && *units_symbol((enum unit_kind)xkind))
+		snprintf(xlabel, sizeof xlabel, "%s (%s)", xk->key, units_symbol((enum unit_kind)xkind));
+	else
+		snprintf(xlabel, sizeof xlabel, "%s%s", xk->key, numeric ? "" : " (numbered: see the legend)");
 	double xlo = xv[0], xhi = xv[0], ylo, yhi;
 	for (int v = 1; v < xk->nvals; v++) {
 		xlo = xv[v] < xlo ? xv[v] : xlo;
@@ -577,9 +585,9 @@ static int write_plot(FILE *f, const struct sw_args *a, const char *chip, const 
 	}
 	double pad = (xhi - xlo) * 0.05;
 	if (xlog)
-		plot_axis(p, 0, xlo / 1.2, xhi * 1.2, 1, xk->key);
+		plot_axis(p, 0, xlo / 1.2, xhi * 1.2, 1, xlabel);
 	else
-		plot_axis(p, 0, pad > 0 ? xlo - pad : xlo - 1, pad > 0 ? xhi + pad : xhi + 1, 0, xk->key);
+		plot_axis(p, 0, pad > 0 ? xlo - pad : xlo - 1, pad > 0 ? xhi + pad : xhi + 1, 0, xlabel);
 	plot_axis(p, 1, ylo >= 0 ? 0 : ylo * 1.1, yhi > 0 ? yhi * 1.1 : 1, 0, metric_labels[a->metric]);
 	if (!bad)
 		bad = plot_write(p, f);

@@ -57,6 +57,32 @@ int cli_unknown_option(const char *cmd, const char *help, const char *opt)
 	return cli_usage_error(cmd, "unknown option '%s'", name);
 }
 
+int cli_flag_without_value(const char *help, const char *name)
+{
+	size_t k = strlen(name);
+	for (const char *l = help; *l; l += strcspn(l, "\n"), l += *l == '\n') {
+		/* an option line: "  --json              print JSON", "  -h, --help  this help", "  --top N  ..." */
+		if (strncmp(l, "  -", 3))
+			continue;
+		const char *p = l + 2;
+		int named = 0;
+		for (;;) { /* the aliases: "-h, --help", or a group over lines ending in "," */
+			size_t w = strcspn(p, " ,\n");
+			named |= w == k && !strncmp(p, name, k);
+			p += w;
+			if (p[0] == ',' && p[1] == ' ' && p[2] == '-')
+				p += 2;
+			else if (p[0] == ',' && p[1] == '\n' && !strncmp(p + 2, "  -", 3))
+				p += 4;
+			else
+				break;
+		}
+		if (named)
+			return !*p || *p == '\n' || (p[0] == ' ' && p[1] == ' ');
+	}
+	return 0;
+}
+
 int cli_common_opt(struct cli_common *o, int argc, char **argv, int *i, const char *cmd)
 {
 	const char *a = argv[*i];
@@ -237,27 +263,11 @@ struct arch_chip *cli_load(const char *path, const struct cli_common *o, int *ex
 	return c;
 }
 
-double cli_now_s(void)
+void cli_progress_jobs(struct progress *p, const char *what, long done, long n)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-void cli_progress_start(struct cli_progress *p, const char *cmd, const char *what)
-{
-	*p = (struct cli_progress){cmd, what, isatty(2), cli_now_s(), 0};
-}
-
-void cli_progress(struct cli_progress *p, long done, long n)
-{
-	double t = cli_now_s() - p->t0;
-	if (p->tty) {
-		fprintf(stderr, "\rsim %s: %ld/%ld %s", p->cmd, done, n, p->what);
-		if (done == n)
-			fputc('\n', stderr);
-	} else if (t > 2 && (t - p->last >= 2 || done == n)) {
-		fprintf(stderr, "sim %s: %ld/%ld %s (%.1f s)\n", p->cmd, done, n, p->what, t);
-		p->last = t;
-	}
+	/* a log that was told of the work is told it ended */
+	if (progress_due(p) || (done == n && p->lines && !p->tty))
+		progress_print(p, "%ld/%ld %s (%.0f s)", done, n, what, progress_elapsed_s(p));
+	if (done == n)
+		progress_end(p);
 }

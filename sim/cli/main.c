@@ -82,7 +82,12 @@ static void usage(FILE *f)
 	           "  0 ok, 2 usage error, 3 the workload does not fit the device memory,\n"
 	           "  65 bad trace, 66 input file missing, 70 internal error,\n"
 	           "  73 cannot write output (or an output is one of the inputs), 78 bad config,\n"
-	           "  130 interrupted (SIGINT), 143 terminated (SIGTERM)\n");
+	           "  130 interrupted (SIGINT), 143 terminated (SIGTERM)\n"
+	           "\n"
+	           "environment:\n"
+	           "  SIM_CONFIG_PATH  directories (colon-separated) where config names are looked up\n"
+	           "  SIM_PROGRESS     progress lines on stderr: 0 none, S a line every S seconds\n"
+	           "                   (default: on a terminal from 1 s on, otherwise every 10 s)\n");
 }
 
 static void units_help(void)
@@ -129,9 +134,11 @@ static int cmd_help(int argc, char **argv)
 }
 
 /* Runs a command with every "--opt=value" written as "--opt" "value" (as getopt_long reads it), so that each
-   command's parser takes both spellings; a "--" ends the options. */
-static int run_split(int (*fn)(int, char **), int argc, char **argv)
+   command's parser takes both spellings; a "--" ends the options. A flag its help lists without a value
+   ("--json=x") is a usage error. */
+static int run_split(const struct command *c, int argc, char **argv)
 {
+	int (*fn)(int, char **) = c->fn;
 	char **v = malloc(((size_t)argc * 2 + 1) * sizeof *v);
 	char **names = malloc(((size_t)argc + 1) * sizeof *names);
 	if (!v || !names) {
@@ -146,6 +153,15 @@ static int run_split(int (*fn)(int, char **), int argc, char **argv)
 			opts = 0;
 		if (i > 0 && opts && !strncmp(a, "--", 2) && isalpha((unsigned char)a[2]) && eq) {
 			char *name = strndup(a, (size_t)(eq - a));
+			if (name && cli_flag_without_value(c->help, name)) {
+				cli_usage_error(c->name, "%s takes no value (got '%s')", name, a);
+				free(name);
+				for (int k = 0; k < nn; k++)
+					free(names[k]);
+				free(names);
+				free(v);
+				return SIM_EXIT_USAGE;
+			}
 			if (name) {
 				names[nn++] = name;
 				v[n++] = name;
@@ -195,7 +211,7 @@ int main(int argc, char **argv)
 			}
 			if (commands[i].fn == cmd_help)
 				return cmd_help(argc - 1, argv + 1);
-			return run_split(commands[i].fn, argc - 1, argv + 1);
+			return run_split(&commands[i], argc - 1, argv + 1);
 		}
 	}
 	const char *names[NCOMMANDS];

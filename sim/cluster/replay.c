@@ -79,14 +79,10 @@ static double wall_now(struct run *R)
 
 static void progress(struct run *R)
 {
-	if (!R->o->progress || (R->r->events & 1023))
+	if (!R->o->progress || (R->r->events & 1023) || !progress_due(&R->prog))
 		return;
-	double w = wall_now(R);
-	if (w < R->next_progress)
-		return;
-	R->next_progress = w + 1;
-	fprintf(stderr, "sim run: %.1f s wall, %ld ops replayed, simulated time %.6g s\n", w, R->r->events,
-	        simgrid_get_clock());
+	progress_print(&R->prog, "%.1f s wall, %ld ops replayed, simulated time %.6g s", wall_now(R), R->r->events,
+	               simgrid_get_clock());
 }
 
 /* ---- texts ---- */
@@ -1343,8 +1339,11 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 	r->ranks = R->nranks;
 	r->dtype = -1;
 	clock_gettime(CLOCK_MONOTONIC, &R->wall0);
-	R->next_progress = 2.0;
+	if (o->progress)
+		progress_start(&R->prog, "run");
 	int rc = replay(R, why, whylen);
+	if (o->progress)
+		progress_end(&R->prog);
 	if (!rc && R->err_code) {
 		snprintf(why, whylen, "%s", R->err);
 		rc = R->err_code;

@@ -40,7 +40,7 @@ struct rp_span {
 struct rp_options {
 	double jitter;      /* sigma of a lognormal factor on device-op times; 0 = off */
 	unsigned long seed; /* GSL random stream seed (with jitter) */
-	int progress;       /* print progress on stderr for long runs */
+	int progress;       /* progress lines on stderr (progress.h says when) */
 	int no_fold;        /* replay every rank even where the trace is symmetric */
 	int no_memo;        /* run every collective on the engine, even on links nothing else uses */
 	double max_ops;     /* most ops the replayed ranks may run together (0: RP_MAX_OPS) */

@@ -20,6 +20,7 @@
 #define SIM_REPLAY_INT_H
 
 #include "model.h"
+#include "progress.h"
 #include "replay.h"
 
 #include <gsl/gsl_rng.h>
@@ -183,7 +184,7 @@ struct run {
 	int err_code;
 	double flops_by_dtype[DT_COUNT];
 	struct timespec wall0;
-	double next_progress;
+	struct progress prog; /* "sim run: ..." lines when o->progress */
 };
 
 /* Records the run's first error (later ones are consequences): exit code

@@ -50,6 +50,10 @@ struct plot {
 #define MARGIN_T 40.0
 #define MARGIN_B 60.0
 #define LEGEND_W 330.0
+/* label placement (place_labels): estimated width of a character, step and farthest move, px */
+#define LABEL_CHAR_W   7.2
+#define LABEL_STEP     3
+#define LABEL_MAX_MOVE 24
 
 static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                       "#9467bd", "#8c564b", "#e377c2", "#17becf"};
@@ -386,6 +390,7 @@ static void write_line(FILE *f, const struct plot *p, const struct frame *fr, co
 		        dash_attr(e->dash));
 }
 
+/* color -2: no fill of its own (a halo's, from its group) */
 static void write_text(FILE *f, double x, double y, enum plot_anchor a, int color, const char *s)
 {
 	static const char *const anchor[] = {"start", "middle", "end"};
@@ -393,36 +398,131 @@ static void write_text(FILE *f, double x, double y, enum plot_anchor a, int colo
 	num(f, x);
 	fputs("\" y=\"", f);
 	num(f, y);
-	fprintf(f, "\" text-anchor=\"%s\" fill=\"%s\">", anchor[a], plot_color(color));
+	fprintf(f, "\" text-anchor=\"%s\"", anchor[a]);
+	if (color != -2)
+		fprintf(f, " fill=\"%s\"", plot_color(color));
+	fputc('>', f);
 	esc(f, s);
 	fputs("</text>\n", f);
 }
 
-static void write_elem(FILE *f, const struct plot *p, const struct frame *fr, const struct elem *e)
+/* Where element e's label goes, before placement: its anchor in pixels. */
+static void label_at(const struct plot *p, const struct frame *fr, const struct elem *e, double *x, double *y,
+                     enum plot_anchor *a)
 {
-	if (e->type == EL_LINE) {
-		write_line(f, p, fr, e);
-		return;
-	}
-	if (e->type == EL_NOTE || !inside(&p->ax[0], e->xy[0]) || !inside(&p->ax[1], e->xy[1]))
-		return;
-	double x = px(p, fr, e->xy[0]), y = py(p, fr, e->xy[1]);
+	*x = px(p, fr, e->xy[0]);
+	*y = py(p, fr, e->xy[1]);
 	if (e->type == EL_POINT) {
-		fputs("<circle cx=\"", f);
-		num(f, x);
-		fputs("\" cy=\"", f);
-		num(f, y);
-		fputs("\" r=\"", f);
-		num(f, e->r);
-		fprintf(f, "\" fill=\"%s\" stroke=\"#000000\" stroke-width=\"0.5\"/>\n", plot_color(e->color));
-		if (e->text)
-			write_text(f, x + e->r + 2, y - e->r - 1, PLOT_START, e->color, e->text);
+		*x += e->r + 2;
+		*y -= e->r + 1;
+		*a = PLOT_START;
 	} else {
-		write_text(f, x + e->dx, y + e->dy, e->anchor, e->color, e->text);
+		*x += e->dx;
+		*y += e->dy;
+		*a = e->anchor;
 	}
 }
 
-static void write_legend(FILE *f, const struct plot *p, const struct frame *fr)
+static int has_label(const struct plot *p, const struct elem *e)
+{
+	return (e->type == EL_TEXT || (e->type == EL_POINT && e->text)) && inside(&p->ax[0], e->xy[0]) &&
+	       inside(&p->ax[1], e->xy[1]);
+}
+
+/* The box a 12 px sans-serif label covers: 0.6 em a character (UTF-8 continuation bytes not counted), from 11 px
+   above the baseline to 3 below. */
+static void label_box(double x, double y, enum plot_anchor a, const char *s, double box[4])
+{
+	double chars = 0;
+	for (; *s; s++)
+		chars += ((unsigned char)*s & 0xC0) != 0x80;
+	double w = chars * LABEL_CHAR_W;
+	box[0] = a == PLOT_START ? x : a == PLOT_MIDDLE ? x - w / 2 : x - w;
+	box[2] = box[0] + w;
+	box[1] = y - 11;
+	box[3] = y + 3;
+}
+
+static int boxes_meet(const double *a, const double *b)
+{
+	return a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+}
+
+/*
+ * Labels placed apart. Each label, in the order drawn, keeps its place if it
+ * meets none placed before it, else moves up or down by the least whole
+ * LABEL_STEP that frees it, staying in the plot area (at most LABEL_MAX_MOVE
+ * px). A label with the same text at the same place as one placed (two
+ * chips with the same roof) is drawn once; one that finds no free place is
+ * left out and counted. Deterministic: the same calls give the same places.
+ * Fills shift[i] (px) and hide[i] for each element; returns the labels left
+ * out, or -1 when out of memory (then nothing moves).
+ */
+static int place_labels(const struct plot *p, const struct frame *fr, double *shift, char *hide)
+{
+	double(*placed)[4] = malloc((size_t)(p->n ? p->n : 1) * sizeof *placed);
+	int *who = malloc((size_t)(p->n ? p->n : 1) * sizeof *who);
+	if (!placed || !who) {
+		free(placed);
+		free(who);
+		return -1;
+	}
+	int np = 0, left_out = 0;
+	for (int i = 0; i < p->n; i++) {
+		const struct elem *e = &p->el[i];
+		if (!has_label(p, e))
+			continue;
+		double x, y, box[4];
+		enum plot_anchor a;
+		label_at(p, fr, e, &x, &y, &a);
+		label_box(x, y, a, e->text, box);
+		int twin = 0;
+		for (int j = 0; j < np && !twin; j++)
+			twin = !strcmp(p->el[who[j]].text, e->text) && fabs(placed[j][0] - box[0]) < 1 &&
+			       fabs(placed[j][1] - box[1]) < 1;
+		hide[i] = 1;
+		if (twin)
+			continue;
+		for (int k = 0; k <= 2 * LABEL_MAX_MOVE / LABEL_STEP; k++) {
+			double d = (k + 1) / 2 * LABEL_STEP * (k % 2 ? 1 : -1);
+			label_box(x, y + d, a, e->text, box);
+			if (k && (box[1] < fr->y0 || box[3] > fr->y1))
+				continue;
+			int free_here = 1;
+			for (int j = 0; j < np && free_here; j++)
+				free_here = !boxes_meet(box, placed[j]);
+			if (free_here) {
+				shift[i] = d;
+				hide[i] = 0;
+				who[np] = i;
+				memcpy(placed[np++], box, sizeof box);
+				break;
+			}
+		}
+		left_out += hide[i];
+	}
+	free(placed);
+	free(who);
+	return left_out;
+}
+
+/* An element's marks: a line, or a point's circle. */
+static void write_marks(FILE *f, const struct plot *p, const struct frame *fr, const struct elem *e)
+{
+	if (e->type == EL_LINE) {
+		write_line(f, p, fr, e);
+	} else if (e->type == EL_POINT && inside(&p->ax[0], e->xy[0]) && inside(&p->ax[1], e->xy[1])) {
+		fputs("<circle cx=\"", f);
+		num(f, px(p, fr, e->xy[0]));
+		fputs("\" cy=\"", f);
+		num(f, py(p, fr, e->xy[1]));
+		fputs("\" r=\"", f);
+		num(f, e->r);
+		fprintf(f, "\" fill=\"%s\" stroke=\"#000000\" stroke-width=\"0.5\"/>\n", plot_color(e->color));
+	}
+}
+
+static void write_legend(FILE *f, const struct plot *p, const struct frame *fr, int left_out)
 {
 	double x = fr->x1 + 20, y = fr->y0 + 10;
 	for (int i = 0; i < p->n; i++) {
@@ -446,6 +546,11 @@ static void write_legend(FILE *f, const struct plot *p, const struct frame *fr)
 			write_text(f, x, y + 4, PLOT_START, -1, p->el[i].text);
 			y += 18;
 		}
+	if (left_out) {
+		char note[96];
+		snprintf(note, sizeof note, "%d label%s left out (no room)", left_out, left_out > 1 ? "s" : "");
+		write_text(f, x, y + 4, PLOT_START, -1, note);
+	}
 }
 
 int plot_write(const struct plot *p, FILE *f)
@@ -496,9 +601,39 @@ int plot_write(const struct plot *p, FILE *f)
 		esc(f, p->ax[1].label);
 		fputs("</text>\n", f);
 	}
+	/* marks first, then the labels over them, each on a white halo so that a line under it does not strike it */
 	for (int i = 0; i < p->n; i++)
-		write_elem(f, p, &fr, &p->el[i]);
-	write_legend(f, p, &fr);
+		write_marks(f, p, &fr, &p->el[i]);
+	double *shift = calloc((size_t)(p->n ? p->n : 1), sizeof *shift);
+	char *hide = calloc((size_t)(p->n ? p->n : 1), 1);
+	int left_out = shift && hide ? place_labels(p, &fr, shift, hide) : -1;
+	if (left_out < 0) { /* out of memory: every label where it was asked */
+		free(shift);
+		free(hide);
+		shift = NULL;
+		hide = NULL;
+		left_out = 0;
+	}
+	/* each label twice: a white halo (stroked), then its colour over it, so that no line strikes it through */
+	for (int pass = 0; pass < 2; pass++) {
+		if (!pass)
+			fputs("<g fill=\"#ffffff\" stroke=\"#ffffff\" stroke-width=\"4\" stroke-linejoin=\"round\">\n",
+			      f);
+		for (int i = 0; i < p->n; i++) {
+			const struct elem *e = &p->el[i];
+			if (!has_label(p, e) || (hide && hide[i]))
+				continue;
+			double x, y;
+			enum plot_anchor a;
+			label_at(p, &fr, e, &x, &y, &a);
+			write_text(f, x, y + (shift ? shift[i] : 0), a, pass ? e->color : -2, e->text);
+		}
+		if (!pass)
+			fputs("</g>\n", f);
+	}
+	free(shift);
+	free(hide);
+	write_legend(f, p, &fr, left_out);
 	fputs("</svg>\n", f);
 	return ferror(f) ? -1 : 0;
 }

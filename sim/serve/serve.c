@@ -13,6 +13,8 @@
  */
 #include "serve_int.h"
 
+#include "progress.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,7 +277,10 @@ int sv_max_rate(struct sv_model *m, const struct sv_options *o, double *rate, st
 	int rc;
 	q.csv = q.timeline = NULL;
 	q.arrivals = SV_BURST;
-	q.progress = 0;
+	q.progress = 0;             /* one progress for the whole search */
+	struct progress prog = {0}; /* off unless o->progress */
+	if (o->progress)
+		progress_start(&prog, "serve");
 	if ((rc = sv_run(m, &q, r, why, whylen)))
 		return rc;
 	wall += r->wall_s;
@@ -284,13 +289,18 @@ int sv_max_rate(struct sv_model *m, const struct sv_options *o, double *rate, st
 	for (int i = 0; i < 40 && hi - lo > 0.01 * hi; i++) {
 		q.rate = (lo + hi) / 2;
 		if ((rc = sv_run(m, &q, r, why, whylen)))
-			return rc;
+			break;
 		wall += r->wall_s;
 		if (within(o, r))
 			lo = q.rate;
 		else
 			hi = q.rate;
+		if (progress_due(&prog))
+			progress_print(&prog, "rate search, run %d: between %.4g and %.4g requests/s", i + 2, lo, hi);
 	}
+	progress_end(&prog);
+	if (rc)
+		return rc;
 	*rate = lo;
 	if (lo <= 0) {
 		memset(r, 0, sizeof *r);

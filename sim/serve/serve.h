@@ -66,7 +66,7 @@ struct sv_options {
 	int prefill_replicas; /* disaggregated: of the replicas, these prefill and the rest decode (0: none) */
 	/* goodput limits, per request (0: none) */
 	double slo_ttft_s, slo_tpot_s;
-	int progress; /* a line on stderr every second of a long run */
+	int progress; /* progress lines on stderr (progress.h says when) */
 	FILE *csv;    /* per-request rows (NULL: none) */
 	FILE *timeline;
 	const char *csv_name, *timeline_name; /* for error messages */

@@ -39,6 +39,8 @@
  */
 #include "serve_int.h"
 
+#include "progress.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +62,7 @@ struct eng {
 	long long nsched;
 	double swap_bytes; /* this step's host copies */
 	double now;
-	double next_progress;
+	struct progress prog; /* when o->progress */
 };
 
 static long long blocks_for(const struct eng *E, long long tokens)
@@ -337,14 +339,9 @@ static int apply(struct eng *E, char *why, size_t whylen)
 
 static void progress(struct eng *E)
 {
-	if (!E->o->progress)
-		return;
-	double w = (double)clock() / CLOCKS_PER_SEC;
-	if (w < E->next_progress)
-		return;
-	E->next_progress = w + 1;
-	fprintf(stderr, "sim serve: engine %d: %lld requests finished, %lld running, simulated %.3f s\n",
-	        E->in->replica, E->r->finished, E->nrun, E->now);
+	if (E->o->progress && progress_due(&E->prog))
+		progress_print(&E->prog, "engine %d: %lld requests finished, %lld running, simulated %.3f s",
+		               E->in->replica, E->r->finished, E->nrun, E->now);
 }
 
 static int loop(struct eng *E, char *why, size_t whylen)
@@ -414,7 +411,11 @@ int sv_engine_run(const struct sv_engine_in *in, struct sv_result *r, char *why,
 		snprintf(why, whylen, "serve: out of memory");
 		rc = -SIM_EXIT_INTERNAL;
 	} else {
+		if (E.o->progress)
+			progress_start(&E.prog, "serve");
 		rc = loop(&E, why, whylen);
+		if (E.o->progress)
+			progress_end(&E.prog);
 	}
 	for (long long i = 0; i < E.nrun; i++)
 		free(E.run[i]);
