@@ -121,7 +121,7 @@ static void test_labels(void)
 	struct plot *p = plot_new(1100, 600, NULL);
 	plot_axis(p, 0, 1, 100, 1, "FLOP/byte");
 	plot_axis(p, 1, 1e9, 1e15, 1, "FLOP/s");
-	char lab[32];
+	char lab[64];
 	for (int i = 0; i < 10; i++) {
 		snprintf(lab, sizeof lab, "matrix roof %d", i);
 		CHECK(!plot_text(p, 100, 1e12, -4, -4, PLOT_END, i, lab), "plot_text");
