@@ -1726,6 +1726,7 @@ int main(int argc, char **argv)
 		mech_run();
 	}
 	double gen_wall = wall_now() - t0;
+	fprintf(stderr, "validate: whole steps and mechanisms replayed in %.1f s\n", gen_wall);
 	for (int i = 0; i < nvs; i++) {
 		struct vcase *v = &vs[i];
 		if (v->chip < 0 || !chips[v->chip].c || v->gen)
@@ -1762,7 +1763,10 @@ int main(int argc, char **argv)
 	/* the fit and its out-of-sample scores, with their guards */
 	struct cvstat cv[NCATS], cvall;
 	if (fit) {
+		double tf = wall_now();
+		fprintf(stderr, "validate: op rows predicted in %.1f s; fitting\n", tf - t0 - gen_wall);
 		fit_and_score();
+		fprintf(stderr, "validate: fitted and cross-validated in %.1f s\n", wall_now() - tf);
 		cvall = cvstats_of(-1);
 		for (int c = 0; c < NCATS; c++) {
 			cv[c] = cvstats_of(c);
