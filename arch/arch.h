@@ -62,8 +62,10 @@ struct arch_unit {
 	double sparsity;          /* 2:4 structured sparsity speed-up (1 = none) */
 	double mat_pj;            /* energy of a dense 16-bit MAC with its operand delivery, pJ (0 = no power limit) */
 	int mat_async;            /* matrix ops issue asynchronously (Hopper wgmma): softmax overlaps them */
-	double mat_sync_frac; /* share of the matrix rate the synchronous warp-level instruction (mma.sync) reaches */
-	double smem_Bpc;      /* shared-memory bandwidth, bytes per clock per unit */
+	double mat_sync_frac;  /* share of the matrix rate the synchronous warp-level instruction (mma.sync) reaches */
+	double mat_narrow_clk; /* unit cycles per warp-wide global load narrower than 16 B in the library's fallback
+	                          GEMM kernel for misaligned leading dimensions (0: no such fallback modelled) */
+	double smem_Bpc;       /* shared-memory bandwidth, bytes per clock per unit */
 	/* issue-to-use latencies of the warp-level stepper (sim/step/step.c), in the unit's cycles */
 	double lat_alu;  /* dependent fp32/int lane instruction (FFMA) */
 	double lat_sfu;  /* special-function instruction (MUFU.EX2) */

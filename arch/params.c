@@ -138,6 +138,14 @@ static const struct arch_param unit_params[] = {
 	    "it); 1 where the unit has only that instruction. H100: 1365 of 2048 MAC/clk/SM, 2/3 "
 	    "(bench/gpu/mma_sync.cu, docs/validation.md)",
 	    "device model: FlashAttention-1/-2 and decode kernels (sim/device/model_attn.c) and warp stepper (sim/step)"),
+	FLT("matrix.fallback_load_cycles", arch_unit, mat_narrow_clk, 0, "0", 0, 1000,
+	    "unit cycles per warp-wide global load of the GEMM kernel the library falls back to when a leading "
+	    "dimension of A, B or C is not a multiple of 16 bytes: cuBLAS then runs CUTLASS sm_75/sm_80 kernels "
+	    "(align1, align2) whose threads load 2 or 4 bytes each, without 16-byte vectors, and issue mma.sync "
+	    "(matrix.sync_fraction); their main loop is bound by these loads. 0: no such fallback is modelled (the "
+	    "GEMM is timed as if aligned). H100: 9.1, fitted on the 10 misaligned LX rows measured here (in-sample; "
+	    "docs/validation.md)",
+	    "device model: GEMMs with misaligned leading dimensions (sim/device/model_gemm.c)"),
 	FLT("shared_mem_bandwidth", arch_unit, smem_Bpc, 0, "128", 1, 1e5,
 	    "shared-memory (LDS) bytes per clock per unit (NVIDIA: 32 banks x 4 B = 128)", R_DEV_STEP),
 	FLT("matrix.sparsity", arch_unit, sparsity, 0, "1", 1, 16, "speed-up of 2:4 structured sparsity on tf32 and narrower types (2 on A100/H100; 1 = none)",

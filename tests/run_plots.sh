@@ -6,14 +6,7 @@
 # usage: run_plots.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
-cd "$root" || exit 1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() {
-	echo "FAIL $1"
-	fails=$((fails + 1))
-}
+. "$(dirname "$0")/lib.sh"
 # overlaps SVG: the pairs of coloured labels in the plot area (x < 770 px, y <= 590 px of a 1100 x 650 roofline)
 overlaps() {
 	grep -o '<text x="[0-9.]*" y="[0-9.]*" text-anchor="[a-z]*" fill="[^"]*">[^<]*<' "$1" |
@@ -68,5 +61,4 @@ grep -q 'rotate(-90)" text-anchor="middle">TFLOP/s (per device)<' "$tmp/sw.svg" 
 	--plot "$tmp/sw2.svg" -o "$tmp/sw2.csv" || fail "sweep of the clock exited $?"
 grep -q '>compute.sm.clock (Hz)<' "$tmp/sw2.svg" || fail "sweep x axis of the clock without (Hz)"
 grep -q 'rotate(-90)" text-anchor="middle">time (s)<' "$tmp/sw2.svg" || fail "sweep time axis without (s)"
-[ "$fails" = 0 ] && echo "ok plots"
-[ "$fails" = 0 ]
+finish plots

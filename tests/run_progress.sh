@@ -6,14 +6,7 @@
 # usage: run_progress.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
-cd "$root" || exit 1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() {
-	echo "FAIL $1"
-	fails=$((fails + 1))
-}
+. "$(dirname "$0")/lib.sh"
 # has FILE REGEX WHAT
 has() { grep -qE "$2" "$1" || { fail "$3"; head -n 5 "$1"; }; }
 
@@ -57,5 +50,4 @@ if command -v script >/dev/null; then
 else
 	echo "(script(1) missing: terminal case not run)"
 fi
-[ "$fails" = 0 ] && echo "ok progress"
-[ "$fails" = 0 ]
+finish progress

@@ -234,10 +234,14 @@ static void test_presets(void)
 		const char *name;
 		double total, active; /* published, billions */
 	} pub[] = {
-	    {"gpt3-125m", 0.125, 0}, {"gpt3-350m", 0.35, 0},  {"gpt3-760m", 0.76, 0},       {"gpt3-1.3b", 1.3, 0},
-	    {"gpt3-2.7b", 2.7, 0},   {"gpt3-6.7b", 6.7, 0},   {"gpt3-13b", 13, 0},          {"gpt3-175b", 175, 0},
-	    {"llama2-7b", 6.74, 0},  {"llama2-13b", 13.0, 0}, {"llama2-70b", 69.0, 0},      {"llama3-8b", 8.03, 0},
-	    {"llama3-70b", 70.6, 0}, {"llama3-405b", 405, 0}, {"mixtral-8x7b", 46.7, 12.9}, {"deepseek-v3", 671, 37},
+	    {"gpt3-125m", 0.125, 0},      {"gpt3-350m", 0.35, 0},
+	    {"gpt3-760m", 0.76, 0},       {"gpt3-1.3b", 1.3, 0},
+	    {"gpt3-2.7b", 2.7, 0},        {"gpt3-6.7b", 6.7, 0},
+	    {"gpt3-13b", 13, 0},          {"gpt3-175b", 175, 0},
+	    {"llama2-7b", 6.74, 0},       {"llama2-13b", 13.0, 0},
+	    {"llama2-70b", 69.0, 0},      {"llama3-8b", 8.03, 0},
+	    {"llama3-70b", 70.6, 0},      {"llama3-405b", 405, 0},
+	    {"mixtral-8x7b", 46.7, 12.9}, {"deepseek-v3", 671, 37},
 	    {"qwen3-30b-a3b", 30.5, 3.3}, {"qwen3-235b-a22b", 235, 22}, /* Qwen3 Technical Report, Table 2 */
 	};
 	int n = 0;
@@ -421,13 +425,39 @@ static void test_trace(const struct gen_config *c, const char *what, double gemm
 	if (t) {
 		const struct tr_workload *w = tr_workload(t);
 		CHECK(w && near(w->model_flops, gen_model_flops(c), 1e-15), "%s: workload line", what);
-		double f = trace_flops(t), want = gemm_share * gen_model_flops(c);
+		/* model FLOPs count the vocabulary as given; the LM head's GEMMs run on the padded one (forward 2,
+		   backward 4 FLOPs a token, hidden element and padded row) */
+		double pad = 6.0 * (double)c->p.global_batch * (double)c->seq * (double)c->m.hidden *
+		             (double)(gen_vocab_padded(c) - c->m.vocab);
+		double f = trace_flops(t), want = gemm_share * gen_model_flops(c) + pad;
 		CHECK(near(f, want, 0.002), "%s: GEMMs do %.4g FLOPs, %.3g x model FLOPs is %.4g (ratio %.4f)", what, f,
 		      gemm_share, want, f / want);
 		tr_free(t);
 	}
 	free(a);
 	free(b);
+}
+
+/* The vocabulary padded as Megatron-LM logs it for GPT-2's 50257 tokens ("padded vocab (size: 50257) with 47 dummy
+   tokens (new size: 50304)" at tp 1, 943 and 51200 at tp 8) and as vLLM pads it (a multiple of 64). */
+static void test_vocab(void)
+{
+	struct gen_config c;
+	config(&c, "gpt3-175b");
+	CHECK(gen_vocab_padded(&c) == 50304, "tp 1: padded to %lld, Megatron-LM 50304", gen_vocab_padded(&c));
+	c.p.tp = 8;
+	CHECK(gen_vocab_padded(&c) == 51200, "tp 8: padded to %lld, Megatron-LM 51200", gen_vocab_padded(&c));
+	c.p.vocab_div = 1;
+	CHECK(gen_vocab_padded(&c) == 50264, "tp 8, divisible by 1: %lld, want 50264 (a multiple of tp)",
+	      gen_vocab_padded(&c));
+	c.p.vocab_div = 0;
+	c.mode = GEN_INFER;
+	c.p.tp = 1;
+	CHECK(gen_vocab_padded(&c) == 50304, "inference: padded to %lld, vLLM 50304", gen_vocab_padded(&c));
+	config(&c, "llama3-8b");
+	c.p.tp = 8;
+	CHECK(gen_vocab_padded(&c) == 129024, "llama3-8b tp 8: padded to %lld, want 129024 (126 x 1024)",
+	      gen_vocab_padded(&c));
 }
 
 static void test_traces(void)
@@ -815,6 +845,7 @@ int main(void)
 	test_presets();
 	test_refusals();
 	test_pipeline_split();
+	test_vocab();
 	test_traces();
 	test_dropout_ops();
 	test_fp8_recipes();

@@ -2,7 +2,8 @@
  * test_model.c -- behaviours the device model must show, each a property
  * that can fail: wave quantization, tile padding, the kernel search on
  * skinny shapes, memoization, FlashAttention-3 vs -2 on Hopper, causal
- * masking, decode bound by the KV cache, Little's law, power limits.
+ * masking, decode bound by the KV cache, Little's law, power limits, the
+ * library's fallback kernels for misaligned leading dimensions.
  * usage: test_model ROOT
  */
 #include "check.h"
@@ -282,6 +283,36 @@ int main(int argc, char **argv)
 	      "cast %.0f, cast_transpose %.0f bytes", c1.bytes_dram, c2.bytes_dram);
 	CHECK(c2.time_s > 1.2 * c1.time_s && c2.time_s < 1.45 * c1.time_s, "cast_transpose %.3g s vs cast %.3g s",
 	      c2.time_s, c1.time_s);
+
+	/* misaligned leading dimensions (row-major: A [m,k] 'n' has k, 't' m; B [k,n] 'n' n; C n): on H100 cuBLAS runs
+	   its fallback kernels, 5.0x (k=4095, 2-byte loads) and 2.6x (k=4092, 4-byte loads) the aligned time
+	   (LX019-LX025, tests/validation/measured/h100-2026-11-27/misaligned.tsv) */
+	struct dm_result al = run(h, "gemm m=4096 n=4096 k=4096 dtype=bf16");
+	struct dm_result k1 = run(h, "gemm m=4096 n=4096 k=4095 dtype=bf16");
+	struct dm_result k4 = run(h, "gemm m=4096 n=4096 k=4092 dtype=bf16");
+	struct dm_result k8 = run(h, "gemm m=4096 n=4096 k=4088 dtype=bf16");
+	struct dm_result mr = run(h, "gemm m=4095 n=4096 k=4096 dtype=bf16");
+	struct dm_result m1t = run(h, "gemm m=4095 n=4096 k=4096 dtype=bf16 trans=tn");
+	CHECK(k1.time_s > 3 * al.time_s && k1.time_s < 8 * al.time_s, "k=4095: %.3g s, aligned %.3g s (measured 5.0x)",
+	      k1.time_s, al.time_s);
+	CHECK(k1.time_s > 1.5 * k4.time_s && k1.time_s < 2.5 * k4.time_s,
+	      "2-byte loads %.3g s vs 4-byte %.3g s (measured 1.9x)", k1.time_s, k4.time_s);
+	CHECK(k8.time_s < 1.02 * al.time_s, "k=4088 is a multiple of 8 elements: aligned (%.3g s vs %.3g s)", k8.time_s,
+	      al.time_s);
+	CHECK(mr.time_s < 1.02 * al.time_s, "m is no leading dimension of 'nn': %.3g s vs %.3g s", mr.time_s,
+	      al.time_s);
+	CHECK(m1t.time_s > 3 * al.time_s, "'tn': A is [k,m], m=4095 its leading dimension (%.3g s)", m1t.time_s);
+	CHECK(k1.clock_hz > al.clock_hz, "the fallback kernel draws less power: clock %.0f MHz, aligned %.0f MHz",
+	      k1.clock_hz / 1e6, al.clock_hz / 1e6);
+	/* an fp32 GEMM runs on the vector lanes (H100 has no fp32 matrix rate): the fallback is a matrix-unit kernel's
+	 */
+	struct dm_result f0 = run(h, "gemm m=4096 n=4096 k=4096 dtype=fp32");
+	struct dm_result f1 = run(h, "gemm m=4096 n=4096 k=4095 dtype=fp32");
+	CHECK(!f1.uses_matrix && f1.time_s < 1.02 * f0.time_s, "fp32 on the lanes, k=4095: %.3g s vs %.3g s", f1.time_s,
+	      f0.time_s);
+	/* a chip whose config has no fallback (A100: matrix.fallback_load_cycles 0) times it as aligned */
+	struct dm_result a1 = run(a, "gemm m=4096 n=4096 k=4095 dtype=fp16");
+	CHECK(a1.time_s < 1.02 * p0.time_s, "A100 without a fallback model: %.3g s vs %.3g s", a1.time_s, p0.time_s);
 
 	arch_free(h);
 	arch_free(a);

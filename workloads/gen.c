@@ -477,9 +477,20 @@ static struct gen_params layer_params(const struct gen_model *m, long long layer
 	return r;
 }
 
-static double vocab_local(const struct gen_model *m, long long t)
+long long gen_vocab_padded(const struct gen_config *c)
 {
-	return (double)((m->vocab + t - 1) / t); /* padded to a multiple of tp */
+	long long div = c->p.vocab_div > 0 ? c->p.vocab_div : c->mode == GEN_TRAIN ? 128 : 64;
+	long long mult = c->mode == GEN_TRAIN ? div * c->p.tp : div;
+	long long v = (c->m.vocab + mult - 1) / mult * mult;
+	if (v % c->p.tp) /* inference's padding need not divide over tp: each rank's slice rounds up */
+		v = (v + c->p.tp - 1) / c->p.tp * c->p.tp;
+	return v;
+}
+
+/* One tensor-parallel rank's slice of the padded vocabulary. */
+static double vocab_local(const struct gen_config *c)
+{
+	return (double)(gen_vocab_padded(c) / c->p.tp);
 }
 
 struct gen_params gen_stage_params(const struct gen_config *c, long long stage)
@@ -494,7 +505,7 @@ struct gen_params gen_stage_params(const struct gen_config *c, long long stage)
 			r.dense += lp.dense;
 			r.expert += lp.expert;
 		}
-	double emb = vocab_local(m, t) * m->hidden;
+	double emb = vocab_local(c) * m->hidden;
 	if (stage == 0)
 		r.dense += emb + (m->rope ? 0 : (double)c->seq * m->hidden);
 	if (stage == c->p.pp - 1)
@@ -623,7 +634,7 @@ static void train_memory(const struct gen_config *c, long long stage, struct gen
 	out->kv = 0;
 	out->workspace = GEN_WORKSPACE;
 	if (stage == c->p.pp - 1) /* fp32 logits of a micro-batch for the loss */
-		out->workspace += 4.0 * c->p.micro_batch * c->seq * vocab_local(&c->m, c->p.tp);
+		out->workspace += 4.0 * c->p.micro_batch * c->seq * vocab_local(c);
 	if (c->p.zero == 3) { /* a gathered layer in use and the next one prefetched */
 		struct gen_params lp = layer_params(&c->m, c->m.layers - 1, c->p.tp, (double)(c->m.experts / c->p.ep));
 		out->workspace += 2 * 2 * (lp.dense + lp.expert);
@@ -652,7 +663,7 @@ static void infer_memory(const struct gen_config *c, long long stage, struct gen
 	if (c->attn_impl == GEN_NAIVE) /* the scores and the softmax output, 2 bytes each, per query */
 		a += 4.0 * (double)(m->heads / c->p.tp) * in;
 	out->activations = bm * in * (4.0 * m->hidden + (a > f ? a : f));
-	out->workspace = GEN_WORKSPACE + 4 * bm * vocab_local(m, c->p.tp);
+	out->workspace = GEN_WORKSPACE + 4 * bm * vocab_local(c);
 }
 
 void gen_stage_memory(const struct gen_config *c, long long stage, struct gen_memory *m)

@@ -95,6 +95,7 @@ struct gen_parallel {
 	long long global_batch; /* sequences per step, all data-parallel ranks */
 	enum gen_dtype dtype;
 	enum gen_fp8_recipe fp8_recipe; /* training with --dtype fp8 */
+	long long vocab_div; /* --make-vocab-size-divisible-by (0: the framework's default, gen_vocab_padded) */
 };
 
 struct gen_infer {
@@ -136,6 +137,11 @@ const struct gen_model *gen_preset_at(int i);
 const struct gen_model *gen_preset(const char *name);
 /* A model `gpt` starts from: GPT-3 175B's vocabulary and context, no shape. */
 void gen_gpt_base(struct gen_model *m);
+/* The vocabulary as the framework pads it, so that the embedding and the LM head's GEMMs have leading dimensions
+   a multiple of 16 bytes: Megatron-LM (training) to a multiple of make-vocab-size-divisible-by (128) x tp
+   (megatron/training/tokenizer: _vocab_size_with_padding); vLLM (inference) to a multiple of 64
+   (vocab_parallel_embedding.py: DEFAULT_VOCAB_PADDING_SIZE), each tp rank an equal slice. */
+long long gen_vocab_padded(const struct gen_config *c);
 /* Defaults for everything but the model: one rank, bf16, 1F1B, training. */
 void gen_defaults(struct gen_config *c);
 
@@ -154,6 +160,9 @@ struct gen_args {
  * a positive integer up to 1048576"). workloads/gen_args.c.
  */
 int gen_parse_args(int argc, char **argv, struct gen_config *c, struct gen_args *a, char *why, size_t len);
+
+/* What `sim gen` makes of a flag ("--tp"): 1 it takes a value, 0 it is a switch (--sp), -1 it has no such flag. */
+int gen_flag_kind(const char *name);
 
 /* Checks that the config can be laid out. Returns 0, or -1 with one line in
    why naming the flag and what was expected ("--heads 96 is not divisible

@@ -84,6 +84,7 @@ static const struct flag flags[] = {
     {"--offload", F_BOOL, C(p.offload), 0, M_TRAIN, NULL},
     {"--dtype", F_ENUM, C(p.dtype), 0, M_ANY, dtype_names},
     {"--fp8-recipe", F_ENUM, C(p.fp8_recipe), 0, M_TRAIN, recipe_names},
+    {"--make-vocab-size-divisible-by", F_POS, C(p.vocab_div), 64 * K, M_ANY, NULL},
     {"--mode", F_ENUM, C(mode), 0, M_ANY, mode_names},
     {"--batch", F_POS, C(inf.batch), M, M_INFER, NULL},
     {"--input-len", F_POS, C(inf.input_len), 16 * M, M_INFER, NULL},
@@ -120,6 +121,12 @@ static int flag_index(const char *name)
 		if (!strcmp(flags[i].name, name))
 			return i;
 	return -1;
+}
+
+int gen_flag_kind(const char *name)
+{
+	int i = flag_index(name);
+	return i < 0 ? -1 : flags[i].kind != F_BOOL;
 }
 
 static void *field(struct gen_config *c, const struct flag *f)

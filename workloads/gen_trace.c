@@ -542,7 +542,7 @@ static double block_weights(const struct gen_config *c, enum block_kind kind, st
 	if (kind == BK_DENSE && c->m.experts && !c->m.dense_layers)
 		one.m.dense_layers = 1;
 	struct gen_params all = gen_stage_params(&one, 0);
-	double vh = (double)((c->m.vocab + c->p.tp - 1) / c->p.tp) * c->m.hidden;
+	double vh = (double)(gen_vocab_padded(c) / c->p.tp) * c->m.hidden;
 	double norm = c->m.norm == GEN_LAYERNORM ? 2.0 * c->m.hidden : (double)c->m.hidden;
 	double pos = c->m.rope ? 0 : (double)c->seq * c->m.hidden;
 	switch (kind) {
@@ -1332,9 +1332,11 @@ static void describe(struct em *e)
 	char tot[32], act[32];
 	fmt_num(tot, sizeof tot, round(gen_total_params(m) / 1e6) / 1e3);
 	fmt_num(act, sizeof act, round(gen_active_params(m) / 1e6) / 1e3);
-	out(e, "# %s: %lld layers, hidden %lld, %lld heads (%lld kv, d %lld), ffn %lld, vocab %lld; %sB params%s%s",
-	    m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim, m->ffn, m->vocab, tot,
-	    m->experts ? ", active " : "", m->experts ? act : "");
+	out(e,
+	    "# %s: %lld layers, hidden %lld, %lld heads (%lld kv, d %lld), ffn %lld, vocab %lld (padded to %lld); %sB "
+	    "params%s%s",
+	    m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim, m->ffn, m->vocab, gen_vocab_padded(c),
+	    tot, m->experts ? ", active " : "", m->experts ? act : "");
 	if (m->experts)
 		out(e, "# experts: %lld routed (top-%lld, ffn %lld), %lld shared, first %lld layers dense", m->experts,
 		    m->topk, m->expert_ffn, m->shared, m->dense_layers);
@@ -1403,7 +1405,7 @@ static void em_init(struct em *e, FILE *f, const struct gen_config *c)
 	e->al = c->m.heads / c->p.tp;
 	e->kvl = c->m.kv_heads >= c->p.tp ? c->m.kv_heads / c->p.tp : 1;
 	e->h = c->m.hidden;
-	e->vl = (c->m.vocab + c->p.tp - 1) / c->p.tp;
+	e->vl = gen_vocab_padded(c) / c->p.tp;
 	e->dt = c->p.dtype == GEN_FP16 ? "fp16" : "bf16";
 	e->gdt = c->p.dtype == GEN_FP8 ? "fp8" : e->dt;
 	e->nd = c->p.dp;

@@ -1,11 +1,13 @@
 /*
- * cmd_sweep.c -- `sim sweep CONFIG (TRACE | --op 'OP') --set key=v1,v2,...
- * [--set key=...]... [-o results.csv] [--plot out.svg [--metric M] [--x key]]
- * [--jobs N]`
+ * cmd_sweep.c -- `sim sweep CONFIG (TRACE | --op 'OP' | --model 'MODEL ...')
+ * --set key=v1,v2,... [--gen opt=v1,v2,...]... [-o results.csv]
+ * [--plot out.svg [--metric M] [--x key]] [--jobs N]`
  *
  * The cartesian grid of the listed config values: every point is the config
  * loaded with one value of each key as a --set override (arch_load), on
- * which the op is predicted (device model) or the trace replayed (SimGrid).
+ * which the op is predicted (device model) or the trace replayed (SimGrid);
+ * with --model, the trace is the one `sim gen` writes for the model with the
+ * point's value of each --gen option (workloads/gen_args.c parses it).
  * SimGrid runs one simulation per process, so every point runs in a child
  * process (fork) that sends one fixed-size row up a pipe; up to --jobs run
  * at once. Rows come out in grid order (the last --set varies fastest), so
@@ -17,6 +19,7 @@
  * (exit 73) and renamed into place only when complete.
  */
 #include "cli.h"
+#include "gen.h"
 #include "model.h"
 #include "outfile.h"
 #include "plot.h"
@@ -32,7 +35,8 @@
 #include <unistd.h>
 
 const char cmd_sweep_help[] =
-    "usage: sim sweep CONFIG (TRACE | --op 'OP') --set key=v1,v2,... [--set key=...]...\n"
+    "usage: sim sweep CONFIG (TRACE | --op 'OP' | --model 'MODEL [OPTIONS]')\n"
+    "                 [--set key=v1,v2,...]... [--gen opt=v1,v2,...]...\n"
     "                 [-o FILE.csv] [--plot FILE.svg [--metric M] [--x key]] [--jobs N]\n"
     "\n"
     "Runs the cartesian grid of the listed config values: each point is CONFIG\n"
@@ -41,6 +45,13 @@ const char cmd_sweep_help[] =
     "on which OP is predicted by the device model (as `sim op`) or TRACE is\n"
     "replayed (as `sim run`, one child process per point). A --set with one\n"
     "value is a fixed override (it still gets a column).\n"
+    "\n"
+    "With --model, each point replays the trace `sim gen MODEL [OPTIONS]` writes\n"
+    "with the point's value of every --gen option (a `sim gen` option without\n"
+    "its dashes: --gen tp=1,2,4 --gen recompute=none,full; a switch such as sp\n"
+    "takes 0 or 1): workload layouts and hypothetical chips in one grid. A\n"
+    "layout `sim gen` refuses (heads not divisible by tp) is that point's row\n"
+    "with the error. A --gen column is named gen.OPTION (gen.tp).\n"
     "\n"
     "Prints CSV, one row per point in grid order (the last --set varies\n"
     "fastest): the values of the keys, then\n"
@@ -62,7 +73,11 @@ const char cmd_sweep_help[] =
     "\n"
     "options:\n"
     "  --op 'OP'           the op to predict (as `sim op` reads it)\n"
-    "  --set key=v1,v2     the values of a config key (repeatable, up to 16)\n"
+    "  --set key=v1,v2     the values of a config key (repeatable, up to 16\n"
+    "                      --set and --gen together)\n"
+    "  --model 'MODEL ...' a `sim gen` command (without -o) whose trace each\n"
+    "                      point replays\n"
+    "  --gen opt=v1,v2     the values of a `sim gen` option (with --model)\n"
     "  -o FILE.csv         write the CSV to FILE (whole or not at all)\n"
     "  --plot FILE.svg     a line chart of --metric against --x, one line per\n"
     "                      combination of the other keys' values\n"
@@ -70,8 +85,8 @@ const char cmd_sweep_help[] =
     "  --x key             the swept key on the x axis (default: the first)\n"
     "  --jobs N            points run at once (default: the CPUs)\n"
     "\n"
-    "Progress (\"12/100 points\") goes to stderr on a terminal, or when the\n"
-    "sweep takes more than 2 s.\n"
+    "Progress (\"12/100 points\") goes to stderr: on a terminal after 1 s, in a\n"
+    "log every 10 s (SIM_PROGRESS: see sim --help).\n"
     "\n"
     "exit codes: 0 ok (rows may carry errors), 2 usage (a malformed value\n"
     "list, --x not swept), 65 bad op or trace, 66 file missing, 73 cannot\n"
@@ -80,7 +95,9 @@ const char cmd_sweep_help[] =
     "\n"
     "examples:\n"
     "  sim sweep configs/h100.cfg --op 'gemm m=8192 n=8192 k=8192 dtype=bf16' --set compute.sm.count=66,132\n"
-    "  sim sweep configs/h100.cfg traces/allreduce_8.trace --set links.nvlink.count=9,18 -o sweep.csv\n";
+    "  sim sweep configs/h100.cfg traces/allreduce_8.trace --set links.nvlink.count=9,18 -o sweep.csv\n"
+    "  sim sweep configs/h100.cfg --model 'llama3-8b --dp 8 --global-batch 64' --gen tp=1,2,4 --gen pp=1,2\n"
+    "      --set memory.device.bandwidth=3.35TB/s,5TB/s\n";
 
 #define SW_MAX_KEYS   CLI_MAX_SETS
 #define SW_MAX_VALS   1000
@@ -91,6 +108,7 @@ struct sw_key {
 	char **vals; /* its values, in order */
 	int nvals;
 	char *buf; /* a copy of the --set text, cut at '=' and ',' */
+	int gen;   /* a --gen option: key is "gen.tp", the option --tp; else a config key */
 };
 
 /* What a point's child sends up its pipe: fixed size, no pointers. */
@@ -110,6 +128,7 @@ static const char *const metric_labels[] = {"time (s)", "TFLOP/s (per device)", 
 
 struct sw_args {
 	const char *config, *trace, *op, *out, *plot;
+	const char *model;              /* --model: the `sim gen` command each point replays */
 	char config_buf[PATH_MAX + 64]; /* the config's file when found by name (cli_config) */
 	struct sw_key keys[SW_MAX_KEYS];
 	int nkeys;
@@ -126,24 +145,28 @@ struct sw_job {
 	const struct trace *t;
 };
 
-/* "key=v1,v2" -> a key; returns 0 or a usage error. */
-static int parse_set(const char *text, struct sw_key *k)
+/* "key=v1,v2" -> a key (a --gen option's key gets "gen." before it); returns 0 or a usage error. */
+static int parse_set(const char *text, struct sw_key *k, int gen)
 {
+	const char *opt = gen ? "--gen" : "--set";
 	const char *eq = strchr(text, '=');
 	if (!eq || eq == text)
-		return cli_usage_error("sweep", "--set '%s': expected key=v1,v2,...", text);
+		return cli_usage_error("sweep", "%s '%s': expected %s=v1,v2,...", opt, text, gen ? "option" : "key");
 	if (!eq[1])
-		return cli_usage_error("sweep", "--set '%s': no values", text);
-	if (!(k->buf = strdup(text)))
+		return cli_usage_error("sweep", "%s '%s': no values", opt, text);
+	size_t pre = gen ? 4 : 0;
+	if (!(k->buf = malloc(strlen(text) + pre + 1)))
 		return cli_usage_error("sweep", "out of memory");
-	char *v = k->buf + (eq - text);
+	sprintf(k->buf, "%s%s", gen ? "gen." : "", text);
+	k->gen = gen;
+	char *v = k->buf + pre + (eq - text);
 	*v++ = '\0';
 	k->key = k->buf;
 	int n = 1;
 	for (const char *s = v; *s; s++)
 		n += *s == ',';
 	if (n > SW_MAX_VALS)
-		return cli_usage_error("sweep", "--set %s: more than %d values", k->key, SW_MAX_VALS);
+		return cli_usage_error("sweep", "%s %s: more than %d values", opt, k->key, SW_MAX_VALS);
 	if (!(k->vals = calloc((size_t)n, sizeof *k->vals)))
 		return cli_usage_error("sweep", "out of memory");
 	for (char *s = v;; s++) {
@@ -151,8 +174,8 @@ static int parse_set(const char *text, struct sw_key *k)
 		if (e)
 			*e = '\0';
 		if (!*s)
-			return cli_usage_error("sweep", "--set %s: malformed value list '%s' (an empty value)", k->key,
-			                       text + (eq - text) + 1);
+			return cli_usage_error("sweep", "%s %s: malformed value list '%s' (an empty value)", opt,
+			                       k->key, text + (eq - text) + 1);
 		k->vals[k->nvals++] = s;
 		if (!e)
 			break;
@@ -170,15 +193,19 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 		if (!strcmp(s, "--set") || !strcmp(s, "--op") || !strcmp(s, "-o") || !strcmp(s, "--plot") ||
-		    !strcmp(s, "--metric") || !strcmp(s, "--x") || !strcmp(s, "--jobs")) {
+		    !strcmp(s, "--metric") || !strcmp(s, "--x") || !strcmp(s, "--jobs") || !strcmp(s, "--model") ||
+		    !strcmp(s, "--gen")) {
 			if (i + 1 >= argc)
 				return cli_usage_error("sweep", "%s needs a value", s);
 			const char *v = argv[++i];
 			int rc = 0;
-			if (!strcmp(s, "--set")) {
+			if (!strcmp(s, "--set") || !strcmp(s, "--gen")) {
 				if (a->nkeys == SW_MAX_KEYS)
-					return cli_usage_error("sweep", "more than %d --set options", SW_MAX_KEYS);
-				rc = parse_set(v, &a->keys[a->nkeys++]);
+					return cli_usage_error("sweep", "more than %d --set and --gen options",
+					                       SW_MAX_KEYS);
+				rc = parse_set(v, &a->keys[a->nkeys++], !strcmp(s, "--gen"));
+			} else if (!strcmp(s, "--model")) {
+				a->model = v;
 			} else if (!strcmp(s, "--op")) {
 				a->op = v;
 			} else if (!strcmp(s, "-o")) {
@@ -220,10 +247,27 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 	if (!a->config)
 		return cli_usage_error("sweep", "missing CONFIG");
 	a->config = cli_config(a->config, a->config_buf, sizeof a->config_buf);
-	if (!a->trace == !a->op)
-		return cli_usage_error("sweep", "expected a TRACE or --op 'OP' (one of them)");
+	if (!!a->trace + !!a->op + !!a->model != 1)
+		return cli_usage_error("sweep", "expected a TRACE, --op 'OP' or --model 'MODEL ...' (one of them)");
 	if (!a->nkeys)
-		return cli_usage_error("sweep", "nothing to sweep: give --set key=v1,v2,...");
+		return cli_usage_error("sweep", "nothing to sweep: give --set key=v1,v2,... or --gen option=v1,v2,...");
+	for (int k = 0; k < a->nkeys; k++) {
+		const struct sw_key *g = &a->keys[k];
+		if (!g->gen)
+			continue;
+		if (!a->model)
+			return cli_usage_error("sweep", "--gen %s needs --model (the workload it changes)", g->key + 4);
+		char name[96];
+		snprintf(name, sizeof name, "--%s", g->key + 4);
+		int kind = gen_flag_kind(name);
+		if (kind < 0)
+			return cli_usage_error("sweep", "--gen %s: sim gen has no option %s (see sim help gen)",
+			                       g->key + 4, name);
+		for (int v = 0; !kind && v < g->nvals; v++)
+			if (strcmp(g->vals[v], "0") && strcmp(g->vals[v], "1"))
+				return cli_usage_error("sweep", "--gen %s: a switch takes 0 or 1, not '%s'", g->key + 4,
+				                       g->vals[v]);
+	}
 	a->xkey = 0;
 	if (a->xname) {
 		a->xkey = -1;
@@ -235,8 +279,8 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 	}
 	if ((a->xname || a->metric) && !a->plot)
 		return cli_usage_error("sweep", "--x and --metric need --plot");
-	if (a->plot && a->metric == M_TOKENS && !a->trace)
-		return cli_usage_error("sweep", "--metric tokens_per_s needs a TRACE");
+	if (a->plot && a->metric == M_TOKENS && !a->trace && !a->model)
+		return cli_usage_error("sweep", "--metric tokens_per_s needs a TRACE or --model");
 	long points = 1;
 	for (int k = 0; k < a->nkeys; k++) {
 		points *= a->keys[k].nvals;
@@ -282,6 +326,8 @@ static int check_keys(const struct sw_args *a, char *chip, size_t chiplen)
 	snprintf(chip, chiplen, "%s", c->name);
 	arch_free(c);
 	for (int k = 0; k < a->nkeys; k++) {
+		if (a->keys[k].gen)
+			continue;
 		char set[512];
 		snprintf(set, sizeof set, "%s=%s", a->keys[k].key, a->keys[k].vals[0]);
 		const char *sets[1] = {set};
@@ -321,13 +367,13 @@ static void run_op(const struct sw_job *j, const struct arch_chip *c, struct sw_
 	snprintf(row->bound, sizeof row->bound, "%s", dm_bound_name(r.bound));
 }
 
-static void run_trace(const struct sw_job *j, const struct arch_chip *c, struct sw_row *row)
+static void run_trace(const struct trace *t, const struct arch_chip *c, struct sw_row *row)
 {
 	static char why[8192];
 	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0};
 	struct rp_result r;
 	memset(&r, 0, sizeof r);
-	int rc = rp_run(c, j->t, &o, &r, why, sizeof why);
+	int rc = rp_run(c, t, &o, &r, why, sizeof why);
 	if (rc) {
 		row->rc = rc;
 		if (rc == SIM_EXIT_NOFIT)
@@ -336,7 +382,7 @@ static void run_trace(const struct sw_job *j, const struct arch_chip *c, struct 
 		return;
 	}
 	struct report rep;
-	if (report_build(&rep, c, j->t, &r)) {
+	if (report_build(&rep, c, t, &r)) {
 		row->rc = SIM_EXIT_INTERNAL;
 		snprintf(row->why, sizeof row->why, "out of memory building the report");
 		rp_result_free(&r);
@@ -361,6 +407,68 @@ static void run_trace(const struct sw_job *j, const struct arch_chip *c, struct 
 	rp_result_free(&r);
 }
 
+#define SW_MAX_ARGS 128
+
+/* The `sim gen` config of --model with point i's value of each --gen option (i < 0: none of them). 0, or -1 with
+   the command's message in why. */
+static int gen_point(const struct sw_args *a, long i, struct gen_config *c, struct gen_args *ga, char *why, size_t len)
+{
+	char words[2048], names[SW_MAX_KEYS][96];
+	char *argv[SW_MAX_ARGS];
+	int argc = 0;
+	argv[argc++] = "gen";
+	snprintf(words, sizeof words, "%s", a->model);
+	char *save = NULL;
+	for (char *w = strtok_r(words, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		if (argc >= SW_MAX_ARGS - 2 * SW_MAX_KEYS) {
+			snprintf(why, len, "--model: more than %d words", SW_MAX_ARGS - 2 * SW_MAX_KEYS - 1);
+			return -1;
+		}
+		argv[argc++] = w;
+	}
+	for (int k = 0; i >= 0 && k < a->nkeys; k++) {
+		const struct sw_key *g = &a->keys[k];
+		if (!g->gen)
+			continue;
+		snprintf(names[k], sizeof names[k], "--%s", g->key + 4);
+		const char *v = g->vals[val_index(a, i, k)];
+		if (gen_flag_kind(names[k])) {
+			argv[argc++] = names[k];
+			argv[argc++] = (char *)v;
+		} else if (!strcmp(v, "1")) {
+			argv[argc++] = names[k];
+		}
+	}
+	argv[argc] = NULL;
+	return gen_parse_args(argc, argv, c, ga, why, len);
+}
+
+/* Point i's trace: what `sim gen` writes for --model with the point's --gen values. NULL with row's error set. */
+static struct trace *gen_trace_of(const struct sw_args *a, long i, struct sw_row *row)
+{
+	struct gen_config c;
+	struct gen_args ga;
+	char why[1024];
+	if (gen_point(a, i, &c, &ga, why, sizeof why)) {
+		row->rc = SIM_EXIT_USAGE;
+		snprintf(row->why, sizeof row->why, "sim gen: %.460s", why);
+		return NULL;
+	}
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+	int bad = !f || gen_write(f, &c, ga.cmdline);
+	if (f && fclose(f))
+		bad = 1;
+	struct trace *t = bad ? NULL : tr_parse_string(text, "--model", why, sizeof why);
+	free(text);
+	if (!t) {
+		row->rc = bad ? SIM_EXIT_INTERNAL : SIM_EXIT_TRACE;
+		snprintf(row->why, sizeof row->why, "%.470s", bad ? "out of memory writing the trace" : why);
+	}
+	return t;
+}
+
 struct sw_pool {
 	const struct sw_job *j;
 	struct sw_row *rows;
@@ -378,17 +486,26 @@ static void run_point(long i, void *ctx, void *out)
 	row->time_s = row->tflops = row->mfu = row->hfu = row->tokens_per_s = row->peak_mem = NAN;
 	char buf[SW_MAX_KEYS][512];
 	const char *sets[SW_MAX_KEYS];
+	int nsets = 0;
 	for (int k = 0; k < a->nkeys; k++) {
-		snprintf(buf[k], sizeof buf[k], "%s=%s", a->keys[k].key, a->keys[k].vals[val_index(a, i, k)]);
-		sets[k] = buf[k];
+		if (a->keys[k].gen)
+			continue;
+		snprintf(buf[nsets], sizeof buf[nsets], "%s=%s", a->keys[k].key, a->keys[k].vals[val_index(a, i, k)]);
+		sets[nsets] = buf[nsets];
+		nsets++;
 	}
 	struct arch_error err;
-	struct arch_chip *c = arch_load(a->config, sets, a->nkeys, &err);
+	struct arch_chip *c = arch_load(a->config, sets, nsets, &err);
 	if (!c) {
 		row->rc = err.exit_code;
 		first_line(row->why, sizeof row->why, err.msg);
+	} else if (a->model) {
+		struct trace *t = gen_trace_of(a, i, row);
+		if (t)
+			run_trace(t, c, row);
+		tr_free(t);
 	} else if (j->t) {
-		run_trace(j, c, row);
+		run_trace(j->t, c, row);
 	} else {
 		run_op(j, c, row);
 	}
@@ -550,7 +667,11 @@ static int write_plot(FILE *f, const struct sw_args *a, const char *chip, const 
 {
 	const struct sw_key *xk = &a->keys[a->xkey];
 	char title[512];
-	snprintf(title, sizeof title, "%s on %s: %s", a->trace ? a->trace : a->op, chip, metric_labels[a->metric]);
+	snprintf(title, sizeof title, "%s on %s: %s",
+	         a->trace ? a->trace
+	         : a->op  ? a->op
+	                  : a->model,
+	         chip, metric_labels[a->metric]);
 	struct plot *p = plot_new(1100, 600, title);
 	double *xv = malloc((size_t)xk->nvals * sizeof *xv);
 	if (!p || !xv) {
@@ -636,7 +757,14 @@ static int sweep(struct sw_args *a, struct out_file *csv, struct out_file *svg)
 		return code;
 	}
 	j.t = t;
-	if (a->plot && a->metric == M_TOKENS && !tr_workload(t)) {
+	if (a->model) { /* the model must parse: with the first point's --gen values, or without them */
+		struct gen_config gc;
+		struct gen_args ga;
+		char why2[1024];
+		if (gen_point(a, 0, &gc, &ga, why, sizeof why) && gen_point(a, -1, &gc, &ga, why2, sizeof why2))
+			return cli_usage_error("sweep", "--model '%s': %s", a->model, why);
+	}
+	if (a->plot && a->metric == M_TOKENS && t && !tr_workload(t)) {
 		tr_free(t);
 		return cli_usage_error("sweep", "--metric tokens_per_s: %s has no workload line", a->trace);
 	}

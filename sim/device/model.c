@@ -43,13 +43,18 @@
    (not an im2col copy). */
 static struct gemm_in gemm_in_of(const struct op *op)
 {
-	if (op->kind == OP_GEMM)
-		return (struct gemm_in){op->m,         op->n, op->k,    op->batch,   op->dtype,
-		                        op->acc_dtype, 0,     op->warm, op->epilogue};
+	if (op->kind == OP_GEMM) {
+		/* op.h: row-major, 'n' stored as written: A [m,k] or 't' [k,m], B [k,n] or 't' [n,k], C [m,n] */
+		int ta = op->trans == TR_TN || op->trans == TR_TT, tb = op->trans == TR_NT || op->trans == TR_TT;
+		return (struct gemm_in){
+		    op->m,         op->n, op->k,    op->batch,    op->dtype,
+		    op->acc_dtype, 0,     op->warm, op->epilogue, {ta ? op->m : op->k, tb ? op->k : op->n, op->n}};
+	}
 	long long p = (op->ih + 2 * op->pad - op->r) / op->stride + 1;
 	long long q = (op->iw + 2 * op->pad - op->s) / op->stride + 1;
-	struct gemm_in g = {op->batch * p * q, op->cout, op->cin * op->r * op->s, 1, op->dtype, op->acc_dtype, 0,
-	                    op->warm,          EPI_NONE};
+	struct gemm_in g = {
+	    op->batch * p * q, op->cout, op->cin * op->r * op->s, 1, op->dtype, op->acc_dtype, 0, op->warm,
+	    EPI_NONE,          {0, 0, 0}};
 	g.a_bytes = (double)op->batch * op->cin * op->ih * op->iw * dt_bytes(op->dtype);
 	return g;
 }

@@ -622,8 +622,8 @@ static int naive_part_time(const struct arch_chip *c, const struct op *part, str
 		elem_time(c, part, r, NULL);
 		return 0;
 	}
-	struct gemm_in g = {part->m,         part->n, part->k,    part->batch,   part->dtype,
-	                    part->acc_dtype, 0,       part->warm, part->epilogue};
+	struct gemm_in g = {part->m,         part->n, part->k,    part->batch,    part->dtype,
+	                    part->acc_dtype, 0,       part->warm, part->epilogue, {0, 0, 0}};
 	return gemm_time(c, &g, r, NULL, why, wl);
 }
 

@@ -25,8 +25,9 @@ struct gemm_cand {
 	int bm, bn, bk, stages, split, occ, warps;
 	double time, t[B_COUNT];
 	double l2_B, dram_B, smem_B;
-	double d2d_B; /* bytes across dies (chiplets) */
-	double work;  /* MACs including padding */
+	double d2d_B;    /* bytes across dies (chiplets) */
+	double work;     /* MACs including padding */
+	double mac_frac; /* share of the pipe time the matrix units draw full power: 1, less in the fallback kernel */
 	long long ctas;
 	/* one CTA's main loop, for dm_iteration: iterations, pipe and shared-memory seconds of the whole
 	   loop, bytes per CTA through L2 and from device memory, the latency its loads see, L2 hit share */
@@ -165,11 +166,39 @@ static int gemm_cand_fit(const struct arch_unit *u, const struct gemm_in *g, str
 	return 1;
 }
 
+/* The largest power of two, at most 16, that divides ld elements of e bytes (ld 0: 16). */
+static int align_of(long long ld, double e)
+{
+	long long b = (long long)((double)ld * e);
+	int a = 16;
+	while (a > 1 && b % a)
+		a /= 2;
+	return a;
+}
+
+/* Bytes each thread loads per global load in the kernel the library runs on the matrix units: 0 for 16-byte vectors
+   (every leading dimension of A, B and C a multiple of 16 bytes, or no fallback modelled:
+   matrix.fallback_load_cycles 0; a GEMM on the vector lanes is not concerned); else
+   cuBLAS's fallback, CUTLASS align1 (2-byte loads of 16-bit operands) or align2 (4-byte loads, which it also runs
+   for 8-byte alignment: rows LX023 and LX024 of docs/validation.md). */
+static double gemm_narrow_B(const struct arch_unit *u, const struct gemm_in *g, int matrix)
+{
+	if (!matrix || u->mat_narrow_clk <= 0)
+		return 0;
+	double ea = dt_bytes(g->dt), ec = out_bytes(g->dt, g->acc);
+	int a = align_of(g->ld[0], ea), b = align_of(g->ld[1], ea), cc = align_of(g->ld[2], ec);
+	int al = a < b ? a : b;
+	al = al < cc ? al : cc;
+	if (al >= 16)
+		return 0;
+	return al >= 4 ? 4 : al;
+}
+
 /* One CTA's main loop: its pipe time w->mma_s (or its shared-memory time, if longer on a unit whose matrix
    ops read registers), its bytes through L2 w->l2_B. Sets x->work, mma_s, smem_s; returns the bytes the
    warps read from shared memory. */
 static double gemm_main_loop(const struct arch_chip *c, const struct arch_unit *u, const struct gemm_in *g,
-                             double macs_clk, double clock, struct gemm_cand *x, struct wave_cost *w)
+                             double macs_clk, double clock, int matrix, struct gemm_cand *x, struct wave_cost *w)
 {
 	double ea = dt_bytes(g->dt);
 	int bm = x->bm, bn = x->bn, bk = x->bk;
@@ -177,12 +206,21 @@ static double gemm_main_loop(const struct arch_chip *c, const struct arch_unit *
 	double macs = (double)bm * bn * (double)(x->kit * bk);
 	x->work = macs * (double)x->ctas;
 	w->mma_s = macs / (macs_clk * clock * c->model.mma_eff);
+	x->mac_frac = 1;
+	double narrow_B = gemm_narrow_B(u, g, matrix);
+	if (narrow_B > 0) {
+		/* the fallback kernel: mma.sync, and warp-wide loads of narrow_B bytes a thread for its A and B tiles
+		 */
+		double full_s = w->mma_s, loads = (double)x->kit * bk * (bm + bn) * ea / (32 * narrow_B);
+		w->mma_s = dmax(full_s / u->mat_sync_frac, loads * u->mat_narrow_clk / clock);
+		x->mac_frac = full_s / w->mma_s;
+	}
 	/* shared memory: operands read by the warps (64x64 warp tiles re-read each) */
 	double warp_m = dmin(bm, 64), warp_n = dmin(bn, 64);
 	double smem_rd_B = macs * ea * (1.0 / warp_m + 1.0 / warp_n);
 	double smem_s = smem_rd_B / (u->smem_Bpc * clock);
 	x->mma_s = w->mma_s, x->smem_s = smem_s;
-	if (!u->mat_async && smem_s > w->mma_s) /* async MMA reads operands from shared memory itself */
+	if ((!u->mat_async || narrow_B > 0) && smem_s > w->mma_s) /* async MMA reads operands from shared memory */
 		w->mma_s = smem_s;
 	double rows = (double)dmin(bm, g->m), cols = (double)dmin(bn, g->n);
 	w->l2_B = (double)x->kit * bk * (rows + cols) * ea;
@@ -268,7 +306,7 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 	if (!gemm_cand_fit(u, g, x))
 		return 0;
 	struct wave_cost w;
-	double smem_rd_B = gemm_main_loop(c, u, g, macs_clk, clock, x, &w);
+	double smem_rd_B = gemm_main_loop(c, u, g, macs_clk, clock, matrix, x, &w);
 	double rows = (double)dmin(bm, g->m), cols = (double)dmin(bn, g->n); /* of C one CTA owns */
 	double c_tile_B = rows * cols * (sp > 1 ? 4 : ec);                   /* partials in fp32 when split */
 	/* device memory: A (conv: its input) and B, C written (split: the fp32 partials written and read back) */
@@ -369,7 +407,7 @@ static void gemm_iter_of(const struct arch_chip *c, const struct arch_unit *u, c
 	it->c_dram = b->dram_cta / kit / it->dram_Bpc;
 	it->c_latency = b->stages > 1 ? b->lat * clock / ((b->stages - 1) * occ) : 0;
 	double pipe = it->c_matrix;
-	if (!u->mat_async && it->c_smem > pipe)
+	if ((!u->mat_async || gemm_narrow_B(u, g, matrix) > 0) && it->c_smem > pipe)
 		pipe = it->c_smem;
 	it->c_total = dmax(dmax(pipe, it->c_l2), dmax(it->c_dram, it->c_latency));
 }
@@ -411,7 +449,8 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 			memsys_of_one(c, &m1);
 			gemm_search(c, u, g, macs_clk, clock, matrix, &m1, bk, &one, &one2);
 		}
-		double duty = one.t[B_MATRIX] / one.time; /* the waves take at least their matrix time (waves.c) */
+		/* the waves take at least their matrix time (waves.c) */
+		double duty = one.t[B_MATRIX] / one.time * one.mac_frac;
 		assert(duty >= 0 && duty <= 1);
 		dyn_power_w = (double)u->count * macs_clk * clock * u->mat_pj * 1e-12 * (dt_bytes(g->dt) / 2) * duty;
 		avail_power_w = c->tdp_w * (1 - c->model.static_power);
@@ -466,6 +505,14 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 		   "hit under load, cache for reuse %.0f MiB\n",
 		   ms.dram_bw / 1e9, c->model.dram_eff, l2txt, ms.lat_dram * 1e9, ms.lat_l2 * 1e9,
 		   ms.cache / 1048576.0);
+		double nb = gemm_narrow_B(u, g, matrix);
+		if (nb > 0)
+			xp(ex,
+			   "alignment: a leading dimension (A %lld, B %lld, C %lld elements) is not a multiple of 16 "
+			   "bytes: "
+			   "the library's fallback kernel, mma.sync at %.0f%% of the matrix rate and %.0f-byte loads, "
+			   "one warp-wide load every %.1f cycles per unit (matrix.fallback_load_cycles)\n",
+			   g->ld[0], g->ld[1], g->ld[2], 100 * u->mat_sync_frac, nb, u->mat_narrow_clk);
 		xp(ex,
 		   "kernel search: %d candidates (tile, stages, split-K) fit the unit; fastest %s %.2f us, next "
 		   "%dx%d s%d k%d %.2f us\n",

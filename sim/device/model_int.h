@@ -96,9 +96,10 @@ enum dm_bound bound_of(const double *t, double launch, double total);
 struct gemm_in {
 	long long m, n, k, batch;
 	int dt, acc;
-	double a_bytes; /* compulsory bytes of A (0 = m*k*elem); conv reads its input instead */
-	int warm;       /* inputs already in L2 if they fit */
-	int epi;        /* enum op_epilogue: the pointwise work on C before it is stored */
+	double a_bytes;  /* compulsory bytes of A (0 = m*k*elem); conv reads its input instead */
+	int warm;        /* inputs already in L2 if they fit */
+	int epi;         /* enum op_epilogue: the pointwise work on C before it is stored */
+	long long ld[3]; /* leading dimensions of A, B and C in elements (0: aligned, as conv's implicit GEMM is) */
 };
 int gemm_time(const struct arch_chip *c, const struct gemm_in *g, struct dm_result *r, FILE *ex, char *why, size_t wl);
 /* The same, and the main-loop iteration of the kernel it picks (it may be NULL). */

@@ -360,7 +360,7 @@ static void fit_replay_gen(void)
 			copies[m] = *chips[v->chip].c;
 			char cmd[400];
 			snprintf(cmd, sizeof cmd, "%s", v->op_text[0] + 4);
-			set.texts[m] = vgen_trace(&v->gc, cmd, v->attn[0] ? v->attn : NULL, v->nomem);
+			set.texts[m] = vcase_trace(v, &v->gc, cmd);
 			set.chips[m] = &copies[m];
 			set.idx[m] = i, kind[m] = pass;
 		}

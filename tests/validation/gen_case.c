@@ -7,11 +7,14 @@
  * workloads/gen_args.c).
  */
 #include "gen_case.h"
+#include "import.h"
 #include "procpool.h"
 #include "replay.h"
 #include "trace.h"
+#include "validate_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +178,41 @@ struct vgen_batch {
 };
 
 /* In the child: parse, replay (SimGrid runs one simulation per process). */
+char *vcase_trace(const struct vcase *v, const struct gen_config *c, const char *cmdline)
+{
+	if (v->import_path[0])
+		return v->imported ? strdup(v->imported) : NULL;
+	return vgen_trace(c, cmdline, v->attn[0] ? v->attn : NULL, v->nomem);
+}
+
+int vcase_import(struct vcase *v, const char *root, char *why, size_t len)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", root, v->import_path);
+	const char *paths[1] = {path};
+	struct imp_options o;
+	memset(&o, 0, sizeof o);
+	struct imp_stats st;
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+	if (!f) {
+		snprintf(why, len, "import: out of memory");
+		return SIM_EXIT_INTERNAL;
+	}
+	int rc = imp_kineto(paths, 1, &o, f, &st, why, len);
+	if (fclose(f) && !rc) {
+		snprintf(why, len, "import: out of memory");
+		rc = SIM_EXIT_INTERNAL;
+	}
+	if (rc) {
+		free(text);
+		return rc;
+	}
+	v->imported = text;
+	return 0;
+}
+
 static void replay_one(long i, void *ctx, void *out)
 {
 	const struct vgen_batch *b = ctx;
@@ -220,7 +258,7 @@ static void replayed(long i, void *ctx, int ok, int status, double wall_s)
 	r->wall_s = wall_s;
 }
 
-void vgen_replay_all(const char *const *texts, const struct arch_chip *const *chips, int n, int jobs,
+void vgen_replay_all(const char *const *texts, const struct arch_chip *const *on, int n, int jobs,
                      struct vgen_result *res)
 {
 	/* the same trace on the same chip (rows of one configuration measured in
@@ -239,14 +277,14 @@ void vgen_replay_all(const char *const *texts, const struct arch_chip *const *ch
 	for (int i = 0; i < n; i++) {
 		first[i] = u;
 		for (int k = 0; k < u; k++)
-			if ((uchips[k] == chips[i] || !memcmp(uchips[k], chips[i], sizeof *chips[i])) && texts[i] &&
-			    utexts[k] && !strcmp(utexts[k], texts[i])) {
+			if ((uchips[k] == on[i] || !memcmp(uchips[k], on[i], sizeof *on[i])) && texts[i] && utexts[k] &&
+			    !strcmp(utexts[k], texts[i])) {
 				first[i] = k;
 				break;
 			}
 		if (first[i] == u) {
 			utexts[u] = texts[i];
-			uchips[u++] = chips[i];
+			uchips[u++] = on[i];
 		}
 	}
 	struct vgen_batch b = {utexts, uchips, ures};

@@ -33,6 +33,15 @@ int vserve_config(const char *args, struct sv_options *o, struct gen_config *c, 
 int vserve_run(const struct arch_chip *c, const struct gen_config *g, const struct sv_options *o, double *time_s,
                double *out_tokens, char *why, size_t len);
 
+/* The trace a `gen` case replays: an imported case's trace (a copy), else the one `sim gen` writes for c (as
+   vgen_trace). malloc'd, NULL when out of memory. */
+struct vcase;
+char *vcase_trace(const struct vcase *v, const struct gen_config *c, const char *cmdline);
+
+/* Imports an imported case's Kineto trace (ROOT/v->import_path) as `sim import kineto` does, into v->imported.
+   0, or an exit code with why set. */
+int vcase_import(struct vcase *v, const char *root, char *why, size_t len);
+
 /* What the replay of one trace gave. */
 struct vgen_result {
 	int rc;          /* 0, or rp_run's exit code (-1: the child died) */
@@ -42,11 +51,11 @@ struct vgen_result {
 	char why[512];
 };
 
-/* Replays each of n traces on its chip, at most jobs at a time, each in a
+/* Replays each of n traces on its chip (on[i]), at most jobs at a time, each in a
    forked child; fills res[i]. A trace equal to an earlier one on the same
    chip is replayed once (both get its result). The caller has made no
    SimGrid call. */
-void vgen_replay_all(const char *const *texts, const struct arch_chip *const *chips, int n, int jobs,
+void vgen_replay_all(const char *const *texts, const struct arch_chip *const *on, int n, int jobs,
                      struct vgen_result *res);
 
 /* A batch of replays: m traces (owned), each on its chip, each for the

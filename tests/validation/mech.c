@@ -64,7 +64,8 @@ void mech_run(void)
 			err_off[k][i] = NAN;
 		int n = 0, any = 0; /* rows to replay; rows at all (served ones too) */
 		for (int i = 0; i < nvs; i++)
-			if (vs[i].gen && vs[i].ok && !vs[i].cond && mechs[k].applies(&vs[i].gc))
+			if (vs[i].gen && vs[i].ok && !vs[i].cond && !vs[i].import_path[0] &&
+			    mechs[k].applies(&vs[i].gc))
 				any++, n += !vs[i].serve;
 		if (!any)
 			continue;
@@ -72,7 +73,8 @@ void mech_run(void)
 		vgen_set_init(&set, n);
 		for (int i = 0; i < nvs; i++) {
 			struct vcase *v = &vs[i];
-			if (!v->gen || !v->ok || v->cond || !mechs[k].applies(&v->gc))
+			/* a mechanism switches a `sim gen` option off: a recorded (imported) step has none */
+			if (!v->gen || !v->ok || v->cond || v->import_path[0] || !mechs[k].applies(&v->gc))
 				continue;
 			struct gen_config c = v->gc;
 			mechs[k].switch_off(&c);

@@ -7,7 +7,8 @@
 # - rows of a source without a guard fail, naming the source;
 # - the mcore metric (Megatron's formula for multi-head and grouped-query attention) is refused on a model
 #   with multi-head latent attention;
-# - a serving case that writes an output is refused.
+# - a serving case that writes an output is refused;
+# - an imported case without its gen command, or whose trace is missing, is refused, naming it.
 # usage: run_bad_cases.sh VALIDATE REPO_ROOT
 set -u
 validate=$1 root=$(cd "$2" && pwd)
@@ -16,8 +17,9 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/tests/validation"
 ln -s "$root/configs" "$tmp/configs"
 m="$root/tests/validation/measurements-public.tsv"
-fails=0
+fails=0 n=0
 check() { # name, condition result
+	n=$((n + 1))
 	if [ "$2" = 0 ]; then echo "ok   $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi
 }
 { head -1 "$m"; grep -P '^(G021|G026|G057)\t' "$m"; } >"$tmp/m.tsv"
@@ -72,5 +74,23 @@ rc=$?
 grep -q '^validate: I120: sim serve: a case takes no outputs' "$tmp/err"
 check "a serving case with an output is refused (rc $rc)" $(( $? || rc != 1 ))
 
-echo "$((6 - fails)) passed, $fails failed"
+# 6. an imported case names the recorded trace and, after ' ; ', the gen command of what it computes
+lent="$root/tests/validation/measurements-lent.tsv"
+{ head -1 "$m"; grep -P '^LT002\t' "$lent"; } >"$tmp/m5.tsv"
+printf 'LT002\tconfigs/h100.cfg\t-\ttokens\timport traces/kineto/kineto_gpt3-125m_mb8.json.gz\n' \
+	>"$tmp/tests/validation/cases.tsv"
+"$validate" "$tmp" "$tmp/m5.tsv" "$tmp/out.md" --no-steps >"$tmp/out" 2>"$tmp/err"
+rc=$?
+grep -q "^validate: LT002: an import case is 'import PATH ; gen ARGS'" "$tmp/err"
+check "an import case without its gen command is refused (rc $rc)" $(( $? || rc != 1 ))
+
+# 7. ... and a trace that is not there is named
+printf 'LT002\tconfigs/h100.cfg\t-\ttokens\timport traces/kineto/none.json.gz ; gen gpt --layers 12 --hidden 768 --heads 12 --seq 2048 --micro-batch 8\n' \
+	>"$tmp/tests/validation/cases.tsv"
+"$validate" "$tmp" "$tmp/m5.tsv" "$tmp/out.md" --no-steps >"$tmp/out" 2>"$tmp/err"
+rc=$?
+grep -q "^validate: LT002: .*traces/kineto/none.json.gz" "$tmp/err"
+check "an import case whose trace is missing names it (rc $rc)" $(( $? || rc != 1 ))
+
+echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

@@ -102,7 +102,11 @@ struct vcase {
 	struct sv_options so;
 	double served_tokens; /* output tokens of the served stream */
 	char attn[16];        /* case option attn=IMPL: the attention kernels the source ran, "" = as generated */
-	int nomem;            /* case option memory=unchecked: the trace's memory statements are dropped */
+	/* an imported case (also gen): `import PATH ; gen ...`, the step a PyTorch profiler recorded, replayed as
+	   `sim import kineto PATH` writes it; the gen command says what the step computes (its tokens) */
+	char import_path[256]; /* relative to the repository root; "" = not imported */
+	char *imported;        /* the job trace, once imported (vcase_import) */
+	int nomem;             /* case option memory=unchecked: the trace's memory statements are dropped */
 	double step_s, wall_s;
 	int ranks, nrep;
 	/* a conditioned row: its case sets a constant of the model (a per-call
