@@ -1876,6 +1876,8 @@ int main(int argc, char **argv)
 		if (chips[i].c)
 			arch_free(chips[i].c);
 	free(chips);
+	for (int i = 0; i < nvs; i++)
+		free(vs[i].imported);
 	free(vs);
 	free(ms);
 	free(sk);
