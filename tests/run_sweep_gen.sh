@@ -46,4 +46,5 @@ bad "sim gen has no option --tpp" --model "$model" --gen tpp=1,2
 bad "a switch takes 0 or 1, not '2'" --model "$model" --gen sp=0,2
 bad "--model 'nosuch-model': " --model nosuch-model --gen tp=1,2
 bad "one of them" traces/allreduce_8.trace --model "$model" --gen tp=1,2
+bad "the model takes no output file" --model "$model -o $tmp/x.trace" --gen tp=1,2
 finish sweep_gen

@@ -417,6 +417,10 @@ static int gen_point(const struct sw_args *a, long i, struct gen_config *c, stru
 	char *argv[SW_MAX_ARGS];
 	int argc = 0;
 	argv[argc++] = "gen";
+	if (strlen(a->model) >= sizeof words) {
+		snprintf(why, len, "--model: longer than %zu characters", sizeof words - 1);
+		return -1;
+	}
 	snprintf(words, sizeof words, "%s", a->model);
 	char *save = NULL;
 	for (char *w = strtok_r(words, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
@@ -440,7 +444,13 @@ static int gen_point(const struct sw_args *a, long i, struct gen_config *c, stru
 		}
 	}
 	argv[argc] = NULL;
-	return gen_parse_args(argc, argv, c, ga, why, len);
+	if (gen_parse_args(argc, argv, c, ga, why, len))
+		return -1;
+	if (ga->outpath) { /* the sweep replays the trace; it writes no file of it */
+		snprintf(why, len, "-o %s: the model takes no output file", ga->outpath);
+		return -1;
+	}
+	return 0;
 }
 
 /* Point i's trace: what `sim gen` writes for --model with the point's --gen values. NULL with row's error set. */
