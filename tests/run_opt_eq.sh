@@ -6,10 +6,7 @@
 # usage: run_opt_eq.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
-cd "$root" || exit 1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "$0")/lib.sh"
 same() { # ARGS-WITH-SPACE -- ARGS-WITH-EQUALS
 	local a=() b=() side=a
 	for x in "$@"; do
@@ -50,5 +47,4 @@ flag_value --no-fold run configs/h100.cfg traces/allreduce_8.trace --no-fold=1
 flag_value --find-rate serve configs/h100.cfg llama3-8b --find-rate=1
 flag_value --account-for-embedding-in-pipeline-split gen llama3-8b --account-for-embedding-in-pipeline-split=1
 flag_value --account-for-loss-in-pipeline-split gen llama3-8b --account-for-loss-in-pipeline-split=1
-[ "$fails" = 0 ] && echo "ok opt_eq"
-[ "$fails" = 0 ]
+finish opt_eq

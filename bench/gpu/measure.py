@@ -63,9 +63,15 @@ def bench_ms(fn):
     flush = torch.empty(256 << 20, dtype=torch.int8, device=DEV)
     for _ in range(5):
         fn()
+    return event_median_ms(fn, 30, flush.zero_)
+
+
+def event_median_ms(fn, n, before=None):
+    """Median of n calls of fn in ms, each between two CUDA events; before() runs ahead of each call."""
     times = []
-    for _ in range(30):
-        flush.zero_()
+    for _ in range(n):
+        if before is not None:
+            before()
         a = torch.cuda.Event(enable_timing=True)
         b = torch.cuda.Event(enable_timing=True)
         a.record()
@@ -401,17 +407,7 @@ def step_ms(step):
     for _ in range(3):
         step()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(10):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        step()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return times[len(times) // 2]
+    return event_median_ms(step, 10)
 
 
 def profile_step(step, path):

@@ -28,6 +28,7 @@ struct gemm_cand {
 	double d2d_B;    /* bytes across dies (chiplets) */
 	double work;     /* MACs including padding */
 	double mac_frac; /* share of the pipe time the matrix units draw full power: 1, less in the fallback kernel */
+	double narrow_B; /* bytes a thread loads in the fallback kernel (gemm_narrow_B); 0: 16-byte vectors */
 	long long ctas;
 	/* one CTA's main loop, for dm_iteration: iterations, pipe and shared-memory seconds of the whole
 	   loop, bytes per CTA through L2 and from device memory, the latency its loads see, L2 hit share */
@@ -198,7 +199,7 @@ static double gemm_narrow_B(const struct arch_unit *u, const struct gemm_in *g, 
    ops read registers), its bytes through L2 w->l2_B. Sets x->work, mma_s, smem_s; returns the bytes the
    warps read from shared memory. */
 static double gemm_main_loop(const struct arch_chip *c, const struct arch_unit *u, const struct gemm_in *g,
-                             double macs_clk, double clock, int matrix, struct gemm_cand *x, struct wave_cost *w)
+                             double macs_clk, double clock, struct gemm_cand *x, struct wave_cost *w)
 {
 	double ea = dt_bytes(g->dt);
 	int bm = x->bm, bn = x->bn, bk = x->bk;
@@ -207,7 +208,7 @@ static double gemm_main_loop(const struct arch_chip *c, const struct arch_unit *
 	x->work = macs * (double)x->ctas;
 	w->mma_s = macs / (macs_clk * clock * c->model.mma_eff);
 	x->mac_frac = 1;
-	double narrow_B = gemm_narrow_B(u, g, matrix);
+	double narrow_B = x->narrow_B;
 	if (narrow_B > 0) {
 		/* the fallback kernel: mma.sync, and warp-wide loads of narrow_B bytes a thread for its A and B tiles
 		 */
@@ -306,7 +307,7 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 	if (!gemm_cand_fit(u, g, x))
 		return 0;
 	struct wave_cost w;
-	double smem_rd_B = gemm_main_loop(c, u, g, macs_clk, clock, matrix, x, &w);
+	double smem_rd_B = gemm_main_loop(c, u, g, macs_clk, clock, x, &w);
 	double rows = (double)dmin(bm, g->m), cols = (double)dmin(bn, g->n); /* of C one CTA owns */
 	double c_tile_B = rows * cols * (sp > 1 ? 4 : ec);                   /* partials in fp32 when split */
 	/* device memory: A (conv: its input) and B, C written (split: the fp32 partials written and read back) */
@@ -364,11 +365,13 @@ static int gemm_search(const struct arch_chip *c, const struct arch_unit *u, con
 	memset(second, 0, sizeof *second);
 	best->time = second->time = INFINITY;
 	int ncand = 0;
+	double narrow_B = gemm_narrow_B(u, g, matrix); /* the kernel family: one for the whole search */
 	for (size_t ti = 0; ti < sizeof tiles_mn / sizeof tiles_mn[0]; ti++)
 		for (int S = 2; S <= 8; S++)
 			for (size_t si = 0; si < sizeof splits / sizeof splits[0]; si++) {
 				struct gemm_cand x = {0};
 				x.bm = tiles_mn[ti][0], x.bn = tiles_mn[ti][1], x.bk = bk, x.stages = S;
+				x.narrow_B = narrow_B;
 				x.split = splits[si];
 				if (!gemm_cand_time(c, u, g, macs_clk, clock, matrix, ms, &x))
 					continue;
@@ -407,7 +410,7 @@ static void gemm_iter_of(const struct arch_chip *c, const struct arch_unit *u, c
 	it->c_dram = b->dram_cta / kit / it->dram_Bpc;
 	it->c_latency = b->stages > 1 ? b->lat * clock / ((b->stages - 1) * occ) : 0;
 	double pipe = it->c_matrix;
-	if ((!u->mat_async || gemm_narrow_B(u, g, matrix) > 0) && it->c_smem > pipe)
+	if ((!u->mat_async || b->narrow_B > 0) && it->c_smem > pipe)
 		pipe = it->c_smem;
 	it->c_total = dmax(dmax(pipe, it->c_l2), dmax(it->c_dram, it->c_latency));
 }
@@ -505,7 +508,7 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 		   "hit under load, cache for reuse %.0f MiB\n",
 		   ms.dram_bw / 1e9, c->model.dram_eff, l2txt, ms.lat_dram * 1e9, ms.lat_l2 * 1e9,
 		   ms.cache / 1048576.0);
-		double nb = gemm_narrow_B(u, g, matrix);
+		double nb = best.narrow_B;
 		if (nb > 0)
 			xp(ex,
 			   "alignment: a leading dimension (A %lld, B %lld, C %lld elements) is not a multiple of 16 "

@@ -55,42 +55,41 @@ rc=$?
 grep -q '^validate: gemm: the 1 rows of Nobody/unguarded have no guard' "$tmp/err"
 check "a source without a guard fails (rc $rc)" $(( $? || rc != 1 ))
 
+# refused WHAT MEASUREMENTS PATTERN: the validator (--no-steps) on the case file as it is now exits 1 with a
+# stderr line matching PATTERN
+refused() {
+	"$validate" "$tmp" "$2" "$tmp/out.md" --no-steps >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	grep -q -- "$3" "$tmp/err"
+	check "$1 (rc $rc)" $(( $? || rc != 1 ))
+}
+
 # 4. metric mcore (Megatron's formula for MHA and GQA) on a model with multi-head latent attention
 { head -1 "$m"; grep -P '^T093\t' "$m"; } >"$tmp/m3.tsv"
 printf 'T093\tconfigs/gb300.cfg\t-\tmcore\tgen deepseek-v3 --layers 4 --ep 8 --dp 8 --global-batch 8\n' \
 	>"$tmp/tests/validation/cases.tsv"
 : >"$tmp/tests/validation/skipped.tsv"
-"$validate" "$tmp" "$tmp/m3.tsv" "$tmp/out.md" --no-steps >"$tmp/out" 2>"$tmp/err"
-rc=$?
-grep -q '^validate: cases.tsv:1: T093: metric mcore counts multi-head and grouped-query attention only (the model has MLA)' "$tmp/err"
-check "mcore on a model with MLA is refused (rc $rc)" $(( $? || rc != 1 ))
+refused "mcore on a model with MLA is refused" "$tmp/m3.tsv" \
+	'^validate: cases.tsv:1: T093: metric mcore counts multi-head and grouped-query attention only (the model has MLA)'
 
 # 5. a serving case takes no outputs: the case is the stream, not what a run writes
 { head -1 "$m"; grep -P '^I120\t' "$m"; } >"$tmp/m4.tsv"
 printf 'I120\tconfigs/a100_40gb.cfg\t-\tlatency\tserve llama2-7b --burst --requests 64 --csv /tmp/x.csv\n' \
 	>"$tmp/tests/validation/cases.tsv"
-"$validate" "$tmp" "$tmp/m4.tsv" "$tmp/out.md" --no-steps >"$tmp/out" 2>"$tmp/err"
-rc=$?
-grep -q '^validate: I120: sim serve: a case takes no outputs' "$tmp/err"
-check "a serving case with an output is refused (rc $rc)" $(( $? || rc != 1 ))
+refused "a serving case with an output is refused" "$tmp/m4.tsv" '^validate: I120: sim serve: a case takes no outputs'
 
 # 6. an imported case names the recorded trace and, after ' ; ', the gen command of what it computes
 lent="$root/tests/validation/measurements-lent.tsv"
 { head -1 "$m"; grep -P '^LT002\t' "$lent"; } >"$tmp/m5.tsv"
 printf 'LT002\tconfigs/h100.cfg\t-\ttokens\timport traces/kineto/kineto_gpt3-125m_mb8.json.gz\n' \
 	>"$tmp/tests/validation/cases.tsv"
-"$validate" "$tmp" "$tmp/m5.tsv" "$tmp/out.md" --no-steps >"$tmp/out" 2>"$tmp/err"
-rc=$?
-grep -q "^validate: LT002: an import case is 'import PATH ; gen ARGS'" "$tmp/err"
-check "an import case without its gen command is refused (rc $rc)" $(( $? || rc != 1 ))
+refused "an import case without its gen command is refused" "$tmp/m5.tsv" \
+	"^validate: LT002: an import case is 'import PATH ; gen ARGS'"
 
 # 7. ... and a trace that is not there is named
 printf 'LT002\tconfigs/h100.cfg\t-\ttokens\timport traces/kineto/none.json.gz ; gen gpt --layers 12 --hidden 768 --heads 12 --seq 2048 --micro-batch 8\n' \
 	>"$tmp/tests/validation/cases.tsv"
-"$validate" "$tmp" "$tmp/m5.tsv" "$tmp/out.md" --no-steps >"$tmp/out" 2>"$tmp/err"
-rc=$?
-grep -q "^validate: LT002: .*traces/kineto/none.json.gz" "$tmp/err"
-check "an import case whose trace is missing names it (rc $rc)" $(( $? || rc != 1 ))
+refused "an import case whose trace is missing names it" "$tmp/m5.tsv" "^validate: LT002: .*traces/kineto/none.json.gz"
 
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]
