@@ -13,10 +13,14 @@ CI has no GPU). Writes, under OUTDIR (default $OUT, else ./gpu-out):
                  wall-clock start of each phase, to read smi.csv by phase
   smi.csv        nvidia-smi samples (SM clock, power, temperature) every
                  200 ms
-  kineto_*.json.gz   PyTorch profiler (Kineto) traces of training steps of
-                 the GPT models of `sim gen gpt` (docs/workloads.md), for the
-                 importer (issue 19)
+  kineto_*.json.gz   PyTorch profiler (Kineto) traces of the training steps
+                 timed (GPT models as `sim gen gpt` writes them, docs/workloads.md,
+                 and Llama-style ones), for the importer (issue 19)
   et_*.json.gz   PyTorch execution traces (the input of Chakra's converter)
+
+Sections (all by default, or those named as arguments): gemms, attention,
+memory, training, training_llama, inference (Llama-3 8B batches served from
+CUDA graphs: the device alone, as `sim gen --mode infer` describes it).
 
 Nothing here is fitted: the rows are compared with the model's predictions
 from the config alone (docs/validation.md, "Measured here").
@@ -371,12 +375,237 @@ def training_llama():
         step = train_step(model, vocab, mb, seq, autocast=False)
         ms = step_ms(step)
         params = sum(p.numel() for p in model.parameters())
-        row("training", f"llama --layers {layers} --hidden {h} --heads {heads} --kv-heads {kv} --ffn {ffn} "
+        row("training", f"gen llama3-8b --layers {layers} --hidden {h} --heads {heads} --kv-heads {kv} --ffn {ffn} "
             f"--vocab {vocab} --seq {seq} --micro-batch {mb}", ms,
             f"{name}: {params} parameters; eager PyTorch, bf16 weights, fused AdamW, RMSNorm, RoPE, SwiGLU, "
             f"SDPA causal GQA; one GPU; median of 10 steps (events), {mb * seq / ms * 1e3:.0f} tokens/s")
         profile_step(step, os.path.join(OUT, f"kineto_{name}_mb{mb}.json"))
         del model, step
+        torch.cuda.empty_cache()
+
+
+# ---------------------------------------------------------------- inference
+# Llama-3 8B served as `sim gen llama3-8b --mode infer` describes a static batch: the prefill of batch x
+# input-len tokens, then output-len - 1 decode steps over a growing KV cache, with the kernels vLLM fuses
+# (RMSNorm, rotary embedding, SwiGLU) as one Triton kernel each. Every step replays a CUDA graph captured for
+# its own context length, so no host time is in the figures: what is timed is what `--engine none` models.
+try:
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _rmsnorm_kernel(x_ptr, w_ptr, y_ptr, cols, eps, BLOCK: tl.constexpr):
+        r = tl.program_id(0).to(tl.int64)
+        c = tl.arange(0, BLOCK)
+        m = c < cols
+        x = tl.load(x_ptr + r * cols + c, mask=m, other=0.0).to(tl.float32)
+        inv = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / cols + eps)
+        w = tl.load(w_ptr + c, mask=m, other=0.0).to(tl.float32)
+        tl.store(y_ptr + r * cols + c, (x * inv * w).to(tl.bfloat16), mask=m)
+
+    @triton.jit
+    def _swiglu_kernel(gu_ptr, y_ptr, ffn, BLOCK: tl.constexpr):
+        r = tl.program_id(0).to(tl.int64)
+        c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+        m = c < ffn
+        g = tl.load(gu_ptr + r * 2 * ffn + c, mask=m, other=0.0).to(tl.float32)
+        u = tl.load(gu_ptr + r * 2 * ffn + ffn + c, mask=m, other=0.0).to(tl.float32)
+        tl.store(y_ptr + r * ffn + c, (g / (1.0 + tl.exp(-g)) * u).to(tl.bfloat16), mask=m)
+
+    @triton.jit
+    def _rope_kernel(qkv_ptr, cos_ptr, sin_ptr, pos_ptr, row_elems, heads, HALF: tl.constexpr, HP: tl.constexpr):
+        t = tl.program_id(0).to(tl.int64)
+        p = tl.load(pos_ptr + t).to(tl.int64)
+        hh = tl.arange(0, HP)[:, None]
+        i = tl.arange(0, HALF)[None, :]
+        m = hh < heads
+        base = qkv_ptr + t * row_elems + hh * (2 * HALF) + i
+        x1 = tl.load(base, mask=m, other=0.0).to(tl.float32)
+        x2 = tl.load(base + HALF, mask=m, other=0.0).to(tl.float32)
+        c = tl.load(cos_ptr + p * HALF + i)
+        s = tl.load(sin_ptr + p * HALF + i)
+        tl.store(base, (x1 * c - x2 * s).to(tl.bfloat16), mask=m)
+        tl.store(base + HALF, (x2 * c + x1 * s).to(tl.bfloat16), mask=m)
+
+    _TRITON = True
+except Exception:  # noqa: BLE001 - the section falls back to PyTorch's own kernels
+    _TRITON = False
+
+
+class Fused:
+    """RMSNorm, SwiGLU and the rotary embedding as one kernel each (Triton), or PyTorch's kernels."""
+
+    def __init__(self, use_triton):
+        self.triton = use_triton
+
+    def rmsnorm(self, x, w, eps=1e-5):
+        if not self.triton:
+            return F.rms_norm(x, (x.shape[-1],), w, eps)
+        y = torch.empty_like(x)
+        cols = x.shape[-1]
+        _rmsnorm_kernel[(x.numel() // cols,)](x, w, y, cols, eps, BLOCK=triton.next_power_of_2(cols))
+        return y
+
+    def swiglu(self, gu):
+        ffn = gu.shape[-1] // 2
+        if not self.triton:
+            g, u = gu.chunk(2, -1)
+            return F.silu(g) * u
+        y = torch.empty(gu.shape[0], ffn, device=gu.device, dtype=gu.dtype)
+        _swiglu_kernel[(gu.shape[0], triton.cdiv(ffn, 1024))](gu, y, ffn, BLOCK=1024)
+        return y
+
+    def rope(self, qkv, cos, sin, pos, heads, d):
+        """In place on the first `heads` heads (queries, then keys) of each row of qkv [T, (h + 2 hkv) d]."""
+        if not self.triton:
+            x = qkv[:, :heads * d].view(-1, heads, d)
+            c, s = cos[pos][:, None, :], sin[pos][:, None, :]
+            x1, x2 = x[..., :d // 2].float(), x[..., d // 2:].float()
+            x.copy_(torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1).to(x.dtype))
+            return
+        _rope_kernel[(qkv.shape[0],)](qkv, cos, sin, pos, qkv.shape[1], heads, HALF=d // 2,
+                                      HP=triton.next_power_of_2(heads))
+
+
+def fused_kernels_check():
+    """Triton's kernels against PyTorch's on small tensors; False (PyTorch's kernels are used) on any doubt."""
+    if not _TRITON:
+        return False
+    try:
+        t, f = Fused(True), Fused(False)
+        x = randn(5, 4096)
+        w = randn(4096)
+        gu = randn(5, 2 * 1024)
+        qkv = randn(5, 48 * 128)
+        qkv2 = qkv.clone()
+        ang = torch.rand(16, 64, device=DEV) * 6.0
+        cos, sin = ang.cos(), ang.sin()
+        pos = torch.tensor([0, 3, 7, 9, 15], device=DEV, dtype=torch.int32)
+        t.rope(qkv, cos, sin, pos, 40, 128)
+        f.rope(qkv2, cos, sin, pos.long(), 40, 128)
+        ok = (torch.allclose(t.rmsnorm(x, w).float(), f.rmsnorm(x, w).float(), atol=0.05, rtol=0.02)
+              and torch.allclose(t.swiglu(gu).float(), f.swiglu(gu).float(), atol=0.05, rtol=0.02)
+              and torch.allclose(qkv.float(), qkv2.float(), atol=0.05, rtol=0.02))
+        print(f"  fused kernels check: {'ok' if ok else 'MISMATCH (PyTorch kernels used)'}", flush=True)
+        return bool(ok)
+    except Exception:  # noqa: BLE001
+        traceback.print_exc()
+        return False
+
+
+class LlamaServe:
+    """Llama-3 8B's shapes with random bf16 weights, a contiguous KV cache [B, hkv, max_len, d] per layer."""
+
+    def __init__(self, fused, layers=32, h=4096, heads=32, kv=8, ffn=14336, vocab=128256):
+        self.f, self.L, self.h, self.heads, self.kv, self.ffn, self.vocab = fused, layers, h, heads, kv, ffn, vocab
+        self.d = h // heads
+
+        def w(*s):
+            return torch.randn(*s, device=DEV, dtype=torch.bfloat16) * 0.02
+
+        qkv_out = (heads + 2 * kv) * self.d
+        self.emb = w(vocab, h)
+        self.head = w(vocab, h)
+        self.norm = torch.ones(h, device=DEV, dtype=torch.bfloat16)
+        self.layers = [dict(n1=torch.ones(h, device=DEV, dtype=torch.bfloat16), qkv=w(qkv_out, h), o=w(h, h),
+                            n2=torch.ones(h, device=DEV, dtype=torch.bfloat16), gu=w(2 * ffn, h), down=w(h, ffn))
+                       for _ in range(layers)]
+        inv = 1.0 / (500000.0 ** (torch.arange(0, self.d // 2, dtype=torch.float32, device=DEV) / (self.d // 2)))
+        ang = torch.outer(torch.arange(16384, dtype=torch.float32, device=DEV), inv)
+        self.cos, self.sin = ang.cos().contiguous(), ang.sin().contiguous()
+
+    def alloc(self, b, max_len):
+        self.kc = [torch.zeros(b, self.kv, max_len, self.d, device=DEV, dtype=torch.bfloat16) for _ in range(self.L)]
+        self.vc = [torch.zeros(b, self.kv, max_len, self.d, device=DEV, dtype=torch.bfloat16) for _ in range(self.L)]
+
+    def forward(self, ids, pos, start, n):
+        """ids [b, n] at positions start..start+n-1 (pos: those positions per token, int32); returns next ids [b, 1]."""
+        b = ids.shape[0]
+        hq, hk, d = self.heads, self.kv, self.d
+        x = F.embedding(ids.view(-1), self.emb)
+        for i, p in enumerate(self.layers):
+            qkv = F.linear(self.f.rmsnorm(x, p["n1"]), p["qkv"])
+            self.f.rope(qkv, self.cos, self.sin, pos, hq + hk, d)
+            q = qkv[:, :hq * d].view(b, n, hq, d).transpose(1, 2)
+            k = qkv[:, hq * d:(hq + hk) * d].view(b, n, hk, d).transpose(1, 2)
+            v = qkv[:, (hq + hk) * d:].view(b, n, hk, d).transpose(1, 2)
+            self.kc[i][:, :, start:start + n].copy_(k)
+            self.vc[i][:, :, start:start + n].copy_(v)
+            if n > 1:
+                a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            else:
+                a = F.scaled_dot_product_attention(q, self.kc[i][:, :, :start + 1], self.vc[i][:, :, :start + 1],
+                                                   enable_gqa=True)
+            x = x + F.linear(a.transpose(1, 2).reshape(b * n, hq * d), p["o"])
+            x = x + F.linear(self.f.swiglu(F.linear(self.f.rmsnorm(x, p["n2"]), p["gu"])), p["down"])
+        last = self.f.rmsnorm(x, self.norm).view(b, n, self.h)[:, -1]
+        logits = F.linear(last, self.head)
+        return torch.softmax(logits, -1, dtype=torch.float32).argmax(-1, keepdim=True).to(ids.dtype)
+
+
+@guarded
+def inference():
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.profiler import ProfilerActivity, profile
+
+    phase("inference")
+    fused = Fused(fused_kernels_check())
+    model = LlamaServe(fused)
+    for b, lin, lout in ((1, 128, 128), (8, 512, 128), (32, 1024, 64), (16, 2048, 32), (128, 512, 32),
+                         (256, 256, 32)):
+        torch.manual_seed(0)
+        model.alloc(b, lin + lout)
+        prompt = torch.randint(0, model.vocab, (b, lin), device=DEV)
+        ppos = torch.arange(lin, device=DEV, dtype=torch.int32).repeat(b)
+        tok = torch.zeros(b, 1, device=DEV, dtype=torch.long)
+        dpos = [torch.full((b,), lin + i, device=DEV, dtype=torch.int32) for i in range(lout - 1)]
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+            # warm-up (Triton's compilation, cuBLAS's heuristics) outside any capture
+            tok.copy_(model.forward(prompt, ppos, 0, lin))
+            tok.copy_(model.forward(tok, dpos[0], lin, 1))
+            torch.cuda.synchronize()
+            if b == 8:
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    model.forward(tok, dpos[0], lin, 1)
+                    torch.cuda.synchronize()
+                names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+                print(f"  decode step b={b}: {len(names)} kernels; first layer's:", flush=True)
+                for nm in names[1:1 + len(names) // model.L]:
+                    print(f"    {nm[:150]}", flush=True)
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            graphs = []
+            with torch.cuda.stream(s):
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g, stream=s):
+                    tok.copy_(model.forward(prompt, ppos, 0, lin))
+                graphs.append(g)
+                for i in range(lout - 1):
+                    g = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(g, pool=graphs[0].pool(), stream=s):
+                        tok.copy_(model.forward(tok, dpos[i], lin + i, 1))
+                    graphs.append(g)
+            torch.cuda.current_stream().wait_stream(s)
+            torch.cuda.synchronize()
+
+        def generate():
+            for g in graphs:
+                g.replay()
+
+        generate()  # warm-up
+        total = event_median_ms(generate, 5)
+        prefill = event_median_ms(graphs[0].replay, 5)
+        args = f"gen llama3-8b --mode infer --tp 1 --batch {b} --input-len {lin} --dtype bf16"
+        kernels = "Triton-fused RMSNorm, RoPE, SwiGLU" if fused.triton else "PyTorch RMSNorm/RoPE/SwiGLU kernels"
+        what = (f"Llama-3 8B shapes, random bf16 weights, one GPU; {kernels}, SDPA flash backend, contiguous KV "
+                f"cache; every step a CUDA graph (no host time)")
+        row("inference", f"{args} --output-len {lout}", total,
+            f"{what}; prefill + {lout - 1} decode steps, median of 5 (events); "
+            f"{b * lout / total * 1e3:.0f} tokens/s")
+        row("inference", f"{args} --output-len 1", prefill,
+            f"{what}; the prefill alone (first token), median of 5 (events)")
+        del graphs, prompt, tok, dpos
+        model.kc = model.vc = None
         torch.cuda.empty_cache()
 
 
@@ -442,17 +671,16 @@ def training():
                 f"{name}: {params} parameters; eager PyTorch, autocast bf16, fp32 weights, fused AdamW, "
                 f"SDPA causal, tied embeddings; one GPU; median of 10 steps (events), "
                 f"{mb * seq / ms * 1e3:.0f} tokens/s")
-            if mb == 8:
-                tag = f"{name}_mb{mb}"
-                profile_step(step, os.path.join(OUT, f"kineto_{tag}.json"))
-                if name == "small":
-                    etp = os.path.join(OUT, f"et_{tag}.json")
-                    et = ExecutionTraceObserver().register_callback(etp)
-                    et.start()
-                    step()
-                    et.stop()
-                    et.unregister_callback()
-                    gz(etp, etp + ".gz")
+            tag = f"{name}_mb{mb}"
+            profile_step(step, os.path.join(OUT, f"kineto_{tag}.json"))
+            if mb == 8 and name == "small":
+                etp = os.path.join(OUT, f"et_{tag}.json")
+                et = ExecutionTraceObserver().register_callback(etp)
+                et.start()
+                step()
+                et.stop()
+                et.unregister_callback()
+                gz(etp, etp + ".gz")
             del model, step
             torch.cuda.empty_cache()
 
@@ -497,7 +725,7 @@ def main():
         pass
     env()
     only = set(sys.argv[1:])
-    for section in (gemms, attention, memory, training, training_llama):
+    for section in (gemms, attention, memory, training, training_llama, inference):
         if not only or section.__name__ in only:
             section()
     phase("end")

@@ -1,46 +1,58 @@
 #!/usr/bin/env python3
-"""to_validation.py -- measure.py's rows.tsv as validation rows.
+"""to_validation.py -- a lent GPU's raw output as validation rows.
 
-usage: to_validation.py RUN_DIR CONFIG PREFIX
+usage: to_validation.py RUN_DIR CONFIG PREFIX [TRACE_DIR]
 
-RUN_DIR holds measure.py's rows.tsv and env.txt (tests/validation/measured/
-<device>-<date>/). Prints, on stdout, the rows in the ten columns of
-tests/validation/measurements-*.tsv, and on stderr the cases.tsv and
-skipped.tsv lines for them (the ids are PREFIX + measure.py's own id), to
-be appended by hand after review:
-  - GEMM, FlashAttention-2 (torch SDPA flash backend), decode attention,
-    elementwise and copy rows: cases (metric us) on CONFIG;
-  - cuDNN attention rows and eager-PyTorch training steps: skipped, with the
-    reason (no model of cuDNN's kernels; a step of unfused eager PyTorch is not
-    what `sim gen` writes: `sim import kineto` replays those).
+RUN_DIR holds what bench/gpu/measure.py wrote (env.txt, and rows.tsv where it
+ran) and, where bench/gpu/misaligned.py ran, its misaligned*.tsv
+(tests/validation/measured/<device>-<date>/). Prints, on stdout, the rows in
+the ten columns of tests/validation/measurements-*.tsv, and on stderr the
+cases.tsv and skipped.tsv lines for them (the ids are PREFIX + the script's own
+id), to be appended by hand after review:
+  - GEMM (misaligned ones too), FlashAttention-2 (torch SDPA flash backend),
+    decode attention, elementwise and copy rows: cases (metric us) on CONFIG;
+  - inference batches (Llama-3 8B from CUDA graphs): gen cases, metric latency;
+  - eager-PyTorch training steps: import cases of their profiler traces where
+    TRACE_DIR (relative to the repository root) holds them, as
+    `kineto_<model>_mb<N>.json.gz`; skipped otherwise (`sim gen` writes a
+    Megatron-style step, not this one);
+  - cuDNN attention rows and PyTorch's eager row kernels (LayerNorm, RMSNorm,
+    softmax): skipped, with the reason.
 """
 
+import glob
 import os
 import sys
 
 
-def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
-    run, config, prefix = sys.argv[1:]
-    env = dict(line.split(" ", 1) for line in open(os.path.join(run, "env.txt")).read().splitlines()
-               if " " in line and not line[0].isdigit())
-    date = env["date"].split()[0]
+ROW_KERNEL = ("PyTorch's eager row kernel (LayerNorm, RMSNorm, softmax), which reads each row more than once: "
+              "`elem op=layernorm|rmsnorm|softmax` is the single-pass fused kernel of Transformer Engine and Apex "
+              "that `sim gen`'s steps run (tests/validation/measured/README.md)")
+
+
+def env_of(run):
+    """env.txt's `key value` lines, and the device column built from nvidia-smi's line."""
     lines = open(os.path.join(run, "env.txt")).read().splitlines()
-    smi_vals = lines[lines.index(next(l for l in lines if l.startswith("nvidia-smi "))) + 1].split(", ")
-    device = f"{smi_vals[0]} SXM5 (lent machine; {smi_vals[3]} power limit, driver {smi_vals[1]})"
+    env = dict(line.split(" ", 1) for line in lines if " " in line and not line[0].isdigit())
+    smi = lines[lines.index(next(l for l in lines if l.startswith("nvidia-smi "))) + 1].split(", ")
+    device = f"{smi[0]} SXM5 (lent machine; {smi[3]} power limit, driver {smi[1]})"
     cudnn = int(env["cudnn"])  # 91900: 9.19.0
-    cudnn = f"{cudnn // 10000}.{cudnn // 100 % 100}.{cudnn % 100}"
-    software = (f"PyTorch {env['torch']}, CUDA {env['cuda']}, cuDNN {cudnn}, Triton {env['triton']} "
-                f"(do_bench: CUDA events, L2 flushed, median)")
-    source = (f"bench/gpu/measure.py (this repository), run {date} on a lent GPU; raw output "
-              f"{run.rstrip('/')}/rows.tsv")
-    cases, skipped = [], []
-    for line in open(os.path.join(run, "rows.tsv")).read().splitlines()[1:]:
+    software = (f"PyTorch {env['torch']}, CUDA {env['cuda']}, cuDNN {cudnn // 10000}.{cudnn // 100 % 100}."
+                f"{cudnn % 100}, Triton {env['triton']} (do_bench: CUDA events, L2 flushed, median)")
+    return env["date"].split()[0], device, software
+
+
+def source(script, date, path):
+    return f"bench/gpu/{script} (this repository), run {date} on a lent GPU; raw output {path}"
+
+
+def measure_rows(run, config, prefix, traces, date, device, software, out, cases, skipped):
+    path = os.path.join(run, "rows.tsv")
+    for line in open(path).read().splitlines()[1:]:
         rid, kind, op, value, unit, note = line.split("\t")
         mid = prefix + rid
         impl = note.rsplit("impl=", 1)[1] if "impl=" in note else ""
-        cat = {"gemm": "gemm", "attention": "attention", "memory": "memory", "training": "training"}[kind]
+        cat = kind
         if kind == "gemm":
             workload = "dense GEMM " + note.split(";")[0].split(",")[0]
         elif kind == "attention":
@@ -48,21 +60,61 @@ def main():
                 "forward" if "dir=fwd" in op else "backward") + ", " + note.split(";")[0]
         elif kind == "memory":
             workload = ("copy " if op.startswith("copy") else "elementwise ") + note.split(";")[0]
+        elif kind == "inference":
+            workload = "inference batch (prefill and decode), " + note.split(";")[0]
+            value, unit = f"{float(value) / 1e6:.6f}", "s (end-to-end batch latency)"
         else:
             workload = "training step, " + note.split(":")[0]
             value = f"{float(note.rsplit(', ', 1)[1].split()[0]):.0f}"
             unit = "tokens/s"
-        print("\t".join([mid, cat, device, software, workload, op, value, unit, source, note]))
+            if not op.startswith("gen "):  # measure.py before the llama rows said `gen llama3-8b`
+                op = "gen llama3-8b " + op.split(" ", 1)[1]
+        out.append("\t".join([mid, cat, device, software, workload, op, value, unit,
+                              source("measure.py", date, path), note]))
         if kind == "training":
-            skipped.append(f"{mid}\tan eager PyTorch step (autocast casts of fp32 weights, unfused norms and "
-                           f"elementwise kernels, fp32 cross-entropy): not the step `sim gen` writes; "
-                           f"`sim import kineto` replays the profiled step (traces/kineto/)")
+            mb = op.split("--micro-batch ")[1].split()[0]
+            trace = traces and os.path.join(traces, f"kineto_{note.split(':')[0]}_mb{mb}.json.gz")
+            if trace and os.path.exists(trace):
+                cases.append(f"{mid}\t{config}\t-\ttokens\timport {trace} ; {op}")
+            else:
+                skipped.append(f"{mid}\tan eager PyTorch step whose profiler trace is not in the repository; "
+                               f"`sim gen` writes a Megatron-style step, not this one")
+        elif kind == "inference":
+            cases.append(f"{mid}\t{config}\t-\tlatency\t{op}")
+        elif kind == "memory" and any(f"op={k} " in op for k in ("layernorm", "rmsnorm", "softmax")):
+            skipped.append(f"{mid}\t{ROW_KERNEL}")
         elif impl == "cudnn":
             skipped.append(f"{mid}\tcuDNN's fused attention (torch SDPA cuDNN backend): the model has no "
                            f"kernel of cuDNN's (impl=flash3 is FlashAttention-3's, a different kernel)")
         else:
             ops = op + (f" impl={impl}" if impl in ("flash2", "decode") else "")
             cases.append(f"{mid}\t{config}\t-\tus\t{ops}")
+
+
+def misaligned_rows(run, config, prefix, date, device, software, out, cases):
+    for path in sorted(glob.glob(os.path.join(run, "misaligned*.tsv"))):
+        for line in open(path).read().splitlines()[1:]:
+            rid, op, us, tflops, kernel = line.split("\t")
+            mid = prefix + rid
+            kernel = kernel.replace("void cutlass::Kernel2<", "").split(">")[0]
+            out.append("\t".join([mid, "gemm", device, software,
+                                  "dense GEMM torch.mm (cuBLAS), leading dimensions a multiple of 16 bytes or not",
+                                  op, us, "us", source("misaligned.py", date, path),
+                                  f"kernel {kernel}; {tflops} TFLOP/s"]))
+            cases.append(f"{mid}\t{config}\t-\tus\t{op}")
+
+
+def main():
+    if len(sys.argv) not in (4, 5):
+        sys.exit(__doc__)
+    run, config, prefix = sys.argv[1:4]
+    traces = sys.argv[4] if len(sys.argv) == 5 else None
+    date, device, software = env_of(run)
+    out, cases, skipped = [], [], []
+    if os.path.exists(os.path.join(run, "rows.tsv")):
+        measure_rows(run, config, prefix, traces, date, device, software, out, cases, skipped)
+    misaligned_rows(run, config, prefix, date, device, software, out, cases)
+    print("\n".join(out))
     sys.stderr.write("\n".join(cases) + "\n\n" + "\n".join(skipped) + "\n")
 
 
