@@ -20,7 +20,8 @@ CI has no GPU). Writes, under OUTDIR (default $OUT, else ./gpu-out):
 
 Sections (all by default, or those named as arguments): gemms, attention,
 memory, training, training_llama, inference (Llama-3 8B batches served from
-CUDA graphs: the device alone, as `sim gen --mode infer` describes it).
+CUDA graphs: the device alone, as `sim gen --mode infer` describes it),
+inference_trace (profiler traces of its decode steps).
 
 Nothing here is fitted: the rows are compared with the model's predictions
 from the config alone (docs/validation.md, "Measured here").
@@ -609,6 +610,59 @@ def inference():
         torch.cuda.empty_cache()
 
 
+@guarded
+def inference_trace():
+    """Profiler traces of Llama-3 8B decode steps (context 512) replayed from a CUDA graph, for the importer and
+    for each kernel's time inside a step: kineto_decode_b<B>.json.gz, and a table of kernel times on stdout."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.profiler import ProfilerActivity, profile
+
+    phase("inference_trace")
+    model = LlamaServe(Fused(fused_kernels_check()))
+    lin = 512
+    for b in (1, 64):
+        model.alloc(b, lin + 8)
+        prompt = torch.randint(0, model.vocab, (b, lin), device=DEV)
+        ppos = torch.arange(lin, device=DEV, dtype=torch.int32).repeat(b)
+        tok = torch.zeros(b, 1, device=DEV, dtype=torch.long)
+        dpos = torch.full((b,), lin, device=DEV, dtype=torch.int32)
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+            tok.copy_(model.forward(prompt, ppos, 0, lin))
+            tok.copy_(model.forward(tok, dpos, lin, 1))
+            torch.cuda.synchronize()
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g, stream=s):
+                    tok.copy_(model.forward(tok, dpos, lin, 1))
+            torch.cuda.current_stream().wait_stream(s)
+            for _ in range(3):
+                g.replay()
+            torch.cuda.synchronize()
+            ms = event_median_ms(g.replay, 20)
+            path = os.path.join(OUT, f"kineto_decode_b{b}.json")
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
+                g.replay()
+                torch.cuda.synchronize()
+                model.forward(tok, dpos, lin, 1)  # the same step eagerly: CPU ops with shapes
+                torch.cuda.synchronize()
+        prof.export_chrome_trace(path)
+        gz(path, path + ".gz")
+        ev = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        per = {}
+        for e in ev:
+            k = e.name[:60]
+            n, t = per.get(k, (0, 0.0))
+            per[k] = (n + 1, t + e.time_range.elapsed_us())
+        print(f"  decode step b={b} skv={lin + 1}: {ms * 1e3:.1f} us from its graph; kernels (graph + eager):")
+        for k, (n, t) in sorted(per.items(), key=lambda x: -x[1][1])[:16]:
+            print(f"    {n:5d} x {t / n:8.2f} us  {k}")
+        del g, prompt, tok
+        model.kc = model.vc = None
+        torch.cuda.empty_cache()
+
+
 def gz(src, dst):
     with open(src, "rb") as f, gzip.open(dst, "wb", compresslevel=9) as g:
         shutil.copyfileobj(f, g)
@@ -691,7 +745,7 @@ def env():
              f"cuda {torch.version.cuda}", f"cudnn {torch.backends.cudnn.version()}",
              f"device {torch.cuda.get_device_name()}"]
     p = torch.cuda.get_device_properties(0)
-    lines.append(f"sms {p.multi_processor_count} memory_bytes {p.total_memory}")
+    lines.append(f"sms {p.multi_processor_count} memory_bytes {p.total_memory} l2_bytes {p.L2_cache_size}")
     try:
         import triton
         lines.append(f"triton {triton.__version__}")
@@ -725,7 +779,7 @@ def main():
         pass
     env()
     only = set(sys.argv[1:])
-    for section in (gemms, attention, memory, training, training_llama, inference):
+    for section in (gemms, attention, memory, training, training_llama, inference, inference_trace):
         if not only or section.__name__ in only:
             section()
     phase("end")

@@ -230,10 +230,14 @@ static int attn_op(const struct attn_form *f, json_t *args, const char *kernel, 
 		causal = v && isdigit((unsigned char)v[0]) && strcmp(v, "0") ? 1 : 0;
 	}
 	/* Hopper kernels of the FlashAttention-3 kind (cuDNN's sm90 wgmma SDPA,
-	   FA3) run as impl=flash3; every other as FlashAttention-2 */
+	   FA3) run as impl=flash3; a FlashAttention-2 forward of one query token
+	   (a decode step) runs its split-KV path, the query heads of a KV head
+	   moved into the rows of one tile (flash_api.cpp, seqlenq_ngroups_swapped):
+	   impl=decode; every other as FlashAttention-2 */
 	const char *impl = has(kernel, "sm90") || has(kernel, "wgmma") || has(kernel, "flash3") || has(kernel, "hopper")
 	                       ? "flash3"
-	                       : "flash2";
+	                   : sq == 1 && !f->bwd ? "decode"
+	                                        : "flash2";
 	int w = snprintf(buf, len, "attn b=%lld h=%lld hkv=%lld sq=%lld skv=%lld d=%lld causal=%d dtype=%s impl=%s%s",
 	                 b, h, hkv, sq, skv, d, causal, dt, impl, f->bwd ? " dir=bwd" : "");
 	return checked(buf, len, w);
