@@ -2,7 +2,7 @@
 # sim import kineto (sim/import/, docs/import.md):
 #  1. the three H100 traces of traces/kineto/ and a real MI250 trace (tests/import/, from
 #     HolisticTraceAnalysis) import, and the jobs replay (`sim run`, exit 0); a decode step's attention of one
-#     query token becomes impl=decode;
+#     query token becomes impl=flash2_decode;
 #  2. the same bytes twice;
 #  3. the coverage table adds up: per family modelled + carried = measured, the families sum to the total,
 #     --report prints the table the trace's comments hold;
@@ -37,9 +37,9 @@ done
 grep -q '^gemm m=128 n=128 k=5 dtype=fp32' "$tmp/mi250.trace" || fail "MI250: the Cijk_ GEMM of aten::mm [128,5]x[5,128] is not a gemm op"
 # a decode step: FlashAttention-2's forward of one query token is its split-KV decode kernel, not a 128-row tile
 "$sim" import kineto tests/import/h100_llama3_8b_decode_b64.json.gz -o "$tmp/decode.trace" || fail "import the decode step"
-[ "$(grep -c '^attn b=64 h=32 hkv=8 sq=1 skv=513 d=128 causal=0 dtype=bf16 impl=decode ' "$tmp/decode.trace")" = 32 ] ||
-	fail "decode step: the 32 layers' attention is not attn sq=1 impl=decode"
-grep -q '^attn .* sq=1 .*impl=flash2' "$tmp/decode.trace" && fail "decode step: an attention of one query token as impl=flash2"
+[ "$(grep -c '^attn b=64 h=32 hkv=8 sq=1 skv=513 d=128 causal=0 dtype=bf16 impl=flash2_decode ' "$tmp/decode.trace")" = 32 ] ||
+	fail "decode step: the 32 layers' attention is not attn sq=1 impl=flash2_decode"
+grep -Eq '^attn .* sq=1 .*impl=flash2( |$)' "$tmp/decode.trace" && fail "decode step: an attention of one query token as impl=flash2"
 "$sim" run configs/h100.cfg "$tmp/decode.trace" >/dev/null || fail "sim run configs/h100.cfg (decode step import)"
 
 # 3: the coverage table adds up (and --report prints it)

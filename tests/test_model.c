@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ATTN_IMPL_COUNT; i++) {
 		char line[160];
 		snprintf(line, sizeof line, "attn b=2 h=8 sq=%d skv=1024 d=128 dtype=bf16 impl=%s",
-		         i == ATTN_DECODE || i == ATTN_PAGED ? 1 : 1024, op_attn_impl_name((enum op_attn_impl)i));
+		         i == ATTN_DECODE || i == ATTN_PAGED || i == ATTN_FLASH2_DECODE ? 1 : 1024, op_attn_impl_name((enum op_attn_impl)i));
 		struct dm_result ri = run(h, line);
 		CHECK(ri.time_s > 0 && ri.kern.kernels >= 1, "%s: no kernel model", line);
 	}
@@ -189,6 +189,31 @@ int main(int argc, char **argv)
 	CHECK(kv.bound == B_DRAM, "decode attention bound by %s", dm_bound_name(kv.bound));
 	double kvbytes = 2.0 * 64 * 8 * 8192 * 128 * 2;
 	CHECK(kv.time_s > kvbytes / h->dram.bw_Bps, "decode faster than the KV cache can be read");
+
+	/* FlashAttention-2's decode path (flash_api.cpp): num_splits_heuristic, worked by hand for 132 SMs (264
+	   slots): 8 query blocks, 64 key blocks of 128: the eligible splits 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 16,
+	   22, 32, 64 reach wave efficiencies up to 256/264 (32 and 64); the fewest within 85% of that is 32 (22 gives
+	   176/264). 64 sequences x 8 KV heads fill the chip: no split */
+	struct dm_result d1 = run(h, "attn b=1 h=32 hkv=8 sq=1 skv=8192 d=128 dtype=bf16 impl=flash2_decode");
+	struct dm_result d64 = run(h, "attn b=64 h=32 hkv=8 sq=1 skv=4096 d=128 dtype=bf16 impl=flash2_decode");
+	CHECK(d1.kern.splitk == 32 && d1.kern.kernels == 2, "flash2_decode b=1: %d splits, %d kernels (32, 2)",
+	      d1.kern.splitk, d1.kern.kernels);
+	CHECK(d64.kern.splitk == 1 && d64.kern.kernels == 1, "flash2_decode b=64: %d splits (1)", d64.kern.splitk);
+	/* with one query, the 4 query heads of a KV head are the rows of one block: the same kernel as a forward of 4
+	   queries on 8 heads */
+	struct dm_result sw = run(h, "attn b=64 h=8 sq=4 skv=4096 d=128 dtype=bf16 impl=flash2");
+	CHECK(fabs(d64.time_s - sw.time_s) <= 1e-12 * sw.time_s, "flash2_decode %.6g s vs the swapped forward %.6g s",
+	      d64.time_s, sw.time_s);
+	/* the 4 queries are padded to the kernel's 128 rows on the matrix units: an H200 (43% more bandwidth, same
+	   SMs) is no faster, as measured (LA106 428 us, LHA106 432 us) */
+	struct arch_chip *h200 = load("h200.cfg", NULL);
+	if (h200) {
+		struct dm_result d64b = run(h200, "attn b=64 h=32 hkv=8 sq=1 skv=4096 d=128 dtype=bf16 impl=flash2_decode");
+		CHECK(d64b.time_s > 0.9 * d64.time_s, "flash2_decode on H200 %.3g s vs H100 %.3g s: bound by bandwidth",
+		      d64b.time_s, d64.time_s);
+		arch_free(h200);
+	} else
+		CHECK(0, "configs/h200.cfg does not load");
 
 	/* softmax's exp: on the same bytes, softmax takes longer than a plain copy-like op */
 	struct dm_result sm = run(a, "elem op=softmax n=134217728 cols=4096 dtype=fp16");

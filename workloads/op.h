@@ -24,7 +24,16 @@ enum op_kind { OP_GEMM, OP_ATTN, OP_ELEM, OP_COPY, OP_CONV, OP_EMBED, OP_KIND_CO
 
 enum op_trans { TR_NN, TR_NT, TR_TN, TR_TT };
 enum op_epilogue { EPI_NONE, EPI_BIAS, EPI_GELU, EPI_RELU, EPI_BIAS_GELU, EPI_BIAS_RELU, EPI_COUNT };
-enum op_attn_impl { ATTN_FLASH2, ATTN_FLASH3, ATTN_NAIVE, ATTN_DECODE, ATTN_PAGED, ATTN_FLASH1, ATTN_IMPL_COUNT };
+enum op_attn_impl {
+	ATTN_FLASH2,
+	ATTN_FLASH3,
+	ATTN_NAIVE,
+	ATTN_DECODE,
+	ATTN_PAGED,
+	ATTN_FLASH1,
+	ATTN_FLASH2_DECODE, /* FlashAttention-2's own decode path (flash_api.cpp), as torch SDPA and vLLM run it */
+	ATTN_IMPL_COUNT
+};
 enum op_dir { DIR_FWD, DIR_BWD };
 enum op_elem {
 	EL_ADD,    /* c = a + b */

@@ -87,7 +87,8 @@ def measure_rows(run, config, prefix, traces, date, device, software, out, cases
             skipped.append(f"{mid}\tcuDNN's fused attention (torch SDPA cuDNN backend): the model has no "
                            f"kernel of cuDNN's (impl=flash3 is FlashAttention-3's, a different kernel)")
         else:
-            ops = op + (f" impl={impl}" if impl in ("flash2", "decode") else "")
+            # torch SDPA's flash backend runs FlashAttention-2: its own decode path for one query token
+            ops = op + {"flash2": " impl=flash2", "decode": " impl=flash2_decode"}.get(impl, "")
             cases.append(f"{mid}\t{config}\t-\tus\t{ops}")
 
 

@@ -89,9 +89,11 @@ struct flash_variant {
 	int async; /* needs asynchronous matrix units; its warpgroups ping-pong, so the pipes overlap fully and each
 	              warpgroup (2) reads the streamed blocks from shared memory once */
 	int warps_fwd, warps_bwd; /* warps of one CTA */
+	int splitkv;              /* FlashAttention-2's split-KV forward kernel: 64 query rows per CTA */
 };
-static const struct flash_variant flash2_variant = {"flash2", 0, 4, 8};
-static const struct flash_variant flash3_variant = {"flash3", 1, 12, 12};
+static const struct flash_variant flash2_variant = {"flash2", 0, 4, 8, 0};
+static const struct flash_variant flash3_variant = {"flash3", 1, 12, 12, 0};
+static const struct flash_variant flash2_splitkv_variant = {"flash2_splitkv", 0, 4, 8, 1};
 
 /* One direction's kernel: the block a CTA keeps, the block an iteration streams, and what an iteration costs. */
 struct flash_shape {
@@ -124,12 +126,20 @@ static void flash_bytes(const struct op *op, struct flash_shape *s)
 	s->kv_B = 2.0 * op->b * op->hkv * op->skv * d * ea;
 }
 
+/* Keys per block of FlashAttention-2's split-KV kernel (flash_api.cpp, set_params_splitkv). */
+static int flash2_splitkv_block_n(long long d)
+{
+	return d <= 64 ? 256 : d <= 128 ? 128 : 64;
+}
+
 /* forward: Q block resident, K and V blocks streamed (double-buffered) */
 static void flash_fwd_shape(const struct op *op, const struct flash_variant *v, struct flash_shape *s)
 {
 	double ea = dt_bytes(op->dtype), d = (double)op->d;
 	int br = op->d <= 128 ? 128 : 64;            /* query rows per CTA */
 	int bc = op->d <= 64 || v->async ? 128 : 64; /* keys per iteration */
+	if (v->splitkv) /* run_mha_fwd_splitkv_dispatch: kBlockM 64, kBlockN by head dim */
+		br = 64, bc = flash2_splitkv_block_n(op->d);
 	s->bwd = 0;
 	s->rows_cta = br, s->rows_step = bc, s->warps = v->warps_fwd;
 	s->smem_B = ((double)br * d + 2.0 * bc * d) * ea;
@@ -876,6 +886,81 @@ static int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm
 	return 0;
 }
 
+/* FlashAttention-2's decode path (flash_api.cpp, mha_fwd): the number of key splits num_splits_heuristic picks.
+   With fewer query blocks than 0.8 of two per unit, the splits (of those whose blocks per split differ from one
+   split fewer) that come within 85% of the best wave efficiency, the fewest of them; else one. */
+static int flash2_num_splits(long long blocks, long long slots, long long n_blocks, int max_splits)
+{
+	if (blocks >= 0.8 * (double)slots)
+		return 1;
+	long long most = n_blocks < slots ? n_blocks : slots;
+	if (most > max_splits)
+		most = max_splits;
+	double eff[128] = {0}, best = 0;
+	for (long long s = 1; s <= most; s++) {
+		if (s > 1 && cdiv(n_blocks, s) == cdiv(n_blocks, s - 1))
+			continue; /* the same blocks per split as s - 1: not eligible */
+		double waves = (double)(blocks * s) / (double)slots;
+		eff[s - 1] = waves / ceil(waves);
+		best = dmax(best, eff[s - 1]);
+	}
+	for (long long s = 1; s <= most; s++)
+		if (eff[s - 1] >= 0.85 * best && eff[s - 1] > 0)
+			return (int)s;
+	return 1;
+}
+
+/*
+ * FlashAttention-2's decode (impl=flash2_decode): the forward of one query (or a few) per sequence as mha_fwd runs
+ * it (torch SDPA's flash backend; vLLM's flash_attn_with_kvcache takes the same path). With one query and grouped
+ * KV heads, the queries of a KV head become the rows of one block (seqlenq_ngroups_swapped), padded to the
+ * kernel's 64 or 128 rows on the matrix units; the keys are split over CTAs when the query blocks do not fill the
+ * chip (flash2_num_splits), a second kernel combining the splits' fp32 partial outputs.
+ */
+static int attn_flash2_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex,
+                              char *why, size_t wl)
+{
+	int matrix;
+	double macs_clk, clock;
+	int gi = need_unit(c, op->dtype, &matrix, &macs_clk, &clock, why, wl);
+	if (gi < 0)
+		return -1;
+	struct op k = *op;
+	int swap = op->sq == 1 && op->h > op->hkv && op->d % 8 == 0;
+	if (swap) /* (b, 1, hkv * g, d) viewed as (b, g, hkv, d) */
+		k.sq = op->h / op->hkv, k.h = op->hkv;
+	k.impl = ATTN_FLASH2, k.causal = 0; /* one query sees every key: causal is not applied */
+	long long block_n = flash2_splitkv_block_n(op->d), n_blocks = cdiv(op->skv, block_n);
+	long long units = c->units[gi].count, blocks = op->b * k.h * cdiv(k.sq, 64);
+	int splits = flash2_num_splits(blocks, 2 * units, n_blocks, 128);
+	if (splits == 1)
+		return flash_time(c, &k, &flash2_variant, r, ex, why, wl, NULL);
+	/* each split a sequence of its own: b x splits of ceil(blocks / splits) key blocks */
+	k.b = op->b * splits;
+	k.skv = (long long)dmin((double)op->skv, (double)(cdiv(n_blocks, splits) * block_n));
+	if (flash_time(c, &k, &flash2_splitkv_variant, r, ex, why, wl, NULL))
+		return -1;
+	/* the combine kernel: reads each split's fp32 output rows and log-sum-exps, writes the output */
+	struct memsys ms;
+	memsys_of(c, &ms);
+	double rows = (double)op->b * op->h * op->sq;
+	double comb_B = rows * splits * ((double)op->d + 1) * 4 + rows * op->d * dt_bytes(op->dtype);
+	double comb_s = c->model.launch_s + ms.lat_dram + comb_B / ms.dram_bw;
+	r->time_s += comb_s;
+	r->t_res[B_LAUNCH] += c->model.launch_s;
+	r->bytes_dram += comb_B;
+	r->bytes_l2 += comb_B;
+	r->kern.splitk = splits;
+	r->kern.kernels += 1;
+	if (ex)
+		xp(ex,
+		   "FlashAttention-2 decode: %s%lld query blocks on %lld units -> %d key splits (num_splits_heuristic), "
+		   "then a combine kernel (%.4g MB, %.2f us)\n",
+		   swap ? "the queries of each KV head as one block; " : "", blocks, units, splits, comb_B / 1e6,
+		   comb_s * 1e6);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* the attention kernels, picked by name                                */
 
@@ -894,6 +979,7 @@ struct attn_kernel_ops {
 static const struct attn_kernel_ops attn_kernels[] = {
     {"flash2", flash2_time, flash2_iter}, {"flash3", flash3_time, flash3_iter}, {"flash1", attn_flash1, NULL},
     {"decode", attn_decode, NULL},        {"paged", attn_decode, NULL},         {"naive", attn_naive, NULL},
+    {"flash2_decode", attn_flash2_decode, NULL},
 };
 
 static const struct attn_kernel_ops *attn_kernel(const struct op *op, char *why, size_t wl)

@@ -231,12 +231,13 @@ static int attn_op(const struct attn_form *f, json_t *args, const char *kernel, 
 	}
 	/* Hopper kernels of the FlashAttention-3 kind (cuDNN's sm90 wgmma SDPA,
 	   FA3) run as impl=flash3; a FlashAttention-2 forward of one query token
-	   (a decode step) runs its split-KV path, the query heads of a KV head
-	   moved into the rows of one tile (flash_api.cpp, seqlenq_ngroups_swapped):
-	   impl=decode; every other as FlashAttention-2 */
+	   (a decode step) runs its decode path, the query heads of a KV head
+	   moved into the rows of one tile (flash_api.cpp, seqlenq_ngroups_swapped)
+	   and the keys split when that does not fill the chip: impl=flash2_decode;
+	   every other as FlashAttention-2 */
 	const char *impl = has(kernel, "sm90") || has(kernel, "wgmma") || has(kernel, "flash3") || has(kernel, "hopper")
 	                       ? "flash3"
-	                   : sq == 1 && !f->bwd ? "decode"
+	                   : sq == 1 && !f->bwd ? "flash2_decode"
 	                                        : "flash2";
 	int w = snprintf(buf, len, "attn b=%lld h=%lld hkv=%lld sq=%lld skv=%lld d=%lld causal=%d dtype=%s impl=%s%s",
 	                 b, h, hkv, sq, skv, d, causal, dt, impl, f->bwd ? " dir=bwd" : "");
