@@ -122,7 +122,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ATTN_IMPL_COUNT; i++) {
 		char line[160];
 		snprintf(line, sizeof line, "attn b=2 h=8 sq=%d skv=1024 d=128 dtype=bf16 impl=%s",
-		         i == ATTN_DECODE || i == ATTN_PAGED || i == ATTN_FLASH2_DECODE ? 1 : 1024, op_attn_impl_name((enum op_attn_impl)i));
+		         i == ATTN_DECODE || i == ATTN_PAGED || i == ATTN_FLASH2_DECODE ? 1 : 1024,
+		         op_attn_impl_name((enum op_attn_impl)i));
 		struct dm_result ri = run(h, line);
 		CHECK(ri.time_s > 0 && ri.kern.kernels >= 1, "%s: no kernel model", line);
 	}
@@ -208,7 +209,8 @@ int main(int argc, char **argv)
 	   SMs) is no faster, as measured (LA106 428 us, LHA106 432 us) */
 	struct arch_chip *h200 = load("h200.cfg", NULL);
 	if (h200) {
-		struct dm_result d64b = run(h200, "attn b=64 h=32 hkv=8 sq=1 skv=4096 d=128 dtype=bf16 impl=flash2_decode");
+		struct dm_result d64b =
+		    run(h200, "attn b=64 h=32 hkv=8 sq=1 skv=4096 d=128 dtype=bf16 impl=flash2_decode");
 		CHECK(d64b.time_s > 0.9 * d64.time_s, "flash2_decode on H200 %.3g s vs H100 %.3g s: bound by bandwidth",
 		      d64b.time_s, d64.time_s);
 		arch_free(h200);

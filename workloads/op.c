@@ -26,7 +26,8 @@
 static const char *const kind_names[OP_KIND_COUNT] = {"gemm", "attn", "elem", "copy", "conv", "embedding"};
 static const char *const trans_names[] = {"nn", "nt", "tn", "tt", NULL};
 static const char *const epi_names[] = {"none", "bias", "gelu", "relu", "bias_gelu", "bias_relu", NULL};
-static const char *const impl_names[] = {"flash2", "flash3", "naive", "decode", "paged", "flash1", "flash2_decode", NULL};
+static const char *const impl_names[] = {"flash2", "flash3", "naive",         "decode",
+                                         "paged",  "flash1", "flash2_decode", NULL};
 static const char *const dir_names[] = {"fwd", "bwd", NULL};
 static const char *const place_names[] = {"hbm", "host", NULL};
 static const char *const elem_names[] = {"add",       "mul",     "gelu",    "silu",           "swiglu", "relu",

@@ -31,7 +31,7 @@ enum op_attn_impl {
 	ATTN_DECODE,
 	ATTN_PAGED,
 	ATTN_FLASH1,
-	ATTN_FLASH2_DECODE, /* FlashAttention-2's own decode path (flash_api.cpp), as torch SDPA and vLLM run it */
+	ATTN_FLASH2_DECODE, /* FlashAttention-2's decode path (flash_api.cpp), as torch SDPA's flash backend runs it */
 	ATTN_IMPL_COUNT
 };
 enum op_dir { DIR_FWD, DIR_BWD };

@@ -138,7 +138,7 @@ static void flash_fwd_shape(const struct op *op, const struct flash_variant *v, 
 	double ea = dt_bytes(op->dtype), d = (double)op->d;
 	int br = op->d <= 128 ? 128 : 64;            /* query rows per CTA */
 	int bc = op->d <= 64 || v->async ? 128 : 64; /* keys per iteration */
-	if (v->splitkv) /* run_mha_fwd_splitkv_dispatch: kBlockM 64, kBlockN by head dim */
+	if (v->splitkv)                              /* run_mha_fwd_splitkv_dispatch: kBlockM 64, kBlockN by head dim */
 		br = 64, bc = flash2_splitkv_block_n(op->d);
 	s->bwd = 0;
 	s->rows_cta = br, s->rows_step = bc, s->warps = v->warps_fwd;
@@ -917,8 +917,8 @@ static int flash2_num_splits(long long blocks, long long slots, long long n_bloc
  * kernel's 64 or 128 rows on the matrix units; the keys are split over CTAs when the query blocks do not fill the
  * chip (flash2_num_splits), a second kernel combining the splits' fp32 partial outputs.
  */
-static int attn_flash2_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex,
-                              char *why, size_t wl)
+static int attn_flash2_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
+                              size_t wl)
 {
 	int matrix;
 	double macs_clk, clock;
@@ -954,7 +954,8 @@ static int attn_flash2_decode(const struct arch_chip *c, const struct op *op, st
 	r->kern.kernels += 1;
 	if (ex)
 		xp(ex,
-		   "FlashAttention-2 decode: %s%lld query blocks on %lld units -> %d key splits (num_splits_heuristic), "
+		   "FlashAttention-2 decode: %s%lld query blocks on %lld units -> %d key splits "
+		   "(num_splits_heuristic), "
 		   "then a combine kernel (%.4g MB, %.2f us)\n",
 		   swap ? "the queries of each KV head as one block; " : "", blocks, units, splits, comb_B / 1e6,
 		   comb_s * 1e6);
@@ -977,8 +978,12 @@ struct attn_kernel_ops {
 };
 
 static const struct attn_kernel_ops attn_kernels[] = {
-    {"flash2", flash2_time, flash2_iter}, {"flash3", flash3_time, flash3_iter}, {"flash1", attn_flash1, NULL},
-    {"decode", attn_decode, NULL},        {"paged", attn_decode, NULL},         {"naive", attn_naive, NULL},
+    {"flash2", flash2_time, flash2_iter},
+    {"flash3", flash3_time, flash3_iter},
+    {"flash1", attn_flash1, NULL},
+    {"decode", attn_decode, NULL},
+    {"paged", attn_decode, NULL},
+    {"naive", attn_naive, NULL},
     {"flash2_decode", attn_flash2_decode, NULL},
 };
 
