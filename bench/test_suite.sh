@@ -22,5 +22,5 @@ awk -F'\t' -v t0="$t0" -v t1="$t1" -v cpus="$(nproc)" '
 		printf "longest silence %.0f s, ended by: %s\n", maxgap, after
 	}' "$tmp/log"
 echo "longest tests:"
-sed -n 's/.*Test +#[0-9]*: \([^ ]*\) .*Passed *\([0-9.]*\) sec.*/\2 \1/p; s/.*Test +#[0-9]*: \([^ ]*\) .*\*\*\*.* \([0-9.]*\) sec.*/\2 \1 (FAILED)/p' \
+sed -n 's/.*Test  *#[0-9]*: \([^ ]*\) .*Passed *\([0-9.]*\) sec.*/\2 \1/p; s/.*Test  *#[0-9]*: \([^ ]*\) .*\*\*\*.* \([0-9.]*\) sec.*/\2 \1 (FAILED)/p' \
 	"$tmp/log" | sort -rn | head -5 | awk '{ printf "  %7.1f s  %s\n", $1, $2 }'
