@@ -709,20 +709,32 @@ static int attn_naive(const struct arch_chip *c, const struct op *op, struct dm_
      (num_splits_heuristic_fwd in its forward launcher: the fewest splits, of at most 30, whose waves
      are more than 95% as full as the best count's): the forward splits the query steps, the backward
      the key blocks (dQ accumulated in fp32 in global memory). */
-static long long fa1_splits(long long heads, long long slots, long long max_splits)
+/* The split count the FlashAttention kernels' launchers pick: the fewest s in 1..most (at most 128) whose waves of
+   blocks x s CTAs on `slots` are within `within` of the best count's wave efficiency (strictly above it when
+   strict). With n_blocks > 0, a count that leaves each split as many of the n_blocks as one split fewer is not
+   eligible (FlashAttention-2's num_splits_heuristic). */
+static long long split_for_waves(long long blocks, long long slots, long long most, double within, int strict,
+                                 long long n_blocks)
 {
-	double best = 0, eff[64];
-	if (max_splits > 64)
-		max_splits = 64;
-	for (long long s = 1; s <= max_splits; s++) {
-		double waves = (double)(heads * s) / (double)slots;
+	double best = 0, eff[128] = {0};
+	if (most > 128)
+		most = 128;
+	for (long long s = 1; s <= most; s++) {
+		if (n_blocks > 0 && s > 1 && cdiv(n_blocks, s) == cdiv(n_blocks, s - 1))
+			continue;
+		double waves = (double)(blocks * s) / (double)slots;
 		eff[s - 1] = waves / ceil(waves);
 		best = dmax(best, eff[s - 1]);
 	}
-	for (long long s = 1; s <= max_splits; s++)
-		if (eff[s - 1] > 0.95 * best)
+	for (long long s = 1; s <= most; s++)
+		if (eff[s - 1] > 0 && (strict ? eff[s - 1] > within * best : eff[s - 1] >= within * best))
 			return s;
 	return 1;
+}
+
+static long long fa1_splits(long long heads, long long slots, long long max_splits)
+{
+	return split_for_waves(heads, slots, max_splits < 64 ? max_splits : 64, 0.95, 1, 0);
 }
 
 static int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
@@ -894,20 +906,7 @@ static int flash2_num_splits(long long blocks, long long slots, long long n_bloc
 	if (blocks >= 0.8 * (double)slots)
 		return 1;
 	long long most = n_blocks < slots ? n_blocks : slots;
-	if (most > max_splits)
-		most = max_splits;
-	double eff[128] = {0}, best = 0;
-	for (long long s = 1; s <= most; s++) {
-		if (s > 1 && cdiv(n_blocks, s) == cdiv(n_blocks, s - 1))
-			continue; /* the same blocks per split as s - 1: not eligible */
-		double waves = (double)(blocks * s) / (double)slots;
-		eff[s - 1] = waves / ceil(waves);
-		best = dmax(best, eff[s - 1]);
-	}
-	for (long long s = 1; s <= most; s++)
-		if (eff[s - 1] >= 0.85 * best && eff[s - 1] > 0)
-			return (int)s;
-	return 1;
+	return (int)split_for_waves(blocks, slots, most < max_splits ? most : max_splits, 0.85, 0, n_blocks);
 }
 
 /*
