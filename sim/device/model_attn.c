@@ -911,8 +911,8 @@ static int flash2_num_splits(long long blocks, long long slots, long long n_bloc
 
 /*
  * FlashAttention-2's decode (impl=flash2_decode): the forward of one query (or a few) per sequence as mha_fwd runs
- * it (torch SDPA's flash backend; vLLM's flash_attn_with_kvcache takes the same path). With one query and grouped
- * KV heads, the queries of a KV head become the rows of one block (seqlenq_ngroups_swapped), padded to the
+ * it (torch SDPA's flash backend; measured on H100 and H200, tests/validation/measured/README.md). With one query and
+ * grouped KV heads, the queries of a KV head become the rows of one block (seqlenq_ngroups_swapped), padded to the
  * kernel's 64 or 128 rows on the matrix units; the keys are split over CTAs when the query blocks do not fill the
  * chip (flash2_num_splits), a second kernel combining the splits' fp32 partial outputs.
  */
