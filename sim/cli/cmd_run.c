@@ -254,6 +254,23 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "%s\n", why);
 		goto out;
 	}
+	if (keep && r.rep_of) { /* ranks asked for that were folded: their tracks are their representatives' */
+		int asked = 0, folded = 0, one = -1;
+		for (int k = 0; k < tr_ranks(t); k++)
+			if (keep[k]) {
+				asked++;
+				if (r.rep_of[k] != k && folded++ == 0)
+					one = k;
+			}
+		if (folded)
+			fprintf(
+			    stderr,
+			    "sim run: note: %d of the %d ranks of --timeline-ranks were not replayed (folded: each is "
+			    "a "
+			    "symmetric copy of a replayed rank, rank %d of rank %d); their tracks show that rank's ops "
+			    "(args.replayed_as); --no-fold replays every rank\n",
+			    folded, asked, one, r.rep_of[one]);
+	}
 	struct report rep;
 	if (report_build(&rep, c, t, &r)) {
 		fprintf(stderr, "sim run: out of memory building the report\n");

@@ -23,6 +23,7 @@
 #include "outfile.h"
 #include "platform.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -919,6 +920,53 @@ static void jstr(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* One span of the timeline as rank pid's (pid: the span's own rank, or a folded rank it stands for): the
+   process and track names the first time pid's stream appears, the wait for peers, the op. */
+static void timeline_span(FILE *f, const struct report *rep, const struct rp_span *s, int pid, char *named, int *first)
+{
+	const struct rp_result *r = rep->r;
+	char label[32];
+	char *nm = &named[(size_t)pid * ((size_t)tr_nstreams(rep->trace) + 1) + (size_t)s->stream];
+	if (!*nm) {
+		*nm = 1;
+		fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}},\n",
+		        *first ? "" : ",", pid, pid);
+		fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":%d}},\n",
+		        pid, pid);
+		fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"stream ",
+		        pid, s->stream + 1);
+		fprintf(f, "%s\"}}", tr_stream_name(rep->trace, s->stream));
+		*first = 0;
+	}
+	if (s->t0 > s->arrive)
+		fprintf(f,
+		        ",\n{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"wait for peers\",\"pid\":%d,\"tid\":%d,"
+		        "\"ts\":%.6f,\"dur\":%.6f}",
+		        pid, s->stream + 1, s->arrive * 1e6, (s->t0 - s->arrive) * 1e6);
+	fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", *first ? "" : ",\n",
+	        tr_kind_name((enum tr_kind)s->kind));
+	*first = 0;
+	jstr(f, kind_label(s, r, label));
+	fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,\"args\":{\"op\":", pid, s->stream + 1, s->t0 * 1e6,
+	        (s->t1 - s->t0) * 1e6);
+	jstr(f, r->texts[s->text]);
+	fprintf(f, ",\"line\":%d", s->line);
+	if (pid != s->rank)
+		fprintf(f, ",\"replayed_as\":%d", s->rank);
+	if (s->bound >= 0)
+		fprintf(f, ",\"bound\":\"%s\"", dm_bound_name((enum dm_bound)s->bound));
+	if (s->algo >= 0)
+		fprintf(f, ",\"algo\":\"%s\",\"proto\":\"%s\"", coll_algo_name(s->algo),
+		        coll_proto_name((enum coll_proto)s->proto));
+	if (s->flops > 0)
+		fprintf(f, ",\"flops\":%.9g", s->flops);
+	if (s->bytes > 0)
+		fprintf(f, ",\"bytes\":%.9g", s->bytes);
+	if (s->mark >= 0)
+		fprintf(f, ",\"region\":\"%s\"", tr_mark_name(rep->trace, s->mark));
+	fprintf(f, "}}");
+}
+
 int report_timeline(const struct report *rep, FILE *f, const char *keep)
 {
 	const struct rp_result *r = rep->r;
@@ -940,61 +988,40 @@ int report_timeline(const struct report *rep, FILE *f, const char *keep)
 		jstr(f, rep->argv[i]);
 	}
 	fprintf(f, "],\"step_time_s\":%.9g},\n\"traceEvents\":[\n", r->time_s);
-	int first = 1;
+	int first = 1, rc = 0;
 	char *named = calloc((size_t)r->ranks * ((size_t)tr_nstreams(rep->trace) + 1), 1);
-	if (!named)
-		return -1;
+	/* with keep: the kept ranks each replayed rank stands for (itself, and the folded ranks whose representative
+	   it is), as lists: head[q] the first, next[k] the one after k; -1 ends a list */
+	int *head = keep ? malloc(sizeof(int) * (size_t)r->ranks) : NULL;
+	int *next = keep ? malloc(sizeof(int) * (size_t)r->ranks) : NULL;
+	if (!named || (keep && (!head || !next))) {
+		rc = -1;
+		goto out;
+	}
+	if (keep) {
+		for (int k = 0; k < r->ranks; k++)
+			head[k] = next[k] = -1;
+		for (int k = r->ranks - 1; k >= 0; k--)
+			if (keep[k]) {
+				int q = r->rep_of ? r->rep_of[k] : k;
+				assert(q >= 0 && q < r->ranks);
+				next[k] = head[q], head[q] = k;
+			}
+	}
 	struct rp_span_iter it;
 	rp_span_iter_init(&it, r);
 	for (const struct rp_span *s; (s = rp_span_iter_next(&it));) {
-		char label[32];
-		if (keep && !keep[s->rank])
-			continue;
-		char *nm = &named[(size_t)s->rank * ((size_t)tr_nstreams(rep->trace) + 1) + (size_t)s->stream];
-		if (!*nm) {
-			*nm = 1;
-			fprintf(
-			    f,
-			    "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}},\n",
-			    first ? "" : ",", s->rank, s->rank);
-			fprintf(
-			    f,
-			    "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":%d}},\n",
-			    s->rank, s->rank);
-			fprintf(
-			    f,
-			    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"stream ",
-			    s->rank, s->stream + 1);
-			fprintf(f, "%s\"}}", tr_stream_name(rep->trace, s->stream));
-			first = 0;
-		}
-		if (s->t0 > s->arrive)
-			fprintf(f,
-			        ",\n{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"wait for peers\",\"pid\":%d,\"tid\":%d,"
-			        "\"ts\":%.6f,\"dur\":%.6f}",
-			        s->rank, s->stream + 1, s->arrive * 1e6, (s->t0 - s->arrive) * 1e6);
-		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", first ? "" : ",\n",
-		        tr_kind_name((enum tr_kind)s->kind));
-		first = 0;
-		jstr(f, kind_label(s, r, label));
-		fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,\"args\":{\"op\":", s->rank, s->stream + 1,
-		        s->t0 * 1e6, (s->t1 - s->t0) * 1e6);
-		jstr(f, r->texts[s->text]);
-		fprintf(f, ",\"line\":%d", s->line);
-		if (s->bound >= 0)
-			fprintf(f, ",\"bound\":\"%s\"", dm_bound_name((enum dm_bound)s->bound));
-		if (s->algo >= 0)
-			fprintf(f, ",\"algo\":\"%s\",\"proto\":\"%s\"", coll_algo_name(s->algo),
-			        coll_proto_name((enum coll_proto)s->proto));
-		if (s->flops > 0)
-			fprintf(f, ",\"flops\":%.9g", s->flops);
-		if (s->bytes > 0)
-			fprintf(f, ",\"bytes\":%.9g", s->bytes);
-		if (s->mark >= 0)
-			fprintf(f, ",\"region\":\"%s\"", tr_mark_name(rep->trace, s->mark));
-		fprintf(f, "}}");
+		if (!keep)
+			timeline_span(f, rep, s, s->rank, named, &first);
+		else
+			for (int k = head[s->rank]; k >= 0; k = next[k])
+				timeline_span(f, rep, s, k, named, &first);
 	}
 	fprintf(f, "\n]}\n");
+	rc = ferror(f) ? -1 : 0;
+out:
 	free(named);
-	return ferror(f) ? -1 : 0;
+	free(head);
+	free(next);
+	return rc;
 }
