@@ -305,6 +305,62 @@ static void canonical(const char *path, char *dst, size_t len)
 	free(abs);
 }
 
+/* The directory PATH is in ("." when it has no slash), in buf. */
+static void dir_of(const char *path, char *buf, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(buf, len, ".");
+	else if (slash == path)
+		snprintf(buf, len, "/");
+	else
+		snprintf(buf, len, "%.*s", (int)(slash - path), path);
+}
+
+/* 0 when PATH is a directory this process can create files in, else -1 with errno. */
+static int writable_dir(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st))
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	return access(path, W_OK | X_OK);
+}
+
+int out_probe(const char *path, int dir)
+{
+	char parent[PATH_MAX];
+	struct stat st;
+	if (!strcmp(path, "-"))
+		return 0;
+	if (stat(path, &st)) { /* not there (a dangling link too): its directory must take a new file */
+		if (errno != ENOENT)
+			return -1;
+		dir_of(path, parent, sizeof parent);
+		return writable_dir(parent);
+	}
+	if (dir)
+		return writable_dir(path);
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return -1;
+	}
+	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) /* written through */
+		return access(path, W_OK);
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	char target[PATH_MAX]; /* a regular file: the temporary file goes beside the link's final target */
+	if (!realpath(path, target))
+		return -1;
+	dir_of(target, parent, sizeof parent);
+	return writable_dir(parent);
+}
+
 int out_check_inputs(const char *cmd, const char *const *outs, int nouts, const char *const *ins, int nins)
 {
 	for (int i = 0; i < nouts; i++) {

@@ -64,6 +64,12 @@ int out_same_file(const char *a, const char *b);
    Called before any work. */
 int out_check_inputs(const char *cmd, const char *const *outs, int nouts, const char *const *ins, int nins);
 
+/* Whether PATH could be written now, as out_open() would (or, with dir, used as an output directory, created if
+   its parent is there), so that a command finds a bad output path before its work rather than after: 0, or -1
+   with errno set (ENOENT: the directory it goes in is missing; EISDIR, ENOTDIR, EACCES, EINVAL). "-" is 0.
+   Writes nothing. */
+int out_probe(const char *path, int dir);
+
 /* Registers a temporary file of this process that a SIGINT/SIGTERM must
    remove (out_open() does it for its own); returns the slot, or -1 with
    errno EMFILE when the registry is full. out_untrack() forgets it. */

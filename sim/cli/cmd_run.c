@@ -225,6 +225,15 @@ int cmd_run(int argc, char **argv)
 	char config_buf[PATH_MAX + 64];
 	pos[0] = cli_config(pos[0], config_buf, sizeof config_buf);
 	int code = check_outputs(pos, timeline, csv);
+	/* a path that cannot be written is found now, not after the replay */
+	if (!code && timeline && out_probe(timeline, 0)) {
+		fprintf(stderr, "sim run: cannot write the timeline %s: %s\n", timeline, strerror(errno));
+		code = SIM_EXIT_CANTCREAT;
+	}
+	if (!code && csv && out_probe(csv, 1)) {
+		fprintf(stderr, "sim run: cannot create directory %s: %s\n", csv, strerror(errno));
+		code = SIM_EXIT_CANTCREAT;
+	}
 	if (code)
 		return code;
 	struct arch_chip *c = cli_load(pos[0], &o, &code);
