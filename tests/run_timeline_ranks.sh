@@ -24,11 +24,11 @@ done
 	fail "rank 5: not marked replayed_as 0"
 [ "$(jq '[.traceEvents[] | select(.ph == "X" and .pid == 0) | .args.replayed_as] | unique' -c "$tmp/fold.json")" = "[null]" ] ||
 	fail "rank 0 (replayed) marked replayed_as"
-grep -q '^sim run: note: 7 of the 8 ranks of --timeline-ranks were not replayed' "$tmp/fold.err" ||
-	fail "no note for the folded ranks: $(cat "$tmp/fold.err")"
-[ ! -s "$tmp/all.err" ] || fail "--no-fold printed: $(cat "$tmp/all.err")"
+sim_err "$tmp/fold.err" | grep -q '^sim run: note: 7 of the 8 ranks of --timeline-ranks were not replayed' ||
+	fail "no note for the folded ranks: $(sim_err "$tmp/fold.err")"
+[ -z "$(sim_err "$tmp/all.err")" ] || fail "--no-fold printed: $(sim_err "$tmp/all.err")"
 # only representatives asked for: no note
 "$sim" run configs/h100.cfg traces/gpt3.trace --timeline "$tmp/g.json" --timeline-ranks 0,64 >/dev/null 2>"$tmp/g.err" ||
 	fail "sim run gpt3 --timeline-ranks 0,64"
-[ ! -s "$tmp/g.err" ] || fail "representatives only: $(cat "$tmp/g.err")"
+[ -z "$(sim_err "$tmp/g.err")" ] || fail "representatives only: $(sim_err "$tmp/g.err")"
 finish timeline_ranks
