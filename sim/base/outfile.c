@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,16 +306,12 @@ static void canonical(const char *path, char *dst, size_t len)
 	free(abs);
 }
 
-/* The directory PATH is in ("." when it has no slash), in buf. */
+/* The directory PATH is in, as dirname(3) says ("." when it has no slash), in buf. */
 static void dir_of(const char *path, char *buf, size_t len)
 {
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		snprintf(buf, len, ".");
-	else if (slash == path)
-		snprintf(buf, len, "/");
-	else
-		snprintf(buf, len, "%.*s", (int)(slash - path), path);
+	char copy[PATH_MAX];
+	snprintf(copy, sizeof copy, "%s", path);
+	snprintf(buf, len, "%s", dirname(copy));
 }
 
 /* 0 when PATH is a directory this process can create files in, else -1 with errno. */
