@@ -44,18 +44,7 @@ grep -Eq '^attn .* sq=1 .*impl=flash2( |$)' "$tmp/decode.trace" && fail "decode 
 
 # 3: the coverage table adds up (and --report prints it)
 for t in small gpt3-125m gpt3-350m mi250; do
-	awk -v t="$t" '
-	/^# (gemm|attention|elementwise|memcpy|nccl|other) / {
-		# "# FAMILY kernels modelled measured_ms modelled_ms carried_ms modelled%"
-		e = $5 - $6 - $7; if (e < 0) e = -e
-		if ($4 > $3 || $6 > $5 + 0.0015 || e > 0.0015) bad = bad " " $2
-		n += $3; m += $4; ms += $5; mod += $6; c += $7; rows++ }
-	/^# total / { tn = $3; tm = $4; tms = $5; tmod = $6; tc = $7 }
-	END {
-		d = ms - tms; if (d < 0) d = -d
-		if (rows != 6 || bad != "" || n != tn || m != tm || d > 0.006 || tms <= 0) {
-			print "FAIL " t ": coverage table does not add up (" rows " rows," bad ", " n "/" tn " kernels, " ms "/" tms " ms)"; exit 1 }
-	}' "$tmp/$t.trace" || fails=$((fails + 1))
+	coverage_adds_up "$t" "$tmp/$t.trace" || fails=$((fails + 1))
 done
 grep '^# family' -A 10 "$tmp/mi250.trace" | sed 's/^# //' | head -n "$(wc -l <"$tmp/mi250.report")" |
 	diff -q - "$tmp/mi250.report" >/dev/null || fail "--report differs from the trace's table"

@@ -1,9 +1,9 @@
 /*
- * cmd_import.c -- `sim import kineto TRACE.json[.gz]... -o JOB.trace [--report]`
+ * cmd_import.c -- `sim import kineto|chakra TRACE... -o JOB.trace [--report]`
  *
- * Turns measured PyTorch profiler (Kineto) traces, one per rank, into a
- * simtrace 1 job (sim/import/). The output is written under a temporary
- * name and renamed: complete or absent.
+ * Turns measured PyTorch profiler (Kineto) traces or Chakra execution
+ * traces, one per rank, into a simtrace 1 job (sim/import/). The output is
+ * written under a temporary name and renamed: complete or absent.
  */
 #include "cli.h"
 #include "import.h"
@@ -17,16 +17,28 @@
 const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_RANKS.json[.gz]...] -o JOB.trace\n"
                                "                  [--report] [--carry NAME]... [--all-measured] [--max-bytes N]\n"
                                "                  [--max-events N]\n"
+                               "       sim import chakra ET[.gz] [MORE_RANKS.et[.gz]...] -o JOB.trace [--ranks N]\n"
+                               "                  [--report] [--carry NAME]... [--all-measured] [--max-bytes N]\n"
+                               "                  [--max-events N]\n"
                                "\n"
-                               "Turns PyTorch profiler (Kineto) traces, one file per rank, into a simtrace 1\n"
-                               "job (docs/trace-format.md) that `sim run CONFIG JOB.trace` replays on any chip\n"
-                               "(docs/import.md). GEMMs, attention, elementwise ops and reductions become ops\n"
-                               "the device model times, with shapes from the CPU op that launched each kernel\n"
-                               "(record_shapes=True); copies and memsets become copies; NCCL/RCCL kernels\n"
-                               "become collectives when every rank of their group is imported. Any other\n"
-                               "kernel keeps its measured duration (a delay on its stream). The host's time\n"
-                               "between launches is kept as delays on a stream `host`: a faster GPU does not\n"
-                               "speed up the host. Kernels launched before the profiler's window are left out.\n"
+                               "Turns measured traces, one file per rank, into a simtrace 1 job\n"
+                               "(docs/trace-format.md) that `sim run CONFIG JOB.trace` replays on any chip\n"
+                               "(docs/import.md).\n"
+                               "\n"
+                               "kineto: PyTorch profiler traces. GEMMs, attention, elementwise ops and\n"
+                               "reductions become ops the device model times, with shapes from the CPU op\n"
+                               "that launched each kernel (record_shapes=True); copies and memsets become\n"
+                               "copies; NCCL/RCCL kernels become collectives when every rank of their group\n"
+                               "is imported. Any other kernel keeps its measured duration (a delay on its\n"
+                               "stream). The host's time between launches is kept as delays on a stream\n"
+                               "`host`: a faster GPU does not speed up the host. Kernels launched before the\n"
+                               "profiler's window are left out.\n"
+                               "\n"
+                               "chakra: Chakra execution traces (protobuf, MLCommons Chakra's et_def.proto;\n"
+                               "rank R from a name NAME.R.et). The nodes keep their dependencies; GPU\n"
+                               "kernels become ops from the shapes their CPU op recorded, as for kineto;\n"
+                               "collectives become collectives over the job's ranks; CPU ops and whatever\n"
+                               "else keep their recorded duration.\n"
                                "\n"
                                "The trace's first comment lines, and stderr with --report, say how much of\n"
                                "the measured GPU time the model now times and how much is carried as\n"
@@ -40,16 +52,23 @@ const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_R
                                "                   with the rest of their CPU op's kernels (repeatable, 16)\n"
                                "  --all-measured   every kernel keeps its measured time: a replay of the\n"
                                "                   recording itself, which checks the import's scheduling\n"
+                               "  --ranks N        chakra, one file: the job has N ranks, each running the\n"
+                               "                   file's graph (a data-parallel job by symmetry), so its\n"
+                               "                   collectives are over N ranks (2 to 1048576)\n"
                                "  --max-bytes N    largest file, uncompressed (default 536870912; exit 65)\n"
-                               "  --max-events N   most traceEvents in a file (default 20000000; exit 65)\n"
+                               "  --max-events N   most traceEvents (kineto) or nodes (chakra) in a file\n"
+                               "                   (default 20000000; exit 65)\n"
                                "\n"
                                "exit codes: 0 ok, 2 usage, 65 bad input (not JSON, not gzip, not a Kineto\n"
-                               "trace, a kernel without a correlation id, a rank twice), 66 a file cannot\n"
-                               "be read, 73 cannot write the output (nothing is written on any error).\n"
+                               "trace, a kernel without a correlation id, a rank twice, a protobuf that does\n"
+                               "not decode, an unknown Chakra schema version, a cycle of dependencies), 66 a\n"
+                               "file cannot be read, 73 cannot write the output (nothing is written on any\n"
+                               "error).\n"
                                "\n"
                                "examples:\n"
                                "  sim import kineto traces/kineto/kineto_small_mb8.json.gz -o small.trace --report\n"
-                               "  sim import kineto rank0.json.gz rank1.json.gz -o job.trace\n";
+                               "  sim import kineto rank0.json.gz rank1.json.gz -o job.trace\n"
+                               "  sim import chakra tests/import/chakra_resnet.0.et.gz --ranks 2 -o job.trace\n";
 
 static int parse_count(const char *v, long long *out)
 {
@@ -66,8 +85,9 @@ int cmd_import(int argc, char **argv)
 {
 	if (argc < 2)
 		return cli_usage_error("import", "expected a format: kineto (sim help import)");
-	if (strcmp(argv[1], "kineto"))
-		return cli_usage_error("import", "unknown format '%s' (expected kineto)", argv[1]);
+	int chakra = !strcmp(argv[1], "chakra");
+	if (strcmp(argv[1], "kineto") && !chakra)
+		return cli_usage_error("import", "unknown format '%s' (expected kineto or chakra)", argv[1]);
 	struct imp_options o = {0};
 	const char *outpath = NULL;
 	int report = 0, n = 0;
@@ -80,7 +100,7 @@ int cmd_import(int argc, char **argv)
 	for (int i = 2; i < argc && !rc; i++) {
 		const char *a = argv[i];
 		int takes = !strcmp(a, "-o") || !strcmp(a, "--carry") || !strcmp(a, "--max-bytes") ||
-		            !strcmp(a, "--max-events");
+		            !strcmp(a, "--max-events") || !strcmp(a, "--ranks");
 		if (takes && i + 1 >= argc) {
 			rc = cli_usage_error("import", "%s needs a value", a);
 			break;
@@ -102,6 +122,15 @@ int cmd_import(int argc, char **argv)
 			if (parse_count(argv[++i], &o.max_bytes) || o.max_bytes > (1LL << 40))
 				rc = cli_usage_error(
 				    "import", "--max-bytes %s: expected a number of bytes from 1 to 2^40", argv[i]);
+		} else if (!strcmp(a, "--ranks")) {
+			long long v;
+			if (!chakra)
+				rc = cli_usage_error("import", "--ranks: only for chakra (sim help import)");
+			else if (parse_count(argv[++i], &v) || v < 2 || v > 1048576)
+				rc = cli_usage_error(
+				    "import", "--ranks %s: expected a number of ranks from 2 to 1048576", argv[i]);
+			else
+				o.ranks = (int)v;
 		} else if (!strcmp(a, "--max-events")) {
 			if (parse_count(argv[++i], &o.max_events) || o.max_events > 1000000000)
 				rc = cli_usage_error("import", "--max-events %s: expected a number from 1 to 1e9",
@@ -115,6 +144,9 @@ int cmd_import(int argc, char **argv)
 		rc = cli_usage_error("import", "expected at least one trace file");
 	if (!rc && !outpath)
 		rc = cli_usage_error("import", "expected -o FILE (the job trace; - for stdout)");
+	if (!rc && o.ranks && n > 1)
+		rc = cli_usage_error(
+		    "import", "--ranks %d: only with one file (it fills the job from that file's graph)", o.ranks);
 	if (!rc && n > IMP_MAX_FILES)
 		rc = cli_usage_error("import", "%d files: at most %d ranks", n, IMP_MAX_FILES);
 	if (!rc)
@@ -132,7 +164,8 @@ int cmd_import(int argc, char **argv)
 		return SIM_EXIT_CANTCREAT;
 	}
 	struct imp_stats st;
-	rc = imp_kineto(paths, n, &o, f, &st, why, sizeof why);
+	rc = chakra ? imp_chakra(paths, n, &o, f, &st, why, sizeof why)
+	            : imp_kineto(paths, n, &o, f, &st, why, sizeof why);
 	free(paths);
 	if (rc) {
 		out_abort(&of);

@@ -1,9 +1,11 @@
 /*
  * import.c -- the importers' entry points: reads each file whole (gzip or
  * plain, through zlib, at most --max-bytes uncompressed), hands it to the
- * Kineto reader, and writes the job once every rank has been read.
+ * Kineto or the Chakra reader, and writes the job once every rank has been
+ * read.
  */
 #include "arch.h"
+#include "chakra_int.h"
 #include "import_int.h"
 
 #include <errno.h>
@@ -143,4 +145,77 @@ int imp_kineto_buf(const char *data, size_t len, const char *name, const struct 
 		rc = kin_emit(out, &r, 1, st, why, whylen);
 	kin_rank_free(&r);
 	return rc;
+}
+
+/* R of a name NAME.R.et or NAME.R.et.gz (Chakra's per-rank files), or -1. */
+static int rank_of_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strlen(base);
+	size_t end = ends_with(base, ".et.gz") ? n - 6 : ends_with(base, ".et") ? n - 3 : 0;
+	size_t k = end;
+	while (k > 0 && base[k - 1] >= '0' && base[k - 1] <= '9')
+		k--;
+	if (!end || k == end || k == 0 || base[k - 1] != '.' || end - k > 7)
+		return -1;
+	return atoi(base + k);
+}
+
+static int chakra_ranks(const char *const *paths, int n, const struct imp_options *o, FILE *out, struct imp_stats *st,
+                        char *why, size_t whylen, const unsigned char *buf, size_t buflen)
+{
+	if (n < 1 || n > IMP_MAX_FILES) {
+		snprintf(why, whylen, "expected 1 to %d trace files, not %d", IMP_MAX_FILES, n);
+		return SIM_EXIT_USAGE;
+	}
+	if (o && o->ranks > 0 && n > 1) {
+		snprintf(why, whylen, "--ranks %d: given with %d files (it fills a job from one file's graph)",
+		         o->ranks, n);
+		return SIM_EXIT_USAGE;
+	}
+	long long max = o && o->max_bytes > 0 ? o->max_bytes : DEFAULT_MAX_BYTES;
+	struct chk_rank *ranks = calloc((size_t)n, sizeof *ranks);
+	if (!ranks) {
+		snprintf(why, whylen, "out of memory");
+		return SIM_EXIT_INTERNAL;
+	}
+	int named = 1;
+	for (int i = 0; i < n; i++)
+		named &= rank_of_name(paths[i]) >= 0;
+	int rc = 0;
+	for (int done = 0; done < n && !rc; done++) {
+		char *data = NULL;
+		size_t len = buflen;
+		if (!buf)
+			rc = slurp(paths[done], max, &data, &len, why, whylen);
+		if (!rc)
+			rc = chk_read(buf ? buf : (const unsigned char *)data, len, paths[done], o, done, &ranks[done],
+			              why, whylen);
+		free(data);
+		if (!rc && named && n > 1) {
+			ranks[done].job_rank = rank_of_name(paths[done]);
+			ranks[done].has_rank = 1;
+		}
+		if (!rc)
+			rc = chk_graph(&ranks[done], why, whylen);
+	}
+	if (!rc)
+		rc = chk_emit(out, ranks, n, o, st, why, whylen);
+	for (int i = 0; i < n; i++)
+		chk_rank_free(&ranks[i]);
+	free(ranks);
+	return rc;
+}
+
+int imp_chakra(const char *const *paths, int n, const struct imp_options *o, FILE *out, struct imp_stats *st, char *why,
+               size_t whylen)
+{
+	return chakra_ranks(paths, n, o, out, st, why, whylen, NULL, 0);
+}
+
+int imp_chakra_buf(const unsigned char *data, size_t len, const char *name, const struct imp_options *o, FILE *out,
+                   struct imp_stats *st, char *why, size_t whylen)
+{
+	return chakra_ranks(&name, 1, o, out, st, why, whylen, data, len);
 }

@@ -36,6 +36,7 @@ struct imp_options {
 	const char *carry[IMP_MAX_CARRY]; /* kernels whose name holds one of these keep their measured time */
 	int ncarry;
 	int all_measured; /* every kernel keeps its measured time (a replay of the recording, to check it) */
+	int ranks;        /* one file given: the job's ranks, each running its graph (symmetry); 0: the files */
 };
 
 /* Measured GPU time of the imported items, and of it what the model now
@@ -49,6 +50,9 @@ struct imp_stats {
 	double span_us;          /* measured GPU span of the imported items, first start to last end (longest rank) */
 	double host_us;          /* host time from the first to the last launch (longest rank) */
 	long ops, delays, colls; /* lines written: device ops, carried kernels, collectives */
+	int chakra;              /* the report of a Chakra import (no launch window; dependencies instead) */
+	long missing_deps;       /* Chakra: dependencies on nodes the file does not hold, left out */
+	long self_deps;          /* Chakra: dependencies of a node on itself, left out */
 };
 
 /*
@@ -64,6 +68,19 @@ int imp_kineto(const char *const *paths, int n, const struct imp_options *o, FIL
 /* The same for one rank held in memory (uncompressed JSON); name stands for
    the path in messages (the fuzz target's entry). */
 int imp_kineto_buf(const char *data, size_t len, const char *name, const struct imp_options *o, FILE *out,
+                   struct imp_stats *st, char *why, size_t whylen);
+
+/*
+ * Imports the Chakra execution traces paths[0..n) (one per rank, rank R
+ * from a name NAME.R.et[.gz] when every file has one, else the file's
+ * order; protobuf as Chakra's tools write it, et_def.proto) and writes the
+ * simtrace 1 job to out. With one file and o->ranks > 1, every rank of the
+ * job runs that file's graph. Returns as imp_kineto.
+ */
+int imp_chakra(const char *const *paths, int n, const struct imp_options *o, FILE *out, struct imp_stats *st, char *why,
+               size_t whylen);
+/* The same for one rank held in memory (the fuzz target's entry). */
+int imp_chakra_buf(const unsigned char *data, size_t len, const char *name, const struct imp_options *o, FILE *out,
                    struct imp_stats *st, char *why, size_t whylen);
 
 /* The coverage table, each line starting with prefix ("# " in the trace,

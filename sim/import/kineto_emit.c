@@ -199,8 +199,12 @@ void imp_report(FILE *f, const struct imp_stats *st, const char *p)
 	        "%smeasured GPU span %.3f ms (first start to last end of the imported items, longest rank); host "
 	        "calls over %.3f ms\n",
 	        p, st->span_us / 1e3, st->host_us / 1e3);
-	fprintf(f, "%sleft out: %ld GPU items launched before the trace's window (%.3f ms)\n", p, st->outside,
-	        st->outside_us / 1e3);
+	if (st->chakra)
+		fprintf(f, "%sleft out: %ld dependencies on nodes the trace does not hold, %ld of a node on itself\n",
+		        p, st->missing_deps, st->self_deps);
+	else
+		fprintf(f, "%sleft out: %ld GPU items launched before the trace's window (%.3f ms)\n", p, st->outside,
+		        st->outside_us / 1e3);
 	fprintf(
 	    f,
 	    "%swritten: %ld device ops, %ld collectives, %ld kernels as delays of their measured time, on %d rank%s\n",
