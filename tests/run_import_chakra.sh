@@ -11,7 +11,12 @@
 #     the dependencies lose no work and do not serialize the whole graph;
 #  4. --ranks 2: the data-parallel job's collectives become allreduce/broadcast on world with the recorded
 #     comm_size, and the two ranks replay;
-#  5. refusals: a truncated gzip, a JSON file, --ranks with two files: one line, exit 65 or 2, no output.
+#  5. refusals: a truncated gzip, a JSON file, --ranks with two files, bad communicator group files: one
+#     line, exit 65 or 2, no output;
+#  6. sim export chakra: a job exported as ETs (with its communicator group file) and imported back replays
+#     to the same step time as the job itself (pipeline sends, data-parallel and tensor-parallel groups): the
+#     ETs hold every op, its time on the chip and every dependency, read back with Chakra's schema; an export
+#     into a missing directory writes nothing.
 # usage: run_import_chakra.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
@@ -80,4 +85,35 @@ rc=$?
 rc=$?
 [ "$rc" = 2 ] && [ ! -e "$tmp/out.trace" ] || fail "--ranks with two files: exit $rc"
 "$sim" help import | grep -q 'sim import chakra' || fail "sim help import does not show chakra"
+printf '{"1": [0, 1], "2": [1, 1]}\n' >"$tmp/g.json"
+"$sim" import chakra "$et" --comm-groups "$tmp/g.json" -o "$tmp/out.trace" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 65 ] && [ ! -e "$tmp/out.trace" ] && grep -q "g.json: group '2': rank 1 twice" "$tmp/err" ||
+	fail "a group with a rank twice: exit $rc, $(cat "$tmp/err")"
+printf '{"1": [0, "a"]}\n' >"$tmp/g.json"
+"$sim" import chakra "$et" --comm-groups "$tmp/g.json" -o "$tmp/out.trace" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 65 ] && grep -q "g.json: group '1': member 1 is not a rank" "$tmp/err" ||
+	fail "a group member that is not a rank: exit $rc, $(cat "$tmp/err")"
+
+# 6
+for tr in pipeline_4 dp_step_16 llama3_8b_train; do
+	n=$(awk '/^ranks / { print $2; exit }' "traces/$tr.trace")
+	"$sim" export chakra configs/h100.cfg "traces/$tr.trace" -o "$tmp/$tr" 2>"$tmp/err" || fail "export $tr: $(cat "$tmp/err")"
+	files=$(seq 0 $((n - 1)) | sed "s|.*|$tmp/$tr.&.et|")
+	groups=""
+	[ -e "$tmp/$tr.json" ] && groups="--comm-groups $tmp/$tr.json"
+	# shellcheck disable=SC2086
+	"$sim" import chakra $files $groups -o "$tmp/$tr.re.trace" || fail "import the export of $tr"
+	a=$("$sim" run configs/h100.cfg "traces/$tr.trace" | awk '/^  step time/ { print $3, $4 }')
+	b=$("$sim" run configs/h100.cfg "$tmp/$tr.re.trace" | awk '/^  step time/ { print $3, $4 }')
+	echo "  $tr: step $a, exported and imported back $b"
+	awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); d = x[1] / y[1] - 1; if (d < 0) d = -d
+		exit !(x[2] == y[2] && d < 0.002) }' || fail "$tr: the export imported back replays to $b, not $a"
+done
+grep -q '"1": \[' "$tmp/dp_step_16.json" || fail "dp_step_16: no communicator group file"
+mkdir "$tmp/empty"
+"$sim" export chakra configs/h100.cfg traces/pipeline_4.trace -o "$tmp/empty/no/such" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 73 ] && [ -z "$(ls "$tmp/empty")" ] || fail "export into a missing directory: exit $rc"
 finish import_chakra

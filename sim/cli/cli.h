@@ -72,5 +72,7 @@ int cmd_compare(int argc, char **argv);
 extern const char cmd_compare_help[];
 int cmd_import(int argc, char **argv);
 extern const char cmd_import_help[];
+int cmd_export(int argc, char **argv);
+extern const char cmd_export_help[];
 
 #endif

@@ -18,6 +18,7 @@ const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_R
                                "                  [--report] [--carry NAME]... [--all-measured] [--max-bytes N]\n"
                                "                  [--max-events N]\n"
                                "       sim import chakra ET[.gz] [MORE_RANKS.et[.gz]...] -o JOB.trace [--ranks N]\n"
+    "                  [--comm-groups FILE.json]\n"
                                "                  [--report] [--carry NAME]... [--all-measured] [--max-bytes N]\n"
                                "                  [--max-events N]\n"
                                "\n"
@@ -55,6 +56,9 @@ const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_R
                                "  --ranks N        chakra, one file: the job has N ranks, each running the\n"
                                "                   file's graph (a data-parallel job by symmetry), so its\n"
                                "                   collectives are over N ranks (2 to 1048576)\n"
+    "  --comm-groups F  chakra: ASTRA-sim's communicator group file ({\"PG_NAME\":\n"
+    "                   [ranks...]}): a collective naming a group there by pg_name\n"
+    "                   runs on that group\n"
                                "  --max-bytes N    largest file, uncompressed (default 536870912; exit 65)\n"
                                "  --max-events N   most traceEvents (kineto) or nodes (chakra) in a file\n"
                                "                   (default 20000000; exit 65)\n"
@@ -84,7 +88,7 @@ static int parse_count(const char *v, long long *out)
 int cmd_import(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error("import", "expected a format: kineto (sim help import)");
+		return cli_usage_error("import", "expected a format: kineto or chakra");
 	int chakra = !strcmp(argv[1], "chakra");
 	if (strcmp(argv[1], "kineto") && !chakra)
 		return cli_usage_error("import", "unknown format '%s' (expected kineto or chakra)", argv[1]);
@@ -100,7 +104,7 @@ int cmd_import(int argc, char **argv)
 	for (int i = 2; i < argc && !rc; i++) {
 		const char *a = argv[i];
 		int takes = !strcmp(a, "-o") || !strcmp(a, "--carry") || !strcmp(a, "--max-bytes") ||
-		            !strcmp(a, "--max-events") || !strcmp(a, "--ranks");
+		            !strcmp(a, "--max-events") || !strcmp(a, "--ranks") || !strcmp(a, "--comm-groups");
 		if (takes && i + 1 >= argc) {
 			rc = cli_usage_error("import", "%s needs a value", a);
 			break;
@@ -122,10 +126,15 @@ int cmd_import(int argc, char **argv)
 			if (parse_count(argv[++i], &o.max_bytes) || o.max_bytes > (1LL << 40))
 				rc = cli_usage_error(
 				    "import", "--max-bytes %s: expected a number of bytes from 1 to 2^40", argv[i]);
+		} else if (!strcmp(a, "--comm-groups")) {
+			if (!chakra)
+				rc = cli_usage_error("import", "--comm-groups: only for chakra");
+			else
+				o.comm_groups = argv[++i];
 		} else if (!strcmp(a, "--ranks")) {
 			long long v;
 			if (!chakra)
-				rc = cli_usage_error("import", "--ranks: only for chakra (sim help import)");
+				rc = cli_usage_error("import", "--ranks: only for chakra");
 			else if (parse_count(argv[++i], &v) || v < 2 || v > 1048576)
 				rc = cli_usage_error(
 				    "import", "--ranks %s: expected a number of ranks from 2 to 1048576", argv[i]);
@@ -151,6 +160,8 @@ int cmd_import(int argc, char **argv)
 		rc = cli_usage_error("import", "%d files: at most %d ranks", n, IMP_MAX_FILES);
 	if (!rc)
 		rc = out_check_inputs("import", &outpath, 1, paths, n);
+	if (!rc && o.comm_groups)
+		rc = out_check_inputs("import", &outpath, 1, &o.comm_groups, 1);
 	if (rc) {
 		free(paths);
 		return rc;

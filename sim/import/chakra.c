@@ -13,6 +13,8 @@
 #include "chakra_int.h"
 #include "et_def.pb-c.h"
 
+#include <jansson.h>
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +57,11 @@ static int known_version(const char *v)
 	return !v || !*v || !strcmp(v, "0.0.4");
 }
 
+static char *dup_or_null(const char *s)
+{
+	return s && *s ? strdup(s) : NULL;
+}
+
 /* Control characters (a newline would end a line of the job, or of a
    message) become '?'. */
 static char *printable(char *s)
@@ -63,11 +70,6 @@ static char *printable(char *s)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
 	return s;
-}
-
-static char *dup_or_null(const char *s)
-{
-	return s && *s ? strdup(s) : NULL;
 }
 
 static int attr_int(const ChakraProtoMsg__AttributeProto *a, long long *v)
@@ -95,10 +97,11 @@ static void read_attrs(const ChakraProtoMsg__Node *m, struct chk_node *n)
 		const ChakraProtoMsg__AttributeProto *a = m->attr[i];
 		const char *k = a->name ? a->name : "";
 		long long v;
-		if (!strcmp(k, "pg_name") && a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
-			n->pg = a->string_val && *a->string_val;
-		else if (!strcmp(k, "involved_dim") &&
-		         a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_LIST && a->bool_list) {
+		if (!strcmp(k, "pg_name") && a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL) {
+			if (a->string_val && *a->string_val && !n->pg)
+				n->pg = printable(strdup(a->string_val));
+		} else if (!strcmp(k, "involved_dim") &&
+		           a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_LIST && a->bool_list) {
 			for (size_t d = 0; d < a->bool_list->n_values; d++)
 				if (!a->bool_list->values[d])
 					n->partial = 1;
@@ -421,6 +424,7 @@ void chk_rank_free(struct chk_rank *r)
 		free(n->values);
 		free(n->deps);
 		free(n->text);
+		free(n->pg);
 	}
 	free(r->nd);
 	free(r->order);
@@ -428,4 +432,99 @@ void chk_rank_free(struct chk_rank *r)
 	free(r->dep);
 	free(r->dstart);
 	memset(r, 0, sizeof *r);
+}
+
+/* ---- communicator groups ---- */
+
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int chk_groups_load(const char *path, struct chk_groups *G, char *why, size_t whylen)
+{
+	memset(G, 0, sizeof *G);
+	json_error_t e;
+	json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
+	if (!j) {
+		FILE *f = fopen(path, "r");
+		if (!f)
+			return fail(why, whylen, SIM_EXIT_NOINPUT, "%s: cannot read", path);
+		fclose(f);
+		return fail(why, whylen, SIM_EXIT_TRACE, "%s: not JSON: line %d, column %d: %s", path, e.line, e.column,
+		            e.text);
+	}
+	int rc = 0;
+	size_t n = json_is_object(j) ? json_object_size(j) : 0;
+	if (!json_is_object(j) || n > 1000000)
+		rc = fail(why, whylen, SIM_EXIT_TRACE,
+		          "%s: expected an object of communicator groups, {\"PG_NAME\": [rank, ...], ...}", path);
+	const char **keys = rc ? NULL : calloc(n + 1, sizeof *keys);
+	G->name = rc ? NULL : calloc(n + 1, sizeof *G->name);
+	G->ranks = rc ? NULL : calloc(n + 1, sizeof *G->ranks);
+	G->n = rc ? NULL : calloc(n + 1, sizeof *G->n);
+	if (!rc && (!keys || !G->name || !G->ranks || !G->n))
+		rc = fail(why, whylen, SIM_EXIT_INTERNAL, "%s: out of memory", path);
+	const char *key;
+	json_t *v;
+	size_t k = 0;
+	if (!rc)
+		json_object_foreach(j, key, v) keys[k++] = key;
+	if (!rc)
+		qsort(keys, n, sizeof *keys, str_cmp);
+	for (size_t g = 0; g < n && !rc; g++) {
+		v = json_object_get(j, keys[g]);
+		size_t m = json_is_array(v) ? json_array_size(v) : 0;
+		if (!m || m > (1u << 20)) {
+			rc = fail(why, whylen, SIM_EXIT_TRACE,
+			          "%s: group '%.64s': expected a list of 1 to 1048576 ranks", path, keys[g]);
+			break;
+		}
+		G->name[g] = printable(strdup(keys[g]));
+		G->ranks[g] = malloc(m * sizeof **G->ranks);
+		G->count = (int)g + 1;
+		if (!G->name[g] || !G->ranks[g]) {
+			rc = fail(why, whylen, SIM_EXIT_INTERNAL, "%s: out of memory", path);
+			break;
+		}
+		for (size_t q = 0; q < m && !rc; q++) {
+			json_t *x = json_array_get(v, q);
+			if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) >= (1 << 20))
+				rc = fail(
+				    why, whylen, SIM_EXIT_TRACE,
+				    "%s: group '%.64s': member %zu is not a rank (expected an integer 0 to 1048575)",
+				    path, keys[g], q);
+			else
+				G->ranks[g][q] = (int)json_integer_value(x);
+		}
+		G->n[g] = (int)m;
+		qsort(G->ranks[g], m, sizeof **G->ranks, int_cmp);
+		for (size_t q = 1; q < m && !rc; q++)
+			if (G->ranks[g][q] == G->ranks[g][q - 1])
+				rc = fail(why, whylen, SIM_EXIT_TRACE, "%s: group '%.64s': rank %d twice", path,
+				          keys[g], G->ranks[g][q]);
+	}
+	free(keys);
+	json_decref(j);
+	if (rc)
+		chk_groups_free(G);
+	return rc;
+}
+
+void chk_groups_free(struct chk_groups *G)
+{
+	for (int g = 0; g < G->count; g++) {
+		free(G->name[g]);
+		free(G->ranks[g]);
+	}
+	free(G->name);
+	free(G->ranks);
+	free(G->n);
+	memset(G, 0, sizeof *G);
 }

@@ -59,14 +59,6 @@ static enum imp_family family(const struct chk_node *n)
 	return kin_family(cat, n->name);
 }
 
-static int carried_by_option(const struct imp_options *o, const char *name)
-{
-	for (int i = 0; o && i < o->ncarry; i++)
-		if (o->carry[i] && *o->carry[i] && strstr(name, o->carry[i]))
-			return 1;
-	return 0;
-}
-
 /* The CPU op that launched GPU node i: its ctrl_dep (Chakra's converter
    makes the launcher the parent), else the latest CPU node it depends on. */
 static long parent(const struct chk_rank *r, long i)
@@ -104,21 +96,48 @@ static int set_text(struct chk_node *n, const char *s)
 	return n->text ? 0 : -1;
 }
 
+/* The group of pg_name in G that the job can hold: its index, -2 when it
+   is every rank (world), -1 when not known or not in the job with self. */
+static int group_of(const struct chk_groups *G, const char *pg, int self, int nranks)
+{
+	for (int g = 0; G && g < G->count; g++) {
+		if (strcmp(G->name[g], pg))
+			continue;
+		int in = 0;
+		for (int q = 0; q < G->n[g]; q++) {
+			if (G->ranks[g][q] >= nranks)
+				return -1;
+			in |= G->ranks[g][q] == self;
+		}
+		if (!in)
+			return -1;
+		return G->n[g] == nranks ? -2 : g;
+	}
+	return -1;
+}
+
 /* A collective or a send/recv between the job's ranks; 1, 0 (carried), -1
-   out of memory. */
-static int comm_node(struct chk_node *n, int self, int nranks, int symmetric)
+   out of memory. used[g] is set for a group a collective names. */
+static int comm_node(struct chk_node *n, int self, int nranks, int symmetric, const struct chk_groups *G,
+                     unsigned char *used)
 {
 	char buf[CHK_TEXT];
 	if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
 		const char *op = n->has_comm_type ? coll_name(n->comm_type) : NULL;
 		int barrier = op && !strcmp(op, "barrier");
-		if (!op || n->pg || n->partial || nranks < 2 || (!barrier && n->comm_size <= 0) ||
-		    n->comm_size > (1LL << 50))
+		int g = n->pg ? group_of(G, n->pg, self, nranks) : -2;
+		if (!op || g == -1 || (symmetric && g != -2) || n->partial || nranks < 2 ||
+		    (!barrier && n->comm_size <= 0) || n->comm_size > (1LL << 50))
 			return 0;
+		char comm[32] = "world";
+		if (g >= 0) {
+			snprintf(comm, sizeof comm, "pg%d", g);
+			used[g] = 1;
+		}
 		if (barrier)
-			snprintf(buf, sizeof buf, "coll op=barrier comm=world");
+			snprintf(buf, sizeof buf, "coll op=barrier comm=%s", comm);
 		else
-			snprintf(buf, sizeof buf, "coll op=%s comm=world bytes=%lld", op, n->comm_size);
+			snprintf(buf, sizeof buf, "coll op=%s comm=%s bytes=%lld", op, comm, n->comm_size);
 		n->how = CH_COLL;
 		return set_text(n, buf) ? -1 : 1;
 	}
@@ -137,7 +156,8 @@ static int comm_node(struct chk_node *n, int self, int nranks, int symmetric)
    coverage. cstate per node as a CPU op: 0 not looked at, 1 its op is
    written (later GPU nodes covered), 2 it cannot be modelled, 3 carried by
    --carry. */
-static int decide(struct chk_rank *r, const struct imp_options *o, int nranks, int symmetric)
+static int decide(struct chk_rank *r, const struct imp_options *o, int nranks, int symmetric,
+                  const struct chk_groups *G, unsigned char *used)
 {
 	long n = r->n;
 	signed char *cstate = calloc((size_t)n + 1, 1);
@@ -161,7 +181,7 @@ static int decide(struct chk_rank *r, const struct imp_options *o, int nranks, i
 		long p = is_gpu(nd) ? parent(r, i) : -1;
 		if (p < 0)
 			continue;
-		if (carried_by_option(o, nd->name))
+		if (imp_carry_named(o, nd->name))
 			cstate[p] = 3;
 		int main_kernel = nd->fam == IF_ATTN || nd->fam == IF_GEMM;
 		if (nd->fam != IF_MEMCPY && (kernel[p] < 0 || (main_kernel && r->nd[kernel[p]].fam != IF_ATTN &&
@@ -175,10 +195,10 @@ static int decide(struct chk_rank *r, const struct imp_options *o, int nranks, i
 		nd->how = CH_CARRIED;
 		if (!is_gpu(nd))
 			continue;
-		if ((o && o->all_measured) || carried_by_option(o, nd->name))
+		if ((o && o->all_measured) || imp_carry_named(o, nd->name))
 			continue;
 		if (nd->fam == IF_NCCL) {
-			rc = comm_node(nd, r->job_rank, nranks, symmetric) < 0;
+			rc = comm_node(nd, r->job_rank, nranks, symmetric, G, used) < 0;
 			continue;
 		}
 		long p = parent(r, i);
@@ -404,8 +424,8 @@ static int job_cmp(const void *a, const void *b)
 	return (x->job_rank > y->job_rank) - (x->job_rank < y->job_rank);
 }
 
-int chk_emit(FILE *out, struct chk_rank *ranks, int n, const struct imp_options *o, struct imp_stats *st, char *why,
-             size_t whylen)
+int chk_emit(FILE *out, struct chk_rank *ranks, int n, const struct imp_options *o, const struct chk_groups *G,
+             struct imp_stats *st, char *why, size_t whylen)
 {
 	qsort(ranks, (size_t)n, sizeof *ranks, job_cmp);
 	for (int i = 1; i < n; i++)
@@ -423,12 +443,18 @@ int chk_emit(FILE *out, struct chk_rank *ranks, int n, const struct imp_options 
 		}
 	int symmetric = n == 1 && o && o->ranks > 1;
 	int nranks = symmetric ? o->ranks : n;
+	unsigned char *used = calloc((size_t)(G ? G->count : 0) + 1, 1);
+	if (!used) {
+		snprintf(why, whylen, "out of memory");
+		return SIM_EXIT_INTERNAL;
+	}
 	memset(st, 0, sizeof *st);
 	st->chakra = 1;
 	st->ranks = nranks;
 	for (int r = 0; r < n; r++) {
-		if (decide(&ranks[r], o, nranks, symmetric)) {
+		if (decide(&ranks[r], o, nranks, symmetric, G, used)) {
 			snprintf(why, whylen, "%s: out of memory", ranks[r].path);
+			free(used);
 			return SIM_EXIT_INTERNAL;
 		}
 		spans(&ranks[r]);
@@ -454,6 +480,13 @@ int chk_emit(FILE *out, struct chk_rank *ranks, int n, const struct imp_options 
 	fprintf(out, "# Recorded GPU time and what the model now times (the rest keeps its recorded time):\n");
 	imp_report(out, st, "# ");
 	fprintf(out, "ranks %d\n", nranks);
+	for (int g = 0; G && g < G->count; g++)
+		if (used[g]) {
+			fprintf(out, "comm pg%d ranks=", g);
+			imp_write_ranks(out, G->ranks[g], G->n[g]);
+			fprintf(out, "  # %.80s\n", G->name[g]);
+		}
+	free(used);
 	for (int r = 0; r < n; r++)
 		if (emit_rank(out, &ranks[r], n > 1)) {
 			snprintf(why, whylen, "%s: out of memory", ranks[r].path);

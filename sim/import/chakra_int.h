@@ -49,7 +49,8 @@ struct chk_node {
 	int nctrl, ndeps;
 	long ctrl; /* chk_graph: the first ctrl_dep the file holds (index), or -1 */
 	/* collectives and point to point */
-	int has_comm_type, comm_type, pg, partial;
+	int has_comm_type, comm_type, partial;
+	char *pg; /* pg_name, or NULL */
 	long long comm_size, src, dst, tag;
 	int has_src, has_dst;
 	/* decided by chakra_emit.c */
@@ -74,6 +75,16 @@ struct chk_rank {
 	struct imp_stats st;
 };
 
+/* The communicator groups of ASTRA-sim's --comm-group-configuration file:
+   {"PG_NAME": [rank, ...], ...}, sorted by name, each group's ranks
+   increasing. */
+struct chk_groups {
+	char **name;
+	int **ranks;
+	int *n;
+	int count;
+};
+
 /* chakra.c: reads one rank (the protobuf stream of len bytes) into r. 0 or
    an exit code with why. */
 int chk_read(const unsigned char *data, size_t len, const char *name, const struct imp_options *o, int index,
@@ -82,6 +93,10 @@ int chk_read(const unsigned char *data, size_t len, const char *name, const stru
    65 naming a node when they form a cycle. */
 int chk_graph(struct chk_rank *r, char *why, size_t whylen);
 void chk_rank_free(struct chk_rank *r);
+/* Reads a communicator group file into G; 0, or 65/66 with why naming the
+   file and the group. */
+int chk_groups_load(const char *path, struct chk_groups *G, char *why, size_t whylen);
+void chk_groups_free(struct chk_groups *G);
 
 /* chakra_args.c: a node's recorded inputs (IOInfo's Python-literal
    strings) as the args of a Kineto CPU op ("Input Dims", "Input type",
@@ -92,7 +107,7 @@ json_t *chk_args(const char *shapes, const char *types, const char *values);
 json_t *chk_pylit(const char *s);
 
 /* chakra_emit.c: decides every node of every rank and writes the job. */
-int chk_emit(FILE *out, struct chk_rank *ranks, int n, const struct imp_options *o, struct imp_stats *st, char *why,
-             size_t whylen);
+int chk_emit(FILE *out, struct chk_rank *ranks, int n, const struct imp_options *o, const struct chk_groups *G,
+             struct imp_stats *st, char *why, size_t whylen);
 
 #endif

@@ -180,10 +180,10 @@ static int chakra_ranks(const char *const *paths, int n, const struct imp_option
 		snprintf(why, whylen, "out of memory");
 		return SIM_EXIT_INTERNAL;
 	}
-	int named = 1;
+	struct chk_groups G = {0};
+	int named = 1, rc = o && o->comm_groups ? chk_groups_load(o->comm_groups, &G, why, whylen) : 0;
 	for (int i = 0; i < n; i++)
 		named &= rank_of_name(paths[i]) >= 0;
-	int rc = 0;
 	for (int done = 0; done < n && !rc; done++) {
 		char *data = NULL;
 		size_t len = buflen;
@@ -201,7 +201,8 @@ static int chakra_ranks(const char *const *paths, int n, const struct imp_option
 			rc = chk_graph(&ranks[done], why, whylen);
 	}
 	if (!rc)
-		rc = chk_emit(out, ranks, n, o, st, why, whylen);
+		rc = chk_emit(out, ranks, n, o, &G, st, why, whylen);
+	chk_groups_free(&G);
 	for (int i = 0; i < n; i++)
 		chk_rank_free(&ranks[i]);
 	free(ranks);

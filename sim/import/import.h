@@ -35,8 +35,9 @@ struct imp_options {
 	long long max_events;             /* most traceEvents per file (0: 20 M) */
 	const char *carry[IMP_MAX_CARRY]; /* kernels whose name holds one of these keep their measured time */
 	int ncarry;
-	int all_measured; /* every kernel keeps its measured time (a replay of the recording, to check it) */
-	int ranks;        /* one file given: the job's ranks, each running its graph (symmetry); 0: the files */
+	int all_measured;        /* every kernel keeps its measured time (a replay of the recording, to check it) */
+	int ranks;               /* one file given: the job's ranks, each running its graph (symmetry); 0: the files */
+	const char *comm_groups; /* Chakra: ASTRA-sim's communicator group file (JSON: pg_name -> ranks), or NULL */
 };
 
 /* Measured GPU time of the imported items, and of it what the model now

@@ -62,6 +62,12 @@ struct kin_rank {
 	struct imp_stats st; /* this rank's share */
 };
 
+/* import_util.c: 1 when a kernel of this name keeps its measured time by
+   --carry. */
+int imp_carry_named(const struct imp_options *o, const char *kernel);
+/* Increasing ranks as a trace's rank list: "0-7,16,18". */
+void imp_write_ranks(FILE *f, const int *r, int n);
+
 /* kineto.c: reads one rank (JSON text of len bytes) into r. 0 or an exit
    code with why. */
 int kin_read(const char *data, size_t len, const char *name, const struct imp_options *o, int index, struct kin_rank *r,

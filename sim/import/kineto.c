@@ -319,14 +319,6 @@ static long long ns(double us)
 	return llround(us * 1000.0);
 }
 
-static int carried_by_option(const struct imp_options *o, const char *name)
-{
-	for (int i = 0; o && i < o->ncarry; i++)
-		if (o->carry[i] && *o->carry[i] && strstr(name, o->carry[i]))
-			return 1;
-	return 0;
-}
-
 /* The model's decision for one GPU item (invariant 3). cstate per CPU op:
    0 not looked at, 1 its op is emitted (later items covered), 2 it cannot
    be modelled as a whole, 3 carried by --carry. */
@@ -335,7 +327,7 @@ static void decide(struct rd *R, const struct imp_options *o, struct kin_item *i
 {
 	int c = it->cpu;
 	json_t *cargs = c >= 0 ? R->c[c].args : NULL;
-	if ((o && o->all_measured) || carried_by_option(o, g->name) || (c >= 0 && cstate[c] == 3)) {
+	if ((o && o->all_measured) || imp_carry_named(o, g->name) || (c >= 0 && cstate[c] == 3)) {
 		it->how = KH_CARRIED;
 		return;
 	}
@@ -410,7 +402,7 @@ static int build(struct rd *R, const struct imp_options *o, struct kin_rank *r)
 		int c = R->g[i].launch >= 0 ? R->rt[R->g[i].launch].cpu : -1;
 		if (c < 0)
 			continue;
-		if (carried_by_option(o, R->g[i].name))
+		if (imp_carry_named(o, R->g[i].name))
 			cstate[c] = 3;
 		/* g[] is in correlation order: launch order */
 		enum imp_family f = kin_family(R->g[i].cat, R->g[i].name);

@@ -117,19 +117,6 @@ static int group_index(struct groups *G, const int *tr, int n)
 	return G->count++;
 }
 
-static void write_ranks(FILE *f, const int *r, int n)
-{
-	for (int i = 0; i < n;) {
-		int j = i;
-		while (j + 1 < n && r[j + 1] == r[j] + 1)
-			j++;
-		fprintf(f, "%s%d", i ? "," : "", r[i]);
-		if (j > i)
-			fprintf(f, "-%d", r[j]);
-		i = j + 1;
-	}
-}
-
 /* ---- statistics ---- */
 
 static void count(struct kin_rank *r)
@@ -318,7 +305,7 @@ int kin_emit(FILE *out, struct kin_rank *ranks, int n, struct imp_stats *st, cha
 		if (G.n[g] == n)
 			continue; /* world */
 		fprintf(out, "comm pg%d ranks=", g);
-		write_ranks(out, G.g[g], G.n[g]);
+		imp_write_ranks(out, G.g[g], G.n[g]);
 		fputc('\n', out);
 	}
 	for (int r = 0; r < n; r++) {
