@@ -7,10 +7,12 @@
 # --markdown` prints (regenerate it with that command).
 # With --no-plan (the sanitizer build) the `sim plan` lines are skipped: each
 # replays tens to hundreds of whole steps, which the normal build runs (ctest
-# plan runs the planner under the sanitizers too). With I/N, only the commands
-# whose number (in the order of the files) is I modulo N, and the config
-# reference in shard 0: ctest runs three shards, so that none runs a minute
-# without a word.
+# plan runs the planner under the sanitizers too). With I/N, only the code
+# blocks whose number (in the order of the files) is I modulo N, and the
+# config reference in shard 0: ctest runs three shards, so that none runs a
+# minute without a word. A block's commands run in one shard, in order: a
+# later one may read what an earlier one wrote (sim import ... -o F, then
+# sim run ... F).
 # usage: run_doc_commands.sh SIM REPO_ROOT [I/N] [--no-plan]
 set -u
 sim=$1 root=$2
@@ -23,15 +25,18 @@ for a in "${@:3}"; do
 	esac
 done
 cd "$root" || exit 1
-fails=0 n=0 k=0
+fails=0 n=0 blocks=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for doc in README.md docs/*.md; do
-	awk '/^```/{if (f) f=0; else f=($0 ~ /^```(sh|bash|console)$/); next} f && /^(\$ )?sim /{sub(/^\$ /,""); print}' "$doc" >"$tmp/cmds"
-	while IFS= read -r line; do
+	# "BLOCK<tab>command": blocks numbered on from the previous files'
+	awk -v b="$blocks" '/^```/{if (f) f=0; else { f=($0 ~ /^```(sh|bash|console)$/); if (f) b++ } next}
+		f && /^(\$ )?sim /{sub(/^\$ /,""); print b "\t" $0} END { print b "\t" }' "$doc" >"$tmp/cmds"
+	blocks=$(tail -n 1 "$tmp/cmds" | cut -f 1)
+	while IFS=$'\t' read -r block line; do
+		[ -n "$line" ] || continue
 		[ "$noplan" = --no-plan ] && [ "${line#sim plan }" != "$line" ] && continue
-		k=$((k + 1))
-		[ $(((k - 1) % ${shard#*/})) = "${shard%/*}" ] || continue
+		[ $(((block - 1) % ${shard#*/})) = "${shard%/*}" ] || continue
 		n=$((n + 1))
 		# output redirections in docs write into a scratch directory
 		line=${line//> docs\//> $tmp\/}
