@@ -1,6 +1,7 @@
 /*
  * cmd_run.c -- `sim run CONFIG TRACE [--json] [--timeline FILE]
- * [--timeline-ranks LIST] [--csv DIR] [--jitter SIGMA] [--seed N] [--exact] [--set ...]`
+ * [--timeline-ranks LIST] [--timeline-kineto DIR] [--csv DIR] [--jitter SIGMA]
+ * [--seed N] [--exact] [--set ...]`
  *
  * Loads the chip and the trace, replays the trace on the chip's system
  * (sim/cluster/replay.c) and reports where the time went (sim/report/report.c). Output
@@ -16,82 +17,89 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-const char cmd_run_help[] = "usage: sim run CONFIG TRACE [--json] [--timeline FILE] [--timeline-ranks LIST]\n"
-                            "               [--csv DIR] [--jitter SIGMA] [--seed N] [--no-fold] [--no-memo]\n"
-                            "               [--exact] [--max-ops N] [--max-actors N] [--max-trace-bytes N]\n"
-                            "               [--set path=value]...\n"
-                            "\n"
-                            "Replays a workload trace (simtrace 1, docs/trace-format.md) on the system of\n"
-                            "CONFIG: its standard node of devices and, when the trace has more ranks than\n"
-                            "a node holds, a multi-node fabric of such nodes. Device ops take the device\n"
-                            "model's time (as `sim op`); collectives and send/recv are planned as NCCL\n"
-                            "plans them (ring, tree, in-switch reduction, hierarchical, direct; LL, LL128,\n"
-                            "Simple) and their transfers share links in SimGrid.\n"
-                            "\n"
-                            "Prints the step time, per-rank busy and idle time, compute against exposed\n"
-                            "communication, time per op kind and per mark region, collective bus\n"
-                            "bandwidths, achieved TFLOP/s and MFU, the top bottlenecks and the critical\n"
-                            "path. With the trace's `workload` line: tokens/s, model FLOPs utilization,\n"
-                            "and for inference time to first token and per output token; with its\n"
-                            "`memory` lines: peak device memory per rank (a step whose rank does not\n"
-                            "fit its device is still timed and reported, marked DOES NOT FIT, exit 3).\n"
-                            "\n"
-                            "Ranks that run the same program and use disjoint links (the trace has no\n"
-                            "selector, peer or fixed group along a dim; a switch, mesh or PCIe node) are\n"
-                            "replayed once: one representative stands for each such set (`folded` in\n"
-                            "the report). --no-fold replays every rank. A collective on a communicator\n"
-                            "that alone moves data inside nodes (or between them), from one stream, runs\n"
-                            "alone on its links: it is played on the engine once per size and its time\n"
-                            "reused after; --no-memo plays every call (same results, slower).\n"
-                            "\n"
-                            "A repeat whose iterations start only after the one before has ended on every\n"
-                            "replayed rank (nothing in flight between them), two in a row the same op for\n"
-                            "op, one period apart, has reached a steady state: every later iteration is the\n"
-                            "same again. Its remaining iterations are then derived, not played: the clock\n"
-                            "moves on by their number x the period and the report counts them as played\n"
-                            "(the last line says how many ops were derived). --exact plays every\n"
-                            "iteration (the same report but for rounding in the last bit; slower). Not\n"
-                            "derived: runs with --jitter, repeats whose iterations overlap (pipeline\n"
-                            "stages with micro-batches in flight) or that ranks enter differently.\n"
-                            "\n"
-                            "options:\n"
-                            "  --json                 the report as JSON (schema_version 1; time_s, ...)\n"
-                            "  --timeline FILE        a Chrome / Perfetto trace: one process per rank, one\n"
-                            "                         track per stream, op text and bound in args\n"
-                            "  --timeline-ranks LIST  only these ranks in the timeline (0-7,64); a folded\n"
-                            "                         rank shows its representative's ops\n"
-                            "  --csv DIR              ranks.csv, ops.csv and kinds.csv into DIR\n"
-                            "  --jitter SIGMA         device-op times vary by a lognormal factor\n"
-                            "                         exp(N(0, SIGMA)) drawn per rank (default 0: off)\n"
-                            "  --seed N               seed of the jitter's random streams (default 1)\n"
-                            "  --no-fold              replay every rank, even symmetric ones\n"
-                            "  --no-memo              play every collective on the engine\n"
-                            "  --exact                play every iteration of every repeat (no steady state)\n"
-                            "  --max-ops N            most ops the replayed ranks may run together,\n"
-                            "                         bounded from the trace before anything runs (derived\n"
-                            "                         ops count)\n"
-                            "                         (default 5e7, about 3.6 GB of spans; exit 65 past it)\n"
-                            "  --max-actors N         most SimGrid actors the replay may need (one per\n"
-                            "                         replayed rank, one per stream of a rank with\n"
-                            "                         several), bounded before anything runs (default\n"
-                            "                         1e6, 64 KiB of stack each; exit 65 past it)\n"
-                            "  --max-trace-bytes N    largest trace file read (default 1073741824; exit 65)\n"
-                            "  --set path=value       override a config parameter (repeatable)\n"
-                            "\n"
-                            "exit codes: 0 ok, 2 usage, 3 a rank does not fit its device's memory (the\n"
-                            "report is printed), "
-                            "65 bad trace (syntax, a collective a rank never joins,\n"
-                            "a deadlock, more ranks than the system has, past --max-ops or\n"
-                            "--max-actors), 66 file missing,\n"
-                            "73 cannot write output (or an output is the CONFIG or the TRACE),\n"
-                            "78 bad config, 130/143 interrupted/terminated.\n"
-                            "\n"
-                            "examples:\n"
-                            "  sim run configs/h100.cfg traces/allreduce_8.trace\n"
-                            "  sim run configs/h100.cfg traces/dp_step_16.trace --timeline step.json\n"
-                            "  sim run configs/mi300x.cfg traces/allreduce_8.trace --json\n";
+const char cmd_run_help[] =
+    "usage: sim run CONFIG TRACE [--json] [--timeline FILE] [--timeline-ranks LIST]\n"
+    "               [--timeline-kineto DIR] [--csv DIR] [--jitter SIGMA] [--seed N] [--no-fold] [--no-memo]\n"
+    "               [--exact] [--max-ops N] [--max-actors N] [--max-trace-bytes N]\n"
+    "               [--set path=value]...\n"
+    "\n"
+    "Replays a workload trace (simtrace 1, docs/trace-format.md) on the system of\n"
+    "CONFIG: its standard node of devices and, when the trace has more ranks than\n"
+    "a node holds, a multi-node fabric of such nodes. Device ops take the device\n"
+    "model's time (as `sim op`); collectives and send/recv are planned as NCCL\n"
+    "plans them (ring, tree, in-switch reduction, hierarchical, direct; LL, LL128,\n"
+    "Simple) and their transfers share links in SimGrid.\n"
+    "\n"
+    "Prints the step time, per-rank busy and idle time, compute against exposed\n"
+    "communication, time per op kind and per mark region, collective bus\n"
+    "bandwidths, achieved TFLOP/s and MFU, the top bottlenecks and the critical\n"
+    "path. With the trace's `workload` line: tokens/s, model FLOPs utilization,\n"
+    "and for inference time to first token and per output token; with its\n"
+    "`memory` lines: peak device memory per rank (a step whose rank does not\n"
+    "fit its device is still timed and reported, marked DOES NOT FIT, exit 3).\n"
+    "\n"
+    "Ranks that run the same program and use disjoint links (the trace has no\n"
+    "selector, peer or fixed group along a dim; a switch, mesh or PCIe node) are\n"
+    "replayed once: one representative stands for each such set (`folded` in\n"
+    "the report). --no-fold replays every rank. A collective on a communicator\n"
+    "that alone moves data inside nodes (or between them), from one stream, runs\n"
+    "alone on its links: it is played on the engine once per size and its time\n"
+    "reused after; --no-memo plays every call (same results, slower).\n"
+    "\n"
+    "A repeat whose iterations start only after the one before has ended on every\n"
+    "replayed rank (nothing in flight between them), two in a row the same op for\n"
+    "op, one period apart, has reached a steady state: every later iteration is the\n"
+    "same again. Its remaining iterations are then derived, not played: the clock\n"
+    "moves on by their number x the period and the report counts them as played\n"
+    "(the last line says how many ops were derived). --exact plays every\n"
+    "iteration (the same report but for rounding in the last bit; slower). Not\n"
+    "derived: runs with --jitter, repeats whose iterations overlap (pipeline\n"
+    "stages with micro-batches in flight) or that ranks enter differently.\n"
+    "\n"
+    "options:\n"
+    "  --json                 the report as JSON (schema_version 1; time_s, ...)\n"
+    "  --timeline FILE        a Chrome / Perfetto trace: one process per rank, one\n"
+    "                         track per stream, op text and bound in args\n"
+    "  --timeline-ranks LIST  only these ranks in the timeline (0-7,64); a folded\n"
+    "                         rank shows its representative's ops\n"
+    "  --timeline-kineto DIR  the timeline as PyTorch profiler (Kineto) traces,\n"
+    "                         DIR/rank_R.json per rank (of --timeline-ranks; at\n"
+    "                         most 1024 without it), for Holistic Trace Analysis\n"
+    "                         and Perfetto beside measured traces\n"
+    "  --csv DIR              ranks.csv, ops.csv and kinds.csv into DIR\n"
+    "  --jitter SIGMA         device-op times vary by a lognormal factor\n"
+    "                         exp(N(0, SIGMA)) drawn per rank (default 0: off)\n"
+    "  --seed N               seed of the jitter's random streams (default 1)\n"
+    "  --no-fold              replay every rank, even symmetric ones\n"
+    "  --no-memo              play every collective on the engine\n"
+    "  --exact                play every iteration of every repeat (no steady state)\n"
+    "  --max-ops N            most ops the replayed ranks may run together,\n"
+    "                         bounded from the trace before anything runs (derived\n"
+    "                         ops count)\n"
+    "                         (default 5e7, about 3.6 GB of spans; exit 65 past it)\n"
+    "  --max-actors N         most SimGrid actors the replay may need (one per\n"
+    "                         replayed rank, one per stream of a rank with\n"
+    "                         several), bounded before anything runs (default\n"
+    "                         1e6, 64 KiB of stack each; exit 65 past it)\n"
+    "  --max-trace-bytes N    largest trace file read (default 1073741824; exit 65)\n"
+    "  --set path=value       override a config parameter (repeatable)\n"
+    "\n"
+    "exit codes: 0 ok, 2 usage, 3 a rank does not fit its device's memory (the\n"
+    "report is printed), "
+    "65 bad trace (syntax, a collective a rank never joins,\n"
+    "a deadlock, more ranks than the system has, past --max-ops or\n"
+    "--max-actors), 66 file missing,\n"
+    "73 cannot write output (or an output is the CONFIG or the TRACE),\n"
+    "78 bad config, 130/143 interrupted/terminated.\n"
+    "\n"
+    "examples:\n"
+    "  sim run configs/h100.cfg traces/allreduce_8.trace\n"
+    "  sim run configs/h100.cfg traces/dp_step_16.trace --timeline step.json\n"
+    "  sim run configs/h100.cfg traces/pipeline_4.trace --timeline-kineto kineto/\n"
+    "  sim run configs/mi300x.cfg traces/allreduce_8.trace --json\n";
 
 /* "0-7,12" -> keep[r] = 1; returns -1 on a malformed list. */
 static int parse_ranks(const char *s, int n, char *keep)
@@ -119,19 +127,49 @@ static int parse_ranks(const char *s, int n, char *keep)
 	return 0;
 }
 
-static int write_file(const char *path, const struct report *rep, const char *keep)
+/* The timeline (rank < 0), or one rank's Kineto-form file. */
+static int write_file(const char *path, const struct report *rep, const char *keep, int rank)
 {
 	struct out_file o;
 	FILE *f = out_open(path, &o, NULL, 0);
 	if (!f)
 		return -1;
-	if (report_timeline(rep, f, keep)) {
+	if (rank >= 0 ? report_timeline_kineto(rep, f, rank) : report_timeline(rep, f, keep)) {
 		int err = errno ? errno : EIO;
 		out_abort(&o);
 		errno = err;
 		return -1;
 	}
 	return out_commit(&o, NULL, 0);
+}
+
+/* DIR/rank_R.json for each rank kept (all when keep is NULL); a failure
+   removes the files written so far (one line on stderr). */
+static int write_kineto(const char *dir, const struct report *rep, const char *keep, int n)
+{
+	char path[PATH_MAX + 32];
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "sim run: cannot create directory %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	int r = 0;
+	for (; r < n; r++) {
+		if (keep && !keep[r])
+			continue;
+		snprintf(path, sizeof path, "%s/rank_%d.json", dir, r);
+		if (write_file(path, rep, NULL, r)) {
+			fprintf(stderr, "sim run: cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
+			break;
+		}
+	}
+	if (r == n)
+		return 0;
+	for (int q = 0; q < r; q++)
+		if (!keep || keep[q]) {
+			snprintf(path, sizeof path, "%s/rank_%d.json", dir, q);
+			unlink(path);
+		}
+	return -1;
 }
 
 /* An output that is the config or the trace: exit 73 before anything runs. */
@@ -150,7 +188,7 @@ static int check_outputs(const char *const *pos, const char *timeline, const cha
 int cmd_run(int argc, char **argv)
 {
 	struct cli_common o = {0};
-	const char *pos[2] = {NULL, NULL}, *timeline = NULL, *tl_ranks = NULL, *csv = NULL;
+	const char *pos[2] = {NULL, NULL}, *timeline = NULL, *tl_ranks = NULL, *csv = NULL, *kineto = NULL;
 	struct rp_options ro = {0, 1, 1, 0, 0, 0, 0, 0};
 	long long max_bytes = 0;
 	int npos = 0;
@@ -161,10 +199,11 @@ int cmd_run(int argc, char **argv)
 		if (rc)
 			continue;
 		const char *a = argv[i];
-		const char **val = !strcmp(a, "--timeline")         ? &timeline
-		                   : !strcmp(a, "--timeline-ranks") ? &tl_ranks
-		                   : !strcmp(a, "--csv")            ? &csv
-		                                                    : NULL;
+		const char **val = !strcmp(a, "--timeline")          ? &timeline
+		                   : !strcmp(a, "--timeline-ranks")  ? &tl_ranks
+		                   : !strcmp(a, "--timeline-kineto") ? &kineto
+		                   : !strcmp(a, "--csv")             ? &csv
+		                                                     : NULL;
 		if (val || !strcmp(a, "--jitter") || !strcmp(a, "--seed") || !strcmp(a, "--max-ops") ||
 		    !strcmp(a, "--max-actors") || !strcmp(a, "--max-trace-bytes")) {
 			if (i + 1 >= argc)
@@ -235,6 +274,10 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "sim run: cannot create directory %s: %s\n", csv, strerror(errno));
 		code = SIM_EXIT_CANTCREAT;
 	}
+	if (!code && kineto && out_probe(kineto, 1)) {
+		fprintf(stderr, "sim run: cannot create directory %s: %s\n", kineto, strerror(errno));
+		code = SIM_EXIT_CANTCREAT;
+	}
 	if (code)
 		return code;
 	struct arch_chip *c = cli_load(pos[0], &o, &code);
@@ -256,6 +299,13 @@ int cmd_run(int argc, char **argv)
 			arch_free(c);
 			return cli_usage_error("run", "--timeline-ranks %s: expected a list like 0-7,12", tl_ranks);
 		}
+	}
+	if (kineto && !keep && tr_ranks(t) > 1024) {
+		int n = tr_ranks(t);
+		tr_free(t);
+		arch_free(c);
+		return cli_usage_error(
+		    "run", "--timeline-kineto: %d ranks, a file each: name at most 1024 with --timeline-ranks", n);
 	}
 	ro.progress = 1;
 	struct rp_result r;
@@ -290,8 +340,10 @@ int cmd_run(int argc, char **argv)
 	rep.version = SIM_VERSION;
 	rep.argc = argc;
 	rep.argv = argv;
-	if (timeline && write_file(timeline, &rep, keep)) {
+	if (timeline && write_file(timeline, &rep, keep, -1)) {
 		fprintf(stderr, "sim run: cannot write the timeline %s: %s\n", timeline, strerror(errno ? errno : EIO));
+		rc = SIM_EXIT_CANTCREAT;
+	} else if (kineto && write_kineto(kineto, &rep, keep, tr_ranks(t))) {
 		rc = SIM_EXIT_CANTCREAT;
 	} else if (csv && report_csv(&rep, csv, why, sizeof why)) {
 		fprintf(stderr, "%s\n", why);

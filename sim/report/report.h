@@ -95,5 +95,9 @@ void report_json(const struct report *rep, const char *config_path, FILE *f);
 int report_csv(const struct report *rep, const char *dir, char *why, size_t whylen);
 /* Chrome / Perfetto JSON; keep[] (NULL = all) selects ranks. */
 int report_timeline(const struct report *rep, FILE *f, const char *keep);
+/* One rank's timeline as a PyTorch profiler (Kineto) trace, for Holistic
+   Trace Analysis and Perfetto beside measured traces (timeline_kineto.c);
+   0, or -1 when f fails. */
+int report_timeline_kineto(const struct report *rep, FILE *f, int rank);
 
 #endif

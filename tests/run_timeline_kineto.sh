@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# sim run --timeline-kineto DIR (sim/report/timeline_kineto.c): the replay as PyTorch profiler (Kineto)
+# traces, read back with jq against what Holistic Trace Analysis reads of a measured trace:
+#  1. one file per rank (DIR/rank_R.json), each with distributedInfo.rank = R and world_size, deviceProperties,
+#     traceEvents; --timeline-ranks picks the files;
+#  2. GPU events on pid 0 with tid = args.stream, cat kernel or gpu_memcpy, every one inside the step, and none
+#     overlapping another of its stream (a CUDA stream runs one kernel at a time);
+#  3. the rank's collectives and transfers are NCCL kernels (names with "nccl", as HTA tells communication
+#     apart), as many as the rank ran (ops.csv of --csv), and its device ops as many kernels;
+#  4. an imported Kineto trace's streams keep their ids (s7 -> stream 7);
+#  5. a folded rank's file holds its representative's ops and says so (otherData.replayed_as_rank).
+# usage: run_timeline_kineto.sh SIM REPO_ROOT
+set -u
+sim=$1 root=$2
+. "$(dirname "$0")/lib.sh"
+
+"$sim" run configs/h100.cfg traces/pipeline_4.trace --timeline-kineto "$tmp/k" --csv "$tmp/csv" >/dev/null ||
+	fail "sim run --timeline-kineto"
+[ "$(ls "$tmp/k" | tr '\n' ' ')" = "rank_0.json rank_1.json rank_2.json rank_3.json " ] ||
+	fail "expected rank_0..3.json, got $(ls "$tmp/k")"
+for r in 0 1 2 3; do
+	f=$tmp/k/rank_$r.json
+	jq -e --argjson r "$r" '.distributedInfo.rank == $r and .distributedInfo.world_size == 4 and
+		(.deviceProperties | length) == 1 and (.traceEvents | length) > 0' "$f" >/dev/null ||
+		fail "rank $r: distributedInfo, deviceProperties or traceEvents missing"
+	jq -e '[.traceEvents[] | select(.ph == "X" and .pid == 0)] | all(.tid == .args.stream and
+		(.cat == "kernel" or .cat == "gpu_memcpy") and .ts >= 0 and .dur >= 0)' "$f" >/dev/null ||
+		fail "rank $r: a GPU event off its stream's track, or of another category"
+	# no overlap on a stream, all inside the step (1 ns of rounding)
+	jq -e --argjson step "$(jq '.otherData.step_time_s * 1e6' "$f")" '[.traceEvents[] | select(.ph == "X" and .pid == 0)] as $all
+		| ($all | all(.ts + .dur <= $step + 0.001)) and ($all | group_by(.tid)
+		| all(sort_by(.ts) | . as $e | [range(1; length)] | all($e[.].ts >= $e[. - 1].ts + $e[. - 1].dur - 0.001)))' \
+		"$f" >/dev/null ||
+		fail "rank $r: two kernels of one stream overlap, or one ends after the step"
+	# ops.csv's kind: the device op's kind, the collective's name, send, recv or delay
+	comm=$(awk -F, -v r="$r" 'NR > 1 && $1 == r && $4 ~ /^(send|recv|allreduce|allgather|reducescatter|alltoall|broadcast|reduce|barrier)$/ { n++ }
+		END { print n + 0 }' "$tmp/csv/ops.csv")
+	ops=$(awk -F, -v r="$r" 'NR > 1 && $1 == r && $4 ~ /^(gemm|attn|elem|copy|conv|embedding)$/ { n++ } END { print n + 0 }' "$tmp/csv/ops.csv")
+	kc=$(jq '[.traceEvents[] | select(.ph == "X" and (.name | test("nccl")))] | length' "$f")
+	kops=$(jq '[.traceEvents[] | select(.ph == "X" and .pid == 0 and (.name | test("nccl") | not))] | length' "$f")
+	[ "$comm" -gt 0 ] && [ "$kc" = "$comm" ] && [ "$kops" = "$ops" ] ||
+		fail "rank $r: $kc NCCL kernels for $comm transfers, $kops kernels for $ops device ops"
+done
+"$sim" run configs/h100.cfg traces/pipeline_4.trace --timeline-kineto "$tmp/k2" --timeline-ranks 1,3 >/dev/null ||
+	fail "--timeline-ranks 1,3"
+[ "$(ls "$tmp/k2" | tr '\n' ' ')" = "rank_1.json rank_3.json " ] || fail "--timeline-ranks 1,3 wrote $(ls "$tmp/k2")"
+
+# 4: an imported trace's Kineto streams
+"$sim" import kineto traces/kineto/kineto_small_mb8.json.gz -o "$tmp/small.trace" || fail "import"
+"$sim" run configs/h100.cfg "$tmp/small.trace" --timeline-kineto "$tmp/k3" >/dev/null || fail "run the import"
+jq -e '[.traceEvents[] | select(.ph == "X" and .pid == 0) | .tid] | unique == [7]' "$tmp/k3/rank_0.json" >/dev/null ||
+	fail "the import's stream s7 is not stream 7"
+jq -e '[.traceEvents[] | select(.ph == "X" and .pid == 1)] | length > 0 and all(.cat == "cpu_op")' "$tmp/k3/rank_0.json" \
+	>/dev/null || fail "the host's delays are not cpu_ops of the host process"
+
+# 5: a folded rank
+"$sim" run configs/h100.cfg traces/dp_step_16.trace --timeline-kineto "$tmp/k4" --timeline-ranks 5 >/dev/null 2>&1 ||
+	fail "dp_step_16 --timeline-ranks 5"
+jq -e '.distributedInfo.rank == 5 and (.otherData.replayed_as_rank | type) == "number"' "$tmp/k4/rank_5.json" \
+	>/dev/null || fail "a folded rank's file does not name the rank it replays"
+finish timeline_kineto
