@@ -7,7 +7,7 @@
 #  3. the coverage table adds up: per family modelled + carried = measured, the families sum to the total,
 #     --report prints the table the trace's comments hold;
 #  4. two ranks whose NCCL kernel's group is both ranks give `coll ... comm=world` on each rank, and replay;
-#     one rank alone keeps it as measured;
+#     one rank alone keeps it as measured, and with --ranks 2 (the file stands for both) makes it a collective;
 #  5. --all-measured (every kernel keeps its measured time) replays within 15% of the measured GPU span:
 #     streams, launch order and the host's delays lose or add no time beyond the profiler's own host
 #     overhead (record_shapes makes the host slower than in the unprofiled steps);
@@ -60,6 +60,11 @@ grep -q '^on rank=1 {' "$tmp/two.trace" || fail "two ranks: no on rank=1 block"
 "$sim" import kineto "$seed" -o "$tmp/one.trace" || fail "import one rank of two"
 grep -q '^delay time=20000ns stream=s40 .*# nccl carried' "$tmp/one.trace" ||
 	fail "one rank of two: the allreduce should keep its measured time"
+# ... and with --ranks 2 the one file stands for both ranks (symmetry): the allreduce of the two is a collective
+"$sim" import kineto "$seed" --ranks 2 -o "$tmp/sym.trace" || fail "import one rank of two --ranks 2"
+grep -q '^ranks 2$' "$tmp/sym.trace" && grep -q '^coll op=allreduce comm=world bytes=4096 stream=s40' "$tmp/sym.trace" ||
+	fail "--ranks 2: expected ranks 2 and the allreduce on world"
+"$sim" run configs/h100.cfg "$tmp/sym.trace" >/dev/null || fail "sim run (--ranks 2)"
 
 # 5, 6: replays against the recording and the measured steps
 step_ms() { # the step time of a sim run report, in ms

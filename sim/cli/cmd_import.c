@@ -15,11 +15,11 @@
 #include <string.h>
 
 const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_RANKS.json[.gz]...] -o JOB.trace\n"
-                               "                  [--report] [--carry NAME]... [--all-measured] [--max-bytes N]\n"
-                               "                  [--max-events N]\n"
-                               "       sim import chakra ET[.gz] [MORE_RANKS.et[.gz]...] -o JOB.trace [--ranks N]\n"
-    "                  [--comm-groups FILE.json]\n"
-                               "                  [--report] [--carry NAME]... [--all-measured] [--max-bytes N]\n"
+                               "                  [--ranks N] [--report] [--carry NAME]... [--all-measured]\n"
+                               "                  [--max-bytes N] [--max-events N]\n"
+                               "       sim import chakra ET[.gz] [MORE_RANKS.et[.gz]...] -o JOB.trace\n"
+                               "                  [--ranks N] [--comm-groups FILE.json] [--report]\n"
+                               "                  [--carry NAME]... [--all-measured] [--max-bytes N]\n"
                                "                  [--max-events N]\n"
                                "\n"
                                "Turns measured traces, one file per rank, into a simtrace 1 job\n"
@@ -36,10 +36,10 @@ const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_R
                                "profiler's window are left out.\n"
                                "\n"
                                "chakra: Chakra execution traces (protobuf, MLCommons Chakra's et_def.proto;\n"
-                               "rank R from a name NAME.R.et). The nodes keep their dependencies; GPU\n"
+                               "rank R from a name NAME.R.et). The nodes keep their data dependencies; GPU\n"
                                "kernels become ops from the shapes their CPU op recorded, as for kineto;\n"
-                               "collectives become collectives over the job's ranks; CPU ops and whatever\n"
-                               "else keep their recorded duration.\n"
+                               "collectives become collectives over the job's ranks; CPU ops and every\n"
+                               "other node keep their recorded duration.\n"
                                "\n"
                                "The trace's first comment lines, and stderr with --report, say how much of\n"
                                "the measured GPU time the model now times and how much is carried as\n"
@@ -48,31 +48,31 @@ const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_R
                                "\n"
                                "options:\n"
                                "  -o FILE          the job trace (- for stdout)\n"
+                               "  --ranks N        one file: the job has N ranks, each running the file's\n"
+                               "                   work (a data-parallel job by symmetry), so collectives\n"
+                               "                   of all N ranks are collectives (2 to 1048576)\n"
+                               "  --comm-groups F  chakra: ASTRA-sim's communicator group file ({\"PG_NAME\":\n"
+                               "                   [ranks...]}): a collective naming a group there by\n"
+                               "                   pg_name runs on that group\n"
                                "  --report         the coverage table on stderr as well\n"
                                "  --carry NAME     kernels whose name contains NAME keep their measured time,\n"
                                "                   with the rest of their CPU op's kernels (repeatable, 16)\n"
                                "  --all-measured   every kernel keeps its measured time: a replay of the\n"
                                "                   recording itself, which checks the import's scheduling\n"
-                               "  --ranks N        chakra, one file: the job has N ranks, each running the\n"
-                               "                   file's graph (a data-parallel job by symmetry), so its\n"
-                               "                   collectives are over N ranks (2 to 1048576)\n"
-    "  --comm-groups F  chakra: ASTRA-sim's communicator group file ({\"PG_NAME\":\n"
-    "                   [ranks...]}): a collective naming a group there by pg_name\n"
-    "                   runs on that group\n"
                                "  --max-bytes N    largest file, uncompressed (default 536870912; exit 65)\n"
                                "  --max-events N   most traceEvents (kineto) or nodes (chakra) in a file\n"
                                "                   (default 20000000; exit 65)\n"
                                "\n"
                                "exit codes: 0 ok, 2 usage, 65 bad input (not JSON, not gzip, not a Kineto\n"
                                "trace, a kernel without a correlation id, a rank twice, a protobuf that does\n"
-                               "not decode, an unknown Chakra schema version, a cycle of dependencies), 66 a\n"
-                               "file cannot be read, 73 cannot write the output (nothing is written on any\n"
-                               "error).\n"
+                               "not decode, an unknown Chakra schema version, a cycle of dependencies, a bad\n"
+                               "communicator group file), 66 a file cannot be read, 73 cannot write the\n"
+                               "output (nothing is written on any error).\n"
                                "\n"
                                "examples:\n"
                                "  sim import kineto traces/kineto/kineto_small_mb8.json.gz -o small.trace --report\n"
                                "  sim import kineto rank0.json.gz rank1.json.gz -o job.trace\n"
-                               "  sim import chakra tests/import/chakra_resnet.0.et.gz --ranks 2 -o job.trace\n";
+                               "  sim import chakra tests/import/chakra_feeder_test.0.et.gz --ranks 2 -o job.trace\n";
 
 static int parse_count(const char *v, long long *out)
 {
@@ -133,9 +133,7 @@ int cmd_import(int argc, char **argv)
 				o.comm_groups = argv[++i];
 		} else if (!strcmp(a, "--ranks")) {
 			long long v;
-			if (!chakra)
-				rc = cli_usage_error("import", "--ranks: only for chakra");
-			else if (parse_count(argv[++i], &v) || v < 2 || v > 1048576)
+			if (parse_count(argv[++i], &v) || v < 2 || v > 1048576)
 				rc = cli_usage_error(
 				    "import", "--ranks %s: expected a number of ranks from 2 to 1048576", argv[i]);
 			else

@@ -113,6 +113,10 @@ int imp_kineto(const char *const *paths, int n, const struct imp_options *o, FIL
 		snprintf(why, whylen, "expected 1 to %d trace files, not %d", IMP_MAX_FILES, n);
 		return SIM_EXIT_USAGE;
 	}
+	if (o && o->ranks > 0 && n > 1) {
+		snprintf(why, whylen, "--ranks %d: given with %d files (it fills a job from one file)", o->ranks, n);
+		return SIM_EXIT_USAGE;
+	}
 	long long max = o && o->max_bytes > 0 ? o->max_bytes : DEFAULT_MAX_BYTES;
 	struct kin_rank *ranks = calloc((size_t)n, sizeof *ranks);
 	if (!ranks) {
@@ -129,7 +133,7 @@ int imp_kineto(const char *const *paths, int n, const struct imp_options *o, FIL
 		free(data);
 	}
 	if (!rc)
-		rc = kin_emit(out, ranks, n, st, why, whylen);
+		rc = kin_emit(out, ranks, n, o && n == 1 ? o->ranks : 0, st, why, whylen);
 	for (int i = 0; i < n; i++)
 		kin_rank_free(&ranks[i]);
 	free(ranks);
@@ -142,7 +146,7 @@ int imp_kineto_buf(const char *data, size_t len, const char *name, const struct 
 	struct kin_rank r;
 	int rc = kin_read(data, len, name, o, 0, &r, why, whylen);
 	if (!rc)
-		rc = kin_emit(out, &r, 1, st, why, whylen);
+		rc = kin_emit(out, &r, 1, o ? o->ranks : 0, st, why, whylen);
 	kin_rank_free(&r);
 	return rc;
 }

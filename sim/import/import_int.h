@@ -87,6 +87,8 @@ int kin_copy_op(const char *kernel, json_t *args, int memset, char *buf, size_t 
 int kin_coll(json_t *kargs, json_t *cargs, struct kin_item *it);
 
 /* kineto_emit.c */
-int kin_emit(FILE *out, struct kin_rank *ranks, int n, struct imp_stats *st, char *why, size_t whylen);
+/* kineto_emit.c: the job of n ranks read; with sym > 1 (n is 1), a job of
+   sym ranks that each run the one file's items. */
+int kin_emit(FILE *out, struct kin_rank *ranks, int n, int sym, struct imp_stats *st, char *why, size_t whylen);
 
 #endif

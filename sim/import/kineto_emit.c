@@ -62,6 +62,8 @@ static void host_waits(struct emit *E, const int *streams, int n)
 
 /* ---- communicators ---- */
 
+#define WORLD (-2) /* comm_of: the whole job's group, with --ranks */
+
 struct groups {
 	int **g; /* trace ranks, increasing */
 	int *n;
@@ -230,7 +232,19 @@ static int job_cmp(const void *a, const void *b)
 	return (x->job_rank > y->job_rank) - (x->job_rank < y->job_rank);
 }
 
-int kin_emit(FILE *out, struct kin_rank *ranks, int n, struct imp_stats *st, char *why, size_t whylen)
+/* With one file standing for every rank of a job of `sym` ranks: the
+   group is that whole job (ranks 0 .. sym-1), so every rank can run it. */
+static int whole_job(const struct kin_item *it, int sym)
+{
+	if (it->ngroup != sym)
+		return 0;
+	for (int i = 0; i < it->ngroup; i++)
+		if (it->group[i] != i)
+			return 0;
+	return 1;
+}
+
+int kin_emit(FILE *out, struct kin_rank *ranks, int n, int sym, struct imp_stats *st, char *why, size_t whylen)
 {
 	qsort(ranks, (size_t)n, sizeof *ranks, job_cmp);
 	for (int i = 1; i < n; i++)
@@ -256,6 +270,13 @@ int kin_emit(FILE *out, struct kin_rank *ranks, int n, struct imp_stats *st, cha
 			comm_of[r][i] = -1;
 			if (it->hk != HK_LAUNCH || it->how != KH_COLL)
 				continue;
+			if (sym > 1) { /* every rank runs this file's items: only the whole job's group is known */
+				if (whole_job(it, sym))
+					comm_of[r][i] = WORLD;
+				else
+					it->how = KH_CARRIED;
+				continue;
+			}
 			int m = group_ranks(it, ranks, n, r, tr);
 			int gi = m > 0 ? group_index(&G, tr, m) : -1;
 			if (m > 0 && gi < 0) {
@@ -272,7 +293,7 @@ int kin_emit(FILE *out, struct kin_rank *ranks, int n, struct imp_stats *st, cha
 		goto out;
 	}
 	memset(st, 0, sizeof *st);
-	st->ranks = n;
+	st->ranks = sym > 1 ? sym : n;
 	for (int r = 0; r < n; r++) {
 		count(&ranks[r]);
 		add_stats(st, &ranks[r].st);
@@ -296,10 +317,12 @@ int kin_emit(FILE *out, struct kin_rank *ranks, int n, struct imp_stats *st, cha
 
 	fprintf(out, "simtrace 1\n# imported by `sim import kineto` (docs/import.md) from:\n");
 	for (int r = 0; r < n; r++)
-		fprintf(out, "#   rank %d: %s%s\n", r, ranks[r].path, ranks[r].has_rank ? "" : " (no distributedInfo)");
+		fprintf(out, "#   rank %d: %s%s%s\n", r, ranks[r].path,
+		        ranks[r].has_rank ? "" : " (no distributedInfo)",
+		        sym > 1 ? " (every rank of the job runs it: --ranks)" : "");
 	fprintf(out, "# Measured GPU time and what the model now times (the rest keeps its measured time):\n");
 	imp_report(out, st, "# ");
-	fprintf(out, "ranks %d\n", n);
+	fprintf(out, "ranks %d\n", sym > 1 ? sym : n);
 	char name[48] = "world";
 	for (int g = 0; g < G.count; g++) {
 		if (G.n[g] == n)
@@ -329,7 +352,9 @@ int kin_emit(FILE *out, struct kin_rank *ranks, int n, struct imp_stats *st, cha
 			if (it->how == KH_COVERED)
 				continue;
 			int cg = comm_of[r][i];
-			if (cg >= 0)
+			if (cg == WORLD)
+				snprintf(name, sizeof name, "world");
+			else if (cg >= 0)
 				snprintf(name, sizeof name, G.n[cg] == n ? "world" : "pg%d", cg);
 			/* after a cudaStreamWaitEvent the next op waits for every other
 			   stream's latest op (up to 7) */
