@@ -141,6 +141,9 @@ static int comm_node(struct chk_node *n, int self, int nranks, int symmetric, co
 		n->how = CH_COLL;
 		return set_text(n, buf) ? -1 : 1;
 	}
+	if (n->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE &&
+	    n->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE)
+		return 0; /* an NCCL kernel recorded as a compute node: its collective is not known */
 	int send = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
 	long long peer = send ? n->dst : n->src;
 	if (symmetric || !(send ? n->has_dst : n->has_src) || peer < 0 || peer >= nranks || peer == self ||
