@@ -14,7 +14,7 @@ static void indent(struct json *j)
 		fputs("  ", j->f);
 }
 
-static void put_string(FILE *f, const char *s)
+void json_put_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -42,7 +42,7 @@ static void key(struct json *j, const char *k)
 	if (j->depth > 0)
 		indent(j);
 	if (k) {
-		put_string(j->f, k);
+		json_put_string(j->f, k);
 		fputs(j->pretty ? ": " : ":", j->f);
 	}
 }
@@ -99,7 +99,7 @@ void json_arr_end(struct json *j)
 void json_str(struct json *j, const char *k, const char *v)
 {
 	key(j, k);
-	put_string(j->f, v);
+	json_put_string(j->f, v);
 }
 
 void json_num(struct json *j, const char *k, double v)

@@ -15,6 +15,9 @@ struct json {
 };
 
 void json_begin(struct json *j, FILE *f, int pretty);
+/* s as a JSON string literal, quotes and escapes included (for writers that
+   stream JSON of their own shape, as the timelines do). */
+void json_put_string(FILE *f, const char *s);
 void json_end(struct json *j);                  /* final newline */
 void json_obj(struct json *j, const char *key); /* key NULL inside arrays / at top */
 void json_obj_end(struct json *j);

@@ -906,20 +906,6 @@ fail:
 
 /* ---- timeline (Chrome trace event format, opened by Perfetto) ---- */
 
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 /* One span of the timeline as rank pid's (pid: the span's own rank, or a folded rank it stands for): the
    process and track names the first time pid's stream appears, the wait for peers, the op. */
 static void timeline_span(FILE *f, const struct report *rep, const struct rp_span *s, int pid, char *named, int *first)
@@ -946,10 +932,10 @@ static void timeline_span(FILE *f, const struct report *rep, const struct rp_spa
 	fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", *first ? "" : ",\n",
 	        tr_kind_name((enum tr_kind)s->kind));
 	*first = 0;
-	jstr(f, kind_label(s, r, label));
+	json_put_string(f, kind_label(s, r, label));
 	fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,\"args\":{\"op\":", pid, s->stream + 1, s->t0 * 1e6,
 	        (s->t1 - s->t0) * 1e6);
-	jstr(f, r->texts[s->text]);
+	json_put_string(f, r->texts[s->text]);
 	fprintf(f, ",\"line\":%d", s->line);
 	if (pid != s->rank)
 		fprintf(f, ",\"replayed_as\":%d", s->rank);
@@ -971,21 +957,21 @@ int report_timeline(const struct report *rep, FILE *f, const char *keep)
 {
 	const struct rp_result *r = rep->r;
 	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"sim run\",\"trace\":");
-	jstr(f, tr_path(rep->trace));
+	json_put_string(f, tr_path(rep->trace));
 	fprintf(f, ",\"sim_version\":");
-	jstr(f, rep->version ? rep->version : "");
+	json_put_string(f, rep->version ? rep->version : "");
 	fprintf(f, ",\"config\":");
-	jstr(f, rep->chip->path);
+	json_put_string(f, rep->chip->path);
 	fprintf(f, ",\"config_fingerprint\":\"%016llx\",\"overrides\":[",
 	        (unsigned long long)arch_chip_fingerprint(rep->chip));
 	for (int i = 0; i < rep->chip->nsets; i++) {
 		fprintf(f, "%s", i ? "," : "");
-		jstr(f, rep->chip->sets[i]);
+		json_put_string(f, rep->chip->sets[i]);
 	}
 	fprintf(f, "],\"command\":[");
 	for (int i = 0; i < rep->argc; i++) {
 		fprintf(f, "%s", i ? "," : "\"sim\",");
-		jstr(f, rep->argv[i]);
+		json_put_string(f, rep->argv[i]);
 	}
 	fprintf(f, "],\"step_time_s\":%.9g},\n\"traceEvents\":[\n", r->time_s);
 	int first = 1, rc = 0;

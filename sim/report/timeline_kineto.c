@@ -17,26 +17,13 @@
  * No runtime (launch) events are written: the replay does not model the
  * host's calls, and none are made up.
  */
+#include "json.h"
 #include "report.h"
 
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 static long stream_id(const struct trace *t, int s)
 {
@@ -99,13 +86,13 @@ int report_timeline_kineto(const struct report *rep, FILE *f, int rank)
 	        "\"world_size\": %d},\n",
 	        rank, r->ranks);
 	fprintf(f, "\"deviceProperties\": [{\"id\": 0, \"name\": ");
-	jstr(f, rep->chip->name);
+	json_put_string(f, rep->chip->name);
 	fprintf(f, ", \"totalGlobalMem\": %.0f, \"numSms\": %ld}],\n", rep->chip->dram.size_bytes,
 	        arch_total_units(rep->chip));
 	fprintf(f, "\"otherData\": {\"generator\": \"sim run --timeline-kineto\", \"config\": ");
-	jstr(f, rep->chip->path);
+	json_put_string(f, rep->chip->path);
 	fprintf(f, ", \"trace\": ");
-	jstr(f, tr_path(t));
+	json_put_string(f, tr_path(t));
 	fprintf(f, ", \"step_time_s\": %.9g", r->time_s);
 	if (src != rank)
 		fprintf(f, ", \"replayed_as_rank\": %d", src); /* folded: a symmetric copy of that rank */
@@ -134,7 +121,7 @@ int report_timeline_kineto(const struct report *rep, FILE *f, int rank)
 			        host, sid);
 			char nm[96];
 			snprintf(nm, sizeof nm, "%s %s", host ? "thread" : "stream", tr_stream_name(t, s->stream));
-			jstr(f, nm);
+			json_put_string(f, nm);
 			fprintf(f, "}}");
 		}
 		const char *text = r->texts[s->text], *cat = host ? "cpu_op" : "kernel";
@@ -149,7 +136,7 @@ int report_timeline_kineto(const struct report *rep, FILE *f, int rank)
 		} else /* the op's line names the kernel: one name per kind and shape, as HTA groups them */
 			snprintf(name, sizeof name, "%.150s", text);
 		fprintf(f, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", cat);
-		jstr(f, name);
+		json_put_string(f, name);
 		/* whole nanoseconds, the end rounded as the next start is: spans that touch still touch */
 		long long t0 = llround(s->t0 * 1e9), t1 = llround(s->t1 * 1e9);
 		fprintf(f, ", \"pid\": %d, \"tid\": %ld, \"ts\": %lld.%03lld, \"dur\": %lld.%03lld, \"args\": {", host,
@@ -157,7 +144,7 @@ int report_timeline_kineto(const struct report *rep, FILE *f, int rank)
 		if (!host)
 			fprintf(f, "\"device\": 0, \"stream\": %ld, \"correlation\": %ld, ", sid, ++corr);
 		fprintf(f, "\"op\": ");
-		jstr(f, text);
+		json_put_string(f, text);
 		fprintf(f, ", \"line\": %d", s->line);
 		if (s->flops > 0)
 			fprintf(f, ", \"flops\": %.9g", s->flops);
