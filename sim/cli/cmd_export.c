@@ -46,7 +46,7 @@ const char cmd_export_help[] = "usage: sim export chakra CONFIG JOB.trace -o PRE
                                "\n"
                                "examples:\n"
                                "  sim export chakra configs/h100.cfg traces/pipeline_4.trace -o /tmp/pipeline_4\n"
-    "  sim export chakra configs/mi300x.cfg traces/dp_step_16.trace -o /tmp/dp16\n";
+                               "  sim export chakra configs/mi300x.cfg traces/dp_step_16.trace -o /tmp/dp16\n";
 
 int cmd_export(int argc, char **argv)
 {
