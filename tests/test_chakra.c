@@ -13,6 +13,8 @@
  *    not order (they name the launcher);
  *  - a collective is a coll on world with --ranks, carried without; a
  *    send/recv between two files' ranks is a send/recv;
+ *  - a convolution split into pieces that share an rf_id is one conv op,
+ *    read from either argument order (conv2d's, cudnn_convolution's);
  *  - refusals: a cycle, an id twice, an unknown schema version, a message
  *    cut short, bytes that are not protobuf, a rank twice;
  *  - the Python-literal reader of IOInfo strings.
@@ -83,7 +85,8 @@ struct nspec {
 	long long stream, dur;
 	uint64_t ctrl[2], data[12];
 	int nctrl, ndata;
-	const char *shapes, *types;
+	const char *shapes, *types, *values;
+	long long rf; /* rf_id attr when > 0 */
 	int comm_type;
 	long long comm_size, peer;
 };
@@ -103,11 +106,13 @@ static void node(struct buf *b, const struct nspec *s)
 	if (s->shapes) {
 		in.shapes = (char *)s->shapes;
 		in.types = (char *)s->types;
+		if (s->values)
+			in.values = (char *)s->values;
 		n.inputs = &in;
 	}
-	ChakraProtoMsg__AttributeProto a[5], *ap[5];
+	ChakraProtoMsg__AttributeProto a[6], *ap[6];
 	int na = 0;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		chakra_proto_msg__attribute_proto__init(&a[i]);
 		ap[i] = &a[i];
 	}
@@ -132,6 +137,11 @@ static void node(struct buf *b, const struct nspec *s)
 		a[na].name = s->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE ? "comm_dst" : "comm_src";
 		a[na].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
 		a[na++].int64_val = s->peer;
+	}
+	if (s->rf > 0) {
+		a[na].name = "rf_id";
+		a[na].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+		a[na++].int64_val = s->rf;
 	}
 	n.attr = ap;
 	n.n_attr = (size_t)na;
@@ -291,6 +301,99 @@ static void test_ops_and_order(void)
 	free(b.p);
 }
 
+/* A convolution as Chakra's converter records it: the CPU op split into
+   pieces conv2d(0), conv2d(1) (one rf_id), each launching a kernel, with
+   cudnn_convolution's arguments (input, weight, padding, stride, dilation,
+   groups) under conv2d's name; and one in conv2d's own order with a bias. */
+static void test_conv(void)
+{
+	const char *cudnn_shapes = "[[32, 3, 224, 224], [64, 3, 7, 7], [[], []], [[], []], [[], []], []]";
+	const char *cudnn_types = "['Tensor(float)', 'Tensor(float)', 'GenericList[Int,Int]', 'GenericList[Int,Int]', "
+	                          "'GenericList[Int,Int]', 'Int']";
+	const char *cudnn_values = "[[1, 2, 0, 4816896, 4, 'cuda:0'], [3, 4, 0, 9408, 4, 'cuda:0'], [3, 3], [2, 2], "
+	                           "[1, 1], 1]";
+	struct buf b = {0};
+	meta(&b, "0.0.4");
+	node(&b,
+	     &(struct nspec){
+	         .id = 1, .name = "aten::conv2d(0)", .type = COMP, .cpu = 1, .stream = 1, .rf = 7, .comm_type = -1});
+	node(&b, &(struct nspec){.id = 2,
+	                         .name = "computeOffsetsKernel",
+	                         .type = COMP,
+	                         .stream = 7,
+	                         .dur = 4,
+	                         .ctrl = {1},
+	                         .nctrl = 1,
+	                         .data = {1},
+	                         .ndata = 1,
+	                         .shapes = cudnn_shapes,
+	                         .types = cudnn_types,
+	                         .values = cudnn_values,
+	                         .comm_type = -1});
+	node(&b, &(struct nspec){.id = 3,
+	                         .name = "aten::conv2d(1)",
+	                         .type = COMP,
+	                         .cpu = 1,
+	                         .stream = 1,
+	                         .rf = 7,
+	                         .data = {1},
+	                         .ndata = 1,
+	                         .comm_type = -1});
+	node(&b, &(struct nspec){.id = 4,
+	                         .name = "scudnn_128x64_relu_large_nn_v1",
+	                         .type = COMP,
+	                         .stream = 7,
+	                         .dur = 1600,
+	                         .ctrl = {3},
+	                         .nctrl = 1,
+	                         .data = {3},
+	                         .ndata = 1,
+	                         .shapes = cudnn_shapes,
+	                         .types = cudnn_types,
+	                         .values = cudnn_values,
+	                         .comm_type = -1});
+	node(&b, &(struct nspec){.id = 5,
+	                         .name = "aten::conv2d(0)",
+	                         .type = COMP,
+	                         .cpu = 1,
+	                         .stream = 1,
+	                         .rf = 8,
+	                         .data = {3},
+	                         .ndata = 1,
+	                         .comm_type = -1});
+	node(&b,
+	     &(struct nspec){.id = 6,
+	                     .name = "implicit_convolve_sgemm",
+	                     .type = COMP,
+	                     .stream = 7,
+	                     .dur = 300,
+	                     .ctrl = {5},
+	                     .nctrl = 1,
+	                     .data = {5},
+	                     .ndata = 1,
+	                     .shapes = "[[8, 64, 56, 56], [128, 64, 3, 3], [128], [[], []], [[], []], [[], []], []]",
+	                     .types = "['Tensor(c10::Half)', 'Tensor(c10::Half)', 'Tensor(c10::Half)', "
+	                              "'GenericList[Int,Int]', 'GenericList[Int,Int]', 'GenericList[Int,Int]', 'Int']",
+	                     .values = "[[1, 2, 0, 1, 2, 'cuda:0'], [3, 4, 0, 1, 2, 'cuda:0'], [5, 6, 0, 128, 2, "
+	                               "'cuda:0'], [2, 2], [1, 1], [1, 1], 1]",
+	                     .comm_type = -1});
+	struct imp_stats st;
+	char why[512];
+	int rc;
+	char *t = import(&b, NULL, &st, &rc, why, sizeof why);
+	CHECK(t && strstr(t, "\nconv n=32 c=3 h=224 w=224 k=64 r=7 s=7 stride=2 pad=3 dtype=fp32 stream=s7"),
+	      "conv2d(0)/(1) with cudnn_convolution's arguments: expected one conv 7x7 stride 2 pad 3:\n%s",
+	      t ? t : why);
+	CHECK(t && !strstr(t, "scudnn_128x64"),
+	      "the second piece's kernel wrote a line of its own (the same conv twice)");
+	CHECK(t && strstr(t, "\nconv n=8 c=64 h=56 w=56 k=128 r=3 s=3 stride=2 pad=1 dtype=fp16"),
+	      "conv2d in its own order (bias, stride, padding): expected conv 3x3 stride 2 pad 1:\n%s", t ? t : why);
+	CHECK(st.modelled_us[IF_OTHER] + st.modelled_us[IF_GEMM] == 1904, "the convs stand for 1904 us, not %.0f",
+	      st.modelled_us[IF_OTHER] + st.modelled_us[IF_GEMM]);
+	free(t);
+	free(b.p);
+}
+
 static void test_join(void)
 {
 	struct buf b = {0};
@@ -437,6 +540,7 @@ int main(void)
 {
 	test_ops_and_order();
 	test_join();
+	test_conv();
 	test_refusals();
 	test_pylit();
 	test_send_recv();

@@ -127,6 +127,8 @@ static void read_attrs(const ChakraProtoMsg__Node *m, struct chk_node *n)
 			n->has_dst = 1;
 		} else if (!strcmp(k, "comm_tag"))
 			n->tag = v;
+		else if (!strcmp(k, "rf_id"))
+			n->rf_id = v;
 	}
 }
 
@@ -147,6 +149,7 @@ static int add_node(struct chk_rank *r, const ChakraProtoMsg__Node *m)
 	n->dur_us = m->duration_micros > (uint64_t)(1LL << 50) ? (1LL << 50) : (long long)m->duration_micros;
 	n->start_us = m->start_time_micros > (uint64_t)(1LL << 50) ? 0 : (long long)m->start_time_micros;
 	n->name = printable(strdup(m->name ? m->name : ""));
+	n->rf_id = -1;
 	read_attrs(m, n);
 	size_t nd = m->n_ctrl_deps + m->n_data_deps;
 	if (nd > 1000000)

@@ -189,6 +189,17 @@ static json_t *concrete(json_t *v)
 		snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
 	else if (json_is_string(v))
 		return json_string(json_string_value(v));
+	else if (json_is_array(v) && json_array_size(v) >= 1 && json_array_size(v) <= 4) {
+		/* an int list as Kineto writes one: "[1, 1]" (stride, padding) */
+		size_t k = 0, n = 0;
+		n += (size_t)snprintf(buf, sizeof buf, "[");
+		for (; k < json_array_size(v) && json_is_integer(json_array_get(v, k)); k++)
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", k ? ", " : "",
+			                      (long long)json_integer_value(json_array_get(v, k)));
+		if (k < json_array_size(v))
+			return json_string(""); /* a tensor ([id, storage, offset, ...] ends in a device) */
+		snprintf(buf + n, sizeof buf - n, "]");
+	}
 	return json_string(buf);
 }
 

@@ -155,6 +155,53 @@ static int comm_node(struct chk_node *n, int self, int nranks, int symmetric, co
 	return set_text(n, buf) ? -1 : 1;
 }
 
+/* canon[i]: the first piece of the CPU op node i is a piece of (Chakra's
+   converter splits a CPU op into "op(0)", "op(1)", ... that share its
+   rf_id); i itself otherwise. A CPU op's kernels are one op whichever
+   piece launched them. */
+struct rf_key {
+	long long rf;
+	long pos, i;
+};
+
+static int rf_cmp(const void *a, const void *b)
+{
+	const struct rf_key *x = a, *y = b;
+	if (x->rf != y->rf)
+		return x->rf < y->rf ? -1 : 1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static long *op_pieces(const struct chk_rank *r)
+{
+	long n = r->n, k = 0;
+	long *canon = malloc((size_t)(n + 1) * sizeof *canon);
+	struct rf_key *key = malloc((size_t)(n + 1) * sizeof *key);
+	if (!canon || !key) {
+		free(canon);
+		free(key);
+		return NULL;
+	}
+	for (long i = 0; i < n; i++) {
+		canon[i] = i;
+		if (!is_gpu(&r->nd[i]) && r->nd[i].rf_id >= 0)
+			key[k++] = (struct rf_key){r->nd[i].rf_id, r->pos[i], i};
+	}
+	qsort(key, (size_t)k, sizeof *key, rf_cmp);
+	char a[128], b[128];
+	for (long q = 1; q < k; q++) {
+		if (key[q].rf != key[q - 1].rf)
+			continue;
+		long first = canon[key[q - 1].i];
+		op_name(r->nd[first].name, a, sizeof a);
+		op_name(r->nd[key[q].i].name, b, sizeof b);
+		if (!strcmp(a, b))
+			canon[key[q].i] = first;
+	}
+	free(key);
+	return canon;
+}
+
 /* Decides every node of rank r (invariant 3) and counts its share of the
    coverage. cstate per node as a CPU op: 0 not looked at, 1 its op is
    written (later GPU nodes covered), 2 it cannot be modelled, 3 carried by
@@ -165,10 +212,12 @@ static int decide(struct chk_rank *r, const struct imp_options *o, int nranks, i
 	long n = r->n;
 	signed char *cstate = calloc((size_t)n + 1, 1);
 	long *first = malloc((size_t)(n + 1) * sizeof *first), *kernel = malloc((size_t)(n + 1) * sizeof *kernel);
-	if (!cstate || !first || !kernel) {
+	long *canon = op_pieces(r);
+	if (!cstate || !first || !kernel || !canon) {
 		free(cstate);
 		free(first);
 		free(kernel);
+		free(canon);
 		return -1;
 	}
 	for (long i = 0; i < n; i++)
@@ -184,6 +233,7 @@ static int decide(struct chk_rank *r, const struct imp_options *o, int nranks, i
 		long p = is_gpu(nd) ? parent(r, i) : -1;
 		if (p < 0)
 			continue;
+		p = canon[p];
 		if (imp_carry_named(o, nd->name))
 			cstate[p] = 3;
 		int main_kernel = nd->fam == IF_ATTN || nd->fam == IF_GEMM;
@@ -205,6 +255,8 @@ static int decide(struct chk_rank *r, const struct imp_options *o, int nranks, i
 			continue;
 		}
 		long p = parent(r, i);
+		if (p >= 0)
+			p = canon[p];
 		if (p < 0 || cstate[p] == 3 || cstate[p] == 2)
 			continue;
 		if (cstate[p] == 1) {
@@ -244,6 +296,7 @@ static int decide(struct chk_rank *r, const struct imp_options *o, int nranks, i
 	free(cstate);
 	free(first);
 	free(kernel);
+	free(canon);
 	return rc ? -1 : 0;
 }
 

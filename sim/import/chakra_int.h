@@ -47,7 +47,9 @@ struct chk_node {
 	char *shapes, *types, *values; /* inputs, GPU nodes only */
 	uint64_t *deps;                /* ctrl_deps then data_deps, as recorded */
 	int nctrl, ndeps;
-	long ctrl; /* chk_graph: the first ctrl_dep the file holds (index), or -1 */
+	long ctrl;       /* chk_graph: the first ctrl_dep the file holds (index), or -1 */
+	long long rf_id; /* attr rf_id (the host trace's record function), -1 none: the pieces "op(0)", "op(1)" of
+	                    one CPU op that Chakra's converter splits share it */
 	/* collectives and point to point */
 	int has_comm_type, comm_type, partial;
 	char *pg; /* pg_name, or NULL */

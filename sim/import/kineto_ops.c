@@ -307,6 +307,59 @@ static int elem_op(const char *name, json_t *args, char *buf, size_t len)
 	return checked(buf, len, w);
 }
 
+/* ---- convolution (forward, 2-D) ---- */
+
+/* Where a convolution's arguments are: the schemas of aten::conv2d
+   (input, weight, bias, stride, padding, dilation, groups),
+   aten::convolution and aten::_convolution (..., dilation, transposed,
+   output_padding, groups, ...) and aten::cudnn_convolution (self, weight,
+   padding, stride, dilation, groups, ...). */
+struct conv_form {
+	const char *op;
+	int stride, pad, dil, groups, transposed; /* -1: not an argument */
+};
+
+static const struct conv_form convs[] = {
+    {"aten::conv2d", 3, 4, 5, 6, -1},
+    {"aten::convolution", 3, 4, 5, 8, 6},
+    {"aten::_convolution", 3, 4, 5, 8, 6},
+    {"aten::cudnn_convolution", 3, 2, 4, 5, -1},
+};
+
+/* A concrete int or a list of two equal ones ("1", "[2, 2]"): the value,
+   or -1 when not recorded, not a number, or not the same on both axes. */
+static long long concrete_same(json_t *args, int i)
+{
+	const char *v = json_string_value(json_array_get(json_object_get(args, "Concrete Inputs"), (size_t)i));
+	long long a, b;
+	char tail;
+	if (!v)
+		return -1;
+	if (sscanf(v, "[%lld, %lld]%c", &a, &b, &tail) == 2 || sscanf(v, "[%lld,%lld]%c", &a, &b, &tail) == 2)
+		return a == b && a >= 0 ? a : -1;
+	if (sscanf(v, "%lld%c", &a, &tail) == 1)
+		return a >= 0 ? a : -1;
+	return -1;
+}
+
+static int conv_op(const struct conv_form *f, json_t *args, char *buf, size_t len)
+{
+	long long in[MAXD], w[MAXD];
+	const char *dt = dtype(args, 0);
+	if (dims(args, 0, in) != 4 || dims(args, 1, w) != 4 || !dt)
+		return 0;
+	long long stride = concrete_same(args, f->stride), pad = concrete_same(args, f->pad);
+	long long dil = concrete_same(args, f->dil), groups = concrete_same(args, f->groups);
+	if (stride < 1 || pad < 0 || dil != 1 || groups != 1 || w[1] != in[1])
+		return 0; /* grouped, dilated, asymmetric or unrecorded: the `conv` op has none of these */
+	if (f->transposed >= 0 && concrete_bool(args, f->transposed) != 0)
+		return 0;
+	int n =
+	    snprintf(buf, len, "conv n=%lld c=%lld h=%lld w=%lld k=%lld r=%lld s=%lld stride=%lld pad=%lld dtype=%s",
+	             in[0], in[1], in[2], in[3], w[0], w[2], w[3], stride, pad, dt);
+	return checked(buf, len, n);
+}
+
 int kin_cpu_op(const char *name, json_t *args, const char *kernel, char *buf, size_t len)
 {
 	if (!name || !json_is_object(args))
@@ -317,6 +370,12 @@ int kin_cpu_op(const char *name, json_t *args, const char *kernel, char *buf, si
 	for (size_t i = 0; i < sizeof attns / sizeof attns[0]; i++)
 		if (!strcmp(name, attns[i].op))
 			return attn_op(&attns[i], args, kernel, buf, len);
+	for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++)
+		if (!strcmp(name, convs[i].op))
+			/* Chakra's converter records cudnn_convolution's arguments under aten::conv2d's name:
+			   a list where conv2d has its bias tells them apart */
+			return conv_op(&convs[i], args, buf, len) ||
+			       (i == 0 && concrete_same(args, 2) >= 0 && conv_op(&convs[3], args, buf, len));
 	return elem_op(name, args, buf, len);
 }
 
