@@ -241,7 +241,6 @@ int exp_chakra_rank(const struct trace *t, const struct arch_chip *c, struct dm 
 			attr_uint(&A, "num_ops", r.flops);
 			attr_uint(&A, "tensor_size", r.bytes_dram);
 			st->comp++;
-			st->comp_us += r.time_s * 1e6;
 			break;
 		}
 		case TK_COLL:

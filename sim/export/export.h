@@ -45,7 +45,6 @@ int exp_groups_write(const struct trace *t, const struct exp_groups *G, FILE *f)
 
 struct exp_stats {
 	long nodes, comp, colls, p2p, delays;
-	double comp_us; /* the device ops' time, summed (before rounding) */
 };
 
 /*

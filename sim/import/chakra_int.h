@@ -66,7 +66,6 @@ struct chk_node {
 struct chk_rank {
 	const char *path;
 	int job_rank; /* from NAME.R.et, else the file's index */
-	int has_rank;
 	struct chk_node *nd;
 	long n, cap;
 	/* chk_graph */

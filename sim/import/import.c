@@ -197,10 +197,8 @@ static int chakra_ranks(const char *const *paths, int n, const struct imp_option
 			rc = chk_read(buf ? buf : (const unsigned char *)data, len, paths[done], o, done, &ranks[done],
 			              why, whylen);
 		free(data);
-		if (!rc && named && n > 1) {
+		if (!rc && named && n > 1)
 			ranks[done].job_rank = rank_of_name(paths[done]);
-			ranks[done].has_rank = 1;
-		}
 		if (!rc)
 			rc = chk_graph(&ranks[done], why, whylen);
 	}
