@@ -148,7 +148,8 @@ struct arch_model {
 	double bytes_per_thread; /* bytes a thread of an elementwise kernel keeps in flight */
 	double dram_latency_s;   /* used where memory.device.latency is unset */
 	double l2_latency_s;     /* used where memory.l2.latency is unset */
-	double link_eff;         /* fraction of a link's bandwidth collectives and copies reach */
+	double link_eff;         /* fraction of an intra-node link's bandwidth collectives and copies reach */
+	double nic_eff;          /* fraction of a scale-out NIC's line rate collectives and copies reach */
 	double nvls_eff;         /* in-switch reduction throughput / switch-port bandwidth */
 	double coll_lat_scale;   /* scales the collective latency table */
 	double coll_chunk;       /* bytes of a pipelined collective step (chunk x channels) */

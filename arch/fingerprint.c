@@ -159,6 +159,7 @@ static void fp_model(struct fp *f, const struct arch_model *k)
 	fp_double(f, k->dram_latency_s);
 	fp_double(f, k->l2_latency_s);
 	fp_double(f, k->link_eff);
+	fp_double(f, k->nic_eff);
 	fp_double(f, k->nvls_eff);
 	fp_double(f, k->coll_lat_scale);
 	fp_double(f, k->coll_chunk);

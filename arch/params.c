@@ -291,8 +291,13 @@ static const struct arch_param model_params[] = {
 	QTY("l2_latency", UNIT_TIME, arch_model, l2_latency_s, 0, "200 ns", 1e-9, 1e-4,
 	    "L2 hit latency used where memory.l2.latency is unset", R_DEV),
 	FLT("link_efficiency", arch_model, link_eff, 0, "0.75", 0.1, 1,
-	    "fraction of a link's per-direction bandwidth that collective and copy traffic reaches (protocol, flow control)",
+	    "fraction of an intra-node link's per-direction bandwidth (NVLink, xGMI, PCIe) that collective and copy "
+	    "traffic reaches (protocol, flow control)",
 	    "cluster platform: link bandwidths (sim/cluster/platform.c)"),
+	FLT("nic_efficiency", arch_model, nic_eff, 0, "0.9", 0.1, 1,
+	    "fraction of a scale-out NIC's line rate that collective and copy traffic reaches (RDMA headers, the "
+	    "collective library's proxy)",
+	    "cluster platform: NIC bandwidths (sim/cluster/platform.c)"),
 	FLT("nvls_efficiency", arch_model, nvls_eff, 0, "0.8", 0.1, 1,
 	    "in-switch reduction (NVLS, SHARP) throughput as a fraction of a device's switch-port bandwidth",
 	    "collectives: NVLS bandwidth (sim/cluster/coll.c)"),

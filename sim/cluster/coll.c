@@ -39,6 +39,15 @@ static const struct coll_algo_ops *const algos[] = {
    quarter for reductions, LL128 0.92). */
 static const double proto_bw[PR_COUNT] = {0.25, 0.92, 1.0};
 
+/* Across nodes NCCL's model caps the LL protocol's bus bandwidth whatever
+   the links (src/graph/tuning.cc, llMaxBws, the row for Intel hosts: 39 GB/s
+   on two nodes, 20.4 GB/s on more): its 8-byte flag-and-data stores go
+   through the proxy one line at a time. */
+static double ll_net_cap(int nodes)
+{
+	return nodes <= 1 ? INFINITY : nodes == 2 ? 39e9 : 20.4e9;
+}
+
 int coll_algo_count(void)
 {
 	return NALGOS;
@@ -177,6 +186,8 @@ static int build_flows(const struct coll_algo_ops *al, const struct coll_args *a
 	for (int i = 0; i < np; i++) {
 		pl->flows[i] = f[i].v;
 		pl->nflows[i] = f[i].n;
+		for (int j = 0; j < f[i].n; j++)
+			f[i].v[j].bytes *= a->scale;
 	}
 	return 0;
 }
@@ -207,6 +218,12 @@ int coll_plan(const struct topo *t, enum tr_coll c, int algo, double bytes, cons
 			args.base = algos[a]->base_us[pr] * 1e-6 * t->lat_scale;
 			if (!algos[a]->cost(&args, &lat, &bw))
 				continue;
+			args.scale = 1;
+			if (pr == PR_LL && bw > 0 && p->bus_bytes / bw > ll_net_cap(args.s.m)) {
+				double capped = p->bus_bytes / ll_net_cap(args.s.m);
+				args.scale = capped / bw;
+				bw = capped;
+			}
 			if (lat + bw < best) {
 				best = lat + bw;
 				p->algo = a;

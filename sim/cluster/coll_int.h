@@ -33,6 +33,7 @@ struct coll_args {
 	struct shape s; /* the group */
 	double base;    /* launch latency of this (algorithm, protocol), s: base_us x 1e-6 x model.coll_latency_scale */
 	double pf;      /* payload share of the link bandwidth under protocol p */
+	double scale;   /* the flows' bytes x this: a protocol's bandwidth cap (coll.c), 1 when none binds */
 };
 
 /* A growing flow list (one per phase). */
@@ -78,5 +79,8 @@ double coll_inter_bw(const struct topo *t, int k);
 double coll_ring_bw(const struct topo *t, struct shape s);
 /* A ring moving V bytes per member over m nodes (see coll.c). */
 int coll_ring_flows(const struct topo *t, const int *mem, const int *starts, int m, double V, struct fl *f);
+/* The same with Vnet bytes leaving each node over its rails (V inside). */
+int coll_chain_flows(const struct topo *t, const int *mem, const int *starts, int m, double V, double Vnet,
+                     struct fl *f);
 
 #endif

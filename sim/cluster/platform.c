@@ -66,7 +66,7 @@ int platform_topo(const struct arch_chip *c, int ranks, struct topo *t, char *wh
 		return -1;
 	}
 	if (s->present && s->nics_per_device > 0 && s->nic_bw_Bps > 0)
-		t->nic_bw = (double)s->nics_per_device * s->nic_bw_Bps * eff;
+		t->nic_bw = (double)s->nics_per_device * s->nic_bw_Bps * c->model.nic_eff;
 	if (s->present && s->oversubscription > 1)
 		t->uplink_bw = t->nic_bw * t->dpn / s->oversubscription;
 	if (t->nodes > 1 && t->nic_bw <= 0) {

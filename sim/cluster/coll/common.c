@@ -91,6 +91,12 @@ static int spread_intra(const struct topo *t, const int *mem, int lo, int hi, do
    one rail per member across node boundaries. */
 int coll_ring_flows(const struct topo *t, const int *mem, const int *starts, int m, double V, struct fl *f)
 {
+	return coll_chain_flows(t, mem, starts, m, V, V, f);
+}
+
+int coll_chain_flows(const struct topo *t, const int *mem, const int *starts, int m, double V, double Vnet,
+                     struct fl *f)
+{
 	int direct = !t->ops->port;
 	for (int b = 0; b < m; b++) {
 		int lo = starts[b], hi = starts[b + 1];
@@ -109,7 +115,7 @@ int coll_ring_flows(const struct topo *t, const int *mem, const int *starts, int
 		int nb = (b + 1) % m, k = hi - lo, k2 = starts[nb + 1] - starts[nb];
 		int rails = k < k2 ? k : k2;
 		for (int j = 0; j < rails; j++)
-			if (coll_fl_add(f, mem[lo + j], mem[starts[nb] + j], V / rails))
+			if (coll_fl_add(f, mem[lo + j], mem[starts[nb] + j], Vnet / rails))
 				return -1;
 	}
 	return 0;
