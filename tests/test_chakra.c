@@ -20,10 +20,12 @@
  *  - the Python-literal reader of IOInfo strings.
  * Every job written is read back by the trace parser.
  */
+#include "arch.h"
 #include "chakra_int.h"
 #include "check.h"
 #include "et_def.pb-c.h"
 #include "import.h"
+#include "import_int.h"
 #include "trace.h"
 
 #include <stdlib.h>
@@ -536,6 +538,28 @@ static void test_send_recv(void)
 	remove(dir);
 }
 
+/* A communicator line longer than a trace line is refused, not written
+   unreadable: every 2nd of 2048 ranks is 1024 runs; the first 64 ranks one. */
+static void test_group_line(void)
+{
+	int r[1024];
+	char why[512] = "";
+	for (int i = 0; i < 1024; i++)
+		r[i] = 2 * i;
+	CHECK(imp_check_group(3, r, 1024, 0, why, sizeof why) == SIM_EXIT_TRACE, "a 1024-run group passed");
+	CHECK(strstr(why, "pg3: its 1024 ranks fall in 1024 separate runs") != NULL, "why: %s", why);
+	for (int i = 0; i < 1024; i++)
+		r[i] = i;
+	CHECK(imp_check_group(3, r, 1024, 84, why, sizeof why) == 0, "0-1023 refused: %s", why);
+	for (int i = 0; i < 300; i++) /* 300 runs of about 10 characters: near the limit */
+		r[i] = 3 * i;
+	int rc = imp_check_group(0, r, 300, 0, why, sizeof why);
+	long chars = (long)strlen("comm pg0 ranks=");
+	for (int i = 0; i < 300; i++)
+		chars += snprintf(NULL, 0, "%s%d", i ? "," : "", r[i]);
+	CHECK((rc == 0) == (chars <= TR_LINE_MAX), "%ld characters, rc %d", chars, rc);
+}
+
 int main(void)
 {
 	test_ops_and_order();
@@ -544,6 +568,7 @@ int main(void)
 	test_refusals();
 	test_pylit();
 	test_send_recv();
+	test_group_line();
 	printf("%d checks, %d failed\n", checks, fails);
 	return fails != 0;
 }

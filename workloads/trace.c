@@ -38,9 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LINE_CHARS  4096 /* longest line */
-#define NAME_CHARS  47   /* longest name */
-#define MAX_DEPTH   64   /* deepest nesting of blocks, calls included */
+#define LINE_CHARS  TR_LINE_MAX /* longest line */
+#define NAME_CHARS  47          /* longest name */
+#define MAX_DEPTH   64          /* deepest nesting of blocks, calls included */
 #define REPEAT_MAX  1000000000LL
 #define SHOW_MAX    40                    /* characters of a token quoted in a message */
 #define BYTES_LIMIT 4611686018427387904.0 /* 2^62 */

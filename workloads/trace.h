@@ -59,6 +59,7 @@
 #define TR_MAX_AFTER 8
 #define TR_MAX_RANKS (1 << 20)
 #define TR_MSG_MAX   512
+#define TR_LINE_MAX  4096 /* longest line of a trace, in characters */
 
 enum tr_kind { TK_OP, TK_COLL, TK_SEND, TK_RECV, TK_DELAY, TK_MARK, TK_MEM, TK_COUNT };
 /* memory categories of a `memory` statement */

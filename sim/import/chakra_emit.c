@@ -529,6 +529,14 @@ int chk_emit(FILE *out, struct chk_rank *ranks, int n, const struct imp_options 
 		st->self_deps += ranks[r].self_deps;
 		count_lines(&ranks[r], st);
 	}
+	for (int g = 0; G && g < G->count; g++)
+		if (used[g]) {
+			int rc = imp_check_group(g, G->ranks[g], G->n[g], 2 + 2 + 80 + 1, why, whylen);
+			if (rc) {
+				free(used);
+				return rc;
+			}
+		}
 	fprintf(out, "simtrace 1\n# imported by `sim import chakra` (docs/import.md) from:\n");
 	for (int r = 0; r < n; r++)
 		fprintf(out, "#   rank %d: %s%s\n", ranks[r].job_rank, ranks[r].path,

@@ -67,6 +67,11 @@ struct kin_rank {
 int imp_carry_named(const struct imp_options *o, const char *kernel);
 /* Increasing ranks as a trace's rank list: "0-7,16,18". */
 void imp_write_ranks(FILE *f, const int *r, int n);
+/* 0 when communicator g's line, "comm pgG ranks=LIST" and extra more
+   characters, fits a trace line (TR_LINE_MAX); else SIM_EXIT_TRACE with
+   why (a group of many ranks that are not consecutive, say every 8th of
+   thousands, has no shorter form in the trace format). */
+int imp_check_group(int g, const int *r, int n, int extra, char *why, size_t whylen);
 
 /* kineto.c: reads one rank (JSON text of len bytes) into r. 0 or an exit
    code with why. */

@@ -1,11 +1,14 @@
 /*
  * import_util.c -- what the Kineto and the Chakra importers share below
  * their readers and writers: the --carry test and the rank lists of the
- * communicator lines they write. (import.c, the entry points, calls both
+ * communicator lines they write, and whether such a line fits a trace line. (import.c, the entry points, calls both
  * importers; these sit under them.)
  */
+#include "arch.h"
 #include "import_int.h"
+#include "trace.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int imp_carry_named(const struct imp_options *o, const char *kernel)
@@ -14,6 +17,27 @@ int imp_carry_named(const struct imp_options *o, const char *kernel)
 		if (o->carry[i] && *o->carry[i] && strstr(kernel, o->carry[i]))
 			return 1;
 	return 0;
+}
+
+int imp_check_group(int g, const int *r, int n, int extra, char *why, size_t whylen)
+{
+	long chars = snprintf(NULL, 0, "comm pg%d ranks=", g) + (long)extra;
+	int ranges = 0;
+	for (int i = 0; i < n;) {
+		int j = i;
+		while (j + 1 < n && r[j + 1] == r[j] + 1)
+			j++;
+		chars += snprintf(NULL, 0, "%s%d", i ? "," : "", r[i]) + (j > i ? snprintf(NULL, 0, "-%d", r[j]) : 0);
+		ranges++;
+		i = j + 1;
+	}
+	if (chars <= TR_LINE_MAX)
+		return 0;
+	snprintf(why, whylen,
+	         "process group pg%d: its %d ranks fall in %d separate runs, %ld characters as a trace's rank list, "
+	         "more than a trace line holds (%d)",
+	         g, n, ranges, chars, TR_LINE_MAX);
+	return SIM_EXIT_TRACE;
 }
 
 void imp_write_ranks(FILE *f, const int *r, int n)

@@ -298,6 +298,9 @@ int kin_emit(FILE *out, struct kin_rank *ranks, int n, int sym, struct imp_stats
 		count(&ranks[r]);
 		add_stats(st, &ranks[r].st);
 	}
+	for (int g = 0; g < G.count; g++)
+		if (G.n[g] != n && (rc = imp_check_group(g, G.g[g], G.n[g], 1, why, whylen)))
+			goto out;
 	/* the lines' counts are known once written: count them first */
 	struct imp_stats lines = *st;
 	lines.ops = lines.colls = lines.delays = 0;
