@@ -46,7 +46,7 @@ grep -Eq '^attn .* sq=1 .*impl=flash2( |$)' "$tmp/decode.trace" && fail "decode 
 for t in small gpt3-125m gpt3-350m mi250; do
 	coverage_adds_up "$t" "$tmp/$t.trace" || fails=$((fails + 1))
 done
-grep '^# family' -A 10 "$tmp/mi250.trace" | sed 's/^# //' | head -n "$(wc -l <"$tmp/mi250.report")" |
+grep '^# family' -A 20 "$tmp/mi250.trace" | sed 's/^# //' | head -n "$(wc -l <"$tmp/mi250.report")" |
 	diff -q - "$tmp/mi250.report" >/dev/null || fail "--report differs from the trace's table"
 
 # 4: two ranks and a collective (the fuzz seed with a cudaStreamWaitEvent, an NCCL kernel, a copy and a sync)
@@ -107,5 +107,24 @@ for row in small:41.43 gpt3-125m:85.16 gpt3-350m:164.02; do
 		-v share="$(awk '/^# total / { print $8 }' "$tmp/$m.c.trace")" \
 		'BEGIN { printf "  %-10s measured %7.2f ms  replay %7.2f ms  %+6.1f%%  (modelled %s%%)\n", m, meas, pred, 100 * (pred / meas - 1), share }'
 done
+# 7. --recorded-on: the carried kernels carry the recording chip's figures (elementwise and memcpy its DRAM
+#    bandwidth, gemm and attention its matrix peak); replayed on that chip the job takes what the unscaled one
+#    takes, to the printed digit; on a chip with a faster memory the carried elementwise kernels take less.
+"$sim" import kineto traces/kineto/kineto_small_mb8.json.gz -o "$tmp/ref.trace" --carry cutlass_75 \
+	--recorded-on configs/h100.cfg || fail "--recorded-on"
+grep -q '^delay time=[0-9]*ns scale=dram ref=3.35e+12B/s .*# elementwise carried' "$tmp/ref.trace" ||
+	fail "--recorded-on: no carried elementwise kernel scales with the H100's 3.35 TB/s"
+grep -q '^delay time=[0-9]*ns scale=matrix ref=9.89[0-9]*e+14FLOPS .*# gemm carried' "$tmp/ref.trace" ||
+	fail "--recorded-on: the carried GEMMs (--carry) do not scale with the H100's matrix peak"
+grep -q '^# carried kernels scale from H100 SXM5 80GB' "$tmp/ref.trace" || fail "--recorded-on: the report does not say it"
+[ "$(grep -c scale= "$tmp/ref.trace")" -le "$(grep -c '# [a-z]* carried' "$tmp/ref.trace")" ] ||
+	fail "--recorded-on: a line that is not a carried kernel scales"
+"$sim" run configs/h100.cfg "$tmp/ref.trace" >"$tmp/ref.run" || fail "sim run (--recorded-on)"
+[ "$(step_ms "$tmp/ref.run")" = "$(step_ms "$tmp/small.c.run")" ] ||
+	fail "--recorded-on h100 replayed on h100: $(step_ms "$tmp/ref.run") ms, unscaled $(step_ms "$tmp/small.c.run") ms"
+"$sim" run configs/h200.cfg "$tmp/ref.trace" >"$tmp/ref200.run" || fail "sim run (--recorded-on, h200)"
+"$sim" run configs/h200.cfg "$tmp/small.c.trace" >"$tmp/small200.run" || fail "sim run (h200)"
+awk -v a="$(step_ms "$tmp/ref200.run")" -v b="$(step_ms "$tmp/small200.run")" 'BEGIN { exit !(a < b) }' ||
+	fail "--recorded-on h100 replayed on h200 (4.8 TB/s): $(step_ms "$tmp/ref200.run") ms, not below the unscaled $(step_ms "$tmp/small200.run") ms"
 [ "$fails" = 0 ] && echo "ok import_kineto"
 [ "$fails" = 0 ]

@@ -28,7 +28,7 @@ et=tests/import/chakra_feeder_test.0.et.gz
 "$sim" import chakra "$et" -o "$tmp/b.trace" || fail "import $et (again)"
 cmp -s "$tmp/a.trace" "$tmp/b.trace" || fail "two imports differ"
 coverage_adds_up chakra "$tmp/a.trace" || fails=$((fails + 1))
-grep '^# family' -A 10 "$tmp/a.trace" | sed 's/^# //' | head -n "$(wc -l <"$tmp/a.report")" |
+grep '^# family' -A 20 "$tmp/a.trace" | sed 's/^# //' | head -n "$(wc -l <"$tmp/a.report")" |
 	diff -q - "$tmp/a.report" >/dev/null || fail "--report differs from the trace's table"
 
 # 2: the file holds 3664 nodes, 1216 of them GPU nodes (is_cpu_op false); each is one line of the job, or is
@@ -116,4 +116,10 @@ mkdir "$tmp/empty"
 "$sim" export chakra configs/h100.cfg traces/pipeline_4.trace -o "$tmp/empty/no/such" 2>"$tmp/err"
 rc=$?
 [ "$rc" = 73 ] && [ -z "$(ls "$tmp/empty")" ] || fail "export into a missing directory: exit $rc"
+# --recorded-on: a carried GPU node scales (its family's rule), a CPU op never does
+"$sim" import chakra "$et" -o "$tmp/ref.trace" --recorded-on configs/a100.cfg || fail "--recorded-on"
+grep -q '^delay time=[0-9]*us scale=dram ref=2.039e+12B/s .*# elementwise carried' "$tmp/ref.trace" ||
+	fail "--recorded-on: no carried elementwise node scales with the A100's 2.039 TB/s"
+grep 'scale=' "$tmp/ref.trace" | grep -q '# cpu ' && fail "--recorded-on: a CPU op scales"
+
 finish import_chakra

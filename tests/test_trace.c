@@ -11,6 +11,7 @@
 #include "check.h"
 #include "trace.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -580,6 +581,12 @@ static const struct {
     {"simtrace 1\nranks 8\ndelay time=5MiB\n", "t.trace:3: delay: time=5MiB: \"5MiB\" is a size"},
     {"simtrace 1\nranks 8\ndelay time=-5us\n", "t.trace:3: delay: time=-5us must not be negative"},
     {"simtrace 1\nranks 8\ndelay\n", "t.trace:3: delay: missing time="},
+    {"simtrace 1\nranks 8\ndelay time=5us scale=dram\n", "t.trace:3: delay: scale= and ref= go together"},
+    {"simtrace 1\nranks 8\ndelay time=5us ref=2TB/s\n", "t.trace:3: delay: scale= and ref= go together"},
+    {"simtrace 1\nranks 8\ndelay time=5us scale=l2 ref=2TB/s\n", "t.trace:3: delay: scale=l2: expected dram or matrix"},
+    {"simtrace 1\nranks 8\ndelay time=5us scale=dram ref=312TFLOPS\n", "t.trace:3: delay: ref=312TFLOPS: "},
+    {"simtrace 1\nranks 8\ndelay time=5us scale=matrix ref=2TB/s\n", "t.trace:3: delay: ref=2TB/s: "},
+    {"simtrace 1\nranks 8\ndelay time=5us scale=dram ref=0TB/s\n", "t.trace:3: delay: ref=0TB/s must be above 0"},
     {"simtrace 1\nranks 8\nmark\n", "t.trace:3: mark: missing name="},
 };
 
@@ -742,10 +749,35 @@ static int same_event(const struct tr_event *a, const struct tr_event *b)
 		       a->bytes == b->bytes;
 	case TK_SEND:
 	case TK_RECV: return a->peer == b->peer && a->bytes == b->bytes && a->tag == b->tag;
-	case TK_DELAY: return a->seconds == b->seconds;
+	case TK_DELAY: return a->seconds == b->seconds && a->scale == b->scale && a->scale_ref == b->scale_ref;
 	case TK_MARK: return a->mark == b->mark;
 	default: return 0;
 	}
+}
+
+/* A carried kernel's time on another chip: time x ref / the chip's own figure (bandwidth or matrix peak), and
+   unchanged without scale= or where the chip's figure is 0. */
+static void test_delay_scale(void)
+{
+	struct trace *t = parse("simtrace 1\nranks 1\ndelay time=10us scale=dram ref=2TB/s\n"
+	                        "delay time=6us scale=matrix ref=300TFLOPS\ndelay time=4us\n");
+	if (!t)
+		return;
+	static struct tr_event ev[4];
+	char why[TR_MSG_MAX] = "";
+	int n = expand(t, 0, ev, 4, why, sizeof why);
+	CHECK(n == 3, "%d events (%s)", n, why);
+	if (n == 3) {
+		CHECK(ev[0].scale == TR_SCALE_DRAM && ev[0].scale_ref == 2e12, "scale=dram ref=2TB/s read as %d %g",
+		      ev[0].scale, ev[0].scale_ref);
+		CHECK(ev[1].scale == TR_SCALE_MATRIX && ev[1].scale_ref == 300e12, "scale=matrix read as %d %g",
+		      ev[1].scale, ev[1].scale_ref);
+		CHECK(fabs(tr_delay_seconds(&ev[0], 4e12, 1e15) - 5e-6) < 1e-18, "10 us at twice the bandwidth");
+		CHECK(fabs(tr_delay_seconds(&ev[1], 4e12, 1e15) - 1.8e-6) < 1e-18, "6 us at 1000/300 the peak");
+		CHECK(tr_delay_seconds(&ev[0], 0, 1e15) == 10e-6, "no figure: kept");
+		CHECK(tr_delay_seconds(&ev[2], 4e12, 1e15) == 4e-6, "no scale=: kept");
+	}
+	tr_free(t);
 }
 
 static void test_format(void)
@@ -775,6 +807,7 @@ static void test_format(void)
 	    "send peer=rank-1 bytes=9 stream=p2p\n"
 	    "delay time=5us\ndelay time=1.5ms\ndelay time=3s\ndelay time=0.1ns\ndelay time=123.456789us\n"
 	    "delay time=0s\ndelay time=0.333333333333333314829616256247390992939472198486328125s after=ar\n"
+	    "delay time=10us scale=dram ref=2TB/s\ndelay time=7us scale=matrix ref=312.5TFLOPS stream=s3\n"
 	    "mark name=step.1\n";
 	static const int ranks[] = {1, 5, 9, 15};
 	for (size_t k = 0; k < sizeof ranks / sizeof ranks[0]; k++) {
@@ -786,7 +819,7 @@ static void test_format(void)
 		char why[TR_MSG_MAX] = "";
 		int n = expand(t, rank, ev, 64, why, sizeof why);
 		int pp = rank / 4; /* rank = tp + 2 * (dp + 2 * pp) */
-		CHECK(n == 26 + (pp != 3) + (pp != 0), "rank %d: %d events (%s)", rank, n, why);
+		CHECK(n == 28 + (pp != 3) + (pp != 0), "rank %d: %d events (%s)", rank, n, why);
 		static char text[65536];
 		size_t len = (size_t)snprintf(text, sizeof text, "%son rank=%d {\n", base, rank);
 		for (int i = 0; i < n && i < 64; i++) {
@@ -860,10 +893,12 @@ static void test_format(void)
 	    "delay time=123.456789us",
 	    "delay time=0s",
 	    "delay time=333.3333333333333ms after=ar",
+	    "delay time=10us scale=dram ref=2000000000000B/s",
+	    "delay time=7us scale=matrix ref=312500000000000FLOPS stream=s3",
 	    "mark name=step.1",
 	};
-	CHECK(n == 27, "rank 1 (pp 0): %d events", n);
-	for (size_t i = 0; i < sizeof want1 / sizeof want1[0] && n == 27; i++) {
+	CHECK(n == 29, "rank 1 (pp 0): %d events", n);
+	for (size_t i = 0; i < sizeof want1 / sizeof want1[0] && n == 29; i++) {
 		char line[1024];
 		tr_event_format(t, &ev[13 + i], line, sizeof line);
 		CHECK(!strcmp(line, want1[i]), "\n  format '%s'\n  want   '%s'", line, want1[i]);
@@ -993,6 +1028,7 @@ int main(int argc, char **argv)
 	test_bad_files(dir);
 	test_expansion_errors();
 	test_format();
+	test_delay_scale();
 	test_doc(dir);
 	printf("%d checks: %d passed, %d failed\n", checks, checks - fails, fails);
 	return fails != 0;

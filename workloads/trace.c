@@ -1397,9 +1397,9 @@ static int st_p2p(struct parser *P, enum tr_kind kind)
 
 static int st_delay(struct parser *P)
 {
-	static const char *const keys[] = {"time", "stream", "id", "after", NULL};
+	static const char *const keys[] = {"time", "stream", "id", "after", "scale", "ref", NULL};
 	char s[SHOW_MAX + 4], buf[128], uwhy[256];
-	struct span v[4];
+	struct span v[6];
 	struct evnode en;
 	init_event(&en, TK_DELAY);
 	if (parse_keys(P, "delay", 1, P->ntok, keys, v))
@@ -1415,6 +1415,23 @@ static int st_delay(struct parser *P)
 		return perr(P, "delay: time=%s: %s", s, uwhy);
 	if (!isfinite(en.ev.seconds) || en.ev.seconds < 0)
 		return perr(P, "delay: time=%s must not be negative", s);
+	if (!v[4].p != !v[5].p)
+		return perr(P, "delay: scale= and ref= go together (scale=dram ref=2TB/s, scale=matrix ref=312TFLOPS)");
+	if (v[4].p) {
+		int dram = is(v[4], "dram");
+		if (!dram && !is(v[4], "matrix"))
+			return perr(P, "delay: scale=%s: expected dram or matrix", show(s, v[4]));
+		en.ev.scale = dram ? TR_SCALE_DRAM : TR_SCALE_MATRIX;
+		show(s, v[5]);
+		if (v[5].n >= sizeof buf)
+			return perr(P, "delay: ref=%s is too long for a quantity", s);
+		memcpy(buf, v[5].p, v[5].n);
+		buf[v[5].n] = '\0';
+		if (units_parse(buf, dram ? UNIT_BANDWIDTH : UNIT_FLOPS, &en.ev.scale_ref, uwhy, sizeof uwhy))
+			return perr(P, "delay: ref=%s: %s", s, uwhy);
+		if (!isfinite(en.ev.scale_ref) || !(en.ev.scale_ref > 0))
+			return perr(P, "delay: ref=%s must be above 0", s);
+	}
 	if (sched(P, "delay", v[1], v[2], v[3], &en.ev))
 		return -1;
 	return add_event(P, &en);
@@ -2116,6 +2133,8 @@ static void format_time(double sec, char *buf, size_t len)
 		double back;
 		char why[128];
 		snprintf(buf, len, "%.*g%s", prec, sec / u[k].scale, u[k].sym);
+		if (strchr(buf, 'e') && sec / u[k].scale < 1e15)
+			continue; /* 10us, not 1e+01us */
 		if (!units_parse(buf, UNIT_TIME, &back, why, sizeof why) && back == sec)
 			return;
 	}
@@ -2150,6 +2169,10 @@ size_t tr_event_format(const struct trace *t, const struct tr_event *ev, char *b
 	case TK_DELAY:
 		format_time(ev->seconds, tmp, sizeof tmp);
 		out(&o, "delay time=%s", tmp);
+		if (ev->scale == TR_SCALE_DRAM)
+			out(&o, " scale=dram ref=%.17gB/s", ev->scale_ref);
+		else if (ev->scale == TR_SCALE_MATRIX)
+			out(&o, " scale=matrix ref=%.17gFLOPS", ev->scale_ref);
 		break;
 	case TK_MARK: out(&o, "mark name=%s", tr_mark_name(t, ev->mark)); return o.n;
 	case TK_MEM:
@@ -2167,4 +2190,10 @@ size_t tr_event_format(const struct trace *t, const struct tr_event *ev, char *b
 	for (int i = 0; i < ev->nafter && i < TR_MAX_AFTER; i++)
 		out(&o, "%s%s", i ? "," : " after=", tr_label_name(t, ev->after[i]));
 	return o.n;
+}
+
+double tr_delay_seconds(const struct tr_event *ev, double dram_Bps, double matrix_flops)
+{
+	double own = ev->scale == TR_SCALE_DRAM ? dram_Bps : ev->scale == TR_SCALE_MATRIX ? matrix_flops : 0;
+	return own > 0 ? ev->seconds * ev->scale_ref / own : ev->seconds;
 }

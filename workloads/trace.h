@@ -24,7 +24,14 @@
  *        comm=NAME bytes=Q [algo=auto|NAME] [root=I]
  *   send peer=P bytes=Q [tag=T]        point-to-point; P is a rank number or
  *   recv peer=P bytes=Q [tag=T]        DIM+K / DIM-K (DIM: rank tp cp ep dp pp)
- *   delay time=Q                       host-side gap (dataloader, launch)
+ *   delay time=Q [scale=dram|matrix ref=Q]
+ *                                      host-side gap (dataloader, launch), or a
+ *                                      kernel's measured time; with scale=, the
+ *                                      time on a chip whose device-memory
+ *                                      bandwidth (dram, ref= in B/s units) or
+ *                                      fp16 matrix peak (matrix, ref= in
+ *                                      FLOP/s units) is ref: another chip takes
+ *                                      time x ref / its own (tr_delay_seconds)
  *   mark name=NAME                     starts a region of the report
  *   memory params=Q grads=Q optimizer=Q activations=Q kv=Q workspace=Q
  *                                      a rank's device memory by category (each
@@ -97,10 +104,21 @@ struct tr_event {
 	int peer;                /* TK_SEND, TK_RECV: absolute rank, resolved for this rank */
 	long tag;                /* TK_SEND, TK_RECV: default 0 */
 	double seconds;          /* TK_DELAY */
+	int scale;               /* TK_DELAY: TR_SCALE_NONE, or what its time scales with on another chip */
+	double scale_ref;        /* TK_DELAY with scale: the recording chip's figure (B/s or FLOP/s) */
 	int mark;                /* TK_MARK: mark name index (tr_mark_name) */
 	unsigned mem_set;        /* TK_MEM: bit c set when the statement names category c */
 	double mem[MEM_COUNT];   /* TK_MEM: bytes per category (enum tr_mem) */
 };
+
+/* What a delay's time scales with on a chip other than the one it was
+   measured on (delay scale=): nothing, device-memory bandwidth, or the
+   fp16 dense matrix peak. */
+enum { TR_SCALE_NONE, TR_SCALE_DRAM, TR_SCALE_MATRIX };
+/* A delay's time on a chip of dram_Bps device-memory bandwidth and
+   matrix_flops fp16 dense matrix peak: seconds x ref / the chip's figure
+   for a scaled delay (the figure 0: unscaled), seconds otherwise. */
+double tr_delay_seconds(const struct tr_event *ev, double dram_Bps, double matrix_flops);
 
 /* The `workload` statement: what the step is, for throughput and MFU. */
 enum tr_wkind { WK_TRAIN, WK_INFER };

@@ -16,11 +16,11 @@
 
 const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_RANKS.json[.gz]...] -o JOB.trace\n"
                                "                  [--ranks N] [--report] [--carry NAME]... [--all-measured]\n"
-                               "                  [--max-bytes N] [--max-events N]\n"
+                               "                  [--recorded-on CONFIG] [--max-bytes N] [--max-events N]\n"
                                "       sim import chakra ET[.gz] [MORE_RANKS.et[.gz]...] -o JOB.trace\n"
                                "                  [--ranks N] [--comm-groups FILE.json] [--report]\n"
-                               "                  [--carry NAME]... [--all-measured] [--max-bytes N]\n"
-                               "                  [--max-events N]\n"
+                               "                  [--carry NAME]... [--all-measured] [--recorded-on CONFIG]\n"
+                               "                  [--max-bytes N] [--max-events N]\n"
                                "\n"
                                "Turns measured traces, one file per rank, into a simtrace 1 job\n"
                                "(docs/trace-format.md) that `sim run CONFIG JOB.trace` replays on any chip\n"
@@ -59,6 +59,12 @@ const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_R
                                "                   with the rest of their CPU op's kernels (repeatable, 16)\n"
                                "  --all-measured   every kernel keeps its measured time: a replay of the\n"
                                "                   recording itself, which checks the import's scheduling\n"
+                               "  --recorded-on CONFIG\n"
+                               "                   the chip the trace was recorded on: a carried kernel\n"
+                               "                   then scales on another chip, elementwise and memcpy\n"
+                               "                   with device-memory bandwidth, gemm and attention with\n"
+                               "                   the fp16 matrix peak (delay scale=); without it every\n"
+                               "                   carried kernel keeps its measured time\n"
                                "  --max-bytes N    largest file, uncompressed (default 536870912; exit 65)\n"
                                "  --max-events N   most traceEvents (kineto) or nodes (chakra) in a file\n"
                                "                   (default 20000000; exit 65)\n"
@@ -66,8 +72,9 @@ const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_R
                                "exit codes: 0 ok, 2 usage, 65 bad input (not JSON, not gzip, not a Kineto\n"
                                "trace, a kernel without a correlation id, a rank twice, a protobuf that does\n"
                                "not decode, an unknown Chakra schema version, a cycle of dependencies, a bad\n"
-                               "communicator group file), 66 a file cannot be read, 73 cannot write the\n"
-                               "output (nothing is written on any error).\n"
+                               "communicator group file), 66 a file or the --recorded-on config cannot be\n"
+                               "read, 73 cannot write the output, 78 a bad --recorded-on config (nothing is\n"
+                               "written on any error).\n"
                                "\n"
                                "examples:\n"
                                "  sim import kineto traces/kineto/kineto_small_mb8.json.gz -o small.trace --report\n"
@@ -95,6 +102,7 @@ int cmd_import(int argc, char **argv)
 	struct imp_options o = {0};
 	const char *outpath = NULL;
 	int report = 0, n = 0;
+	const char *recorded_on = NULL;
 	const char **paths = calloc((size_t)argc, sizeof *paths);
 	if (!paths) {
 		fprintf(stderr, "sim import: out of memory\n");
@@ -104,7 +112,8 @@ int cmd_import(int argc, char **argv)
 	for (int i = 2; i < argc && !rc; i++) {
 		const char *a = argv[i];
 		int takes = !strcmp(a, "-o") || !strcmp(a, "--carry") || !strcmp(a, "--max-bytes") ||
-		            !strcmp(a, "--max-events") || !strcmp(a, "--ranks") || !strcmp(a, "--comm-groups");
+		            !strcmp(a, "--max-events") || !strcmp(a, "--ranks") || !strcmp(a, "--comm-groups") ||
+		            !strcmp(a, "--recorded-on");
 		if (takes && i + 1 >= argc) {
 			rc = cli_usage_error("import", "%s needs a value", a);
 			break;
@@ -126,7 +135,9 @@ int cmd_import(int argc, char **argv)
 			if (parse_count(argv[++i], &o.max_bytes) || o.max_bytes > (1LL << 40))
 				rc = cli_usage_error(
 				    "import", "--max-bytes %s: expected a number of bytes from 1 to 2^40", argv[i]);
-		} else if (!strcmp(a, "--comm-groups")) {
+		} else if (!strcmp(a, "--recorded-on"))
+			recorded_on = argv[++i];
+		else if (!strcmp(a, "--comm-groups")) {
 			if (!chakra)
 				rc = cli_usage_error("import", "--comm-groups: only for chakra");
 			else
@@ -160,6 +171,23 @@ int cmd_import(int argc, char **argv)
 		rc = out_check_inputs("import", &outpath, 1, paths, n);
 	if (!rc && o.comm_groups)
 		rc = out_check_inputs("import", &outpath, 1, &o.comm_groups, 1);
+	char chip_name[80] = "";
+	if (!rc && recorded_on) { /* the recording chip's figures, derived from its config as for any chip */
+		struct cli_common none = {0};
+		struct arch_chip *c = cli_load(recorded_on, &none, &rc);
+		if (c) {
+			o.ref_dram_Bps = c->dram.bw_Bps;
+			o.ref_matrix_flops = arch_peak_matrix(c, DT_FP16, 0);
+			snprintf(chip_name, sizeof chip_name, "%s", c->name);
+			o.ref_name = chip_name;
+			if (!(o.ref_dram_Bps > 0) || !(o.ref_matrix_flops > 0)) {
+				fprintf(stderr, "sim import: --recorded-on %s: %s has no %s\n", recorded_on, c->path,
+				        o.ref_dram_Bps > 0 ? "fp16 matrix units" : "device-memory bandwidth");
+				rc = SIM_EXIT_CONFIG;
+			}
+			arch_free(c);
+		}
+	}
 	if (rc) {
 		free(paths);
 		return rc;

@@ -472,8 +472,9 @@ static void exec_delay(struct run *R, struct stream_st *s, struct qev *q, long p
 	struct rp_span sp;
 	base_span(R, &sp, s, q);
 	sp.t0 = sp.arrive = simgrid_get_clock();
-	if (q->ev.seconds > 0) {
-		sg_actor_sleep_for(q->ev.seconds);
+	double t = tr_delay_seconds(&q->ev, R->chip->dram.bw_Bps, arch_peak_matrix(R->chip, DT_FP16, 0));
+	if (t > 0) {
+		sg_actor_sleep_for(t);
 		R->r->sg_activities++;
 	}
 	sp.t1 = simgrid_get_clock();

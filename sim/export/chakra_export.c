@@ -267,7 +267,8 @@ int exp_chakra_rank(const struct trace *t, const struct arch_chip *c, struct dm 
 			break;
 		default: /* TK_DELAY: the host's time */
 			n.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
-			n.duration_micros = micros(ev.seconds);
+			n.duration_micros =
+			    micros(tr_delay_seconds(&ev, c->dram.bw_Bps, arch_peak_matrix(c, DT_FP16, 0)));
 			attr_bool(&A, "is_cpu_op", 1);
 			st->delays++;
 			break;

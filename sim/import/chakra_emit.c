@@ -378,7 +378,7 @@ static void write_after(FILE *f, const struct chk_rank *r, const long *from, int
 		fprintf(f, "%sn%llu", k ? "," : " after=", (unsigned long long)r->nd[from[k]].id);
 }
 
-static int emit_rank(FILE *f, struct chk_rank *r, int in_block)
+static int emit_rank(FILE *f, struct chk_rank *r, int in_block, const struct imp_options *o)
 {
 	long n = r->n;
 	struct streams S = {0};
@@ -414,9 +414,11 @@ static int emit_rank(FILE *f, struct chk_rank *r, int in_block)
 			write_after(f, r, E.from + e, 8);
 			fputc('\n', f);
 		}
-		if (nd->how == CH_CARRIED)
+		if (nd->how == CH_CARRIED) {
 			fprintf(f, "delay time=%lldus", nd->dur_us);
-		else
+			if (is_gpu(nd))
+				imp_write_scale(f, o, nd->fam);
+		} else
 			fputs(nd->text, f);
 		fprintf(f, " stream=%s", sname);
 		if (label[i])
@@ -506,6 +508,8 @@ int chk_emit(FILE *out, struct chk_rank *ranks, int n, const struct imp_options 
 	}
 	memset(st, 0, sizeof *st);
 	st->chakra = 1;
+	if (o && o->ref_name)
+		snprintf(st->ref, sizeof st->ref, "%s", o->ref_name);
 	st->ranks = nranks;
 	for (int r = 0; r < n; r++) {
 		if (decide(&ranks[r], o, nranks, symmetric, G, used)) {
@@ -552,7 +556,7 @@ int chk_emit(FILE *out, struct chk_rank *ranks, int n, const struct imp_options 
 		}
 	free(used);
 	for (int r = 0; r < n; r++)
-		if (emit_rank(out, &ranks[r], n > 1)) {
+		if (emit_rank(out, &ranks[r], n > 1, o)) {
 			snprintf(why, whylen, "%s: out of memory", ranks[r].path);
 			return SIM_EXIT_INTERNAL;
 		}

@@ -133,7 +133,7 @@ int imp_kineto(const char *const *paths, int n, const struct imp_options *o, FIL
 		free(data);
 	}
 	if (!rc)
-		rc = kin_emit(out, ranks, n, o && n == 1 ? o->ranks : 0, st, why, whylen);
+		rc = kin_emit(out, ranks, n, o && n == 1 ? o->ranks : 0, o, st, why, whylen);
 	for (int i = 0; i < n; i++)
 		kin_rank_free(&ranks[i]);
 	free(ranks);
@@ -146,7 +146,7 @@ int imp_kineto_buf(const char *data, size_t len, const char *name, const struct 
 	struct kin_rank r;
 	int rc = kin_read(data, len, name, o, 0, &r, why, whylen);
 	if (!rc)
-		rc = kin_emit(out, &r, 1, o ? o->ranks : 0, st, why, whylen);
+		rc = kin_emit(out, &r, 1, o ? o->ranks : 0, o, st, why, whylen);
 	kin_rank_free(&r);
 	return rc;
 }

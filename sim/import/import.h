@@ -38,6 +38,10 @@ struct imp_options {
 	int all_measured;        /* every kernel keeps its measured time (a replay of the recording, to check it) */
 	int ranks;               /* one file given: the job's ranks, each running its graph (symmetry); 0: the files */
 	const char *comm_groups; /* Chakra: ASTRA-sim's communicator group file (JSON: pg_name -> ranks), or NULL */
+	/* --recorded-on: the recording chip's device-memory bandwidth (B/s) and fp16 dense matrix peak (FLOP/s);
+	   carried kernels are written to scale with them on another chip (imp_write_scale); 0: kept as is */
+	double ref_dram_Bps, ref_matrix_flops;
+	const char *ref_name; /* the recording chip's name, for the report */
 };
 
 /* Measured GPU time of the imported items, and of it what the model now
@@ -54,6 +58,7 @@ struct imp_stats {
 	int chakra;              /* the report of a Chakra import (no launch window; dependencies instead) */
 	long missing_deps;       /* Chakra: dependencies on nodes the file does not hold, left out */
 	long self_deps;          /* Chakra: dependencies of a node on itself, left out */
+	char ref[80];            /* --recorded-on: the recording chip whose figures carried kernels scale from */
 };
 
 /*

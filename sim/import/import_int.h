@@ -65,6 +65,13 @@ struct kin_rank {
 /* import_util.c: 1 when a kernel of this name keeps its measured time by
    --carry. */
 int imp_carry_named(const struct imp_options *o, const char *kernel);
+/* The rule a carried kernel of family fam scales by on another chip, as a
+   delay's keys (" scale=dram ref=2.039e+12B/s"), when --recorded-on gave
+   the recording chip: elementwise kernels and copies with device-memory
+   bandwidth, GEMMs and attention (carried for want of a shape) with the
+   matrix peak; collectives and other kernels keep their time. Nothing when
+   it did not. */
+void imp_write_scale(FILE *f, const struct imp_options *o, enum imp_family fam);
 /* Increasing ranks as a trace's rank list: "0-7,16,18". */
 void imp_write_ranks(FILE *f, const int *r, int n);
 /* 0 when communicator g's line, "comm pgG ranks=LIST" and extra more
@@ -94,6 +101,7 @@ int kin_coll(json_t *kargs, json_t *cargs, struct kin_item *it);
 /* kineto_emit.c */
 /* kineto_emit.c: the job of n ranks read; with sym > 1 (n is 1), a job of
    sym ranks that each run the one file's items. */
-int kin_emit(FILE *out, struct kin_rank *ranks, int n, int sym, struct imp_stats *st, char *why, size_t whylen);
+int kin_emit(FILE *out, struct kin_rank *ranks, int n, int sym, const struct imp_options *o, struct imp_stats *st,
+             char *why, size_t whylen);
 
 #endif

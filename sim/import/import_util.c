@@ -19,6 +19,16 @@ int imp_carry_named(const struct imp_options *o, const char *kernel)
 	return 0;
 }
 
+void imp_write_scale(FILE *f, const struct imp_options *o, enum imp_family fam)
+{
+	if (!o)
+		return;
+	if ((fam == IF_ELEM || fam == IF_MEMCPY) && o->ref_dram_Bps > 0)
+		fprintf(f, " scale=dram ref=%.6gB/s", o->ref_dram_Bps);
+	else if ((fam == IF_GEMM || fam == IF_ATTN) && o->ref_matrix_flops > 0)
+		fprintf(f, " scale=matrix ref=%.6gFLOPS", o->ref_matrix_flops);
+}
+
 int imp_check_group(int g, const int *r, int n, int extra, char *why, size_t whylen)
 {
 	long chars = snprintf(NULL, 0, "comm pg%d ranks=", g) + (long)extra;

@@ -26,8 +26,9 @@ struct emit {
 	FILE *f;
 	int streams[MAX_STREAMS]; /* Kineto stream ids used so far by this rank */
 	int nstreams;
-	long long host_ns; /* the host's time the delays have reached */
-	int have_h;        /* a delay with id=h was issued */
+	long long host_ns;           /* the host's time the delays have reached */
+	int have_h;                  /* a delay with id=h was issued */
+	const struct imp_options *o; /* --recorded-on: carried kernels scale (imp_write_scale); may be NULL */
 };
 
 static void use_stream(struct emit *E, int s)
@@ -198,6 +199,15 @@ void imp_report(FILE *f, const struct imp_stats *st, const char *p)
 	    f,
 	    "%swritten: %ld device ops, %ld collectives, %ld kernels as delays of their measured time, on %d rank%s\n",
 	    p, st->ops, st->colls, st->delays, st->ranks, st->ranks == 1 ? "" : "s");
+	if (st->ref[0])
+		fprintf(f,
+		        "%scarried kernels scale from %s on another chip: elementwise and memcpy with device-memory "
+		        "bandwidth, gemm and attention with the fp16 matrix peak, the rest kept\n",
+		        p, st->ref);
+	else
+		fprintf(f,
+		        "%scarried kernels keep their measured time on any chip (--recorded-on CONFIG scales them)\n",
+		        p);
 }
 
 /* ---- the trace ---- */
@@ -211,7 +221,11 @@ static void emit_item(struct emit *E, const struct kin_item *it, const char *com
 	switch (it->how) {
 	case KH_MODELLED: fputs(it->text, f); break;
 	case KH_COLL: fprintf(f, "coll op=%s comm=%s bytes=%.0f", it->coll, comm_name, it->bytes); break;
-	default: fprintf(f, "delay time=%lldns", it->dur_ns > 0 ? it->dur_ns : 0); break;
+	default:
+		fprintf(f, "delay time=%lldns", it->dur_ns > 0 ? it->dur_ns : 0);
+		if (it->how == KH_CARRIED)
+			imp_write_scale(f, E->o, it->fam);
+		break;
 	}
 	fprintf(f, " stream=s%d id=k%d", it->stream, it->stream);
 	for (int i = 0; i < no + E->have_h; i++) {
@@ -244,7 +258,8 @@ static int whole_job(const struct kin_item *it, int sym)
 	return 1;
 }
 
-int kin_emit(FILE *out, struct kin_rank *ranks, int n, int sym, struct imp_stats *st, char *why, size_t whylen)
+int kin_emit(FILE *out, struct kin_rank *ranks, int n, int sym, const struct imp_options *o, struct imp_stats *st,
+             char *why, size_t whylen)
 {
 	qsort(ranks, (size_t)n, sizeof *ranks, job_cmp);
 	for (int i = 1; i < n; i++)
@@ -294,6 +309,8 @@ int kin_emit(FILE *out, struct kin_rank *ranks, int n, int sym, struct imp_stats
 	}
 	memset(st, 0, sizeof *st);
 	st->ranks = sym > 1 ? sym : n;
+	if (o && o->ref_name)
+		snprintf(st->ref, sizeof st->ref, "%s", o->ref_name);
 	for (int r = 0; r < n; r++) {
 		count(&ranks[r]);
 		add_stats(st, &ranks[r].st);
@@ -335,7 +352,7 @@ int kin_emit(FILE *out, struct kin_rank *ranks, int n, int sym, struct imp_stats
 		fputc('\n', out);
 	}
 	for (int r = 0; r < n; r++) {
-		struct emit E = {.f = out};
+		struct emit E = {.f = out, .o = o};
 		int pending_wait = 0;
 		if (n > 1)
 			fprintf(out, "on rank=%d {\n", r);
