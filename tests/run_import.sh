@@ -126,5 +126,7 @@ grep -q '^# carried kernels scale from H100 SXM5 80GB' "$tmp/ref.trace" || fail 
 "$sim" run configs/h200.cfg "$tmp/small.c.trace" >"$tmp/small200.run" || fail "sim run (h200)"
 awk -v a="$(step_ms "$tmp/ref200.run")" -v b="$(step_ms "$tmp/small200.run")" 'BEGIN { exit !(a < b) }' ||
 	fail "--recorded-on h100 replayed on h200 (4.8 TB/s): $(step_ms "$tmp/ref200.run") ms, not below the unscaled $(step_ms "$tmp/small200.run") ms"
+grep -q '^# recorded on NVIDIA H100 80GB HBM3 (132 SMs or CUs, 79.2 GiB)' "$tmp/ref.trace" ||
+	fail "the report does not name the recording GPU of the trace's deviceProperties"
 [ "$fails" = 0 ] && echo "ok import_kineto"
 [ "$fails" = 0 ]

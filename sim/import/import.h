@@ -59,6 +59,9 @@ struct imp_stats {
 	long missing_deps;       /* Chakra: dependencies on nodes the file does not hold, left out */
 	long self_deps;          /* Chakra: dependencies of a node on itself, left out */
 	char ref[80];            /* --recorded-on: the recording chip whose figures carried kernels scale from */
+	char device[64];         /* Kineto: the recording GPU as the trace's deviceProperties names it, or "" */
+	int device_units;        /* its SMs (CUs) */
+	double device_mem_B;     /* its memory */
 };
 
 /*

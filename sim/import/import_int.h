@@ -57,6 +57,9 @@ struct kin_rank {
 	const char *path;
 	int job_rank; /* distributedInfo.rank, or the file's index */
 	int has_rank;
+	char device[64];     /* deviceProperties[0].name, "" when the trace has none */
+	int device_units;    /* its numSms (SMs, or CUs on ROCm) */
+	double device_mem_B; /* its totalGlobalMem */
 	struct kin_item *it;
 	long n, cap;
 	struct imp_stats st; /* this rank's share */

@@ -534,6 +534,16 @@ int kin_read(const char *data, size_t len, const char *name, const struct imp_op
 		r->job_rank = (int)json_integer_value(rk);
 		r->has_rank = 1;
 	}
+	/* the recording GPU, for the report (it does not change what is imported) */
+	json_t *dev = json_array_get(json_object_get(root, "deviceProperties"), 0);
+	if (json_is_string(json_object_get(dev, "name"))) {
+		snprintf(r->device, sizeof r->device, "%s", json_string_value(json_object_get(dev, "name")));
+		json_t *u = json_object_get(dev, "numSms"), *m = json_object_get(dev, "totalGlobalMem");
+		r->device_units = json_is_integer(u) && json_integer_value(u) > 0 && json_integer_value(u) < (1 << 20)
+		                      ? (int)json_integer_value(u)
+		                      : 0;
+		r->device_mem_B = json_is_number(m) && json_number_value(m) > 0 ? json_number_value(m) : 0;
+	}
 	rc = collect(&R, evs);
 	if (!rc)
 		rc = build(&R, o, r);

@@ -208,6 +208,9 @@ void imp_report(FILE *f, const struct imp_stats *st, const char *p)
 		fprintf(f,
 		        "%scarried kernels keep their measured time on any chip (--recorded-on CONFIG scales them)\n",
 		        p);
+	if (st->device[0])
+		fprintf(f, "%srecorded on %s (%d SMs or CUs, %.1f GiB), as the trace's deviceProperties name it\n", p,
+		        st->device, st->device_units, st->device_mem_B / 1073741824.0);
 }
 
 /* ---- the trace ---- */
@@ -311,6 +314,9 @@ int kin_emit(FILE *out, struct kin_rank *ranks, int n, int sym, const struct imp
 	st->ranks = sym > 1 ? sym : n;
 	if (o && o->ref_name)
 		snprintf(st->ref, sizeof st->ref, "%s", o->ref_name);
+	snprintf(st->device, sizeof st->device, "%s", ranks[0].device);
+	st->device_units = ranks[0].device_units;
+	st->device_mem_B = ranks[0].device_mem_B;
 	for (int r = 0; r < n; r++) {
 		count(&ranks[r]);
 		add_stats(st, &ranks[r].st);
