@@ -50,6 +50,10 @@ struct arch_chip *cli_load(const char *path, const struct cli_common *o, int *ex
    the progress. */
 void cli_progress_jobs(struct progress *p, const char *what, long done, long n);
 
+/* The first line of a `sim sweep --shard` CSV, before "I/N of P points" (cmd_merge.c reads it). */
+#define SWEEP_SHARD_LINE "# sim sweep shard "
+int cmd_merge(int argc, char **argv);
+extern const char cmd_merge_help[];
 int cmd_info(int argc, char **argv);
 extern const char cmd_info_help[];
 int cmd_op(int argc, char **argv);

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ const char cmd_sweep_help[] =
     "usage: sim sweep CONFIG (TRACE | --op 'OP' | --model 'MODEL [OPTIONS]')\n"
     "                 [--set key=v1,v2,...]... [--gen opt=v1,v2,...]...\n"
     "                 [-o FILE.csv] [--plot FILE.svg [--metric M] [--x key]] [--jobs N]\n"
+    "                 [--shard I/N]\n"
     "\n"
     "Runs the cartesian grid of the listed config values: each point is CONFIG\n"
     "with one value of every --set key applied as an override (values as the\n"
@@ -84,6 +86,11 @@ const char cmd_sweep_help[] =
     "  --metric M          time (default), tflops, mfu or tokens_per_s\n"
     "  --x key             the swept key on the x axis (default: the first)\n"
     "  --jobs N            points run at once (default: the CPUs)\n"
+    "  --shard I/N         run only shard I of N (0 <= I < N): the points whose\n"
+    "                      grid index is I modulo N, each row led by its index\n"
+    "                      (column point) under a line naming the shard; `sim\n"
+    "                      merge` joins the N shards' files into the CSV one\n"
+    "                      process writes, byte for byte (not with --plot)\n"
     "\n"
     "Progress (\"12/100 points\") goes to stderr: on a terminal after 1 s, in a\n"
     "log every 10 s (SIM_PROGRESS: see sim --help).\n"
@@ -136,6 +143,7 @@ struct sw_args {
 	const char *xname;
 	enum sw_metric metric;
 	int jobs;
+	long shard_i, shard_n; /* --shard I/N; shard_n 0: every point */
 };
 
 /* What every point shares, read-only in the children. */
@@ -144,6 +152,36 @@ struct sw_job {
 	struct op op;
 	const struct trace *t;
 };
+
+/* FNV-1a of the sweep's definition (config, workload, every key and value, in order): the shards of one sweep
+   share it, so `sim merge` refuses shards of another that happens to have the same keys and number of points. */
+static void fnv(uint64_t *h, const char *s)
+{
+	for (; s && *s; s++)
+		*h = (*h ^ (unsigned char)*s) * 0x100000001b3ull;
+	*h = (*h ^ 0xff) * 0x100000001b3ull; /* a separator: ("ab","c") is not ("a","bc") */
+}
+
+static uint64_t sweep_id(const struct sw_args *a)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	fnv(&h, a->config);
+	fnv(&h, a->trace);
+	fnv(&h, a->op);
+	fnv(&h, a->model);
+	for (int k = 0; k < a->nkeys; k++) {
+		fnv(&h, a->keys[k].key);
+		for (int v = 0; v < a->keys[k].nvals; v++)
+			fnv(&h, a->keys[k].vals[v]);
+	}
+	return h;
+}
+
+/* The grid index of this run's k-th point (every point, or shard I of N's). */
+static long grid_index(const struct sw_args *a, long k)
+{
+	return a->shard_n ? a->shard_i + k * a->shard_n : k;
+}
 
 /* "key=v1,v2" -> a key (a --gen option's key gets "gen." before it); returns 0 or a usage error. */
 static int parse_set(const char *text, struct sw_key *k, int gen)
@@ -194,7 +232,7 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 		const char *s = argv[i];
 		if (!strcmp(s, "--set") || !strcmp(s, "--op") || !strcmp(s, "-o") || !strcmp(s, "--plot") ||
 		    !strcmp(s, "--metric") || !strcmp(s, "--x") || !strcmp(s, "--jobs") || !strcmp(s, "--model") ||
-		    !strcmp(s, "--gen")) {
+		    !strcmp(s, "--gen") || !strcmp(s, "--shard")) {
 			if (i + 1 >= argc)
 				return cli_usage_error("sweep", "%s needs a value", s);
 			const char *v = argv[++i];
@@ -214,6 +252,15 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 				a->plot = v;
 			} else if (!strcmp(s, "--x")) {
 				a->xname = v;
+			} else if (!strcmp(s, "--shard")) {
+				char *end, *end2;
+				errno = 0;
+				long si = strtol(v, &end, 10), sn = *end == '/' ? strtol(end + 1, &end2, 10) : 0;
+				if (*end != '/' || *end2 || errno || sn < 1 || sn > SW_MAX_POINTS || si < 0 || si >= sn)
+					return cli_usage_error("sweep", "--shard %s: expected I/N, 0 <= I < N <= %d", v,
+					                       SW_MAX_POINTS);
+				a->shard_i = si;
+				a->shard_n = sn;
 			} else if (!strcmp(s, "--metric")) {
 				int m = 0;
 				while (m < 4 && strcmp(v, metric_names[m]))
@@ -279,6 +326,8 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 	}
 	if ((a->xname || a->metric) && !a->plot)
 		return cli_usage_error("sweep", "--x and --metric need --plot");
+	if (a->plot && a->shard_n)
+		return cli_usage_error("sweep", "--plot needs every point: not with --shard (plot the merged CSV)");
 	if (a->plot && a->metric == M_TOKENS && !a->trace && !a->model)
 		return cli_usage_error("sweep", "--metric tokens_per_s needs a TRACE or --model");
 	long points = 1;
@@ -487,10 +536,11 @@ struct sw_pool {
 };
 
 /* In point i's child: load the config with the point's values, run. */
-static void run_point(long i, void *ctx, void *out)
+static void run_point(long job, void *ctx, void *out)
 {
 	const struct sw_job *j = ((const struct sw_pool *)ctx)->j;
 	const struct sw_args *a = j->a;
+	long i = grid_index(a, job);
 	struct sw_row *row = out;
 	row->fits = -1;
 	row->time_s = row->tflops = row->mfu = row->hfu = row->tokens_per_s = row->peak_mem = NAN;
@@ -575,13 +625,19 @@ static void csv_num(FILE *f, double v)
 
 static void write_csv(FILE *f, const struct sw_args *a, const struct sw_row *rows, long n)
 {
+	if (a->shard_n) /* sim merge reads this line and the point column (cmd_merge.c) */
+		fprintf(f, "%s%ld/%ld of %ld points, sweep %016llx\npoint,", SWEEP_SHARD_LINE, a->shard_i, a->shard_n,
+		        npoints(a), (unsigned long long)sweep_id(a));
 	for (int k = 0; k < a->nkeys; k++) {
 		csv_field(f, a->keys[k].key);
 		fputc(',', f);
 	}
 	fputs("time_s,bound,tflops,mfu,hfu,tokens_per_s,peak_mem_bytes,fits,error\n", f);
-	for (long i = 0; i < n; i++) {
-		const struct sw_row *r = &rows[i];
+	for (long j = 0; j < n; j++) {
+		const struct sw_row *r = &rows[j];
+		long i = grid_index(a, j);
+		if (a->shard_n)
+			fprintf(f, "%ld,", i);
 		for (int k = 0; k < a->nkeys; k++) {
 			csv_field(f, a->keys[k].vals[val_index(a, i, k)]);
 			fputc(',', f);
@@ -784,7 +840,9 @@ static int sweep(struct sw_args *a, struct out_file *csv, struct out_file *svg)
 		return code;
 	}
 	long n = npoints(a);
-	struct sw_row *rows = calloc((size_t)n, sizeof *rows);
+	if (a->shard_n) /* the points I, I+N, ... below n */
+		n = n > a->shard_i ? (n - a->shard_i + a->shard_n - 1) / a->shard_n : 0;
+	struct sw_row *rows = calloc((size_t)(n ? n : 1), sizeof *rows);
 	if (!rows || run_all(&j, n, rows)) {
 		free(rows);
 		tr_free(t);

@@ -54,6 +54,7 @@ static const struct command commands[] = {
     {"step", cmd_step, "step the warps of one SM through a kernel's main loop, cycle by cycle", cmd_step_help},
     {"compare", cmd_compare, "compare chips side by side: time, energy, cost, perf/W and perf/$", cmd_compare_help},
     {"sweep", cmd_sweep, "predict an op or replay a trace over a grid of config values", cmd_sweep_help},
+    {"merge", cmd_merge, "join the CSVs of a sweep run in shards (sweep --shard I/N) into one", cmd_merge_help},
     {"roofline", cmd_roofline, "a chip's roofs, bandwidth slopes and ridge points, with ops placed", cmd_roofline_help},
     {"help", cmd_help, "help on a command, the config reference, or units", cmd_help_help},
 };
