@@ -238,7 +238,7 @@ int cmd_merge(int argc, char **argv)
 	char why[1024];
 	FILE *f = NULL;
 	if (!rc && !(f = out_open(out ? out : "-", &of, why, sizeof why))) {
-		fprintf(stderr, "sim merge: cannot write %s: %s\n", out, why);
+		fprintf(stderr, "sim merge: cannot write %s: %s\n", out ? out : "stdout", why);
 		rc = SIM_EXIT_CANTCREAT;
 	}
 	if (!rc) {
