@@ -684,6 +684,21 @@ static int parse_size(struct parser *P, const char *stmt, const char *key, struc
 	return 0;
 }
 
+/* A quantity of one kind of unit (delay time=, ref=), as units_parse reads it. */
+static int parse_quantity(struct parser *P, const char *stmt, const char *key, struct span v, enum unit_kind kind,
+                          double *out)
+{
+	char buf[128], s[SHOW_MAX + 4], uwhy[256];
+	show(s, v);
+	if (v.n >= sizeof buf)
+		return perr(P, "%s: %s=%s is too long for a quantity", stmt, key, s);
+	memcpy(buf, v.p, v.n);
+	buf[v.n] = '\0';
+	if (units_parse(buf, kind, out, uwhy, sizeof uwhy))
+		return perr(P, "%s: %s=%s: %s", stmt, key, s, uwhy);
+	return 0;
+}
+
 static int parse_bytes(struct parser *P, const char *stmt, struct span v, double *out)
 {
 	return parse_size(P, stmt, "bytes", v, out);
@@ -1398,7 +1413,7 @@ static int st_p2p(struct parser *P, enum tr_kind kind)
 static int st_delay(struct parser *P)
 {
 	static const char *const keys[] = {"time", "stream", "id", "after", "scale", "ref", NULL};
-	char s[SHOW_MAX + 4], buf[128], uwhy[256];
+	char s[SHOW_MAX + 4];
 	struct span v[6];
 	struct evnode en;
 	init_event(&en, TK_DELAY);
@@ -1406,15 +1421,10 @@ static int st_delay(struct parser *P)
 		return -1;
 	if (!v[0].p)
 		return perr(P, "delay: missing time= (a time such as 5us)");
-	show(s, v[0]);
-	if (v[0].n >= sizeof buf)
-		return perr(P, "delay: time=%s is too long for a quantity", s);
-	memcpy(buf, v[0].p, v[0].n);
-	buf[v[0].n] = '\0';
-	if (units_parse(buf, UNIT_TIME, &en.ev.seconds, uwhy, sizeof uwhy))
-		return perr(P, "delay: time=%s: %s", s, uwhy);
+	if (parse_quantity(P, "delay", "time", v[0], UNIT_TIME, &en.ev.seconds))
+		return -1;
 	if (!isfinite(en.ev.seconds) || en.ev.seconds < 0)
-		return perr(P, "delay: time=%s must not be negative", s);
+		return perr(P, "delay: time=%s must not be negative", show(s, v[0]));
 	if (!v[4].p != !v[5].p)
 		return perr(P, "delay: scale= and ref= go together (scale=dram ref=2TB/s, scale=matrix ref=312TFLOPS)");
 	if (v[4].p) {
@@ -1422,15 +1432,10 @@ static int st_delay(struct parser *P)
 		if (!dram && !is(v[4], "matrix"))
 			return perr(P, "delay: scale=%s: expected dram or matrix", show(s, v[4]));
 		en.ev.scale = dram ? TR_SCALE_DRAM : TR_SCALE_MATRIX;
-		show(s, v[5]);
-		if (v[5].n >= sizeof buf)
-			return perr(P, "delay: ref=%s is too long for a quantity", s);
-		memcpy(buf, v[5].p, v[5].n);
-		buf[v[5].n] = '\0';
-		if (units_parse(buf, dram ? UNIT_BANDWIDTH : UNIT_FLOPS, &en.ev.scale_ref, uwhy, sizeof uwhy))
-			return perr(P, "delay: ref=%s: %s", s, uwhy);
+		if (parse_quantity(P, "delay", "ref", v[5], dram ? UNIT_BANDWIDTH : UNIT_FLOPS, &en.ev.scale_ref))
+			return -1;
 		if (!isfinite(en.ev.scale_ref) || !(en.ev.scale_ref > 0))
-			return perr(P, "delay: ref=%s must be above 0", s);
+			return perr(P, "delay: ref=%s must be above 0", show(s, v[5]));
 	}
 	if (sched(P, "delay", v[1], v[2], v[3], &en.ev))
 		return -1;

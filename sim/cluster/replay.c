@@ -472,7 +472,7 @@ static void exec_delay(struct run *R, struct stream_st *s, struct qev *q, long p
 	struct rp_span sp;
 	base_span(R, &sp, s, q);
 	sp.t0 = sp.arrive = simgrid_get_clock();
-	double t = tr_delay_seconds(&q->ev, R->chip->dram.bw_Bps, arch_peak_matrix(R->chip, DT_FP16, 0));
+	double t = tr_delay_seconds(&q->ev, R->chip->dram.bw_Bps, R->matrix_fp16);
 	if (t > 0) {
 		sg_actor_sleep_for(t);
 		R->r->sg_activities++;
@@ -1333,6 +1333,7 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 		return SIM_EXIT_INTERNAL;
 	}
 	R->chip = c;
+	R->matrix_fp16 = arch_peak_matrix(c, DT_FP16, 0);
 	R->t = t;
 	R->o = o;
 	R->r = r;

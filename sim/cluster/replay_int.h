@@ -150,6 +150,7 @@ struct line_dm {
 
 struct run {
 	const struct arch_chip *chip;
+	double matrix_fp16; /* the chip's fp16 dense matrix peak, FLOP/s: what a delay scale=matrix scales by */
 	const struct trace *t;
 	const struct rp_options *o;
 	struct rp_result *r;

@@ -168,6 +168,7 @@ int exp_chakra_rank(const struct trace *t, const struct arch_chip *c, struct dm 
 		         rank, ops, max_nodes);
 		return SIM_EXIT_TRACE;
 	}
+	double matrix_fp16 = arch_peak_matrix(c, DT_FP16, 0); /* what a delay scale=matrix scales by */
 	int ns = tr_nstreams(t), nl = tr_nlabels(t);
 	long long *stream_last = malloc((size_t)(ns + 1) * sizeof *stream_last);
 	long long *label_last = malloc((size_t)(nl + 1) * sizeof *label_last);
@@ -267,8 +268,7 @@ int exp_chakra_rank(const struct trace *t, const struct arch_chip *c, struct dm 
 			break;
 		default: /* TK_DELAY: the host's time */
 			n.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
-			n.duration_micros =
-			    micros(tr_delay_seconds(&ev, c->dram.bw_Bps, arch_peak_matrix(c, DT_FP16, 0)));
+			n.duration_micros = micros(tr_delay_seconds(&ev, c->dram.bw_Bps, matrix_fp16));
 			attr_bool(&A, "is_cpu_op", 1);
 			st->delays++;
 			break;

@@ -1,8 +1,9 @@
 /*
  * import_util.c -- what the Kineto and the Chakra importers share below
  * their readers and writers: the --carry test and the rank lists of the
- * communicator lines they write, and whether such a line fits a trace line. (import.c, the entry points, calls both
- * importers; these sit under them.)
+ * communicator lines they write, and whether such a line fits a trace
+ * line. (import.c, the entry points, calls both importers; these sit under
+ * them.)
  */
 #include "arch.h"
 #include "import_int.h"
@@ -29,17 +30,21 @@ void imp_write_scale(FILE *f, const struct imp_options *o, enum imp_family fam)
 		fprintf(f, " scale=matrix ref=%.6gFLOPS", o->ref_matrix_flops);
 }
 
+/* The last index of the run of consecutive ranks that starts at i. */
+static int run_end(const int *r, int n, int i)
+{
+	while (i + 1 < n && r[i + 1] == r[i] + 1)
+		i++;
+	return i;
+}
+
 int imp_check_group(int g, const int *r, int n, int extra, char *why, size_t whylen)
 {
 	long chars = snprintf(NULL, 0, "comm pg%d ranks=", g) + (long)extra;
 	int ranges = 0;
-	for (int i = 0; i < n;) {
-		int j = i;
-		while (j + 1 < n && r[j + 1] == r[j] + 1)
-			j++;
+	for (int i = 0, j; i < n; i = j + 1, ranges++) {
+		j = run_end(r, n, i);
 		chars += snprintf(NULL, 0, "%s%d", i ? "," : "", r[i]) + (j > i ? snprintf(NULL, 0, "-%d", r[j]) : 0);
-		ranges++;
-		i = j + 1;
 	}
 	if (chars <= TR_LINE_MAX)
 		return 0;
@@ -52,13 +57,10 @@ int imp_check_group(int g, const int *r, int n, int extra, char *why, size_t why
 
 void imp_write_ranks(FILE *f, const int *r, int n)
 {
-	for (int i = 0; i < n;) {
-		int j = i;
-		while (j + 1 < n && r[j + 1] == r[j] + 1)
-			j++;
+	for (int i = 0, j; i < n; i = j + 1) {
+		j = run_end(r, n, i);
 		fprintf(f, "%s%d", i ? "," : "", r[i]);
 		if (j > i)
 			fprintf(f, "-%d", r[j]);
-		i = j + 1;
 	}
 }
