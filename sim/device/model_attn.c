@@ -113,7 +113,9 @@ struct flash_shape {
 	double q_B, kv_B;            /* Q (and O, dO...) and K + V of all heads, bytes */
 	double dram_B;               /* compulsory device-memory bytes */
 	double streamed_B;           /* the streamed operand, fetched by each die's L2 (chiplets) */
+	double passes_B;             /* device-memory bytes of the small kernels beside the main one (bwd) */
 	int kernels;                 /* launched for the op */
+	int passes;                  /* of which small memory-bound passes, each a dependent kernel */
 };
 
 /* Exps and the packed conversion of P to 16 bits (the same pipe), per score. */
@@ -152,7 +154,8 @@ static void flash_fwd_shape(const struct op *op, const struct flash_variant *v, 
 	flash_bytes(op, s);
 	s->dram_B = 2 * s->q_B + s->kv_B; /* Q, K, V, O */
 	s->streamed_B = s->kv_B;
-	s->kernels = 1;
+	s->passes_B = 0;
+	s->kernels = 1, s->passes = 0;
 }
 
 /* backward: K and V blocks resident, Q and dO blocks streamed (double-buffered), dQ accumulated in fp32
@@ -175,7 +178,21 @@ static void flash_bwd_shape(const struct op *op, const struct flash_variant *v, 
 	/* Q, K, V, O, dO, dQ, dK, dV and the log-sum-exp, dO.O and dQ fp32 rows */
 	s->dram_B = 3 * s->q_B + 2 * s->kv_B + (double)op->b * op->h * op->sq * 4 * 3;
 	s->streamed_B = 2 * s->q_B;
-	s->kernels = 3; /* dO.O row sums, the main kernel, dQ conversion */
+	/* the two small passes (flash_bwd_launch_template.h, run_flash_bwd_seqk_parallel): the first reads O and
+	   dO for the dO.O row sums and clears the fp32 dQ accumulator (flash_bwd_dot_do_o_kernel<true>, Clear_dQaccum),
+	   the last reads the accumulator and writes dQ; profiled on an H100 (tests/validation/measured/h100-2026-11-28):
+	   98 + 78 us at 2^25 elements of Q, 2.6 TB/s */
+	double acc_B = (double)op->b * op->h * op->sq * d * 4;
+	s->passes_B = 2 * s->q_B + 2 * acc_B + s->q_B;
+	s->kernels = 3, s->passes = 2; /* dO.O row sums, the main kernel, dQ conversion */
+	if (!v->async && op->hkv != op->h) {
+		/* FlashAttention-2 with fewer K/V heads (flash_api.cpp, mha_bwd): the main kernel writes dK and dV for
+		   every query head, then two reductions (at::sum_out) read them and write the groups' sums */
+		double expanded_B = s->kv_B * (double)op->h / (double)op->hkv;
+		s->dram_B += expanded_B - s->kv_B;
+		s->passes_B += expanded_B + s->kv_B;
+		s->kernels += 2, s->passes += 2;
+	}
 }
 
 /* CTAs resident per unit: warps, shared memory, registers (255 per thread at half the file), at least 1 */
@@ -377,7 +394,7 @@ static void flash_traffic(const struct flash_shape *s, const struct flash_count 
 
 /* Each resource's time alone (t[], s) and the kernel's: the slowest of the CTAs' pipes and the chip's shared
    resources, the small passes of the backward, the launches. Returns the kernel's time (s). */
-static double flash_resources(const struct arch_chip *c, const struct op *op, const struct flash_shape *s,
+static double flash_resources(const struct arch_chip *c, const struct flash_shape *s,
                               const struct flash_count *n, const struct flash_step *st, const struct flash_traffic *tr,
                               const struct memsys *ms, const struct arch_unit *u, int matrix, double occ,
                               long long heads, double sm_s, double *t, double *body_s)
@@ -392,10 +409,8 @@ static double flash_resources(const struct arch_chip *c, const struct op *op, co
 	t[B_L2] = ms->l2_bw > 0 ? tr->l2_B / ms->l2_bw : 0;
 	t[B_LATENCY] = iters * s->l2_B_per_iter * ms->lat_l2 / (s->fly_B * (double)slots);
 	double body = dmax(dmax(sm_s, t[B_D2D]), dmax(t[B_DRAM], dmax(t[B_L2], t[B_LATENCY])));
-	double extra_s = 0;
-	if (s->bwd) /* the two small passes: read O, dO; read dQ fp32, write dQ */
-		extra_s =
-		    (2 * s->q_B + (double)op->b * op->h * op->sq * (double)op->d * 6) / ms->dram_bw + 2 * ms->lat_dram;
+	/* the small passes (bwd): memory-bound, one after another */
+	double extra_s = s->passes_B / ms->dram_bw + s->passes * ms->lat_dram;
 	double launch = s->kernels * c->model.launch_s;
 	t[B_LAUNCH] = launch;
 	*body_s = body;
@@ -496,7 +511,7 @@ static int flash_time(const struct arch_chip *c, const struct op *op, const stru
 	struct flash_traffic tr;
 	flash_traffic(&s, &n, &ms, heads, &tr);
 	double t[B_COUNT] = {0}, body_s;
-	r->time_s = flash_resources(c, op, &s, &n, &st, &tr, &ms, u, matrix, occ, heads, sm_s, t, &body_s);
+	r->time_s = flash_resources(c, &s, &n, &st, &tr, &ms, u, matrix, occ, heads, sm_s, t, &body_s);
 	memcpy(r->t_res, t, sizeof t);
 	r->bound = bound_of(t, t[B_LAUNCH], r->time_s);
 	if (r->bound != B_LAUNCH && sm_s >= body_s && t[B_SFU] + t[B_VECTOR] > t[B_MATRIX] && !matrix)
