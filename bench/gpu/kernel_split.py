@@ -11,7 +11,8 @@ not the kernel's. Run by hand on a GPU (CI has none); writes under OUTDIR (defau
   calls.tsv     section, op line, median of the per-call sums of kernel durations (us), the call's median
                 between CUDA events as measure.py times it (us), kernels per call
 
-  python3 bench/gpu/kernel_split.py [attn] [gemm]      # both by default
+  python3 bench/gpu/kernel_split.py [attn] [gemm] [small]  # attn and gemm by default; small: the floors
+                                                     # (small: written 2026-11-28, not yet run on a GPU)
   python3 bench/gpu/kernel_split.py ncu                # one call per shape, for Nsight Compute:
   ncu --clock-control none --kernel-name regex:flash_ --section SpeedOfLight --section Occupancy \
       --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
@@ -82,6 +83,28 @@ def gemm_calls(n, dt):
     return [(f"gemm m={n} n={n} k={n} dtype={dt}", lambda: torch.mm(a, bm))]
 
 
+def small_calls():
+    """The floors: one elementwise kernel from 1 to 2^24 elements, square GEMMs from 64 to 768, the decode GEMVs,
+    and the strided copy torch SDPA's backward makes (a (b,h,s,d) tensor made contiguous as (b,s,h,d)) beside a
+    contiguous copy of the same size."""
+    calls = []
+    for n in (1, 1024, 65536, 1 << 20, 1 << 24):
+        x = torch.zeros(n, device=DEV, dtype=torch.float32)
+        calls.append((f"elem op=add n={n} dtype=fp32", lambda x=x: x.add_(1.0)))
+    for n in (64, 128, 192, 384, 768):
+        a, bm = randn(n, n), randn(n, n)
+        calls.append((f"gemm m={n} n={n} k={n} dtype=bf16", lambda a=a, bm=bm: torch.mm(a, bm)))
+    for m in (1, 8, 32):
+        a, bm = randn(m, 8192), randn(8192, 8192)
+        calls.append((f"gemm m={m} n=8192 k=8192 dtype=bf16", lambda a=a, bm=bm: torch.mm(a, bm)))
+    for n in (1 << 20, 1 << 23, 1 << 25, 1 << 27):
+        t = randn(n // (16 * 1024 * 64), 16, 1024, 64).transpose(1, 2)
+        calls.append((f"copy strided n={n} dtype=bf16", lambda t=t: t.contiguous()))
+        c = randn(n)
+        calls.append((f"copy contiguous n={n} dtype=bf16", lambda c=c: c.clone()))
+    return calls
+
+
 def event_median_us(fn, n=30):
     times = []
     for _ in range(n):
@@ -147,6 +170,9 @@ def main():
     with open(os.path.join(OUT, "kernels.tsv"), "w") as kout, open(os.path.join(OUT, "calls.tsv"), "w") as cout:
         kout.write("section\top\tcall\tkernel\tdur_us\tgrid\tblock\tregisters\tshared_B\tocc_pct\n")
         cout.write("section\top\tkernels_us\tevents_us\tkernels_per_call\n")
+        if "small" in args:
+            for line, fn in small_calls():
+                profile("small", line, fn, kout, cout)
         if "gemm" in args:
             for n, dt in GEMM:
                 for line, fn in gemm_calls(n, dt):
