@@ -836,6 +836,76 @@ static void test_parse_args(void)
 	}
 }
 
+/* Context parallelism (--cp): ring attention as Transformer Engine runs it (context_parallel.py,
+   AttnFuncWithCPAndKVP2P). Counted by hand for Llama-3 8B at tp 2, cp 2, dp 2, 16 micro-batches of 8192
+   tokens per data-parallel rank: each rank holds 4096 tokens of each; per layer the forward runs cp = 2
+   attention ops (the local causal block, then half a block of the peer's keys), the backward 2 more; a rank
+   sends K and V of its 4096 tokens (2 x 4096 x 4 local KV heads x 128 x 2 bytes = 8 MiB) once forward, K, V
+   and their gradients once backward (16 MiB), and the gradients home (8 MiB): 32 MiB a layer and micro-batch.
+   Activations are those of 4096 tokens; the distributed optimizer shards over dp x cp. */
+static void test_cp(void)
+{
+	struct gen_config c, one;
+	config(&c, "llama3-8b");
+	layout(&c, 2, 1, 2, 1, 32); /* 16 micro-batches a rank */
+	c.p.cp = 2;
+	c.p.zero = 1;
+	c.p.sp = 1;
+	char why[256];
+	CHECK(gen_check(&c, why, sizeof why) == 0, "llama3-8b tp 2 cp 2 dp 2: %s", why);
+	CHECK(gen_ranks(&c) == 8 && gen_seq_local(&c) == 4096, "cp 2: %lld ranks, %lld tokens a rank", gen_ranks(&c),
+	      gen_seq_local(&c));
+	one = c;
+	one.p.cp = 1, one.p.dp = 4; /* the same 8 ranks without cp */
+	struct gen_memory m2, m1;
+	gen_stage_memory(&c, 0, &m2);
+	gen_stage_memory(&one, 0, &m1);
+	CHECK(near(m2.activations, m1.activations / 2, 1e-12), "cp 2: activations %.4g B, want half of %.4g",
+	      m2.activations, m1.activations);
+	CHECK(near(m2.optimizer, m1.optimizer, 1e-12), "cp 2: optimizer %.4g B, want %.4g (sharded over dp x cp = 4)",
+	      m2.optimizer, m1.optimizer);
+	double gemm = 1 - 3.0 * 32 * (2 * 32 * 32 * 256) * 8192.0 * 8192 / gen_model_flops(&c);
+	test_trace(&c, "llama3-8b cp 2", gemm);
+	char *txt = text_of(&c, NULL);
+	struct trace *t = txt ? tr_parse_string(txt, "cp", why, sizeof why) : NULL;
+	CHECK(t != NULL, "cp trace does not parse: %s", why);
+	if (t) {
+		CHECK(tr_dim_size(t, DIM_CP) == 2 && tr_ranks(t) == 8, "cp trace: layout cp %d, %d ranks",
+		      tr_dim_size(t, DIM_CP), tr_ranks(t));
+		for (int rank = 0; rank < 8; rank += 2) { /* cp 0 and cp 1 of each dp rank (tp 0) */
+			struct tr_cursor *cur = tr_cursor_new(t, rank);
+			struct tr_event ev;
+			int fwd = 0, bwd = 0, causal = 0;
+			double sent = 0, got = 0;
+			while (tr_next(cur, &ev, why, sizeof why) == 1) {
+				if (ev.kind == TK_OP && ev.op.kind == OP_ATTN) {
+					*(ev.op.dir == DIR_FWD ? &fwd : &bwd) += 1;
+					causal += ev.op.causal;
+					CHECK(ev.op.sq == 4096 && ev.op.skv == (ev.op.causal ? 4096 : 2048),
+					      "rank %d: attn sq %lld skv %lld causal %d", rank, (long long)ev.op.sq,
+					      (long long)ev.op.skv, ev.op.causal);
+				}
+				if (ev.kind == TK_SEND || ev.kind == TK_RECV) {
+					CHECK(ev.peer == (rank ^ 2),
+					      "rank %d: a transfer with rank %d, not its cp peer", rank, ev.peer);
+					*(ev.kind == TK_SEND ? &sent : &got) += ev.bytes;
+				}
+				if (ev.kind == TK_COLL && !strcmp(tr_comm_name(t, ev.comm), "dpc"))
+					CHECK(tr_comm_group(t, ev.comm, rank, NULL, 0, NULL) == 4,
+					      "dpc: %d ranks, want dp x cp = 4",
+					      tr_comm_group(t, ev.comm, rank, NULL, 0, NULL));
+			}
+			tr_cursor_free(cur);
+			CHECK(fwd == 16 * 64 && bwd == 16 * 64 && causal == 16 * 64,
+			      "rank %d: %d forward, %d backward, %d causal attention ops", rank, fwd, bwd, causal);
+			CHECK(sent == 16 * 32.0 * 32 * 1048576 && got == sent,
+			      "rank %d: sent %.0f, received %.0f bytes", rank, sent, got);
+		}
+		tr_free(t);
+	}
+	free(txt);
+}
+
 int main(void)
 {
 	test_zero();
@@ -852,6 +922,7 @@ int main(void)
 	test_grad_sync();
 	test_infer_pp();
 	test_parse_args();
+	test_cp();
 	printf("%d checks, %d failed\n", checks, fails);
 	return fails != 0;
 }

@@ -152,7 +152,7 @@ void gen_gpt_base(struct gen_model *m)
 void gen_defaults(struct gen_config *c)
 {
 	memset(&c->p, 0, sizeof c->p);
-	c->p.tp = c->p.pp = c->p.dp = c->p.ep = c->p.vstages = 1;
+	c->p.tp = c->p.pp = c->p.dp = c->p.ep = c->p.cp = c->p.vstages = 1;
 	c->p.micro_batch = 1;
 	c->p.global_batch = 0; /* 0: micro_batch * dp */
 	c->p.sched = GEN_1F1B;
@@ -326,11 +326,24 @@ static int check_parallel(const struct gen_config *c, char *why, size_t len)
 		return fail(why, len,
 		            "--ep %lld does not divide --dp %lld (expert parallelism splits the data-parallel ranks)",
 		            p->ep, p->dp);
-	double ranks = (double)p->tp * (double)p->pp * (double)p->dp;
+	double ranks = (double)p->tp * (double)p->cp * (double)p->pp * (double)p->dp;
 	if (ranks > 1048576)
-		return fail(why, len, "--tp x --pp x --dp is %.0f ranks; at most 1048576", ranks);
-	if (p->sp && c->seq % p->tp)
-		return fail(why, len, "--sp: --seq %lld is not divisible by --tp %lld", c->seq, p->tp);
+		return fail(why, len, "--tp x --cp x --pp x --dp is %.0f ranks; at most 1048576", ranks);
+	if (p->cp > 16)
+		return fail(why, len, "--cp %lld: at most 16 (each layer writes out every step of the ring)", p->cp);
+	if (p->cp > 1 && c->seq % (2 * p->cp))
+		return fail(
+		    why, len,
+		    "--cp %lld: --seq %lld is not divisible by 2 x --cp = %lld (each rank holds two chunks of the "
+		    "sequence, for causal load balance)",
+		    p->cp, c->seq, 2 * p->cp);
+	if (p->cp > 1 && c->attn_impl == GEN_NAIVE)
+		return fail(why, len, "--cp %lld needs a fused attention (--attn-impl flash2, flash3 or flash1)",
+		            p->cp);
+	if (p->sp && gen_seq_local(c) % p->tp)
+		return fail(why, len,
+		            "--sp: the %lld tokens of a rank (--seq %lld / --cp %lld) are not divisible by --tp %lld",
+		            gen_seq_local(c), c->seq, p->cp, p->tp);
 	return 0;
 }
 
@@ -385,6 +398,16 @@ int gen_check(const struct gen_config *c, char *why, size_t len)
 }
 
 /* ---- parameters ---------------------------------------------------------- */
+
+long long gen_ranks(const struct gen_config *c)
+{
+	return c->p.tp * c->p.cp * c->p.pp * c->p.dp;
+}
+
+long long gen_seq_local(const struct gen_config *c)
+{
+	return c->mode == GEN_TRAIN && c->p.cp > 1 ? c->seq / c->p.cp : c->seq;
+}
 
 long long gen_microbatches(const struct gen_config *c)
 {
@@ -574,7 +597,7 @@ static double ffn_act_token(const struct gen_model *m, long long layer, long lon
 double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen_recompute rc)
 {
 	const struct gen_model *m = &c->m;
-	double s = (double)c->seq, b = (double)c->p.micro_batch, h = (double)m->hidden, t = (double)c->p.tp;
+	double s = (double)gen_seq_local(c), b = (double)c->p.micro_batch, h = (double)m->hidden, t = (double)c->p.tp;
 	double al = (double)(m->heads / c->p.tp);
 	int drop = c->dropout > 0;
 	/* 2-byte activations (fp8 training keeps bf16 activations too) */
@@ -625,8 +648,10 @@ static void train_memory(const struct gen_config *c, long long stage, struct gen
 {
 	struct gen_params ps = gen_stage_params(c, stage);
 	struct gen_memory d, e;
-	gen_zero_memory(ps.dense, c->p.dp, c->p.zero, c->p.offload, &d);
-	gen_zero_memory(ps.expert, c->p.dp / c->p.ep, c->p.zero, c->p.offload, &e);
+	/* the distributed optimizer shards over the data-parallel ranks with the context-parallel ones
+	   (Megatron-Core: the data-parallel group with_context_parallel) */
+	gen_zero_memory(ps.dense, c->p.dp * c->p.cp, c->p.zero, c->p.offload, &d);
+	gen_zero_memory(ps.expert, c->p.dp / c->p.ep * c->p.cp, c->p.zero, c->p.offload, &e);
 	out->params = d.params + e.params;
 	out->grads = d.grads + e.grads;
 	out->optimizer = d.optimizer + e.optimizer;
@@ -634,7 +659,7 @@ static void train_memory(const struct gen_config *c, long long stage, struct gen
 	out->kv = 0;
 	out->workspace = GEN_WORKSPACE;
 	if (stage == c->p.pp - 1) /* fp32 logits of a micro-batch for the loss */
-		out->workspace += 4.0 * c->p.micro_batch * c->seq * vocab_local(c);
+		out->workspace += 4.0 * c->p.micro_batch * gen_seq_local(c) * vocab_local(c);
 	if (c->p.zero == 3) { /* a gathered layer in use and the next one prefetched */
 		struct gen_params lp = layer_params(&c->m, c->m.layers - 1, c->p.tp, (double)(c->m.experts / c->p.ep));
 		out->workspace += 2 * 2 * (lp.dense + lp.expert);

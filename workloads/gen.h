@@ -78,7 +78,8 @@ struct gen_model {
 };
 
 struct gen_parallel {
-	long long tp, pp, dp, ep; /* ranks = tp * pp * dp; ep divides dp */
+	long long tp, pp, dp, ep; /* ranks = tp * cp * pp * dp; ep divides dp */
+	long long cp;             /* context parallelism: each rank holds seq / cp tokens of a sequence */
 	long long vstages;        /* model chunks per pipeline rank (interleaved) */
 	/* Megatron-Core's uneven split (gen_chunk_layers): the first and last
 	   stage's layer counts (0: not given), or the embedding and the loss
@@ -142,6 +143,12 @@ void gen_gpt_base(struct gen_model *m);
    (megatron/training/tokenizer: _vocab_size_with_padding); vLLM (inference) to a multiple of 64
    (vocab_parallel_embedding.py: DEFAULT_VOCAB_PADDING_SIZE), each tp rank an equal slice. */
 long long gen_vocab_padded(const struct gen_config *c);
+
+/* The tokens of a sequence one rank holds: seq / cp (training; cp = 1 otherwise). */
+long long gen_seq_local(const struct gen_config *c);
+
+/* The ranks of the job: tp x cp x pp x dp. */
+long long gen_ranks(const struct gen_config *c);
 /* Defaults for everything but the model: one rank, bf16, 1F1B, training. */
 void gen_defaults(struct gen_config *c);
 

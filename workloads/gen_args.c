@@ -68,6 +68,7 @@ static const struct flag flags[] = {
     {"--pp", F_POS, C(p.pp), M, M_ANY, NULL},
     {"--dp", F_POS, C(p.dp), M, M_ANY, NULL},
     {"--ep", F_POS, C(p.ep), M, M_ANY, NULL},
+    {"--cp", F_POS, C(p.cp), M, M_TRAIN, NULL},
     {"--sp", F_BOOL, C(p.sp), 0, M_ANY, NULL},
     {"--micro-batch", F_POS, C(p.micro_batch), M, M_TRAIN, NULL},
     {"--global-batch", F_POS, C(p.global_batch), 1024 * M, M_TRAIN, NULL},

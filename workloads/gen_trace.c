@@ -149,7 +149,7 @@ static void fmt_num(char *buf, size_t len, double x)
 
 /* A list of op lines; the first may get an after=, the last an id=. */
 struct lines {
-	char v[4 * MAX_STEPS][256];
+	char v[16 * MAX_STEPS][256]; /* a block's steps; with --cp 16 its attention takes 400 (gen_check's bound) */
 	int n;
 };
 
@@ -282,11 +282,68 @@ static void attn_text(struct em *e, struct lines *L, const struct step *s, const
 		snprintf(L->v[L->n - 1] + strlen(L->v[L->n - 1]), 32, " dropout=%.9g", e->c->dropout);
 }
 
+/* Context parallelism (--cp N): ring attention as Transformer Engine runs it for Megatron-Core
+   (transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py, AttnFuncWithCPAndKVP2P).
+   The sequence is cut into 2N chunks and rank i holds chunks i and 2N-1-i, so that causal work is balanced. Each
+   of N steps attends the local queries to one rank's K and V, which travel around the cp ring (send to cp+1,
+   receive from cp-1, on streams cps and cpr) while the step before computes: step 0 is the local block, causal
+   (S x S over the rank's S tokens); every other step is half a block without a mask (the first half of the keys
+   for all queries, or the second half of the queries for all keys: S x S/2), then the output and its log-sum-exp
+   are corrected (fp32). The backward walks the ring again; K, V and their gradients travel together, and the
+   gradients take one hop more home. Labels: cpq the op before the attention, cpr0 and cpr1 the receives (by
+   parity), cpa the last step, cpd the gradients home. */
+static void cp_exchange(struct em *e, struct lines *L, long long bytes, const char *from, const char *to)
+{
+	long long n = e->c->p.cp;
+	add(L, "on cp!=last {");
+	add(L, "  send peer=cp+1 bytes=%lld tag=7 stream=cps after=%s", bytes, from);
+	add(L, "}");
+	add(L, "on cp=last {");
+	add(L, "  send peer=cp-%lld bytes=%lld tag=7 stream=cps after=%s", n - 1, bytes, from);
+	add(L, "}");
+	add(L, "on cp!=0 {");
+	add(L, "  recv peer=cp-1 bytes=%lld tag=7 stream=cpr id=%s", bytes, to);
+	add(L, "}");
+	add(L, "on cp=0 {");
+	add(L, "  recv peer=cp+%lld bytes=%lld tag=7 stream=cpr id=%s", n - 1, bytes, to);
+	add(L, "}");
+}
+
+static void cp_ring(struct em *e, struct lines *L, const struct step *s, const char *dir)
+{
+	long long n = e->c->p.cp, S = s->sq;
+	int bwd = dir[0] == 'b';
+	long long kv = 2 * s->b * S * s->hkv * s->d * 2; /* K and V of the rank's tokens, 16-bit */
+	long long bytes = bwd ? 2 * kv : kv;             /* backward: and their gradients */
+	snprintf(L->v[L->n - 1] + strlen(L->v[L->n - 1]), 16, " id=cpq");
+	cp_exchange(e, L, bytes, "cpq", "cpr1");
+	struct step a = *s;
+	attn_text(e, L, &a, dir); /* step 0: the local block, causal */
+	a.causal = 0, a.skv = S / 2;
+	for (long long i = 1; i < n; i++) {
+		if (i + 1 < n)
+			cp_exchange(e, L, bytes, i % 2 ? "cpr1" : "cpr0", i % 2 ? "cpr0" : "cpr1");
+		attn_text(e, L, &a, dir);
+		snprintf(L->v[L->n - 1] + strlen(L->v[L->n - 1]), 16, " after=cpr%d", (int)(i % 2));
+		/* forward: O and its log-sum-exp rescaled; backward: dQ accumulated */
+		add(L, "elem op=add n=%lld dtype=fp32", s->b * S * s->h * s->d);
+	}
+	if (bwd) {
+		snprintf(L->v[L->n - 1] + strlen(L->v[L->n - 1]), 16, " id=cpa");
+		cp_exchange(e, L, kv, "cpa", "cpd");
+		add(L, "elem op=add n=%lld dtype=fp32 after=cpd", 2 * s->b * S * s->hkv * s->d); /* dK, dV */
+	}
+}
+
 /* the attention forward; naive attention with dropout then drops out
    scores (after the softmax, before P V: the kernels run in order either
    way), as a pass of two streams in and one out */
 static void attn_fwd(struct em *e, struct lines *L, const struct step *s)
 {
+	if (e->c->p.cp > 1 && !s->decode) {
+		cp_ring(e, L, s, "fwd");
+		return;
+	}
 	attn_text(e, L, s, "fwd");
 	if (s->drop)
 		add(L, "elem op=mul n=%lld dtype=%s", s->drop, e->dt);
@@ -347,7 +404,10 @@ static void step_bwd(struct em *e, struct lines *L, const struct step *s)
 			attn_fwd(e, L, s);
 		if (s->drop) /* the scores' gradient through the mask */
 			add(L, "elem op=mul n=%lld dtype=%s", s->drop, e->dt);
-		attn_text(e, L, s, "bwd");
+		if (e->c->p.cp > 1)
+			cp_ring(e, L, s, "bwd");
+		else
+			attn_text(e, L, s, "bwd");
 		break;
 	case ST_TP_F: tp_coll(e, L, sp ? "reducescatter" : "allreduce", s->bytes); break;
 	case ST_TP_G:
@@ -735,7 +795,7 @@ static void call_runs(struct em *e, const struct runs *r, int reverse, const cha
 static long long p2p_bytes(const struct em *e)
 {
 	const struct gen_config *c = e->c;
-	long long a = c->p.micro_batch * c->seq * e->h * 2;
+	long long a = c->p.micro_batch * gen_seq_local(c) * e->h * 2;
 	return c->p.sp ? a / e->t : a;
 }
 
@@ -1071,7 +1131,7 @@ static void layer_kinds(const struct gen_model *m, int *dense, int *moe)
 static int write_train(struct em *e)
 {
 	const struct gen_config *c = e->c;
-	struct tok k = {c->p.micro_batch, c->seq, c->seq, 0, 0};
+	struct tok k = {c->p.micro_batch, gen_seq_local(c), gen_seq_local(c), 0, 0};
 	struct block *B = malloc(sizeof *B);
 	int dense, moe;
 	if (!B)
@@ -1347,8 +1407,11 @@ static void describe(struct em *e)
 		snprintf(extra, sizeof extra, "; %s attention%s%s", gen_attn_impl_name(c->attn_impl),
 		         c->dropout > 0 ? ", dropout " : "", c->dropout > 0 ? p : "");
 	}
-	out(e, "# %lld ranks: tp %lld, pp %lld, dp %lld, ep %lld%s; %s%s", c->p.tp * c->p.pp * c->p.dp, c->p.tp,
-	    c->p.pp, c->p.dp, c->p.ep, c->p.sp ? ", sequence parallel" : "", gen_dtype_name(c->p.dtype), extra);
+	char cp[48] = "";
+	if (c->p.cp > 1)
+		snprintf(cp, sizeof cp, ", cp %lld (ring attention)", c->p.cp);
+	out(e, "# %lld ranks: tp %lld%s, pp %lld, dp %lld, ep %lld%s; %s%s", gen_ranks(c), c->p.tp, cp, c->p.pp,
+	    c->p.dp, c->p.ep, c->p.sp ? ", sequence parallel" : "", gen_dtype_name(c->p.dtype), extra);
 	if (c->mode == GEN_TRAIN)
 		out(e,
 		    "# seq %lld; %lld micro-batches of %lld per pipeline (global batch %lld); %s schedule%s; recompute "
@@ -1371,11 +1434,13 @@ static void header(struct em *e, const char *cmdline)
 		out(e, "# sim gen %s", cmdline);
 	describe(e);
 	out(e, "simtrace 1");
-	out(e, "ranks %lld", c->p.tp * c->p.pp * c->p.dp);
+	out(e, "ranks %lld", gen_ranks(c));
 	char lay[128] = "layout";
 	size_t n = strlen(lay);
 	if (c->p.tp > 1)
 		n += (size_t)snprintf(lay + n, sizeof lay - n, " tp=%lld", c->p.tp);
+	if (c->p.cp > 1)
+		n += (size_t)snprintf(lay + n, sizeof lay - n, " cp=%lld", c->p.cp);
 	if (c->p.ep > 1)
 		n += (size_t)snprintf(lay + n, sizeof lay - n, " ep=%lld", c->p.ep);
 	if (c->p.dp / c->p.ep > 1)
@@ -1391,8 +1456,16 @@ static void header(struct em *e, const char *cmdline)
 	else
 		out(e, "workload name=%s kind=infer model_flops=%s tokens=%s decode_steps=%lld", e->m->name, flops,
 		    tokens, gen_decode_steps(c));
-	if (c->p.ep > 1 && c->p.dp / c->p.ep > 1)
+	long long cp = c->p.cp, ep = c->p.ep, dpe = c->p.dp / c->p.ep;
+	if (cp == 1 && ep > 1 && dpe > 1)
 		out(e, "comm dpe dims=ep,dp # all data-parallel ranks (the dense weights' gradients)");
+	if (cp > 1 && dpe > 1)
+		out(e, "comm dpc dims=cp,dp # data- and context-parallel ranks (Megatron-Core reduces gradients over "
+		       "both)");
+	if (cp > 1 && ep > 1 && dpe > 1)
+		out(e, "comm dpec dims=cp,ep,dp # with the expert-parallel ranks (the dense weights' gradients)");
+	if (cp > 1 && ep > 1 && dpe == 1)
+		out(e, "comm epc dims=cp,ep # expert- and context-parallel ranks (the dense weights' gradients)");
 }
 
 static void em_init(struct em *e, FILE *f, const struct gen_config *c)
@@ -1408,11 +1481,19 @@ static void em_init(struct em *e, FILE *f, const struct gen_config *c)
 	e->vl = gen_vocab_padded(c) / c->p.tp;
 	e->dt = c->p.dtype == GEN_FP16 ? "fp16" : "bf16";
 	e->gdt = c->p.dtype == GEN_FP8 ? "fp8" : e->dt;
-	e->nd = c->p.dp;
-	e->ne = c->p.dp / c->p.ep;
-	e->cd = c->p.ep == 1 ? "dp" : e->ne > 1 ? "dpe" : "ep";
-	e->ce = "dp";
-	e->sync = c->mode == GEN_TRAIN && c->p.dp > 1 && c->p.grad_sync == GEN_GS_OVERLAP;
+	/* gradients reduce over the data-parallel ranks and, with --cp, the context-parallel ones */
+	long long cp = c->mode == GEN_TRAIN ? c->p.cp : 1;
+	e->nd = c->p.dp * cp;
+	e->ne = c->p.dp / c->p.ep * cp;
+	if (cp == 1) {
+		e->cd = c->p.ep == 1 ? "dp" : c->p.dp / c->p.ep > 1 ? "dpe" : "ep";
+		e->ce = "dp";
+	} else {
+		int dpe = c->p.dp / c->p.ep > 1;
+		e->cd = c->p.ep == 1 ? (dpe ? "dpc" : "cp") : dpe ? "dpec" : "epc";
+		e->ce = dpe ? "dpc" : "cp";
+	}
+	e->sync = c->mode == GEN_TRAIN && e->nd > 1 && c->p.grad_sync == GEN_GS_OVERLAP;
 }
 
 int gen_write(FILE *f, const struct gen_config *c, const char *cmdline)

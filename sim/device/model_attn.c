@@ -180,8 +180,8 @@ static void flash_bwd_shape(const struct op *op, const struct flash_variant *v, 
 	s->streamed_B = 2 * s->q_B;
 	/* the two small passes (flash_bwd_launch_template.h, run_flash_bwd_seqk_parallel): the first reads O and
 	   dO for the dO.O row sums and clears the fp32 dQ accumulator (flash_bwd_dot_do_o_kernel<true>, Clear_dQaccum),
-	   the last reads the accumulator and writes dQ; profiled on an H100 (tests/validation/measured/h100-2026-11-28):
-	   98 + 78 us at 2^25 elements of Q, 2.6 TB/s */
+	   the last reads the accumulator and writes dQ; profiled on an H100
+	   (tests/validation/measured/h100-2026-11-28): 98 + 78 us at 2^25 elements of Q, 2.6 TB/s */
 	double acc_B = (double)op->b * op->h * op->sq * d * 4;
 	s->passes_B = 2 * s->q_B + 2 * acc_B + s->q_B;
 	s->kernels = 3, s->passes = 2; /* dO.O row sums, the main kernel, dQ conversion */
@@ -394,10 +394,10 @@ static void flash_traffic(const struct flash_shape *s, const struct flash_count 
 
 /* Each resource's time alone (t[], s) and the kernel's: the slowest of the CTAs' pipes and the chip's shared
    resources, the small passes of the backward, the launches. Returns the kernel's time (s). */
-static double flash_resources(const struct arch_chip *c, const struct flash_shape *s,
-                              const struct flash_count *n, const struct flash_step *st, const struct flash_traffic *tr,
-                              const struct memsys *ms, const struct arch_unit *u, int matrix, double occ,
-                              long long heads, double sm_s, double *t, double *body_s)
+static double flash_resources(const struct arch_chip *c, const struct flash_shape *s, const struct flash_count *n,
+                              const struct flash_step *st, const struct flash_traffic *tr, const struct memsys *ms,
+                              const struct arch_unit *u, int matrix, double occ, long long heads, double sm_s,
+                              double *t, double *body_s)
 {
 	long long slots = (long long)(u->count * occ);
 	double iters = (double)n->per_head * heads; /* of the whole kernel */

@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *argv[66];
 	int argc = 0;
 	argv[argc++] = "gen";
-	for (char *save = NULL, *w = strtok_r(text, " \t\r\n", &save); w && argc < 65; w = strtok_r(NULL, " \t\r\n", &save))
+	for (char *save = NULL, *w = strtok_r(text, " \t\r\n", &save); w && argc < 65;
+	     w = strtok_r(NULL, " \t\r\n", &save))
 		argv[argc++] = w;
 	argv[argc] = NULL;
 	struct gen_config c;
