@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "gen.h"
 #include "model.h"
+#include "mpi_ranks.h"
 #include "outfile.h"
 #include "plot.h"
 #include "procpool.h"
@@ -91,6 +92,11 @@ const char cmd_sweep_help[] =
     "                      (column point) under a line naming the shard; `sim\n"
     "                      merge` joins the N shards' files into the CSV one\n"
     "                      process writes, byte for byte (not with --plot)\n"
+    "\n"
+    "As MPI ranks (`mpirun -n N sim sweep ...`, when sim was built with MPI:\n"
+    "sim --version says so), rank r runs shard r/N on its --jobs processes and\n"
+    "rank 0 gathers every row and writes the output (CSV, --plot) that one\n"
+    "process writes, byte for byte; not with --shard.\n"
     "\n"
     "Progress (\"12/100 points\") goes to stderr: on a terminal after 1 s, in a\n"
     "log every 10 s (SIM_PROGRESS: see sim --help).\n"
@@ -808,7 +814,37 @@ static int close_out(struct out_file *o, int keep)
 	return 0;
 }
 
-static int sweep(struct sw_args *a, struct out_file *csv, struct out_file *svg)
+/* Under MPI (mpi_ranks.h): every rank ran the points of its shard (rank r of N: r, r+N, ...); rank 0 gathers the
+   rows and puts them in grid order into *all (n points). Returns 0, or an exit code. */
+static int gather_rows(const struct sim_mpi *mp, const struct sw_args *a, const struct sw_row *mine,
+                       struct sw_row **all)
+{
+	long P = npoints(a), N = mp->size;
+	long *cnt = malloc((size_t)N * sizeof *cnt), *off = malloc((size_t)N * sizeof *off);
+	struct sw_row *cat = mp->rank == 0 ? calloc((size_t)(P ? P : 1), sizeof *cat) : NULL;
+	*all = mp->rank == 0 ? calloc((size_t)(P ? P : 1), sizeof **all) : NULL;
+	int code = !cnt || !off || (mp->rank == 0 && (!cat || !*all)) ? SIM_EXIT_INTERNAL : 0;
+	if (code)
+		fprintf(stderr, "sim sweep: out of memory\n");
+	code = sim_mpi_agree(mp, code);
+	for (long r = 0, o = 0; !code && r < N; o += cnt[r], r++)
+		cnt[r] = P > r ? (P - r + N - 1) / N : 0, off[r] = o;
+	if (!code)
+		code = sim_mpi_gather(mp, mine, cnt, sizeof *mine, cat, "sweep");
+	if (!code && mp->rank == 0)
+		for (long g = 0; g < P; g++)
+			(*all)[g] = cat[off[g % N] + g / N];
+	free(cnt);
+	free(off);
+	free(cat);
+	if (code) {
+		free(*all);
+		*all = NULL;
+	}
+	return code;
+}
+
+static int sweep(struct sw_args *a, struct out_file *csv, struct out_file *svg, const struct sim_mpi *mp)
 {
 	struct sw_job j = {a, {0}, NULL};
 	char why[4096], chip[ARCH_NAME_MAX];
@@ -834,8 +870,18 @@ static int sweep(struct sw_args *a, struct out_file *csv, struct out_file *svg)
 		tr_free(t);
 		return cli_usage_error("sweep", "--metric tokens_per_s: %s has no workload line", a->trace);
 	}
-	if ((code = check_keys(a, chip, sizeof chip)) || (a->out && (code = open_out(csv, a->out))) ||
-	    (a->plot && (code = open_out(svg, a->plot)))) {
+	if (mp->size > 1 && a->shard_n) {
+		tr_free(t);
+		return cli_usage_error("sweep",
+		                       "--shard %ld/%ld as one of %d MPI ranks: the ranks are the shards (use "
+		                       "one or the other)",
+		                       a->shard_i, a->shard_n, mp->size);
+	}
+	if (mp->size > 1) /* rank r of N runs the points of shard r/N; rank 0 writes */
+		a->shard_i = mp->rank, a->shard_n = mp->size;
+	int writer = mp->rank == 0;
+	if ((code = check_keys(a, chip, sizeof chip)) || (writer && a->out && (code = open_out(csv, a->out))) ||
+	    (writer && a->plot && (code = open_out(svg, a->plot)))) {
 		tr_free(t);
 		return code;
 	}
@@ -843,12 +889,21 @@ static int sweep(struct sw_args *a, struct out_file *csv, struct out_file *svg)
 	if (a->shard_n) /* the points I, I+N, ... below n */
 		n = n > a->shard_i ? (n - a->shard_i + a->shard_n - 1) / a->shard_n : 0;
 	struct sw_row *rows = calloc((size_t)(n ? n : 1), sizeof *rows);
-	if (!rows || run_all(&j, n, rows)) {
+	code = !rows || run_all(&j, n, rows) ? SIM_EXIT_INTERNAL : 0;
+	if (!rows)
+		fprintf(stderr, "sim sweep: out of memory\n");
+	if (mp->size > 1 && !(code = sim_mpi_agree(mp, code))) {
+		struct sw_row *all;
+		code = gather_rows(mp, a, rows, &all);
+		free(rows);
+		rows = all;
+		n = npoints(a);
+		a->shard_n = 0; /* rank 0 writes every point, as one process would */
+	}
+	if (code || !writer) {
 		free(rows);
 		tr_free(t);
-		if (!rows)
-			fprintf(stderr, "sim sweep: out of memory\n");
-		return SIM_EXIT_INTERNAL;
+		return code;
 	}
 	write_csv(csv->f ? csv->f : stdout, a, rows, n);
 	if (svg->f && write_plot(svg->f, a, chip, rows, n)) {
@@ -865,12 +920,15 @@ int cmd_sweep(int argc, char **argv)
 	static struct sw_args a;
 	memset(&a, 0, sizeof a);
 	struct out_file csv = {0}, svg = {0};
-	int code = parse_args(argc, argv, &a);
+	struct sim_mpi mp;
+	int code = sim_mpi_start(&mp, "sweep");
+	if (!code)
+		code = parse_args(argc, argv, &a);
 	const char *outs[2] = {a.out, a.plot}, *ins[2] = {a.config, a.trace};
 	if (!code)
 		code = out_check_inputs("sweep", outs, 2, ins, 2);
 	if (!code)
-		code = sweep(&a, &csv, &svg);
+		code = sweep(&a, &csv, &svg, &mp);
 	int c1 = close_out(&csv, !code), c2 = close_out(&svg, !code);
 	if (!code)
 		code = c1 ? c1 : c2;
@@ -879,5 +937,6 @@ int cmd_sweep(int argc, char **argv)
 		fprintf(stderr, "sim sweep: cannot write output\n");
 		code = SIM_EXIT_CANTCREAT;
 	}
+	sim_mpi_end(&mp);
 	return code;
 }

@@ -6,6 +6,7 @@
  * (see `sim --help`); stdout carries only the requested report.
  */
 #include "cli.h"
+#include "mpi_ranks.h"
 #include "outfile.h"
 
 #include <ctype.h>
@@ -198,9 +199,11 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
 		int maj, min, patch;
 		sg_version_get(&maj, &min, &patch);
-		printf("sim %s (SimGrid %d.%d.%d, libconfig %d.%d, GSL %s, jansson %s, zlib %s, libedit API %d.%d)\n",
-		       SIM_VERSION, maj, min, patch, LIBCONFIG_VER_MAJOR, LIBCONFIG_VER_MINOR, GSL_VERSION,
-		       JANSSON_VERSION, zlibVersion(), LIBEDIT_MAJOR, LIBEDIT_MINOR);
+		char mpi[64];
+		printf(
+		    "sim %s (SimGrid %d.%d.%d, libconfig %d.%d, GSL %s, jansson %s, zlib %s, libedit API %d.%d, %s)\n",
+		    SIM_VERSION, maj, min, patch, LIBCONFIG_VER_MAJOR, LIBCONFIG_VER_MINOR, GSL_VERSION,
+		    JANSSON_VERSION, zlibVersion(), LIBEDIT_MAJOR, LIBEDIT_MINOR, sim_mpi_version(mpi, sizeof mpi));
 		return SIM_EXIT_OK;
 	}
 	for (int i = 0; i < NCOMMANDS; i++) {
