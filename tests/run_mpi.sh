@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# `mpirun -n N sim sweep ...` (issue 20; sim/cli/mpi_ranks.c): run as 2 and 3 local MPI ranks, the sweep deals
+# `mpirun -n N sim sweep|plan ...` (issue 20; sim/cli/mpi_ranks.c): run as 2 and 3 local MPI ranks, the sweep deals
 # its points out by rank (rank r runs r, r+N, ...: shard r/N) and rank 0 gathers the rows and writes the output,
 # byte for byte what one process writes: an op grid to a file, with --plot, and to stdout (where no other rank
 # writes); a trace sweep with --model and --gen (SimGrid in each rank's point processes); a point whose value
-# the config refuses is its row on any number of ranks. --shard as one of several ranks is refused by every
-# rank (exit 2) and writes nothing. Skipped (77) when sim was built without MPI or MPIEXEC is not there.
+# the config refuses is its row on any number of ranks. sim plan deals out its layouts' replays the same way: its
+# CSV and JSON layouts are one process's; --mode serve as ranks is refused. --shard as one of several ranks is
+# refused by every rank (exit 2) and writes nothing. Skipped (77) when sim was built without MPI or MPIEXEC is not there.
 # usage: run_mpi.sh SIM REPO_ROOT MPIEXEC
 set -u
 sim=$1 root=$2 mpiexec=${3:-mpirun}
@@ -43,6 +44,19 @@ for n in 2 3; do
 		-o "$tmp/tn$n.csv" 2>/dev/null || fail "$n ranks: sweep --model"
 	cmp -s "$tmp/tone.csv" "$tmp/tn$n.csv" || fail "$n ranks: the --model CSV differs from one process's"
 done
+# sim plan: the layouts' replays dealt out, the ranking and its outputs rank 0's
+plan=(plan configs/h100.cfg llama3-8b --gpus 8 --seq 2048 --global-batch 32 --tp 1,2 --micro-batch 1,2)
+"$sim" "${plan[@]}" --csv "$tmp/plan1.csv" --json >"$tmp/plan1.json" 2>/dev/null || fail "plan in one process"
+for n in 2 3; do
+	mpi "$n" "${plan[@]}" --csv "$tmp/plan$n.csv" --json >"$tmp/plan$n.json" 2>/dev/null || fail "$n ranks: plan"
+	cmp -s "$tmp/plan1.csv" "$tmp/plan$n.csv" || fail "$n ranks: the plan's CSV differs from one process's"
+	[ "$(jq -c .layouts "$tmp/plan1.json")" = "$(jq -c .layouts "$tmp/plan$n.json")" ] ||
+		fail "$n ranks: the plan's layouts (JSON) differ from one process's"
+done
+mpi 2 plan configs/h100.cfg llama3-8b --gpus 8 --mode serve --slo-ttft 500ms >/dev/null 2>"$tmp/serve.err"
+rc=$?
+[ "$rc" = 2 ] && grep -q 'mode serve runs in one process' "$tmp/serve.err" ||
+	fail "plan --mode serve as 2 ranks: exit $rc, $(head -c 200 "$tmp/serve.err")"
 mpi 2 sweep configs/h100.cfg --op "$op" "${grid[@]}" --shard 0/2 -o "$tmp/shard.csv" 2>"$tmp/shard.err"
 rc=$?
 [ "$rc" = 2 ] || fail "--shard as one of 2 ranks: exit $rc, expected 2"

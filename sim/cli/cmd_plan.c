@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "gen.h"
 #include "json.h"
+#include "mpi_ranks.h"
 #include "outfile.h"
 #include "plan.h"
 #include "procpool.h"
@@ -76,6 +77,10 @@ const char cmd_plan_help[] =
     "                          table\n"
     "  --jobs J                replays at once (default: the processors)\n"
     "  --set path=value        override a config parameter (repeatable)\n"
+    "\n"
+    "As MPI ranks (`mpirun -n N sim plan ...`, sim built with MPI), a training\n"
+    "plan's replays are dealt out by rank and rank 0 writes what one process\n"
+    "writes; --mode serve runs in one process.\n"
     "\n"
     "exit codes: 0 ok (also when no layout fits: the table says so), 2 usage (a\n"
     "bad option or list, no layout of N devices at all), 73 cannot write an\n"
@@ -715,7 +720,40 @@ static int run_serve(const struct arch_chip *c, const struct pl_args *A, const s
 	return rc;
 }
 
-static int run_train(const struct arch_chip *c, const struct pl_args *A, const struct gen_config *g)
+/* Under MPI (mpi_ranks.h): rank r replayed the k-th replayed layout for k = r modulo N; rank 0 gathers every rank's
+   results into the plan. Returns 0, or an exit code (on every rank). */
+static int gather_plan(const struct sim_mpi *mp, struct pl_plan *p)
+{
+	long n = p->counts[PL_REPLAYED], N = mp->size;
+	long *cnt = malloc((size_t)N * sizeof *cnt), *idx = malloc((size_t)(n ? n : 1) * sizeof *idx);
+	struct pl_result *mine = calloc((size_t)(n / N + 1), sizeof *mine);
+	struct pl_result *all = mp->rank == 0 ? calloc((size_t)(n ? n : 1), sizeof *all) : NULL;
+	int code = !cnt || !idx || !mine || (mp->rank == 0 && !all) ? SIM_EXIT_INTERNAL : 0;
+	if (code)
+		fprintf(stderr, "sim plan: out of memory\n");
+	code = sim_mpi_agree(mp, code);
+	long k = 0;
+	for (long i = 0; !code && i < p->n; i++)
+		if (p->pt[i].state == PL_REPLAYED)
+			idx[k++] = i;
+	for (long r = 0; !code && r < N; r++)
+		cnt[r] = n > r ? (n - r + N - 1) / N : 0;
+	for (long j = 0; !code && j < cnt[mp->rank]; j++)
+		pl_result_get(&p->pt[idx[mp->rank + j * N]], &mine[j]);
+	if (!code)
+		code = sim_mpi_gather(mp, mine, cnt, sizeof *mine, all, "plan");
+	for (long r = 0, o = 0; !code && mp->rank == 0 && r < N; o += cnt[r], r++)
+		for (long j = 0; j < cnt[r]; j++)
+			pl_result_put(&p->pt[idx[r + j * N]], &all[o + j]);
+	free(cnt);
+	free(idx);
+	free(mine);
+	free(all);
+	return code;
+}
+
+static int run_train(const struct arch_chip *c, const struct pl_args *A, const struct gen_config *g,
+                     const struct sim_mpi *mp)
 {
 	char why[1024];
 	struct pl_plan p;
@@ -723,13 +761,16 @@ static int run_train(const struct arch_chip *c, const struct pl_args *A, const s
 		return cli_usage_error("plan", "%s", why);
 	struct progress P;
 	progress_start(&P, "plan");
-	if (pl_replay(c, &p, A->jobs, progress, &P, why, sizeof why)) {
+	int rc = pl_replay(c, &p, A->jobs, mp->rank, mp->size, progress, &P, why, sizeof why) ? SIM_EXIT_INTERNAL : 0;
+	if (rc)
 		fprintf(stderr, "sim plan: %s\n", why);
+	if (mp->size > 1 && !(rc = sim_mpi_agree(mp, rc)))
+		rc = gather_plan(mp, &p);
+	if (rc || mp->rank != 0) { /* every rank but 0 is done */
 		pl_free(&p);
-		return SIM_EXIT_INTERNAL;
+		return rc;
 	}
 	pl_rank(&p);
-	int rc = 0;
 	if (A->csv) {
 		struct out_file o;
 		FILE *f;
@@ -746,13 +787,15 @@ static int run_train(const struct arch_chip *c, const struct pl_args *A, const s
 	return rc;
 }
 
-int cmd_plan(int argc, char **argv)
+static int plan(int argc, char **argv, const struct sim_mpi *mp)
 {
 	struct pl_args A;
 	struct gen_config g;
 	int rc = parse(argc, argv, &A, &g);
 	if (rc)
 		return rc < 0 ? SIM_EXIT_OK : rc;
+	if (A.serve && mp->size > 1)
+		return cli_usage_error("plan", "--mode serve runs in one process, not as %d MPI ranks", mp->size);
 	struct cli_common co = {.nsets = A.nsets};
 	memcpy(co.sets, A.sets, sizeof co.sets);
 	struct arch_chip *c = cli_load(A.config, &co, &rc);
@@ -761,11 +804,21 @@ int cmd_plan(int argc, char **argv)
 	const char *outs[1] = {A.csv}, *ins[1] = {c->path};
 	rc = out_check_inputs("plan", outs, 1, ins, 1);
 	if (!rc)
-		rc = A.serve ? run_serve(c, &A, &g) : run_train(c, &A, &g);
+		rc = A.serve ? run_serve(c, &A, &g) : run_train(c, &A, &g, mp);
 	if (!rc && (fflush(stdout) || ferror(stdout))) {
 		fprintf(stderr, "sim plan: cannot write output\n");
 		rc = SIM_EXIT_CANTCREAT;
 	}
 	arch_free(c);
+	return rc;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	struct sim_mpi mp;
+	int rc = sim_mpi_start(&mp, "plan");
+	if (!rc)
+		rc = plan(argc, argv, &mp);
+	sim_mpi_end(&mp);
 	return rc;
 }

@@ -337,11 +337,34 @@ static void replayed(long i, void *ctx, int ok, int status, double wall_s)
 		J->progress(++J->done, J->n, J->ctx);
 }
 
-int pl_replay(const struct arch_chip *c, struct pl_plan *p, int jobs, pl_progress_fn progress, void *ctx, char *why,
-              size_t len)
+void pl_result_get(const struct pl_point *pt, struct pl_result *r)
+{
+	memset(r, 0, sizeof *r);
+	r->rc = pt->rc;
+	r->time_s = pt->time_s, r->tokens_per_s = pt->tokens_per_s, r->mfu = pt->mfu, r->compute_s = pt->compute_s;
+	memcpy(r->exposed_s, pt->exposed_s, sizeof r->exposed_s);
+	r->wall_s = pt->wall_s;
+	_Static_assert(sizeof r->why == sizeof pt->why, "the same message field");
+	memcpy(r->why, pt->why, sizeof r->why);
+}
+
+void pl_result_put(struct pl_point *pt, const struct pl_result *r)
+{
+	pt->rc = r->rc;
+	pt->time_s = r->time_s, pt->tokens_per_s = r->tokens_per_s, pt->mfu = r->mfu, pt->compute_s = r->compute_s;
+	memcpy(pt->exposed_s, r->exposed_s, sizeof pt->exposed_s);
+	pt->wall_s = r->wall_s;
+	memcpy(pt->why, r->why, sizeof pt->why);
+	pt->why[sizeof pt->why - 1] = '\0';
+}
+
+int pl_replay(const struct arch_chip *c, struct pl_plan *p, int jobs, int part, int parts, pl_progress_fn progress,
+              void *ctx, char *why, size_t len)
 {
 	struct pl_job J = {c, p, NULL, 0, 0, NULL, progress, ctx};
+	assert(parts >= 1 && part >= 0 && part < parts);
 	long n = p->counts[PL_REPLAYED];
+	n = n > part ? (n - part + parts - 1) / parts : 0; /* this part's */
 	if (!n)
 		return 0;
 	J.idx = malloc((size_t)n * sizeof *J.idx);
@@ -352,8 +375,8 @@ int pl_replay(const struct arch_chip *c, struct pl_plan *p, int jobs, pl_progres
 		snprintf(why, len, "out of memory");
 		return -1;
 	}
-	for (long i = 0; i < p->n; i++)
-		if (p->pt[i].state == PL_REPLAYED)
+	for (long i = 0, k = 0; i < p->n; i++)
+		if (p->pt[i].state == PL_REPLAYED && k++ % parts == part)
 			J.idx[J.n++] = i;
 	assert(J.n == n);
 	int rc = pp_run(J.n, jobs, sizeof *J.msgs, J.msgs, replay_one, replayed, &J);

@@ -102,12 +102,23 @@ int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long 
 typedef void (*pl_progress_fn)(long done, long n, void *ctx);
 
 /*
- * Replays every PL_REPLAYED point of p on chip c, `jobs` child processes at
- * once. A replay that fails leaves its point's rc and why set (the plan
- * goes on). Returns 0, or -1 with why set when no process can be started.
+ * Replays the PL_REPLAYED points of p on chip c, `jobs` child processes at
+ * once: the k-th of them (in p's order) when k is `part` modulo `parts`
+ * (every one with part 0 of 1; the ranks of an MPI job take one part each).
+ * A replay that fails leaves its point's rc and why set (the plan goes on).
+ * Returns 0, or -1 with why set when no process can be started.
  */
-int pl_replay(const struct arch_chip *c, struct pl_plan *p, int jobs, pl_progress_fn progress, void *ctx, char *why,
-              size_t len);
+int pl_replay(const struct arch_chip *c, struct pl_plan *p, int jobs, int part, int parts, pl_progress_fn progress,
+              void *ctx, char *why, size_t len);
+
+/* A replayed point's results as one fixed-size record, to move between processes (MPI ranks). */
+struct pl_result {
+	int rc;
+	double time_s, tokens_per_s, mfu, compute_s, exposed_s[PL_NCOMM], wall_s;
+	char why[240];
+};
+void pl_result_get(const struct pl_point *pt, struct pl_result *r);
+void pl_result_put(struct pl_point *pt, const struct pl_result *r);
 
 /* Orders the points as the invariants above say. */
 void pl_rank(struct pl_plan *p);
