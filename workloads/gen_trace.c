@@ -292,21 +292,25 @@ static void attn_text(struct em *e, struct lines *L, const struct step *s, const
    are corrected (fp32). The backward walks the ring again; K, V and their gradients travel together, and the
    gradients take one hop more home. Labels: cpq the op before the attention, cpr0 and cpr1 the receives (by
    parity), cpa the last step, cpd the gradients home. */
+/* One half of a hop: OP (send or recv) with the next rank of the ring (next) or the previous, around the ends. */
+static void cp_hop(struct em *e, struct lines *L, const char *op, int next, long long bytes, const char *stream,
+                   const char *key, const char *label)
+{
+	const char *end = next ? "last" : "0";
+	add(L, "on cp!=%s {", end);
+	add(L, "  %s peer=cp%c1 bytes=%lld tag=7 stream=%s %s=%s", op, next ? '+' : '-', bytes, stream, key, label);
+	add(L, "}");
+	add(L, "on cp=%s {", end);
+	add(L, "  %s peer=cp%c%lld bytes=%lld tag=7 stream=%s %s=%s", op, next ? '-' : '+', e->c->p.cp - 1, bytes,
+	    stream, key, label);
+	add(L, "}");
+}
+
+/* One exchange: send what label FROM produced to the next rank, receive from the previous one as label TO. */
 static void cp_exchange(struct em *e, struct lines *L, long long bytes, const char *from, const char *to)
 {
-	long long n = e->c->p.cp;
-	add(L, "on cp!=last {");
-	add(L, "  send peer=cp+1 bytes=%lld tag=7 stream=cps after=%s", bytes, from);
-	add(L, "}");
-	add(L, "on cp=last {");
-	add(L, "  send peer=cp-%lld bytes=%lld tag=7 stream=cps after=%s", n - 1, bytes, from);
-	add(L, "}");
-	add(L, "on cp!=0 {");
-	add(L, "  recv peer=cp-1 bytes=%lld tag=7 stream=cpr id=%s", bytes, to);
-	add(L, "}");
-	add(L, "on cp=0 {");
-	add(L, "  recv peer=cp+%lld bytes=%lld tag=7 stream=cpr id=%s", n - 1, bytes, to);
-	add(L, "}");
+	cp_hop(e, L, "send", 1, bytes, "cps", "after", from);
+	cp_hop(e, L, "recv", 0, bytes, "cpr", "id", to);
 }
 
 static void cp_ring(struct em *e, struct lines *L, const struct step *s, const char *dir)
