@@ -29,6 +29,7 @@
  */
 #include "gen.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -164,6 +165,19 @@ static void add(struct lines *L, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* appends to the last line added (a key=value the op takes); the line is cut at its size, never overrun */
+static void append(struct lines *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void append(struct lines *L, const char *fmt, ...)
+{
+	va_list ap;
+	assert(L->n > 0);
+	char *v = L->v[L->n - 1];
+	size_t used = strlen(v);
+	va_start(ap, fmt);
+	vsnprintf(v + used, sizeof L->v[0] - used, fmt, ap);
+	va_end(ap);
+}
+
 static void flush_lines(struct em *e, const struct lines *L, const char *after, const char *id)
 {
 	for (int i = 0; i < L->n; i++)
@@ -277,9 +291,9 @@ static void attn_text(struct em *e, struct lines *L, const struct step *s, const
 	    s->skv, s->d, s->causal, e->dt, impl, !s->decode && e->c->mode == GEN_TRAIN ? " dir=" : "",
 	    !s->decode && e->c->mode == GEN_TRAIN ? dir : "");
 	if (s->decode && e->c->inf.paged)
-		snprintf(L->v[L->n - 1] + strlen(L->v[L->n - 1]), 32, " page=%d", GEN_PAGE);
+		append(L, " page=%d", GEN_PAGE);
 	if (s->flash_drop) /* FlashAttention drops scores out inside its kernel */
-		snprintf(L->v[L->n - 1] + strlen(L->v[L->n - 1]), 32, " dropout=%.9g", e->c->dropout);
+		append(L, " dropout=%.9g", e->c->dropout);
 }
 
 /* Context parallelism (--cp N): ring attention as Transformer Engine runs it for Megatron-Core
@@ -319,7 +333,7 @@ static void cp_ring(struct em *e, struct lines *L, const struct step *s, const c
 	int bwd = dir[0] == 'b';
 	long long kv = 2 * s->b * S * s->hkv * s->d * 2; /* K and V of the rank's tokens, 16-bit */
 	long long bytes = bwd ? 2 * kv : kv;             /* backward: and their gradients */
-	snprintf(L->v[L->n - 1] + strlen(L->v[L->n - 1]), 16, " id=cpq");
+	append(L, " id=cpq");
 	cp_exchange(e, L, bytes, "cpq", "cpr1");
 	struct step a = *s;
 	attn_text(e, L, &a, dir); /* step 0: the local block, causal */
@@ -328,12 +342,12 @@ static void cp_ring(struct em *e, struct lines *L, const struct step *s, const c
 		if (i + 1 < n)
 			cp_exchange(e, L, bytes, i % 2 ? "cpr1" : "cpr0", i % 2 ? "cpr0" : "cpr1");
 		attn_text(e, L, &a, dir);
-		snprintf(L->v[L->n - 1] + strlen(L->v[L->n - 1]), 16, " after=cpr%d", (int)(i % 2));
+		append(L, " after=cpr%d", (int)(i % 2));
 		/* forward: O and its log-sum-exp rescaled; backward: dQ accumulated */
 		add(L, "elem op=add n=%lld dtype=fp32", s->b * S * s->h * s->d);
 	}
 	if (bwd) {
-		snprintf(L->v[L->n - 1] + strlen(L->v[L->n - 1]), 16, " id=cpa");
+		append(L, " id=cpa");
 		cp_exchange(e, L, kv, "cpa", "cpd");
 		add(L, "elem op=add n=%lld dtype=fp32 after=cpd", 2 * s->b * S * s->hkv * s->d); /* dK, dV */
 	}
