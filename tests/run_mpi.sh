@@ -45,7 +45,7 @@ for n in 2 3; do
 	cmp -s "$tmp/tone.csv" "$tmp/tn$n.csv" || fail "$n ranks: the --model CSV differs from one process's"
 done
 # sim plan: the layouts' replays dealt out, the ranking and its outputs rank 0's
-plan=(plan configs/h100.cfg llama3-8b --gpus 8 --seq 2048 --global-batch 32 --tp 1,2 --micro-batch 1,2)
+plan=(plan configs/h100.cfg llama3-8b --layers 2 --gpus 8 --seq 1024 --global-batch 32 --tp 1,2 --micro-batch 1,2)
 "$sim" "${plan[@]}" --csv "$tmp/plan1.csv" --json >"$tmp/plan1.json" 2>/dev/null || fail "plan in one process"
 for n in 2 3; do
 	mpi "$n" "${plan[@]}" --csv "$tmp/plan$n.csv" --json >"$tmp/plan$n.json" 2>/dev/null || fail "$n ranks: plan"
