@@ -95,7 +95,8 @@ const char cmd_plan_help[] =
     "          --requests 300 --input-len 128:2048 --output-len 256\n";
 
 /* sim gen's layout options: the search sets them */
-static const char *const layout_opts[] = {"--dp", "--sp", "--batch", "--replicas", "--prefill-replicas", "-o", NULL};
+static const char *const layout_opts[] = {"--dp", "--sp", "--cp", "--batch", "--replicas", "--prefill-replicas",
+                                          "-o",   NULL};
 
 struct pl_args {
 	const char *config;
