@@ -5,7 +5,7 @@
 # writes); a trace sweep with --model and --gen (SimGrid in each rank's point processes); a point whose value
 # the config refuses is its row on any number of ranks. sim plan deals out its layouts' replays the same way: its
 # CSV and JSON layouts are one process's; --mode serve as ranks is refused. --shard as one of several ranks is
-# refused by every rank (exit 2) and writes nothing. Skipped (77) when sim was built without MPI or MPIEXEC is not there.
+# refused by every rank (exit 2) and writes nothing; an output rank 0 cannot open ends every rank (exit 73). Skipped (77) when sim was built without MPI or MPIEXEC is not there.
 # usage: run_mpi.sh SIM REPO_ROOT MPIEXEC
 set -u
 sim=$1 root=$2 mpiexec=${3:-mpirun}
@@ -63,5 +63,10 @@ rc=$?
 [ "$(grep -o 'shard 0/2 as one of 2 MPI ranks' "$tmp/shard.err" | wc -l)" = 2 ] || # the ranks' lines may interleave
 	fail "--shard as one of 2 ranks: expected the line from each rank: $(head -c 300 "$tmp/shard.err")"
 [ -e "$tmp/shard.csv" ] && fail "--shard as one of 2 ranks: wrote its output"
+# an output that only rank 0 opens and cannot: every rank exits 73 (none left waiting in a collective)
+timeout 120 "$mpiexec" "${flags[@]}" -n 2 "$sim" sweep configs/h100.cfg --op "$op" "${grid[@]}" \
+	-o "$tmp/no/such/dir.csv" >/dev/null 2>"$tmp/open.err"
+rc=$?
+[ "$rc" = 73 ] || fail "an output rank 0 cannot open, as 2 ranks: exit $rc, expected 73"
 ls "$tmp" | grep -q '\.tmp' && fail "a temporary file is left: $(ls "$tmp")"
 finish mpi

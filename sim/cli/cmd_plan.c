@@ -800,10 +800,11 @@ static int plan(int argc, char **argv, const struct sim_mpi *mp)
 	struct cli_common co = {.nsets = A.nsets};
 	memcpy(co.sets, A.sets, sizeof co.sets);
 	struct arch_chip *c = cli_load(A.config, &co, &rc);
-	if (!c)
-		return rc;
-	const char *outs[1] = {A.csv}, *ins[1] = {c->path};
-	rc = out_check_inputs("plan", outs, 1, ins, 1);
+	if (c) {
+		const char *outs[1] = {A.csv}, *ins[1] = {c->path};
+		rc = out_check_inputs("plan", outs, 1, ins, 1);
+	}
+	rc = sim_mpi_agree(mp, rc); /* every rank alike before the replays' collectives */
 	if (!rc)
 		rc = A.serve ? run_serve(c, &A, &g) : run_train(c, &A, &g, mp);
 	if (!rc && (fflush(stdout) || ferror(stdout))) {

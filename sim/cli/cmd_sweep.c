@@ -844,21 +844,22 @@ static int gather_rows(const struct sim_mpi *mp, const struct sw_args *a, const 
 	return code;
 }
 
-static int sweep(struct sw_args *a, struct out_file *csv, struct out_file *svg, const struct sim_mpi *mp)
+/* What a sweep checks and opens before it runs a point: the op, trace or model, the keys, the outputs (rank 0's).
+   Returns 0, or an exit code with its line on stderr; *tp is the trace (the caller frees it). */
+static int prepare(struct sw_args *a, struct out_file *csv, struct out_file *svg, const struct sim_mpi *mp,
+                   struct sw_job *j, struct trace **tp, char *chip, size_t chiplen)
 {
-	struct sw_job j = {a, {0}, NULL};
-	char why[4096], chip[ARCH_NAME_MAX];
+	char why[4096];
 	int code = 0;
-	struct trace *t = NULL;
-	if (a->op && op_parse(a->op, NULL, &j.op, why, sizeof why)) {
+	if (a->op && op_parse(a->op, NULL, &j->op, why, sizeof why)) {
 		fprintf(stderr, "sim sweep: %s\n", why);
 		return SIM_EXIT_TRACE;
 	}
-	if (a->trace && !(t = tr_load(a->trace, 0, &code, why, sizeof why))) {
+	if (a->trace && !(*tp = tr_load(a->trace, 0, &code, why, sizeof why))) {
 		fprintf(stderr, "%s\n", why);
 		return code;
 	}
-	j.t = t;
+	j->t = *tp;
 	if (a->model) { /* the model must parse: with the first point's --gen values, or without them */
 		struct gen_config gc;
 		struct gen_args ga;
@@ -866,22 +867,32 @@ static int sweep(struct sw_args *a, struct out_file *csv, struct out_file *svg, 
 		if (gen_point(a, 0, &gc, &ga, why, sizeof why) && gen_point(a, -1, &gc, &ga, why2, sizeof why2))
 			return cli_usage_error("sweep", "--model '%s': %s", a->model, why);
 	}
-	if (a->plot && a->metric == M_TOKENS && t && !tr_workload(t)) {
-		tr_free(t);
+	if (a->plot && a->metric == M_TOKENS && *tp && !tr_workload(*tp))
 		return cli_usage_error("sweep", "--metric tokens_per_s: %s has no workload line", a->trace);
-	}
-	if (mp->size > 1 && a->shard_n) {
-		tr_free(t);
+	if (mp->size > 1 && a->shard_n)
 		return cli_usage_error("sweep",
 		                       "--shard %ld/%ld as one of %d MPI ranks: the ranks are the shards (use "
 		                       "one or the other)",
 		                       a->shard_i, a->shard_n, mp->size);
-	}
 	if (mp->size > 1) /* rank r of N runs the points of shard r/N; rank 0 writes */
 		a->shard_i = mp->rank, a->shard_n = mp->size;
 	int writer = mp->rank == 0;
-	if ((code = check_keys(a, chip, sizeof chip)) || (writer && a->out && (code = open_out(csv, a->out))) ||
-	    (writer && a->plot && (code = open_out(svg, a->plot)))) {
+	if ((code = check_keys(a, chip, chiplen)) || (writer && a->out && (code = open_out(csv, a->out))) ||
+	    (writer && a->plot && (code = open_out(svg, a->plot))))
+		return code;
+	return 0;
+}
+
+/* code0: what the caller's checks gave. Under MPI every rank reaches the same collectives: the checks' codes
+   are agreed on (the largest) before any point runs, and again after the points. */
+static int sweep(struct sw_args *a, struct out_file *csv, struct out_file *svg, const struct sim_mpi *mp, int code0)
+{
+	struct sw_job j = {a, {0}, NULL};
+	char chip[ARCH_NAME_MAX];
+	struct trace *t = NULL;
+	int code = sim_mpi_agree(mp, code0 ? code0 : prepare(a, csv, svg, mp, &j, &t, chip, sizeof chip));
+	int writer = mp->rank == 0;
+	if (code) {
 		tr_free(t);
 		return code;
 	}
@@ -923,12 +934,10 @@ int cmd_sweep(int argc, char **argv)
 	struct sim_mpi mp;
 	int code = sim_mpi_start(&mp, "sweep");
 	if (!code)
-		code = parse_args(argc, argv, &a);
+		code = parse_args(argc, argv, &a); /* the same arguments: every rank alike */
 	const char *outs[2] = {a.out, a.plot}, *ins[2] = {a.config, a.trace};
 	if (!code)
-		code = out_check_inputs("sweep", outs, 2, ins, 2);
-	if (!code)
-		code = sweep(&a, &csv, &svg, &mp);
+		code = sweep(&a, &csv, &svg, &mp, out_check_inputs("sweep", outs, 2, ins, 2));
 	int c1 = close_out(&csv, !code), c2 = close_out(&svg, !code);
 	if (!code)
 		code = c1 ? c1 : c2;
