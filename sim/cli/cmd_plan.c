@@ -725,28 +725,23 @@ static int run_serve(const struct arch_chip *c, const struct pl_args *A, const s
    results into the plan. Returns 0, or an exit code (on every rank). */
 static int gather_plan(const struct sim_mpi *mp, struct pl_plan *p)
 {
-	long n = p->counts[PL_REPLAYED], N = mp->size;
-	long *cnt = malloc((size_t)N * sizeof *cnt), *idx = malloc((size_t)(n ? n : 1) * sizeof *idx);
-	struct pl_result *mine = calloc((size_t)(n / N + 1), sizeof *mine);
+	long n = p->counts[PL_REPLAYED], N = mp->size, nmine = sim_share(n, mp->rank, N);
+	long *idx = malloc((size_t)(n ? n : 1) * sizeof *idx);
+	struct pl_result *mine = calloc((size_t)(nmine ? nmine : 1), sizeof *mine);
 	struct pl_result *all = mp->rank == 0 ? calloc((size_t)(n ? n : 1), sizeof *all) : NULL;
-	int code = !cnt || !idx || !mine || (mp->rank == 0 && !all) ? SIM_EXIT_INTERNAL : 0;
+	int code = !idx || !mine || (mp->rank == 0 && !all) ? SIM_EXIT_INTERNAL : 0;
 	if (code)
 		fprintf(stderr, "sim plan: out of memory\n");
 	code = sim_mpi_agree(mp, code);
-	long k = 0;
-	for (long i = 0; !code && i < p->n; i++)
+	for (long i = 0, k = 0; !code && i < p->n; i++)
 		if (p->pt[i].state == PL_REPLAYED)
 			idx[k++] = i;
-	for (long r = 0; !code && r < N; r++)
-		cnt[r] = n > r ? (n - r + N - 1) / N : 0;
-	for (long j = 0; !code && j < cnt[mp->rank]; j++)
+	for (long j = 0; !code && j < nmine; j++)
 		pl_result_get(&p->pt[idx[mp->rank + j * N]], &mine[j]);
 	if (!code)
-		code = sim_mpi_gather(mp, mine, cnt, sizeof *mine, all, "plan");
-	for (long r = 0, o = 0; !code && mp->rank == 0 && r < N; o += cnt[r], r++)
-		for (long j = 0; j < cnt[r]; j++)
-			pl_result_put(&p->pt[idx[r + j * N]], &all[o + j]);
-	free(cnt);
+		code = sim_mpi_gather_dealt(mp, mine, n, sizeof *mine, all, "plan");
+	for (long k = 0; !code && mp->rank == 0 && k < n; k++)
+		pl_result_put(&p->pt[idx[k]], &all[k]);
 	free(idx);
 	free(mine);
 	free(all);

@@ -819,24 +819,14 @@ static int close_out(struct out_file *o, int keep)
 static int gather_rows(const struct sim_mpi *mp, const struct sw_args *a, const struct sw_row *mine,
                        struct sw_row **all)
 {
-	long P = npoints(a), N = mp->size;
-	long *cnt = malloc((size_t)N * sizeof *cnt), *off = malloc((size_t)N * sizeof *off);
-	struct sw_row *cat = mp->rank == 0 ? calloc((size_t)(P ? P : 1), sizeof *cat) : NULL;
+	long P = npoints(a);
 	*all = mp->rank == 0 ? calloc((size_t)(P ? P : 1), sizeof **all) : NULL;
-	int code = !cnt || !off || (mp->rank == 0 && (!cat || !*all)) ? SIM_EXIT_INTERNAL : 0;
+	int code = mp->rank == 0 && !*all ? SIM_EXIT_INTERNAL : 0;
 	if (code)
 		fprintf(stderr, "sim sweep: out of memory\n");
 	code = sim_mpi_agree(mp, code);
-	for (long r = 0, o = 0; !code && r < N; o += cnt[r], r++)
-		cnt[r] = P > r ? (P - r + N - 1) / N : 0, off[r] = o;
 	if (!code)
-		code = sim_mpi_gather(mp, mine, cnt, sizeof *mine, cat, "sweep");
-	if (!code && mp->rank == 0)
-		for (long g = 0; g < P; g++)
-			(*all)[g] = cat[off[g % N] + g / N];
-	free(cnt);
-	free(off);
-	free(cat);
+		code = sim_mpi_gather_dealt(mp, mine, P, sizeof *mine, *all, "sweep");
 	if (code) {
 		free(*all);
 		*all = NULL;
@@ -898,7 +888,7 @@ static int sweep(struct sw_args *a, struct out_file *csv, struct out_file *svg, 
 	}
 	long n = npoints(a);
 	if (a->shard_n) /* the points I, I+N, ... below n */
-		n = n > a->shard_i ? (n - a->shard_i + a->shard_n - 1) / a->shard_n : 0;
+		n = sim_share(n, a->shard_i, a->shard_n);
 	struct sw_row *rows = calloc((size_t)(n ? n : 1), sizeof *rows);
 	code = !rows || run_all(&j, n, rows) ? SIM_EXIT_INTERNAL : 0;
 	if (!rows)

@@ -13,6 +13,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
+long sim_share(long n, long part, long parts)
+{
+	return n > part ? (n - part + parts - 1) / parts : 0;
+}
+
+int sim_mpi_gather_dealt(const struct sim_mpi *m, const void *mine, long n, size_t size, void *all, const char *cmd)
+{
+	long N = m->size;
+	long *cnt = malloc((size_t)N * sizeof *cnt), *off = malloc((size_t)N * sizeof *off);
+	char *cat = m->rank == 0 ? malloc((size_t)(n ? n : 1) * size) : NULL;
+	int code = !cnt || !off || (m->rank == 0 && !cat) ? SIM_EXIT_INTERNAL : 0;
+	if (code)
+		fprintf(stderr, "sim %s: out of memory\n", cmd);
+	code = sim_mpi_agree(m, code);
+	for (long r = 0, o = 0; !code && r < N; o += cnt[r], r++)
+		cnt[r] = sim_share(n, r, N), off[r] = o;
+	if (!code)
+		code = sim_mpi_gather(m, mine, cnt, size, cat, cmd);
+	if (!code && m->rank == 0) /* rank r's j-th record is record r + j N */
+		for (long k = 0; k < n; k++)
+			memcpy((char *)all + (size_t)k * size, cat + (size_t)(off[k % N] + k / N) * size, size);
+	free(cnt);
+	free(off);
+	free(cat);
+	return code;
+}
+
 #ifdef SIM_HAVE_MPI
 #include <mpi.h>
 

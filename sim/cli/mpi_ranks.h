@@ -24,6 +24,14 @@ int sim_mpi_agree(const struct sim_mpi *m, int code);
    then rank 1's ...; n[] is known to every rank. Returns 0, or an exit code with a line on stderr. */
 int sim_mpi_gather(const struct sim_mpi *m, const void *mine, const long *n, size_t size, void *all, const char *cmd);
 
+/* How many of n records, dealt out round robin, part `part` of `parts` gets: those k < n with k = part mod parts. */
+long sim_share(long n, long part, long parts);
+
+/* n records dealt out by rank (record k is rank k mod size's; mine holds its own in order k = rank, rank + size,
+   ...) gathered on rank 0 into all[0..n), in record order (all unused on other ranks). Call only with size > 1.
+   Returns 0, or an exit code (on every rank) with a line on stderr. */
+int sim_mpi_gather_dealt(const struct sim_mpi *m, const void *mine, long n, size_t size, void *all, const char *cmd);
+
 /* Leaves the MPI job (MPI_Finalize) if it was joined. */
 void sim_mpi_end(struct sim_mpi *m);
 
