@@ -12,7 +12,6 @@ not the kernel's. Run by hand on a GPU (CI has none); writes under OUTDIR (defau
                 between CUDA events as measure.py times it (us), kernels per call
 
   python3 bench/gpu/kernel_split.py [attn] [gemm] [small]  # attn and gemm by default; small: the floors
-                                                     # (small: written 2026-11-28, not yet run on a GPU)
   python3 bench/gpu/kernel_split.py ncu                # one call per shape, for Nsight Compute:
   ncu --clock-control none --kernel-name regex:flash_ --section SpeedOfLight --section Occupancy \
       --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
@@ -86,11 +85,11 @@ def gemm_calls(n, dt):
 def small_calls():
     """The floors: one elementwise kernel from 1 to 2^24 elements, square GEMMs from 64 to 768, the decode GEMVs,
     and the strided copy torch SDPA's backward makes (a (b,h,s,d) tensor made contiguous as (b,s,h,d)) beside a
-    contiguous copy of the same size."""
+    contiguous copy of the same size (a contiguous clone is a cudaMemcpyAsync: the profiler's gpu_memcpy record)."""
     calls = []
-    for n in (1, 1024, 65536, 1 << 20, 1 << 24):
+    for n in (1, 1024, 65536, 1 << 20, 1 << 24):  # one read and one write per element, as op=relu counts them
         x = torch.zeros(n, device=DEV, dtype=torch.float32)
-        calls.append((f"elem op=add n={n} dtype=fp32", lambda x=x: x.add_(1.0)))
+        calls.append((f"elem op=relu n={n} dtype=fp32", lambda x=x: x.relu_()))
     for n in (64, 128, 192, 384, 768):
         a, bm = randn(n, n), randn(n, n)
         calls.append((f"gemm m={n} n={n} k={n} dtype=bf16", lambda a=a, bm=bm: torch.mm(a, bm)))
@@ -133,7 +132,8 @@ def profile(section, line, fn, kout, cout):
     with open(path) as f:
         events = json.load(f)["traceEvents"]
     os.unlink(path)
-    kernels = sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+    kernels = sorted((e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")),
+                     key=lambda e: e["ts"])
     # a call's kernels: those after the L2 flush (an int8 fill: FillFunctor<signed char>) that starts it;
     # every kernel is written, the flushes with call -1
     calls = []
