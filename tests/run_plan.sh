@@ -46,12 +46,12 @@ for tp in 1 2 4; do for pp in 1 2; do for mb in 1 2; do for rc in none full; do 
 	[ "$tp" -gt 1 ] && sp=--sp
 	if ! "$sim" gen "${run[@]}" --tp $tp --pp $pp --dp $dp --micro-batch $mb --recompute $rc --zero $z $sp \
 		-o "$tmp/l.trace" 2>/dev/null; then
-		grep -q "^[^,]*,[^,]*,$tp,$pp,$dp,1,$mb,$rc,$z," "$tmp/plan.csv" && bad "plan lists tp$tp pp$pp mb$mb $rc zero-$z, which sim gen refuses"
+		grep -q "^[^,]*,[^,]*,$tp,$pp,1,$dp,1,$mb,$rc,$z," "$tmp/plan.csv" && bad "plan lists tp$tp pp$pp mb$mb $rc zero-$z, which sim gen refuses"
 		continue
 	fi
 	"$sim" run "$cfg" "$tmp/l.trace" --json >"$tmp/l.json" 2>/dev/null
 	code=$?
-	row=$(grep "^[^,]*,[^,]*,$tp,$pp,$dp,1,$mb,$rc,$z," "$tmp/plan.csv")
+	row=$(grep "^[^,]*,[^,]*,$tp,$pp,1,$dp,1,$mb,$rc,$z," "$tmp/plan.csv")
 	state=$(cut -d, -f2 <<<"$row")
 	[ -n "$row" ] || { bad "tp$tp pp$pp mb$mb $rc zero-$z: sim gen lays it out, the plan does not list it"; continue; }
 	case $state in
@@ -59,7 +59,7 @@ for tp in 1 2 4; do for pp in 1 2; do for mb in 1 2; do for rc in none full; do 
 	replayed)
 		t=$(jq .time_s "$tmp/l.json")
 		mem=$(jq '.memory.peak_bytes / 1073741824' "$tmp/l.json")
-		if [ "$code" = 0 ] && close "$(cut -d, -f12 <<<"$row")" "$t" 1e-5 && close "$(cut -d, -f11 <<<"$row")" "$mem" 1e-4; then ok; else
+		if [ "$code" = 0 ] && close "$(cut -d, -f13 <<<"$row")" "$t" 1e-5 && close "$(cut -d, -f12 <<<"$row")" "$mem" 1e-4; then ok; else
 			bad "tp$tp pp$pp mb$mb $rc zero-$z: plan $row; sim run exit $code, step $t s, memory $mem GiB"
 		fi ;;
 	dominated) [ "$code" = 0 ] && ok || bad "tp$tp pp$pp mb$mb $rc zero-$z: not replayed as dominated, yet sim run exits $code" ;;
@@ -70,11 +70,11 @@ for tp in 1 2 4; do for pp in 1 2; do for mb in 1 2; do for rc in none full; do 
 		best=$(awk -v a="$t" -v b="${best:-inf}" 'BEGIN { print (b == "inf" || a < b) ? a : b }')
 	fi
 done; done; done; done; done
-top=$(awk -F, 'NR == 2 { print $12 }' "$tmp/plan.csv")
+top=$(awk -F, 'NR == 2 { print $13 }' "$tmp/plan.csv")
 close "$top" "$best" 1e-6 && ok || bad "the plan's best step $top s, the exhaustive search's $best s"
 
 # 2. the ranking and the counts
-awk -F, 'NR > 1 && $1 != "" { if (seen_untimed || ($12 + 0) < last) bad = 1; last = $12 + 0 }
+awk -F, 'NR > 1 && $1 != "" { if (seen_untimed || ($13 + 0) < last) bad = 1; last = $13 + 0 }
 	NR > 1 && $1 == "" { seen_untimed = 1 } END { exit bad }' "$tmp/plan.csv" && ok ||
 	bad "CSV: timed rows not first or not in ascending step time"
 for s in replayed:replayed dominated:dominated does-not-fit:do_not_fit; do
@@ -86,7 +86,7 @@ done
 grep -q '^ *1 ' "$tmp/plan.txt" && ok || bad "the table has no rank 1: $(head -3 "$tmp/plan.txt")"
 
 # 3. dominance: the same layout with a lighter recompute fits
-awk -F, 'NR > 1 { key = $3 "," $4 "," $5 "," $6 "," $7 "," $9; if ($2 != "does-not-fit") fit[key "," $8] = 1; if ($2 == "dominated") dom[key] = $8 }
+awk -F, 'NR > 1 { key = $3 "," $4 "," $5 "," $6 "," $7 "," $8 "," $10; if ($2 != "does-not-fit") fit[key "," $9] = 1; if ($2 == "dominated") dom[key] = $9 }
 	END { for (k in dom) if (!fit[k ",none"] && !(dom[k] == "full" && fit[k ",selective"])) bad = 1; exit bad }' "$tmp/plan.csv" &&
 	ok || bad "a dominated layout without a lighter recompute that fits"
 
@@ -96,6 +96,40 @@ cmp -s "$tmp/plan.csv" "$tmp/plan2.csv" && ok || bad "two runs (2 jobs and 1) gi
 "$sim" plan "$cfg" "${run[@]}" --gpus 8 "${space[@]}" --json --jobs 1 2>/dev/null | jq -S 'del(.provenance.command)' >"$tmp/p2.json"
 jq -S 'del(.provenance.command)' "$tmp/plan.json" | cmp -s - "$tmp/p2.json" && ok ||
 	bad "two runs give different JSON (besides the command line)"
+
+# 4b. context parallelism (--cp): each layout of a small space with cp 1 and 2 against sim gen --cp + sim run, the
+# ring's hops counted as cp's exposed time (none without cp)
+ctx=(llama3-8b --seq 8192 --global-batch 8)
+"$sim" plan "$cfg" "${ctx[@]}" --gpus 8 --tp 1,2 --pp 1 --cp 1,2 --micro-batch 1 --recompute none --zero 1 \
+	--csv "$tmp/cp.csv" --jobs 2 >/dev/null 2>&1 || bad "sim plan --cp exited $?"
+hdr=$(head -1 "$tmp/cp.csv")
+[ "$(cut -d, -f5 <<<"$hdr")" = cp ] && [ "$(cut -d, -f19 <<<"$hdr")" = exposed_cp_s ] && ok || bad "cp CSV header: $hdr"
+ncp=0
+for tp in 1 2; do for cp in 1 2; do
+	dp=$((8 / (tp * cp)))
+	sp=
+	[ "$tp" -gt 1 ] && sp=--sp
+	row=$(grep "^[^,]*,[^,]*,$tp,1,$cp,$dp,1,1,none,1," "$tmp/cp.csv")
+	"$sim" gen "${ctx[@]}" --tp $tp --pp 1 --cp $cp --dp $dp --micro-batch 1 --recompute none --zero 1 $sp \
+		-o "$tmp/c.trace" 2>/dev/null || { bad "sim gen refuses tp$tp cp$cp"; continue; }
+	"$sim" run "$cfg" "$tmp/c.trace" --json >"$tmp/c.json" 2>/dev/null
+	code=$?
+	if [ "$(cut -d, -f2 <<<"$row")" = does-not-fit ]; then
+		[ "$code" = 3 ] && ok || bad "tp$tp cp$cp: plan says it does not fit, sim run exits $code"
+		continue
+	fi
+	[ "$code" = 0 ] && [ "$(cut -d, -f2 <<<"$row")" = replayed ] || { bad "tp$tp cp$cp: sim run $code, plan row '$row'"; continue; }
+	close "$(cut -d, -f13 <<<"$row")" "$(jq .time_s "$tmp/c.json")" 1e-5 && ok ||
+		bad "tp$tp cp$cp: plan step $(cut -d, -f13 <<<"$row") s, sim run $(jq .time_s "$tmp/c.json") s"
+	e=$(cut -d, -f19 <<<"$row")
+	if [ "$cp" = 1 ]; then [ "$e" = 0 ] && ok || bad "tp$tp cp1: exposed cp $e"; else
+		awk -v e="$e" 'BEGIN { exit !(e > 0) }' && ok || bad "tp$tp cp$cp: no exposed cp ($e)"
+		ncp=$((ncp + 1))
+	fi
+done; done
+[ "$ncp" = 2 ] && ok || bad "cp: $ncp layouts with cp 2 checked, 2 expected"
+"$sim" plan "$cfg" llama3-8b --gpus 4 --mode serve --slo-ttft 1s --cp 1,2 >/dev/null 2>&1
+[ $? = 2 ] && ok || bad "--cp with --mode serve: not a usage error"
 
 # 5. serving: each layout's fleet at the rate the plan found keeps within the limits when sim serve runs it
 # alone; rates descend down the ranking; a layout whose weights leave no KV cache makes sim serve exit 3

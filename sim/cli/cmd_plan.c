@@ -31,13 +31,14 @@ const char cmd_plan_help[] =
     "\n"
     "Searches the parallel layouts of a training run of MODEL (a sim gen preset,\n"
     "or gpt with shape options) on N devices of CONFIG's chip and prints them\n"
-    "ranked by predicted step time: every tensor x pipeline x data (x expert)\n"
-    "split, micro-batch, recompute and ZeRO stage that sim gen can lay out\n"
-    "(sequence parallelism with tp > 1), each checked for memory with sim gen's\n"
-    "estimate, the ones that fit replayed as `sim gen` + `sim run` would (a child\n"
-    "process each, --jobs at once). Of the layouts that differ only in recompute\n"
-    "the lightest that fits is replayed (more recompute only adds work); layouts\n"
-    "that do not fit are listed with the memory they need. docs/plan.md explains.\n"
+    "ranked by predicted step time: every tensor x pipeline x data (x expert,\n"
+    "x context) split, micro-batch, recompute and ZeRO stage that sim gen can\n"
+    "lay out (sequence parallelism with tp > 1), each checked for memory with\n"
+    "sim gen's estimate, the ones that fit replayed as `sim gen` + `sim run` would\n"
+    "(a child process each, --jobs at once). Of the layouts that differ only in\n"
+    "recompute the lightest that fits is replayed (more recompute only adds work);\n"
+    "layouts that do not fit are listed with the memory they need. docs/plan.md\n"
+    "explains.\n"
     "\n"
     "run options (sim gen's, kept by every layout): --seq S, --global-batch B\n"
     "  (required), --dtype bf16|fp16|fp8, --fp8-recipe R, --grad-sync S,\n"
@@ -51,6 +52,8 @@ const char cmd_plan_help[] =
     "                          the devices of a node)\n"
     "  --pp LIST               pipeline stages (default: divisors of N up to the\n"
     "                          layers)\n"
+    "  --cp LIST               context parallel sizes (ring attention, sim gen --cp;\n"
+    "                          default 1: it pays on long sequences, e.g. --cp 1,2,4)\n"
     "  --ep LIST               expert parallel sizes, models with experts (default:\n"
     "                          1 and the powers of two that divide the experts)\n"
     "  --micro-batch LIST      sequences per micro-batch (default 1,2,4,8)\n"
@@ -95,8 +98,7 @@ const char cmd_plan_help[] =
     "          --requests 300 --input-len 128:2048 --output-len 256\n";
 
 /* sim gen's layout options: the search sets them */
-static const char *const layout_opts[] = {"--dp", "--sp", "--cp", "--batch", "--replicas", "--prefill-replicas",
-                                          "-o",   NULL};
+static const char *const layout_opts[] = {"--dp", "--sp", "--batch", "--replicas", "--prefill-replicas", "-o", NULL};
 
 struct pl_args {
 	const char *config;
@@ -186,8 +188,8 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 	if (!strcmp(a, "--all-recompute"))
 		return A->sp.all_recompute = A->train_lists = 1;
 	static const char *const valued[] = {
-	    "--gpus", "--tp",  "--pp",   "--ep",  "--micro-batch", "--recompute",      "--zero",
-	    "--top",  "--csv", "--jobs", "--set", "--schedule",    "--virtual-stages", NULL};
+	    "--gpus", "--tp",   "--pp",  "--ep",       "--micro-batch",    "--recompute", "--zero", "--top",
+	    "--csv",  "--jobs", "--set", "--schedule", "--virtual-stages", "--cp",        NULL};
 	int k = 0;
 	while (valued[k] && strcmp(valued[k], a))
 		k++;
@@ -198,7 +200,7 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 	const char *v = argv[++*i];
 	long long n;
 	int rc = 0;
-	A->train_lists |= k >= 3 && k <= 6; /* --ep, --micro-batch, --recompute, --zero */
+	A->train_lists |= (k >= 3 && k <= 6) || k == 13; /* --ep, --micro-batch, --recompute, --zero, --cp */
 	switch (k) {
 	case 0: rc = parse_int(a, v, 1, 1 << 20, &A->gpus); break;
 	case 1: rc = parse_list(a, v, 1 << 20, &A->sp.tp); break;
@@ -231,6 +233,7 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 		rc = parse_int(a, v, 1, 1024, &A->sp.vstages);
 		A->train_lists = 1;
 		break;
+	case 13: rc = parse_list(a, v, 1 << 20, &A->sp.cp); break;
 	default:
 		if (A->nsets == CLI_MAX_SETS)
 			return 2 + cli_usage_error("plan", "more than %d --set options", CLI_MAX_SETS);
@@ -251,8 +254,8 @@ static int parse_serve(struct pl_args *A, struct gen_config *g)
 		argv[argc++] = A->gen_argv[i];
 	argv[argc] = NULL;
 	if (A->train_lists)
-		return cli_usage_error("plan", "--ep, --micro-batch, --recompute, --zero, --schedule, --virtual-stages "
-		                               "and --all-recompute are for --mode train");
+		return cli_usage_error("plan", "--cp, --ep, --micro-batch, --recompute, --zero, --schedule, "
+		                               "--virtual-stages and --all-recompute are for --mode train");
 	struct sv_args sa;
 	const char *unknown;
 	char why[1280];
@@ -299,7 +302,7 @@ static int parse(int argc, char **argv, struct pl_args *A, struct gen_config *g)
 				return cli_usage_error(
 				    "plan",
 				    "%s is not a plan option (the search sets the layout; lists: --tp, "
-				    "--pp, --ep, --micro-batch, --recompute, --zero)",
+				    "--pp, --cp, --ep, --micro-batch, --recompute, --zero)",
 				    a);
 		if (a[0] != '-' && !A->config) {
 			A->config = a;
@@ -369,17 +372,20 @@ static void text_table(const struct arch_chip *c, const struct pl_args *A, const
 	       "in %.1f GiB; %.1f s\n",
 	       p->n, p->counts[PL_REPLAYED], p->counts[PL_DOMINATED], p->counts[PL_NOFIT], gib(p->capacity_bytes),
 	       wall_s);
-	int moe = g->m.experts > 0;
+	int moe = g->m.experts > 0, ctx = 0;
 	long shown = 0, ok = 0;
+	for (long i = 0; i < p->n; i++)
+		ctx |= p->pt[i].c.p.cp > 1;
 	for (long i = 0; i < p->n; i++)
 		ok += p->pt[i].state == PL_REPLAYED && !p->pt[i].rc;
 	if (!ok)
 		printf("\nno layout fits and replays: the ones that need the least memory are listed below\n");
 	else {
-		printf("\n rank  tp  pp   dp%s  mb  recompute  zero     step   tokens/s    MFU  mem GiB  exposed tp    "
-		       "    pp"
-		       "        dp%s\n",
-		       moe ? "  ep" : "", moe ? "        ep" : "");
+		printf(
+		    "\n rank  tp  pp%s   dp%s  mb  recompute  zero     step   tokens/s    MFU  mem GiB  exposed tp    "
+		    "    pp%s"
+		    "        dp%s\n",
+		    ctx ? "  cp" : "", moe ? "  ep" : "", ctx ? "        cp" : "", moe ? "        ep" : "");
 		for (long i = 0; i < p->n && (A->top == 0 || shown < A->top); i++) {
 			const struct pl_point *q = &p->pt[i];
 			if (q->state != PL_REPLAYED || q->rc)
@@ -392,13 +398,17 @@ static void text_table(const struct arch_chip *c, const struct pl_args *A, const
 					report_tfmt(q->exposed_s[k], e[k], sizeof e[k]);
 				else
 					snprintf(e[k], sizeof e[k], "-");
-			char ep[16] = "";
+			char cp[16] = "", ep[16] = "", ecp[40] = "";
+			if (ctx)
+				snprintf(cp, sizeof cp, " %3lld", q->c.p.cp),
+				    snprintf(ecp, sizeof ecp, " %9s", e[PL_CP]);
 			if (moe)
 				snprintf(ep, sizeof ep, " %3lld", q->c.p.ep);
-			printf(" %4ld %3lld %3lld %4lld%s %3lld  %-9s  %4d %8s %10s %5.1f%% %8.1f %11s %9s %9s%s%s\n",
-			       ++shown, q->c.p.tp, q->c.p.pp, q->c.p.dp, ep, q->c.p.micro_batch,
-			       gen_recompute_name(q->c.p.recompute), q->c.p.zero, step, tok, 100 * q->mfu,
-			       gib(q->mem_bytes), e[PL_TP], e[PL_PP], e[PL_DP], moe ? " " : "", moe ? e[PL_EP] : "");
+			printf(
+			    " %4ld %3lld %3lld%s %4lld%s %3lld  %-9s  %4d %8s %10s %5.1f%% %8.1f %11s %9s%s %9s%s%s\n",
+			    ++shown, q->c.p.tp, q->c.p.pp, cp, q->c.p.dp, ep, q->c.p.micro_batch,
+			    gen_recompute_name(q->c.p.recompute), q->c.p.zero, step, tok, 100 * q->mfu,
+			    gib(q->mem_bytes), e[PL_TP], e[PL_PP], ecp, e[PL_DP], moe ? " " : "", moe ? e[PL_EP] : "");
 		}
 	}
 	long failed = 0;
@@ -435,16 +445,18 @@ static void csv_num(FILE *f, double v)
 
 static void write_csv(FILE *f, const struct pl_plan *p)
 {
-	fprintf(f, "rank,state,tp,pp,dp,ep,micro_batch,recompute,zero,sp,memory_gib,step_s,tokens_per_s,mfu,"
-	           "compute_s,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_ep_s,exposed_other_s,error\n");
+	fprintf(f,
+	        "rank,state,tp,pp,cp,dp,ep,micro_batch,recompute,zero,sp,memory_gib,step_s,tokens_per_s,mfu,"
+	        "compute_s,exposed_tp_s,exposed_pp_s,exposed_cp_s,exposed_dp_s,exposed_ep_s,exposed_other_s,error\n");
 	long rank = 0;
 	for (long i = 0; i < p->n; i++) {
 		const struct pl_point *q = &p->pt[i];
 		int timed = q->state == PL_REPLAYED && !q->rc;
 		if (timed)
 			fprintf(f, "%ld", ++rank);
-		fprintf(f, ",%s,%lld,%lld,%lld,%lld,%lld,%s,%d,%d", state_name(q), q->c.p.tp, q->c.p.pp, q->c.p.dp,
-		        q->c.p.ep, q->c.p.micro_batch, gen_recompute_name(q->c.p.recompute), q->c.p.zero, q->c.p.sp);
+		fprintf(f, ",%s,%lld,%lld,%lld,%lld,%lld,%lld,%s,%d,%d", state_name(q), q->c.p.tp, q->c.p.pp, q->c.p.cp,
+		        q->c.p.dp, q->c.p.ep, q->c.p.micro_batch, gen_recompute_name(q->c.p.recompute), q->c.p.zero,
+		        q->c.p.sp);
 		csv_num(f, gib(q->mem_bytes));
 		csv_num(f, timed ? q->time_s : NAN);
 		csv_num(f, timed ? q->tokens_per_s : NAN);
@@ -514,6 +526,7 @@ static void write_json(const struct arch_chip *c, const struct pl_args *A, const
 		json_str(&j, "state", state_name(q));
 		json_int(&j, "tp", q->c.p.tp);
 		json_int(&j, "pp", q->c.p.pp);
+		json_int(&j, "cp", q->c.p.cp);
 		json_int(&j, "dp", q->c.p.dp);
 		json_int(&j, "ep", q->c.p.ep);
 		json_int(&j, "micro_batch", q->c.p.micro_batch);

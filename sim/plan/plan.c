@@ -24,16 +24,18 @@
 
 const char *pl_comm_name(enum pl_comm k)
 {
-	static const char *const names[PL_NCOMM] = {"tp", "pp", "dp", "ep", "other"};
+	static const char *const names[PL_NCOMM] = {"tp", "pp", "cp", "dp", "ep", "other"};
 	return k >= 0 && k < PL_NCOMM ? names[k] : "?";
 }
 
 void pl_layout_text(const struct gen_config *c, char *buf, size_t len)
 {
-	char ep[32] = "";
+	char cp[32] = "", ep[32] = "";
+	if (c->p.cp > 1)
+		snprintf(cp, sizeof cp, " cp %lld", c->p.cp);
 	if (c->p.ep > 1)
 		snprintf(ep, sizeof ep, " ep %lld", c->p.ep);
-	snprintf(buf, len, "tp %lld pp %lld dp %lld%s mb %lld %s zero-%d", c->p.tp, c->p.pp, c->p.dp, ep,
+	snprintf(buf, len, "tp %lld pp %lld%s dp %lld%s mb %lld %s zero-%d", c->p.tp, c->p.pp, cp, c->p.dp, ep,
 	         c->p.micro_batch, c->p.recompute == GEN_RC_NONE ? "no-recompute" : gen_recompute_name(c->p.recompute),
 	         c->p.zero);
 }
@@ -124,7 +126,7 @@ static int add_point(struct grow *g, const struct gen_config *c)
 
 static int same_but_recompute(const struct gen_parallel *a, const struct gen_parallel *b)
 {
-	return a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->ep == b->ep &&
+	return a->tp == b->tp && a->pp == b->pp && a->cp == b->cp && a->dp == b->dp && a->ep == b->ep &&
 	       a->micro_batch == b->micro_batch && a->zero == b->zero;
 }
 
@@ -150,7 +152,7 @@ static void dominate(struct pl_plan *p)
 int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long long gpus, const struct pl_space *sp,
                  struct pl_plan *p, char *why, size_t len)
 {
-	struct pl_list tp = sp->tp, pp = sp->pp, ep = sp->ep, mb = sp->mb;
+	struct pl_list tp = sp->tp, pp = sp->pp, cp = sp->cp, ep = sp->ep, mb = sp->mb;
 	unsigned rcm = sp->rc_mask ? sp->rc_mask : 7, zm = sp->zero_mask ? sp->zero_mask : 3;
 	memset(p, 0, sizeof *p);
 	p->capacity_bytes = c->dram.size_bytes > 0 ? c->dram.size_bytes : INFINITY;
@@ -158,6 +160,8 @@ int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long 
 		default_tp(c, gpus, &tp);
 	if (!pp.n)
 		default_pp(base, gpus, &pp);
+	if (!cp.n)
+		push(&cp, 1);
 	if (!ep.n)
 		default_ep(base, gpus, &ep);
 	if (!mb.n)
@@ -166,48 +170,53 @@ int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long 
 	long tried = 0;
 	char last[512] = "";
 	for (int a = 0; a < tp.n; a++)
-		for (int b = 0; b < pp.n; b++) {
-			if (gpus % (tp.v[a] * pp.v[b]))
-				continue;
-			for (int e = 0; e < ep.n; e++)
-				for (int m = 0; m < mb.n; m++)
-					for (int z = 0; z <= 3; z++)
-						for (int r = GEN_RC_NONE; r <= GEN_RC_FULL; r++) {
-							if (!(zm & 1u << z) || !(rcm & 1u << r))
-								continue;
-							struct gen_config x = *base;
-							x.mode = GEN_TRAIN;
-							x.p.tp = tp.v[a];
-							x.p.pp = pp.v[b];
-							x.p.dp = gpus / (tp.v[a] * pp.v[b]);
-							x.p.ep = ep.v[e];
-							x.p.micro_batch = mb.v[m];
-							x.p.zero = z;
-							x.p.recompute = (enum gen_recompute)r;
-							x.p.sp = x.p.tp > 1;
-							if (sp->sched_set && x.p.pp > 1) {
-								x.p.sched = sp->sched;
-								x.p.vstages = sp->sched != GEN_INTERLEAVED ? 1
-								              : sp->vstages                ? sp->vstages
-								                                           : 2;
+		for (int b = 0; b < pp.n; b++)
+			for (int d = 0; d < cp.n; d++) {
+				long long tpc = tp.v[a] * pp.v[b] * cp.v[d];
+				if (gpus % tpc)
+					continue;
+				for (int e = 0; e < ep.n; e++)
+					for (int m = 0; m < mb.n; m++)
+						for (int z = 0; z <= 3; z++)
+							for (int r = GEN_RC_NONE; r <= GEN_RC_FULL; r++) {
+								if (!(zm & 1u << z) || !(rcm & 1u << r))
+									continue;
+								struct gen_config x = *base;
+								x.mode = GEN_TRAIN;
+								x.p.tp = tp.v[a];
+								x.p.pp = pp.v[b];
+								x.p.cp = cp.v[d];
+								x.p.dp = gpus / tpc;
+								x.p.ep = ep.v[e];
+								x.p.micro_batch = mb.v[m];
+								x.p.zero = z;
+								x.p.recompute = (enum gen_recompute)r;
+								x.p.sp = x.p.tp > 1;
+								if (sp->sched_set && x.p.pp > 1) {
+									x.p.sched = sp->sched;
+									x.p.vstages = sp->sched != GEN_INTERLEAVED ? 1
+									              : sp->vstages ? sp->vstages
+									                            : 2;
+								}
+								tried++;
+								if (gen_check(&x, last, sizeof last))
+									continue;
+								if (add_point(&g, &x)) {
+									snprintf(why, len,
+									         "out of memory listing layouts");
+									pl_free(p);
+									return -1;
+								}
 							}
-							tried++;
-							if (gen_check(&x, last, sizeof last))
-								continue;
-							if (add_point(&g, &x)) {
-								snprintf(why, len, "out of memory listing layouts");
-								pl_free(p);
-								return -1;
-							}
-						}
-		}
+			}
 	if (!p->n) {
 		if (tried)
 			snprintf(why, len, "no layout of %lld devices: %s", gpus, last);
 		else
-			snprintf(why, len,
-			         "no layout of %lld devices: no tensor x pipeline split of the lists divides them",
-			         gpus);
+			snprintf(
+			    why, len,
+			    "no layout of %lld devices: no tensor x pipeline x context split of the lists divides them",
+			    gpus);
 		pl_free(p);
 		return -1;
 	}
@@ -239,11 +248,18 @@ struct pl_job {
 
 static enum pl_comm comm_slot(const char *name)
 {
-	return !strcmp(name, "tp")    ? PL_TP
-	       : !strcmp(name, "p2p") ? PL_PP
-	       : !strcmp(name, "dp")  ? PL_DP
-	       : !strcmp(name, "ep")  ? PL_EP
-	                              : PL_OTHER;
+	/* sim gen's communicators (gen_trace.c em_init): the gradients' reduction over the data-parallel ranks is
+	   dp's, with experts (dpe) and with context parallelism (dpc, dpec) too; cp alone is the ring's and, with
+	   dp 1, the gradients' */
+	static const struct {
+		const char *name;
+		enum pl_comm slot;
+	} map[] = {{"tp", PL_TP},  {"p2p", PL_PP},  {"cp", PL_CP}, {"dp", PL_DP}, {"dpe", PL_DP},
+	           {"dpc", PL_DP}, {"dpec", PL_DP}, {"ep", PL_EP}, {"epc", PL_EP}};
+	for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+		if (!strcmp(name, map[k].name))
+			return map[k].slot;
+	return PL_OTHER;
 }
 
 static void first_line(char *dst, size_t len, const char *src)

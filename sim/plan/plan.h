@@ -4,24 +4,24 @@
  * Given a chip, a model and sim gen's options for the run (sequence, global
  * batch, dtype ...) and a number of devices, the planner lists every layout
  * sim gen can lay out on them: tensor x pipeline x data parallelism (and
- * expert parallelism for a model with experts), micro-batch, recompute and
- * ZeRO stage, sequence parallelism on whenever tp > 1 (as Megatron-Core
- * runs tensor parallelism). Each is checked by gen_check, then for memory
- * with sim gen's own estimate (gen_stage_memory, the figure `sim run`
- * holds the device to): a layout that does not fit is kept with what it
- * would need and is not replayed. Of the layouts that differ only in their
- * recompute, the lightest that fits is replayed (recompute only adds work);
- * the others are counted. Each replayed layout's trace is generated and
- * replayed in a child process of its own (SimGrid runs one simulation per
- * process; sim/base/procpool.c), as `sim run` would, and the report's
- * figures come back: step time, tokens/s, MFU, exposed communication per
- * communicator.
+ * expert parallelism for a model with experts, context parallelism when
+ * asked), micro-batch, recompute and ZeRO stage, sequence parallelism on
+ * whenever tp > 1 (as Megatron-Core runs tensor parallelism). Each is
+ * checked by gen_check, then for memory with sim gen's own estimate
+ * (gen_stage_memory, the figure `sim run` holds the device to): a layout
+ * that does not fit is kept with what it would need and is not replayed.
+ * Of the layouts that differ only in their recompute, the lightest that
+ * fits is replayed (recompute only adds work); the others are counted.
+ * Each replayed layout's trace is generated and replayed in a child
+ * process of its own (SimGrid runs one simulation per process;
+ * sim/base/procpool.c), as `sim run` would, and the report's figures come
+ * back: step time, tokens/s, MFU, exposed communication per communicator.
  *
  * Invariants: pl_enumerate lists each layout once, in a fixed order (tp,
- * pp, ep, micro-batch, ZeRO, recompute ascending), so the same inputs give
- * the same plan; after pl_rank the fitting, replayed layouts come first by
- * step time (ties: less memory, then the enumeration order), then the
- * fitting ones not replayed, then those that do not fit by memory needed.
+ * pp, cp, ep, micro-batch, ZeRO, recompute ascending), so the same inputs
+ * give the same plan; after pl_rank the fitting, replayed layouts come
+ * first by step time (ties: less memory, then the enumeration order), then
+ * the fitting ones not replayed, then those that do not fit by memory needed.
  */
 #ifndef SIM_PLAN_H
 #define SIM_PLAN_H
@@ -42,10 +42,10 @@ struct pl_list {
 
 /* What the search may vary. */
 struct pl_space {
-	struct pl_list tp, pp, ep, mb;
-	unsigned rc_mask;   /* bit (1 << enum gen_recompute); 0: all three */
-	unsigned zero_mask; /* bit (1 << ZeRO stage); 0: 0 and 1 */
-	int all_recompute;  /* replay every recompute that fits, not only the lightest */
+	struct pl_list tp, pp, cp, ep, mb; /* cp: 1 unless asked (it pays only on long sequences) */
+	unsigned rc_mask;                  /* bit (1 << enum gen_recompute); 0: all three */
+	unsigned zero_mask;                /* bit (1 << ZeRO stage); 0: 0 and 1 */
+	int all_recompute;                 /* replay every recompute that fits, not only the lightest */
 	/* the pipeline schedule of the layouts with pp > 1 (a single stage has
 	   none: 1F1B, one chunk): sched_set 0 keeps sim gen's default */
 	int sched_set;
@@ -54,8 +54,8 @@ struct pl_space {
 };
 
 /* communicators whose exposed time a plan reports */
-enum pl_comm { PL_TP, PL_PP, PL_DP, PL_EP, PL_OTHER, PL_NCOMM };
-const char *pl_comm_name(enum pl_comm k); /* "tp" "pp" "dp" "ep" "other" */
+enum pl_comm { PL_TP, PL_PP, PL_CP, PL_DP, PL_EP, PL_OTHER, PL_NCOMM };
+const char *pl_comm_name(enum pl_comm k); /* "tp" "pp" "cp" "dp" "ep" "other" */
 
 enum pl_state {
 	PL_REPLAYED,  /* fits and was replayed (rc says how it went) */
@@ -123,7 +123,7 @@ void pl_result_put(struct pl_point *pt, const struct pl_result *r);
 /* Orders the points as the invariants above say. */
 void pl_rank(struct pl_plan *p);
 
-/* "tp 8 pp 4 dp 8 mb 1 selective zero-1" (ep when > 1) */
+/* "tp 8 pp 4 dp 8 mb 1 selective zero-1" (cp and ep when > 1) */
 void pl_layout_text(const struct gen_config *c, char *buf, size_t len);
 
 void pl_free(struct pl_plan *p);

@@ -62,12 +62,19 @@ static void memory(struct report *rep)
 	}
 }
 
-/* The communicator of a collective's canonical text ("comm=tp"), or "p2p". */
-static void comm_class(const struct rp_span *s, const struct rp_result *r, char *buf, size_t len)
+/* The communicator of a collective's canonical text ("comm=tp"); of a send or receive, the one layout dim its peer
+   differs in other than pp (the context-parallel ring's hops: "cp"), else "p2p" (the pipeline's, or a peer that
+   differs in several dims). */
+static void comm_class(const struct rp_span *s, const struct rp_result *r, const struct trace *t, char *buf, size_t len)
 {
 	const char *c = s->kind == TK_COLL ? strstr(r->texts[s->text], " comm=") : NULL;
 	if (!c) {
-		snprintf(buf, len, "p2p");
+		const char *p = t && s->kind != TK_COLL ? strstr(r->texts[s->text], " peer=") : NULL;
+		int peer = p ? atoi(p + 6) : -1, dim = -1, ndiff = 0;
+		for (int d = 0; peer >= 0 && peer < tr_ranks(t) && d < DIM_COUNT; d++)
+			if (tr_coord(t, s->rank, (enum tr_dim)d) != tr_coord(t, peer, (enum tr_dim)d))
+				ndiff++, dim = d;
+		snprintf(buf, len, "%s", ndiff == 1 && dim != DIM_PP ? tr_dim_name((enum tr_dim)dim) : "p2p");
 		return;
 	}
 	c += 6;
@@ -161,7 +168,7 @@ static void comm_groups(struct report *rep, const long *idx, long n, const long 
 			if (!is_comm(s->kind))
 				continue;
 			char name[64];
-			comm_class(s, r, name, sizeof name);
+			comm_class(s, r, rep->trace, name, sizeof name);
 			int g = 0;
 			while (g < rep->ngroups && strcmp(rep->cgroups[g].name, name))
 				g++;
