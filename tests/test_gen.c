@@ -906,6 +906,62 @@ static void test_cp(void)
 	free(txt);
 }
 
+/* --cp-comm-type a2a (Ulysses-style, Transformer Engine's AttnFuncWithCPAndQKVOA2A): per attention an all-to-all of
+   Q, K, V over cp, the attention over the whole sequence with heads/cp heads, an all-to-all of O back (backward:
+   dO, then dQ, dK, dV); no ring transfers; the same attention work as the ring. A rank's heads must divide by cp. */
+static void test_cp_a2a(void)
+{
+	struct gen_config c;
+	config(&c, "llama3-8b"); /* 32 query heads, 8 key/value heads */
+	layout(&c, 2, 1, 2, 1, 32);
+	c.p.cp = 2, c.p.cp_comm = GEN_CP_A2A, c.p.zero = 1, c.p.sp = 1;
+	char why[256];
+	CHECK(gen_check(&c, why, sizeof why) == 0, "llama3-8b tp 2 cp 2 a2a: %s", why);
+	double gemm = 1 - 3.0 * 32 * (2 * 32 * 32 * 256) * 8192.0 * 8192 / gen_model_flops(&c);
+	test_trace(&c, "llama3-8b cp 2 a2a", gemm);
+	char *txt = text_of(&c, NULL);
+	struct trace *t = txt ? tr_parse_string(txt, "cp-a2a", why, sizeof why) : NULL;
+	CHECK(t != NULL, "cp a2a trace does not parse: %s", why);
+	for (int rank = 0; t && rank < 8; rank += 3) {
+		struct tr_cursor *cur = tr_cursor_new(t, rank);
+		struct tr_event ev;
+		int fwd = 0, bwd = 0, p2p = 0, a2a = 0;
+		double bytes = 0;
+		while (tr_next(cur, &ev, why, sizeof why) == 1) {
+			if (ev.kind == TK_OP && ev.op.kind == OP_ATTN) {
+				*(ev.op.dir == DIR_FWD ? &fwd : &bwd) += 1;
+				CHECK(ev.op.sq == 8192 && ev.op.skv == 8192 && ev.op.h == 8 && ev.op.hkv == 2 &&
+				          ev.op.causal,
+				      "rank %d: attn sq %lld skv %lld h %lld hkv %lld causal %d", rank,
+				      (long long)ev.op.sq, (long long)ev.op.skv, (long long)ev.op.h,
+				      (long long)ev.op.hkv, ev.op.causal);
+			}
+			p2p += ev.kind == TK_SEND || ev.kind == TK_RECV;
+			if (ev.kind == TK_COLL && ev.coll == CO_ALLTOALL) {
+				CHECK(!strcmp(tr_comm_name(t, ev.comm), "cp") &&
+				          tr_comm_group(t, ev.comm, rank, NULL, 0, NULL) == 2,
+				      "rank %d: an all-to-all on %s", rank, tr_comm_name(t, ev.comm));
+				a2a++;
+				bytes += ev.bytes;
+			}
+		}
+		tr_cursor_free(cur);
+		/* 16 micro-batches x 32 layers; a rank's head: 4096 tokens x 128 x 2 B = 1 MiB; Q, K, V 16 + 2 x 4
+		 * heads */
+		CHECK(fwd == 512 && bwd == 512 && p2p == 0 && a2a == 4 * 512,
+		      "rank %d: %d forward, %d backward attention ops, %d sends/receives, %d all-to-alls", rank, fwd,
+		      bwd, p2p, a2a);
+		CHECK(bytes == 512 * 2 * (24 + 16) * 1048576.0, "rank %d: %.0f bytes of all-to-all", rank, bytes);
+	}
+	tr_free(t);
+	free(txt);
+	config(&c, "llama3-70b"); /* 64 and 8 heads: 8 and 1 a rank at tp 8 */
+	layout(&c, 8, 1, 1, 1, 8);
+	c.p.cp = 2, c.p.cp_comm = GEN_CP_A2A;
+	CHECK(gen_check(&c, why, sizeof why) != 0 && strstr(why, "not both divisible by --cp"),
+	      "llama3-70b tp 8 cp 2 a2a (1 key/value head a rank): %s", why);
+}
+
 int main(void)
 {
 	test_zero();
@@ -923,6 +979,7 @@ int main(void)
 	test_infer_pp();
 	test_parse_args();
 	test_cp();
+	test_cp_a2a();
 	printf("%d checks, %d failed\n", checks, fails);
 	return fails != 0;
 }

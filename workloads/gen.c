@@ -340,6 +340,17 @@ static int check_parallel(const struct gen_config *c, char *why, size_t len)
 	if (p->cp > 1 && c->attn_impl == GEN_NAIVE)
 		return fail(why, len, "--cp %lld needs a fused attention (--attn-impl flash2, flash3 or flash1)",
 		            p->cp);
+	if (p->cp > 1 && p->cp_comm == GEN_CP_A2A) {
+		/* the all-to-alls split a rank's heads over the cp ranks (Transformer Engine asserts it for Q and K) */
+		long long hl = c->m.heads / p->tp, kvl = c->m.kv_heads >= p->tp ? c->m.kv_heads / p->tp : 1;
+		if (hl % p->cp || kvl % p->cp)
+			return fail(
+			    why, len,
+			    "--cp %lld --cp-comm-type a2a: the %lld query and %lld key/value heads of a "
+			    "tensor-parallel "
+			    "rank are not both divisible by --cp (the all-to-alls split them over the cp ranks)",
+			    p->cp, hl, kvl);
+	}
 	if (p->sp && gen_seq_local(c) % p->tp)
 		return fail(why, len,
 		            "--sp: the %lld tokens of a rank (--seq %lld / --cp %lld) are not divisible by --tp %lld",

@@ -29,6 +29,8 @@ enum gen_norm { GEN_LAYERNORM, GEN_RMSNORM };
 enum gen_act { GEN_GELU, GEN_SWIGLU };
 enum gen_attn { GEN_MHA, GEN_MLA }; /* MHA covers GQA and MQA (kv_heads < heads) */
 enum gen_sched { GEN_1F1B, GEN_GPIPE, GEN_INTERLEAVED };
+/* how context parallelism exchanges the sequence (Megatron-Core's --cp-comm-type) */
+enum gen_cp_comm { GEN_CP_P2P, GEN_CP_A2A };
 enum gen_recompute { GEN_RC_NONE, GEN_RC_SELECTIVE, GEN_RC_FULL };
 enum gen_mode { GEN_TRAIN, GEN_INFER };
 enum gen_dtype { GEN_BF16, GEN_FP16, GEN_FP8 };
@@ -80,6 +82,7 @@ struct gen_model {
 struct gen_parallel {
 	long long tp, pp, dp, ep; /* ranks = tp * cp * pp * dp; ep divides dp */
 	long long cp;             /* context parallelism: each rank holds seq / cp tokens of a sequence */
+	enum gen_cp_comm cp_comm; /* its exchange: the ring of K/V blocks, or all-to-alls over the heads */
 	long long vstages;        /* model chunks per pipeline rank (interleaved) */
 	/* Megatron-Core's uneven split (gen_chunk_layers): the first and last
 	   stage's layer counts (0: not given), or the embedding and the loss

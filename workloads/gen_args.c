@@ -46,6 +46,7 @@ static const char *const impl_names[] = {"flash2", "flash3", "naive", "flash1", 
 static const char *const gs_names[] = {"overlap", "after", NULL};
 static const char *const recipe_names[] = {"delayed", "current", "mxfp8", "none", NULL};
 static const char *const engine_names[] = {"none", "vllm", NULL};
+static const char *const cp_comm_names[] = {"p2p", "a2a", NULL}; /* enum gen_cp_comm order */
 
 #define C(f) offsetof(struct gen_config, f)
 #define K    (1LL << 10)
@@ -69,6 +70,7 @@ static const struct flag flags[] = {
     {"--dp", F_POS, C(p.dp), M, M_ANY, NULL},
     {"--ep", F_POS, C(p.ep), M, M_ANY, NULL},
     {"--cp", F_POS, C(p.cp), M, M_TRAIN, NULL},
+    {"--cp-comm-type", F_ENUM, C(p.cp_comm), 0, M_TRAIN, cp_comm_names},
     {"--sp", F_BOOL, C(p.sp), 0, M_ANY, NULL},
     {"--micro-batch", F_POS, C(p.micro_batch), M, M_TRAIN, NULL},
     {"--global-batch", F_POS, C(p.global_batch), 1024 * M, M_TRAIN, NULL},

@@ -353,13 +353,38 @@ static void cp_ring(struct em *e, struct lines *L, const struct step *s, const c
 	}
 }
 
+/* Context parallelism with all-to-alls (--cp-comm-type a2a, Ulysses-style: Transformer Engine's
+   AttnFuncWithCPAndQKVOA2A in context_parallel.py): Q, K and V go from a split of the sequence to a split of the
+   heads by one all-to-all over cp, the attention runs over the whole sequence with heads/cp heads, and its output
+   comes back by another. The backward sends dO the same way and dQ, dK, dV back. */
+static void cp_a2a(struct em *e, struct lines *L, const struct step *s, const char *dir)
+{
+	long long n = e->c->p.cp, S = s->sq, tok = s->b * S * s->d * 2; /* a head's tokens of one rank, 16-bit */
+	long long qkv = tok * (s->h + 2 * s->hkv), o = tok * s->h;
+	int bwd = dir[0] == 'b';
+	add(L, "coll op=alltoall comm=cp bytes=%lld", bwd ? o : qkv); /* forward Q, K, V; backward dO */
+	struct step a = *s;
+	a.h = s->h / n, a.hkv = s->hkv / n, a.sq = a.skv = S * n;
+	attn_text(e, L, &a, dir);
+	add(L, "coll op=alltoall comm=cp bytes=%lld", bwd ? qkv : o); /* forward O; backward dQ, dK, dV */
+}
+
+/* context parallelism's attention, as --cp-comm-type says */
+static void cp_attn(struct em *e, struct lines *L, const struct step *s, const char *dir)
+{
+	if (e->c->p.cp_comm == GEN_CP_A2A)
+		cp_a2a(e, L, s, dir);
+	else
+		cp_ring(e, L, s, dir);
+}
+
 /* the attention forward; naive attention with dropout then drops out
    scores (after the softmax, before P V: the kernels run in order either
    way), as a pass of two streams in and one out */
 static void attn_fwd(struct em *e, struct lines *L, const struct step *s)
 {
 	if (e->c->p.cp > 1 && !s->decode) {
-		cp_ring(e, L, s, "fwd");
+		cp_attn(e, L, s, "fwd");
 		return;
 	}
 	attn_text(e, L, s, "fwd");
@@ -423,7 +448,7 @@ static void step_bwd(struct em *e, struct lines *L, const struct step *s)
 		if (s->drop) /* the scores' gradient through the mask */
 			add(L, "elem op=mul n=%lld dtype=%s", s->drop, e->dt);
 		if (e->c->p.cp > 1)
-			cp_ring(e, L, s, "bwd");
+			cp_attn(e, L, s, "bwd");
 		else
 			attn_text(e, L, s, "bwd");
 		break;
@@ -1425,9 +1450,10 @@ static void describe(struct em *e)
 		snprintf(extra, sizeof extra, "; %s attention%s%s", gen_attn_impl_name(c->attn_impl),
 		         c->dropout > 0 ? ", dropout " : "", c->dropout > 0 ? p : "");
 	}
-	char cp[48] = "";
+	char cp[64] = "";
 	if (c->p.cp > 1)
-		snprintf(cp, sizeof cp, ", cp %lld (ring attention)", c->p.cp);
+		snprintf(cp, sizeof cp, ", cp %lld (%s)", c->p.cp,
+		         c->p.cp_comm == GEN_CP_A2A ? "all-to-all over the heads" : "ring attention");
 	out(e, "# %lld ranks: tp %lld%s, pp %lld, dp %lld, ep %lld%s; %s%s", gen_ranks(c), c->p.tp, cp, c->p.pp,
 	    c->p.dp, c->p.ep, c->p.sp ? ", sequence parallel" : "", gen_dtype_name(c->p.dtype), extra);
 	if (c->mode == GEN_TRAIN)
