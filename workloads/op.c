@@ -30,9 +30,9 @@ static const char *const impl_names[] = {"flash2", "flash3", "naive",         "d
                                          "paged",  "flash1", "flash2_decode", NULL};
 static const char *const dir_names[] = {"fwd", "bwd", NULL};
 static const char *const place_names[] = {"hbm", "host", NULL};
-static const char *const elem_names[] = {"add",       "mul",     "gelu",    "silu",           "swiglu", "relu",
-                                         "layernorm", "rmsnorm", "softmax", "rope",           "cast",   "adam",
-                                         "read",      "triad",   "copy",    "cast_transpose", NULL};
+static const char *const elem_names[] = {"add",       "mul",     "gelu",    "silu",           "swiglu",  "relu",
+                                         "layernorm", "rmsnorm", "softmax", "rope",           "cast",    "adam",
+                                         "read",      "triad",   "copy",    "cast_transpose", "permute", NULL};
 _Static_assert(sizeof elem_names / sizeof elem_names[0] == EL_COUNT + 1, "one name per enum op_elem");
 _Static_assert(sizeof impl_names / sizeof impl_names[0] == ATTN_IMPL_COUNT + 1, "one name per enum op_attn_impl");
 _Static_assert(sizeof epi_names / sizeof epi_names[0] == EPI_COUNT + 1, "one name per enum op_epilogue");
@@ -40,9 +40,9 @@ _Static_assert(sizeof epi_names / sizeof epi_names[0] == EPI_COUNT + 1, "one nam
 
 /* FLOPs per element of each elementwise op (as the usual benchmarks count). */
 static const double elem_flops[EL_COUNT] = {
-    [EL_ADD] = 1,       [EL_MUL] = 1,     [EL_GELU] = 8,    [EL_SILU] = 4,           [EL_SWIGLU] = 5, [EL_RELU] = 1,
-    [EL_LAYERNORM] = 8, [EL_RMSNORM] = 5, [EL_SOFTMAX] = 5, [EL_ROPE] = 3,           [EL_CAST] = 0,   [EL_ADAM] = 12,
-    [EL_READ] = 1,      [EL_TRIAD] = 2,   [EL_COPY] = 0,    [EL_CAST_TRANSPOSE] = 0,
+    [EL_ADD] = 1,       [EL_MUL] = 1,     [EL_GELU] = 8,    [EL_SILU] = 4,           [EL_SWIGLU] = 5,  [EL_RELU] = 1,
+    [EL_LAYERNORM] = 8, [EL_RMSNORM] = 5, [EL_SOFTMAX] = 5, [EL_ROPE] = 3,           [EL_CAST] = 0,    [EL_ADAM] = 12,
+    [EL_READ] = 1,      [EL_TRIAD] = 2,   [EL_COPY] = 0,    [EL_CAST_TRANSPOSE] = 0, [EL_PERMUTE] = 0,
 };
 
 static const char *name_in(const char *const *names, int count, int i)

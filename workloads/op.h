@@ -52,6 +52,7 @@ enum op_elem {
 	EL_TRIAD,          /* a = b + s*c (STREAM "triad") */
 	EL_COPY,           /* b = a inside device memory, by a kernel */
 	EL_CAST_TRANSPOSE, /* dtype -> to, written twice: row-wise and transposed (fp8 GEMM operands) */
+	EL_PERMUTE,        /* b = a with its 4 dims permuted (a transposed tensor made contiguous), not vectorized */
 	EL_COUNT
 };
 enum op_place { PLACE_HBM, PLACE_HOST };

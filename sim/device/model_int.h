@@ -110,6 +110,7 @@ struct stream_in {
 	double rd, wr;   /* bytes read and written in device memory */
 	double l2_extra; /* further bytes re-read through L2 (hits) */
 	double vec_ops;  /* fp32 lane operations */
+	double int_ops;  /* 32-bit integer operations (index arithmetic), on the int32 pipe where the unit has one */
 	double sfu_ops;  /* special-function operations */
 	double threads;  /* threads the kernel has (its parallelism) */
 	double fly_per_thread;

@@ -42,13 +42,19 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 	/* chiplets: an interleaved stream reads and writes (n-1)/n of its bytes on other dies */
 	double d2d = in_l2 ? 0 : ms.remote * (s->rd + s->wr);
 	t[B_D2D] = ms.d2d_bw > 0 ? d2d / ms.d2d_bw : 0;
-	double lanes = 0, sfu = 0;
+	double lanes = 0, sfu = 0, ints = 0;
+	int int_pipe = 1;
 	for (int g = 0; g < c->nunits; g++) {
-		lanes += c->units[g].vec[DT_FP32] * c->units[g].count * c->units[g].clock_hz;
-		sfu += c->units[g].sfu * c->units[g].count * c->units[g].clock_hz;
+		const struct arch_unit *v = &c->units[g];
+		lanes += v->vec[DT_FP32] * v->count * v->clock_hz;
+		sfu += v->sfu * v->count * v->clock_hz;
+		ints += (v->vec[DT_INT32] > 0 ? v->vec[DT_INT32] : v->vec[DT_FP32]) * v->count * v->clock_hz;
+		int_pipe &= v->vec[DT_INT32] > 0;
 	}
-	/* a chip whose config declares no vector lanes (a TPU, an LPU): arithmetic is not a limit here */
-	t[B_VECTOR] = lanes > 0 ? s->vec_ops / lanes : 0;
+	/* a chip whose config declares no vector lanes (a TPU, an LPU): arithmetic is not a limit here; integer
+	   operations run beside the fp32 ones on a pipe of their own (vector.int32 lanes), else on the same lanes */
+	double vec_s = lanes > 0 ? s->vec_ops / lanes : 0, int_s = ints > 0 ? s->int_ops / ints : 0;
+	t[B_VECTOR] = int_pipe ? dmax(vec_s, int_s) : vec_s + int_s;
 	t[B_SFU] = sfu > 0 ? s->sfu_ops / sfu : lanes > 0 ? s->sfu_ops * 4 / lanes : 0; /* no SFU: ~4 lane ops */
 	double body = 0;
 	for (int i = 0; i < B_COUNT; i++)
@@ -88,20 +94,35 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 			   "chiplets: %d dies, %.0f%% of memory on other dies: %.4g MB cross at %.0f GB/s (%.2f us)\n",
 			   ms.dies, ms.remote * 100, d2d / 1e6, ms.d2d_bw / 1e9, t[B_D2D] * 1e6);
 		xp(ex, "pipes: %.4g G lane ops (%.2f us), %.4g G special-function ops (%.2f us)\n", s->vec_ops / 1e9,
-		   t[B_VECTOR] * 1e6, s->sfu_ops / 1e9, t[B_SFU] * 1e6);
+		   vec_s * 1e6, s->sfu_ops / 1e9, t[B_SFU] * 1e6);
+		if (s->int_ops > 0)
+			xp(ex, "index arithmetic: %.4g G integer ops (%.2f us on %s)\n", s->int_ops / 1e9, int_s * 1e6,
+			   int_pipe ? "the int32 lanes" : "the fp32 lanes");
 	}
 }
 
 /* Per element of an elementwise op: bytes read and written (in units of the
-   element size, plus fp32 state for adam), lane ops and SFU ops. */
+   element size, plus fp32 state for adam), lane ops, SFU ops and integer ops. */
 struct elem_cost {
-	double rd, wr, vec, sfu;
+	double rd, wr, vec, sfu, ints;
 };
+
+/* A permute (`x.transpose(1, 2).contiguous()`, as torch SDPA's backward makes its inputs contiguous) runs as
+   PyTorch's TensorIterator runs a copy of non-contiguous operands (aten/src/ATen/native/cuda/Loops.cuh,
+   elementwise_kernel<128, 4>, not vectorized): each thread takes 4 elements, and finds each one's address in
+   both operands with an OffsetCalculator (aten/src/ATen/cuda/detail/OffsetCalculator.cuh) over the 4 dims,
+   which do not coalesce. Per dim: IntDivider's divmod (IntegerDivider.cuh: a high multiply, an add and a shift
+   for the quotient, a multiply-subtract for the remainder), a multiply-add per operand for its offset, the
+   loop's compare-and-branch: 7. Per element: its linear index (1), two 64-bit addresses (2 each), the bound
+   check (2). 4 x 7 + 7 = 35 integer operations. */
+#define PERMUTE_DIMS       4
+#define PERMUTE_INT_OPS    (PERMUTE_DIMS * 7 + 7)
+#define PERMUTE_PER_THREAD 4 /* elements a thread loads before it stores (thread_work_size) */
 
 static struct elem_cost elem_cost_of(const struct op *op)
 {
 	double e = dt_bytes(op->dtype);
-	struct elem_cost k = {e, e, 1, 0};
+	struct elem_cost k = {e, e, 1, 0, 0};
 	switch (op->elem) {
 	case EL_ADD:
 	case EL_MUL: k.rd = 2 * e; break;
@@ -121,6 +142,7 @@ static struct elem_cost elem_cost_of(const struct op *op)
 	case EL_READ: k.wr = 0; break;
 	case EL_TRIAD: k.rd = 2 * e, k.vec = 1; break;
 	case EL_COPY: k.vec = 0; break;
+	case EL_PERMUTE: k.vec = 0, k.ints = PERMUTE_INT_OPS; break;
 	case EL_COUNT: break;
 	}
 	return k;
@@ -136,11 +158,16 @@ void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	struct elem_cost k = elem_cost_of(op);
 	double n = (double)op->elems, e = dt_bytes(op->dtype);
 	struct stream_in s = {0};
-	s.rd = n * k.rd, s.wr = n * k.wr, s.vec_ops = n * k.vec, s.sfu_ops = n * k.sfu;
+	s.rd = n * k.rd, s.wr = n * k.wr, s.vec_ops = n * k.vec, s.sfu_ops = n * k.sfu, s.int_ops = n * k.ints;
 	s.warm = op->warm;
 	double per_thread = c->model.bytes_per_thread / e; /* elements per vector load */
 	s.threads = ceil(n / per_thread);
 	s.fly_per_thread = c->model.bytes_per_thread * (k.rd / e); /* one load per input stream */
+	if (op->elem == EL_PERMUTE) { /* element loads, PERMUTE_PER_THREAD of them in flight a thread */
+		per_thread = PERMUTE_PER_THREAD;
+		s.threads = ceil(n / per_thread);
+		s.fly_per_thread = PERMUTE_PER_THREAD * e;
+	}
 	int rowop = op->elem == EL_LAYERNORM || op->elem == EL_RMSNORM || op->elem == EL_SOFTMAX;
 	if (rowop) {
 		double rows = n / (double)op->cols;
