@@ -11,7 +11,8 @@ not the kernel's. Run by hand on a GPU (CI has none); writes under OUTDIR (defau
   calls.tsv     section, op line, median of the per-call sums of kernel durations (us), the call's median
                 between CUDA events as measure.py times it (us), kernels per call
 
-  python3 bench/gpu/kernel_split.py [attn] [gemm] [small]  # attn and gemm by default; small: the floors
+  python3 bench/gpu/kernel_split.py [attn] [gemm] [small] [decode] [naive]  # attn and gemm by default;
+                               # small: the floors; decode: LA105-LA107; naive: A020/A021's PyTorch attention
   python3 bench/gpu/kernel_split.py ncu                # one call per shape, for Nsight Compute:
   ncu --clock-control none --kernel-name regex:flash_ --section SpeedOfLight --section Occupancy \
       --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
@@ -104,6 +105,53 @@ def small_calls():
     return calls
 
 
+def decode_calls():
+    """The decode rows LA105-LA107: one query token a sequence against a K/V cache, torch SDPA's flash backend (its
+    split-KV kernel and the combine kernel)."""
+    calls = []
+    for b, h, hkv, skv in ((1, 32, 8, 8192), (64, 32, 8, 4096), (256, 64, 8, 2048)):
+        q, k, v = randn(b, h, 1, 128), randn(b, hkv, skv, 128), randn(b, hkv, skv, 128)
+
+        def fn(q=q, k=k, v=v):
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+        calls.append((f"attn b={b} h={h} hkv={hkv} sq=1 skv={skv} d=128 causal=0 dtype=bf16 dir=fwd "
+                      "impl=flash2_decode", fn))
+    return calls
+
+
+def naive_calls():
+    """The PyTorch attention the FlashAttention-2 benchmark compares against (rows A020, A021: its
+    attention_pytorch in benchmarks/benchmark_flash_attention.py, written again here): Q K^T by baddbmm with the
+    scale, an additive causal mask, softmax, P V by einsum; forward, and the backward alone by autograd."""
+    calls = []
+    for b, s, h, d, c in ((2, 8192, 16, 128, 0), (2, 8192, 32, 64, 1)):
+        qkv = torch.randn(b, s, 3, h, d, device=DEV, dtype=torch.float16, requires_grad=True)
+
+        def fwd(qkv=qkv, b=b, s=s, h=h, d=d, c=c):
+            q, k, v = qkv.unbind(dim=2)
+            qf = q.permute(0, 2, 1, 3).reshape(b * h, s, d)
+            kf = k.permute(0, 2, 3, 1).reshape(b * h, d, s)
+            scores = torch.empty(b * h, s, s, dtype=qkv.dtype, device=DEV)
+            scores = torch.baddbmm(scores, qf, kf, beta=0, alpha=d ** -0.5).view(b, h, s, s)
+            if c:
+                mask = torch.triu(torch.full((s, s), -10000.0, device=DEV), 1)
+                scores = scores + mask.to(dtype=scores.dtype)
+            p = torch.softmax(scores, dim=-1)
+            return torch.einsum("bhts,bshd->bthd", p, v)
+
+        o = fwd()
+        g = torch.randn_like(o)
+
+        def bwd(o=o, g=g, qkv=qkv):
+            torch.autograd.grad(o, qkv, g, retain_graph=True)
+
+        line = f"attn b={b} h={h} hkv={h} sq={s} skv={s} d={d} causal={c} dtype=fp16 impl=naive"
+        calls += [(line + " dir=fwd", fwd), (line + " dir=bwd", bwd)]
+    return calls
+
+
 def event_median_us(fn, n=30):
     times = []
     for _ in range(n):
@@ -173,6 +221,13 @@ def main():
         if "small" in args:
             for line, fn in small_calls():
                 profile("small", line, fn, kout, cout)
+        if "decode" in args:
+            for line, fn in decode_calls():
+                profile("decode", line, fn, kout, cout)
+        if "naive" in args:
+            for line, fn in naive_calls():
+                profile("naive", line, fn, kout, cout)
+            torch.cuda.empty_cache()
         if "gemm" in args:
             for n, dt in GEMM:
                 for line, fn in gemm_calls(n, dt):
