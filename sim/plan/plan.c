@@ -149,6 +149,30 @@ static void dominate(struct pl_plan *p)
 	}
 }
 
+/* The layouts of one tensor x pipeline x context split x (its dp set): every ep, micro-batch, ZeRO stage and
+   recompute of the lists that gen_check accepts, in that order (recompute innermost, as dominate() needs).
+   Returns -1 when out of memory. */
+static int add_split(struct grow *g, const struct gen_config *split, const struct pl_list *ep, const struct pl_list *mb,
+                     unsigned zm, unsigned rcm, long *tried, char *last, size_t len)
+{
+	for (int e = 0; e < ep->n; e++)
+		for (int m = 0; m < mb->n; m++)
+			for (int z = 0; z <= 3; z++)
+				for (int r = GEN_RC_NONE; r <= GEN_RC_FULL; r++) {
+					if (!(zm & 1u << z) || !(rcm & 1u << r))
+						continue;
+					struct gen_config x = *split;
+					x.p.ep = ep->v[e];
+					x.p.micro_batch = mb->v[m];
+					x.p.zero = z;
+					x.p.recompute = (enum gen_recompute)r;
+					++*tried;
+					if (!gen_check(&x, last, len) && add_point(g, &x))
+						return -1;
+				}
+	return 0;
+}
+
 int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long long gpus, const struct pl_space *sp,
                  struct pl_plan *p, char *why, size_t len)
 {
@@ -172,42 +196,22 @@ int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long 
 	for (int a = 0; a < tp.n; a++)
 		for (int b = 0; b < pp.n; b++)
 			for (int d = 0; d < cp.n; d++) {
-				long long tpc = tp.v[a] * pp.v[b] * cp.v[d];
-				if (gpus % tpc)
+				struct gen_config x = *base;
+				x.mode = GEN_TRAIN;
+				x.p.tp = tp.v[a], x.p.pp = pp.v[b], x.p.cp = cp.v[d];
+				if (gpus % (x.p.tp * x.p.pp * x.p.cp))
 					continue;
-				for (int e = 0; e < ep.n; e++)
-					for (int m = 0; m < mb.n; m++)
-						for (int z = 0; z <= 3; z++)
-							for (int r = GEN_RC_NONE; r <= GEN_RC_FULL; r++) {
-								if (!(zm & 1u << z) || !(rcm & 1u << r))
-									continue;
-								struct gen_config x = *base;
-								x.mode = GEN_TRAIN;
-								x.p.tp = tp.v[a];
-								x.p.pp = pp.v[b];
-								x.p.cp = cp.v[d];
-								x.p.dp = gpus / tpc;
-								x.p.ep = ep.v[e];
-								x.p.micro_batch = mb.v[m];
-								x.p.zero = z;
-								x.p.recompute = (enum gen_recompute)r;
-								x.p.sp = x.p.tp > 1;
-								if (sp->sched_set && x.p.pp > 1) {
-									x.p.sched = sp->sched;
-									x.p.vstages = sp->sched != GEN_INTERLEAVED ? 1
-									              : sp->vstages ? sp->vstages
-									                            : 2;
-								}
-								tried++;
-								if (gen_check(&x, last, sizeof last))
-									continue;
-								if (add_point(&g, &x)) {
-									snprintf(why, len,
-									         "out of memory listing layouts");
-									pl_free(p);
-									return -1;
-								}
-							}
+				x.p.dp = gpus / (x.p.tp * x.p.pp * x.p.cp);
+				x.p.sp = x.p.tp > 1;
+				if (sp->sched_set && x.p.pp > 1) {
+					x.p.sched = sp->sched;
+					x.p.vstages = sp->sched != GEN_INTERLEAVED ? 1 : sp->vstages ? sp->vstages : 2;
+				}
+				if (add_split(&g, &x, &ep, &mb, zm, rcm, &tried, last, sizeof last)) {
+					snprintf(why, len, "out of memory listing layouts");
+					pl_free(p);
+					return -1;
+				}
 			}
 	if (!p->n) {
 		if (tried)
