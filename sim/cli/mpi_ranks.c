@@ -12,7 +12,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-
 #include <string.h>
 
 long sim_share(long n, long part, long parts)

@@ -105,3 +105,8 @@ double unit_threads(const struct arch_unit *u)
 {
 	return (double)u->max_warps * (double)u->warp_size;
 }
+
+double int_lanes(const struct arch_unit *u)
+{
+	return u->vec[DT_INT32] > 0 ? u->vec[DT_INT32] : u->vec[DT_FP32];
+}

@@ -42,12 +42,6 @@ static double dropout_lane_ops(const struct op *op)
 	return op->dropout > 0 ? (op->dir == DIR_BWD ? 2 : 1) : 0;
 }
 
-/* integer lanes per clock of a unit: its int32 pipe, else its fp32 lanes */
-static double int_lanes(const struct arch_unit *u)
-{
-	return u->vec[DT_INT32] > 0 ? u->vec[DT_INT32] : u->vec[DT_FP32];
-}
-
 /* An inner step's time from its pipes' times (matrix, shared memory, exp and lane ops, integer ops: the
    integer pipe is one of its own): the longest, plus the share 1 - ov of the others that the warps do not overlap
    with it */

@@ -78,6 +78,8 @@ int need_unit(const struct arch_chip *c, int dt, int *matrix, double *macs_per_c
               size_t wl);
 int pick_vector_unit(const struct arch_chip *c);
 double unit_threads(const struct arch_unit *u);
+/* integer lanes per clock of a unit: its int32 pipe (vector.int32), else its fp32 lanes */
+double int_lanes(const struct arch_unit *u);
 
 /* waves: CTAs of equal work dispatched onto units x occupancy slots */
 struct wave_cost {

@@ -48,7 +48,7 @@ void stream_time(const struct arch_chip *c, const struct stream_in *s, struct dm
 		const struct arch_unit *v = &c->units[g];
 		lanes += v->vec[DT_FP32] * v->count * v->clock_hz;
 		sfu += v->sfu * v->count * v->clock_hz;
-		ints += (v->vec[DT_INT32] > 0 ? v->vec[DT_INT32] : v->vec[DT_FP32]) * v->count * v->clock_hz;
+		ints += int_lanes(v) * v->count * v->clock_hz;
 		int_pipe &= v->vec[DT_INT32] > 0;
 	}
 	/* a chip whose config declares no vector lanes (a TPU, an LPU): arithmetic is not a limit here; integer
@@ -160,14 +160,11 @@ void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	struct stream_in s = {0};
 	s.rd = n * k.rd, s.wr = n * k.wr, s.vec_ops = n * k.vec, s.sfu_ops = n * k.sfu, s.int_ops = n * k.ints;
 	s.warm = op->warm;
-	double per_thread = c->model.bytes_per_thread / e; /* elements per vector load */
+	/* elements a thread takes: one vector load per input stream, or a permute's element loads */
+	int permute = op->elem == EL_PERMUTE;
+	double per_thread = permute ? PERMUTE_PER_THREAD : c->model.bytes_per_thread / e;
 	s.threads = ceil(n / per_thread);
-	s.fly_per_thread = c->model.bytes_per_thread * (k.rd / e); /* one load per input stream */
-	if (op->elem == EL_PERMUTE) { /* element loads, PERMUTE_PER_THREAD of them in flight a thread */
-		per_thread = PERMUTE_PER_THREAD;
-		s.threads = ceil(n / per_thread);
-		s.fly_per_thread = PERMUTE_PER_THREAD * e;
-	}
+	s.fly_per_thread = permute ? PERMUTE_PER_THREAD * e : c->model.bytes_per_thread * (k.rd / e);
 	int rowop = op->elem == EL_LAYERNORM || op->elem == EL_RMSNORM || op->elem == EL_SOFTMAX;
 	if (rowop) {
 		double rows = n / (double)op->cols;
