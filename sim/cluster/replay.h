@@ -42,10 +42,10 @@ struct rp_options {
 	unsigned long seed; /* GSL random stream seed (with jitter) */
 	int progress;       /* progress lines on stderr (progress.h says when) */
 	int no_fold;        /* replay every rank even where the trace is symmetric */
-	int no_memo;        /* run every collective on the engine, even on links nothing else uses */
-	double max_ops;     /* most ops the replayed ranks may run together (0: RP_MAX_OPS) */
-	int exact;          /* play every iteration of every repeat (no steady state, replay_steady.c) */
-	double max_actors;  /* most SimGrid actors the replay may need (0: RP_MAX_ACTORS) */
+	int no_memo;    /* run every collective and every flow of it on the engine, even on links nothing else uses */
+	double max_ops; /* most ops the replayed ranks may run together (0: RP_MAX_OPS) */
+	int exact;      /* play every iteration of every repeat (no steady state, replay_steady.c) */
+	double max_actors; /* most SimGrid actors the replay may need (0: RP_MAX_ACTORS) */
 };
 
 /* The default budget of a replay: ops of all replayed ranks together (a

@@ -66,12 +66,76 @@ static int prepare_pairs(struct run *R, struct cplan *cp, int ph)
 	return 0;
 }
 
-static int prepare_phase(struct run *R, struct cplan *cp, int ph)
+/*
+ * Flows of a phase that no replayed rank can tell from a flow alone. When
+ * ranks fold (replay_fold.c: private links, a port or direct links and a NIC
+ * per device, a fabric that is not oversubscribed), a group's members that
+ * are not replayed do nothing else, and groups of two dims share no member
+ * but the representative, so their links carry only this group's flows. In a
+ * phase that is a permutation (a member sends at most one flow and receives
+ * at most one), a flow between two folded members shares no link with
+ * anything: it takes the time it takes alone, which depends only on its
+ * bytes and on whether it stays in a node (the links of a kind are alike),
+ * and a flow of the same kind that shares links with other work takes at
+ * least that long. Keeping the flows that touch a replayed member, and one
+ * flow of each (bytes, in a node or not) kind of the others, ends the phase
+ * when all of them would have ended: a ring over 2,048 nodes plays 3 tasks,
+ * not 2,048. The phase stays a set of independent pair tasks (prepare_pairs),
+ * as it would have been with all its flows. Returns the flows kept, in place.
+ * Folded replays only; --no-memo plays every flow (tests/run_fold.sh compares).
+ */
+#define PRUNE_KINDS 8
+static int prune_phase(struct run *R, struct flow *f, int nf)
+{
+	int n = 0, perm = 1, dpn = R->topo.dpn;
+	qsort(f, (size_t)nf, sizeof *f, by_pair);
+	for (int i = 0; i < nf; i++) /* one flow per (source, destination) */
+		if (n && f[n - 1].src == f[i].src && f[n - 1].dst == f[i].dst)
+			f[n - 1].bytes += f[i].bytes;
+		else
+			f[n++] = f[i];
+	for (int i = 0; i < n && perm; i++) { /* tmp_idx: bit 0 sends, bit 1 receives */
+		int *s = &R->tmp_idx[f[i].src], *d = &R->tmp_idx[f[i].dst];
+		*s = *s < 0 ? 0 : *s;
+		*d = *d < 0 ? 0 : *d;
+		perm = !(*s & 1) && !(*d & 2);
+		*s |= 1;
+		*d |= 2;
+	}
+	for (int i = 0; i < n; i++)
+		R->tmp_idx[f[i].src] = R->tmp_idx[f[i].dst] = -1;
+	if (!perm)
+		return n;
+	struct {
+		double bytes;
+		int in_node;
+	} kind[PRUNE_KINDS];
+	int nk = 0, kept = 0;
+	for (int i = 0; i < n; i++) {
+		int keep = R->is_rep[f[i].src] || R->is_rep[f[i].dst];
+		int in_node = f[i].src / dpn == f[i].dst / dpn, k = 0;
+		while (!keep && k < nk && !(kind[k].bytes == f[i].bytes && kind[k].in_node == in_node))
+			k++;
+		if (!keep && k == nk) { /* the first of its kind, or one of too many kinds */
+			keep = 1;
+			if (nk < PRUNE_KINDS)
+				kind[nk].bytes = f[i].bytes, kind[nk++].in_node = in_node;
+		}
+		if (keep)
+			f[kept++] = f[i];
+	}
+	return kept;
+}
+
+static int prepare_phase(struct run *R, struct cplan *cp, int ph, int prune)
 {
 	const struct flow *f = cp->p.flows[ph];
 	int nf = cp->p.nflows[ph], h = 0;
-	if (nf > SPLIT_FLOWS)
+	if (nf > SPLIT_FLOWS) {
+		if (prune)
+			cp->p.nflows[ph] = prune_phase(R, cp->p.flows[ph], nf);
 		return prepare_pairs(R, cp, ph);
+	}
 	sg_host_t *hosts = malloc((size_t)(2 * nf + 1) * sizeof *hosts);
 	int *ranks = malloc((size_t)(2 * nf + 1) * sizeof *ranks);
 	if (!hosts || !ranks)
@@ -143,8 +207,9 @@ struct cplan *rp_plan_get(struct run *R, const struct tr_event *ev, int group, c
 		free(p);
 		return NULL;
 	}
+	int prune = R->is_rep && !R->o->no_memo;
 	for (int ph = 0; ph < p->p.nphases; ph++)
-		if (prepare_phase(R, p, ph)) {
+		if (prepare_phase(R, p, ph, prune)) {
 			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory preparing a collective over %d ranks", n);
 			return NULL;
 		}
