@@ -54,6 +54,9 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <simgrid/actor.h>
 #include <simgrid/cond.h>
@@ -785,9 +788,7 @@ static struct stream_st *stream_get(struct run *R, struct rank_st *rk, int idx)
 	s->slots = sg_sem_init(0);
 	char name[64];
 	snprintf(name, sizeof name, "r%ds%d", rk->rank, idx);
-	sg_actor_t a = sg_actor_init(name, R->hosts[rk->rank]);
-	sg_actor_set_data(a, s);
-	sg_actor_start(a, stream_main, 0, NULL);
+	rp_actor_start(name, R->hosts[rk->rank], s, stream_main);
 	return s;
 }
 
@@ -965,6 +966,16 @@ static void host_main(int argc, char **argv)
 	rk->host_done = 1;
 }
 
+/* ---- actors ---- */
+
+/* Starts an actor running code(data) on host h. */
+void rp_actor_start(const char *name, sg_host_t h, void *data, void (*code)(int, char **))
+{
+	sg_actor_t a = sg_actor_init(name, h);
+	sg_actor_set_data(a, data);
+	sg_actor_start(a, code, 0, NULL);
+}
+
 /* ---- setup, deadlock report ---- */
 
 static int engine_init(int guard_pages)
@@ -990,8 +1001,22 @@ static int engine_init(int guard_pages)
 	sg_cfg_set_string("host/model", "ptask_L07");
 	sg_cfg_set_double("surf/precision", 1e-12);
 	sg_cfg_set_int("contexts/stack-size", 64);
-	if (!guard_pages) /* see actor_budget */
+	if (!guard_pages) { /* see actor_budget */
 		sg_cfg_set_int("contexts/guard-size", 0);
+#if defined(__GLIBC__) && !defined(SIM_SANITIZE_BUILD)
+		/* The stacks are then SimGrid's calloc'd heap memory, and glibc's
+		   calloc clears only memory it reuses: a chunk carved past the old
+		   top of the heap is fresh from the kernel, known to be zero. With
+		   no top padding each stack is such a chunk, so its pages are not
+		   written, nor resident, until the actor uses them: a 65,536-rank
+		   all-reduce took 4.9 GB and 27 s with every stack cleared, 1.6 GB
+		   and 10-12 s without (bench/scale_ranks.sh; padding of 8 or 32 KiB,
+		   15 and 23 s). The heap then grows by each request, one system
+		   call each, which costs less. One replay per process: the setting
+		   stays. */
+		mallopt(M_TOP_PAD, 0);
+#endif
+	}
 #ifdef SIM_SANITIZE_BUILD
 	sg_cfg_set_string("contexts/factory", "thread");
 #endif
@@ -1030,8 +1055,8 @@ static long max_map_count(void)
  * allows a process, so 32 k actors made SimGrid abort. Where the actors and
  * a pool of 2 per PAIR_CHUNK ranks do not fit with 8192 mappings to spare,
  * the stacks go without guard (*guard_pages 0): then they are heap memory
- * that SimGrid zeroes (64 KiB resident per actor, not about 10 KiB) and need
- * no mapping each; the deepest stack the tests reach is about 15 KiB. With
+ * that needs no mapping each (engine_init keeps glibc from clearing it, so
+ * about 10 KiB of each is resident, not 64); the deepest stack the tests reach is about 15 KiB. With
  * thread contexts (the sanitizer build) each actor is a thread whose stack
  * has mappings of its own, and a replay that needs more is refused.
  * Returns 0, or the exit code of a refusal with its one line in why.
@@ -1298,9 +1323,7 @@ static int replay(struct run *R, char *why, size_t whylen)
 		}
 		char name[32];
 		snprintf(name, sizeof name, "h%d", i);
-		sg_actor_t a = sg_actor_init(name, R->hosts[i]);
-		sg_actor_set_data(a, rk);
-		sg_actor_start(a, host_main, 0, NULL);
+		rp_actor_start(name, R->hosts[i], rk, host_main);
 	}
 	if (rp_steady_init(R)) {
 		snprintf(why, whylen, "sim run: out of memory for %d ranks", R->nranks);

@@ -214,6 +214,10 @@ static inline uint64_t rp_key_hash(int kind, int a, int b, int c, int seq)
 	return h;
 }
 
+/* replay.c */
+/* Starts an actor running code on host h with data (sg_actor_data). */
+void rp_actor_start(const char *name, sg_host_t h, void *data, void (*code)(int, char **));
+
 /* replay_plan.c */
 /* The plan of collective ev over the group named group (its lowest rank),
    or NULL when none was made yet. */

@@ -326,9 +326,7 @@ static struct pworker *worker_get(struct run *R)
 	R->pw_all[R->npw++] = w;
 	char name[32];
 	snprintf(name, sizeof name, "pairs%d", R->npw - 1);
-	sg_actor_t a = sg_actor_init(name, sg_host_self());
-	sg_actor_set_data(a, w);
-	sg_actor_start(a, worker_main, 0, NULL);
+	rp_actor_start(name, sg_host_self(), w, worker_main);
 	return w;
 }
 
