@@ -66,26 +66,78 @@ static int prepare_pairs(struct run *R, struct cplan *cp, int ph)
 	return 0;
 }
 
+/* What one member of a phase sends (dir 0) or receives (1), inside its node
+   (kind 0) or across (1): how many flows, their fewest and most bytes. */
+struct msig {
+	int n[2][2];
+	double lo[2][2], hi[2][2];
+};
+
+static void msig_add(struct msig *m, int dir, int kind, double bytes)
+{
+	if (!m->n[dir][kind]++ || bytes < m->lo[dir][kind])
+		m->lo[dir][kind] = bytes;
+	if (bytes > m->hi[dir][kind])
+		m->hi[dir][kind] = bytes;
+}
+
+/* Whether the n flows (one per pair) make a regular phase of a group of gn
+   members: every member sends and receives, and each sends and receives as
+   many flows of each kind as any other, all of one size per kind. -1: out
+   of memory. R->tmp_idx maps ranks to members meanwhile. */
+static int regular_phase(struct run *R, const struct flow *f, int n, int gn)
+{
+	int m = 0, dpn = R->topo.dpn, regular = 1;
+	struct msig *sig = calloc(2 * (size_t)n + 1, sizeof *sig);
+	if (!sig)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		int e[2] = {f[i].src, f[i].dst}, kind = f[i].src / dpn != f[i].dst / dpn;
+		for (int d = 0; d < 2; d++) {
+			if (R->tmp_idx[e[d]] < 0)
+				R->tmp_idx[e[d]] = m++;
+			msig_add(&sig[R->tmp_idx[e[d]]], d, kind, f[i].bytes);
+		}
+	}
+	for (int j = 0; j < m && regular; j++)
+		for (int d = 0; d < 2; d++)
+			for (int k = 0; k < 2; k++)
+				regular &= sig[j].n[d][k] == sig[0].n[d][k] &&
+				           (!sig[j].n[d][k] ||
+				            (sig[j].lo[d][k] == sig[0].lo[d][k] && sig[j].hi[d][k] == sig[0].lo[d][k]));
+	for (int i = 0; i < n; i++)
+		R->tmp_idx[f[i].src] = R->tmp_idx[f[i].dst] = -1;
+	free(sig);
+	return regular && m == gn;
+}
+
 /*
- * Flows of a phase that no replayed rank can tell from a flow alone. When
+ * Flows of a phase that no replayed rank can tell from the others. When
  * ranks fold (replay_fold.c: private links, a port or direct links and a NIC
  * per device, a fabric that is not oversubscribed), a group's members that
  * are not replayed do nothing else, and groups of two dims share no member
- * but the representative, so their links carry only this group's flows. In a
- * phase that is a permutation (a member sends at most one flow and receives
- * at most one), a flow between two folded members shares no link with
- * anything: it takes the time it takes alone, which depends only on its
- * bytes and on whether it stays in a node (the links of a kind are alike),
- * and a flow of the same kind that shares links with other work takes at
- * least that long. Keeping the flows that touch a replayed member, and one
- * flow of each (bytes, in a node or not) kind of the others, ends the phase
- * when all of them would have ended: a ring over 2,048 nodes plays 3 tasks,
- * not 2,048. The phase stays a set of independent pair tasks (prepare_pairs),
- * as it would have been with all its flows. Returns the flows kept, in place.
- * Folded replays only; --no-memo plays every flow (tests/run_fold.sh compares).
+ * but the representative, so their links carry only this group's flows.
+ *  - In a phase that is a permutation (a member sends at most one flow and
+ *    receives at most one), a flow between two folded members shares no link
+ *    with anything: it takes the time it takes alone, which depends only on
+ *    its bytes and on whether it stays in a node (the links of a kind are
+ *    alike), and a flow of the same kind that shares links with other work
+ *    takes at least that long.
+ *  - In a regular phase (regular_phase: every member sends and receives the
+ *    same flows, as an all-to-all does), every member's links carry the same
+ *    load from the phase, and a replayed member's carry other work besides:
+ *    a flow between folded members gets at least the share a replayed
+ *    member's flow of its kind and size gets, and ends no later.
+ * Either way, keeping the flows that touch a replayed member, and one flow of
+ * each (bytes, in a node or not) kind of the others, ends the phase when all
+ * of them would have ended: a ring over 2,048 nodes plays 3 tasks, not 2,048,
+ * an all-to-all over 32 members 62 and one, not 992. The phase stays a set of
+ * independent pair tasks (prepare_pairs), as it would have been with all its
+ * flows. Returns the flows kept, in place (-1: out of memory). Folded replays
+ * only; --no-memo plays every flow (tests/run_fold.sh compares).
  */
 #define PRUNE_KINDS 8
-static int prune_phase(struct run *R, struct flow *f, int nf)
+static int prune_phase(struct run *R, struct flow *f, int nf, int gn)
 {
 	int n = 0, perm = 1, dpn = R->topo.dpn;
 	qsort(f, (size_t)nf, sizeof *f, by_pair);
@@ -104,8 +156,11 @@ static int prune_phase(struct run *R, struct flow *f, int nf)
 	}
 	for (int i = 0; i < n; i++)
 		R->tmp_idx[f[i].src] = R->tmp_idx[f[i].dst] = -1;
-	if (!perm)
-		return n;
+	if (!perm) {
+		int reg = regular_phase(R, f, n, gn);
+		if (reg <= 0)
+			return reg < 0 ? -1 : n;
+	}
 	struct {
 		double bytes;
 		int in_node;
@@ -127,13 +182,14 @@ static int prune_phase(struct run *R, struct flow *f, int nf)
 	return kept;
 }
 
-static int prepare_phase(struct run *R, struct cplan *cp, int ph, int prune)
+static int prepare_phase(struct run *R, struct cplan *cp, int ph, int group_n)
 {
 	const struct flow *f = cp->p.flows[ph];
 	int nf = cp->p.nflows[ph], h = 0;
 	if (nf > SPLIT_FLOWS) {
-		if (prune)
-			cp->p.nflows[ph] = prune_phase(R, cp->p.flows[ph], nf);
+		if (group_n > 0 && (nf = prune_phase(R, cp->p.flows[ph], nf, group_n)) < 0)
+			return -1;
+		cp->p.nflows[ph] = nf;
 		return prepare_pairs(R, cp, ph);
 	}
 	sg_host_t *hosts = malloc((size_t)(2 * nf + 1) * sizeof *hosts);
@@ -207,9 +263,9 @@ struct cplan *rp_plan_get(struct run *R, const struct tr_event *ev, int group, c
 		free(p);
 		return NULL;
 	}
-	int prune = R->is_rep && !R->o->no_memo;
+	int prune_n = R->is_rep && !R->o->no_memo ? n : 0; /* prune_phase: folded replays */
 	for (int ph = 0; ph < p->p.nphases; ph++)
-		if (prepare_phase(R, p, ph, prune)) {
+		if (prepare_phase(R, p, ph, prune_n)) {
 			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory preparing a collective over %d ranks", n);
 			return NULL;
 		}
