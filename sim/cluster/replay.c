@@ -966,16 +966,6 @@ static void host_main(int argc, char **argv)
 	rk->host_done = 1;
 }
 
-/* ---- actors ---- */
-
-/* Starts an actor running code(data) on host h. */
-void rp_actor_start(const char *name, sg_host_t h, void *data, void (*code)(int, char **))
-{
-	sg_actor_t a = sg_actor_init(name, h);
-	sg_actor_set_data(a, data);
-	sg_actor_start(a, code, 0, NULL);
-}
-
 /* ---- setup, deadlock report ---- */
 
 static int engine_init(int guard_pages)
