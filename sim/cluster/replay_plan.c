@@ -116,13 +116,16 @@ static int regular_phase(struct run *R, const struct flow *f, int n, int gn)
  * ranks fold (replay_fold.c: private links, a port or direct links and a NIC
  * per device, a fabric that is not oversubscribed), a group's members that
  * are not replayed do nothing else, and groups of two dims share no member
- * but the representative, so their links carry only this group's flows.
+ * but the representative, so their links carry only this group's flows
+ * (of this collective, and of another of the group in flight beside it, which
+ * loads a replayed member's links as it loads theirs).
  *  - In a phase that is a permutation (a member sends at most one flow and
  *    receives at most one), a flow between two folded members shares no link
- *    with anything: it takes the time it takes alone, which depends only on
- *    its bytes and on whether it stays in a node (the links of a kind are
- *    alike), and a flow of the same kind that shares links with other work
- *    takes at least that long.
+ *    with this phase's other flows: it takes the time it takes alone, or with
+ *    the group's other collective, which depends only on its bytes and on
+ *    whether it stays in a node (the links of a kind are alike), and a flow of
+ *    the same kind that touches a replayed member, whose links carry that and
+ *    other work besides, takes at least that long.
  *  - In a regular phase (regular_phase: every member sends and receives the
  *    same flows, as an all-to-all does), every member's links carry the same
  *    load from the phase, and a replayed member's carry other work besides:
