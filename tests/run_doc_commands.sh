@@ -5,7 +5,8 @@
 # root and must exit 0. Set-up lines (apt-get, cmake, ctest) are run by
 # .ci/run itself. docs/config-reference.md must be what `sim help config
 # --markdown` prints (regenerate it with that command).
-# With --no-plan (the sanitizer build) the `sim plan` lines are skipped: each
+# With --no-plan (the sanitizer build) the `sim plan` lines are skipped (and
+# the lines after one in its block, which may read what it wrote): each
 # replays tens to hundreds of whole steps, which the normal build runs (ctest
 # plan runs the planner under the sanitizers too). With I/N, only the code
 # blocks whose number (in the order of the files) is I modulo N, and the
@@ -35,7 +36,9 @@ for doc in README.md docs/*.md; do
 	blocks=$(tail -n 1 "$tmp/cmds" | cut -f 1)
 	while IFS=$'\t' read -r block line; do
 		[ -n "$line" ] || continue
-		[ "$noplan" = --no-plan ] && [ "${line#sim plan }" != "$line" ] && continue
+		# a skipped plan skips the rest of its block (sim merge of its shards)
+		[ "$noplan" = --no-plan ] && [ "${line#sim plan }" != "$line" ] && skipped=$block
+		[ "${skipped:-}" = "$block" ] && continue
 		[ $(((block - 1) % ${shard#*/})) = "${shard%/*}" ] || continue
 		n=$((n + 1))
 		# output redirections in docs write into a scratch directory

@@ -8,10 +8,13 @@
 #     memory; a layout the plan says does not fit must make `sim run` exit 3,
 #     one it replayed must fit;
 #  2. the ranking: timed rows in ascending step time, then the rest; the
-#     JSON's counts match the CSV's rows;
+#     JSON's counts match the CSV's rows; a row's compute, exposed and idle
+#     times add up to its step, compute and idle are sim run's, and its
+#     bottleneck is the largest part after compute;
 #  3. recompute dominance: a layout not replayed has the same layout with a
 #     lighter recompute that fits;
-#  4. the same inputs give byte-identical CSV and JSON;
+#  4. the same inputs give byte-identical CSV, JSON and plot; the plot's
+#     Pareto front is the CSV's;
 #  5. serving layouts: the rate the plan found keeps each fleet within the
 #     limits when `sim serve` runs it alone; rates descend down the ranking.
 # usage: run_plan.sh SIM REPO_ROOT
@@ -61,7 +64,11 @@ for tp in 1 2 4; do for pp in 1 2; do for mb in 1 2; do for rc in none full; do 
 		mem=$(jq '.memory.peak_bytes / 1073741824' "$tmp/l.json")
 		if [ "$code" = 0 ] && close "$(cut -d, -f13 <<<"$row")" "$t" 1e-5 && close "$(cut -d, -f12 <<<"$row")" "$mem" 1e-4; then ok; else
 			bad "tp$tp pp$pp mb$mb $rc zero-$z: plan $row; sim run exit $code, step $t s, memory $mem GiB"
-		fi ;;
+		fi
+		# compute and idle time per rank as sim run's report has them
+		close "$(cut -d, -f16 <<<"$row")" "$(jq .rank_mean.compute_s "$tmp/l.json")" 1e-5 &&
+			close "$(cut -d, -f23 <<<"$row")" "$(jq .rank_mean.idle_s "$tmp/l.json")" 1e-5 && ok ||
+			bad "tp$tp pp$pp mb$mb $rc zero-$z: plan compute, idle $(cut -d, -f16,23 <<<"$row"); sim run $(jq -c .rank_mean "$tmp/l.json")" ;;
 	dominated) [ "$code" = 0 ] && ok || bad "tp$tp pp$pp mb$mb $rc zero-$z: not replayed as dominated, yet sim run exits $code" ;;
 	*) bad "tp$tp pp$pp mb$mb $rc zero-$z: state '$state'" ;;
 	esac
@@ -85,6 +92,15 @@ done
 [ "$(jq '.layouts | length' "$tmp/plan.json")" = "$(($(wc -l <"$tmp/plan.csv") - 1))" ] && ok || bad "JSON and CSV list different layouts"
 grep -q '^ *1 ' "$tmp/plan.txt" && ok || bad "the table has no rank 1: $(head -3 "$tmp/plan.txt")"
 
+# 2b. the step's parts: compute + exposed per communicator + idle make the step; the bottleneck is the largest part
+# after compute (a communicator's exposed time, or idle)
+awk -F, 'NR == 1 { for (k = 17; k <= 23; k++) name[k] = k == 23 ? "idle" : substr($k, 9, length($k) - 10) }
+	NR > 1 && $1 != "" { sum = $16; big = 23; for (k = 17; k <= 23; k++) { sum += $k; if ($k > $big) big = k }
+		d = sum - $13; if (d < 0) d = -d; if (d > 1e-4 * $13 || $24 != name[big]) { print; bad = 1 } }
+	END { exit bad }' "$tmp/plan.csv" && ok || bad "CSV: the step's parts do not add up, or the bottleneck is not the largest"
+[ "$(jq -r '.layouts[0].bottleneck' "$tmp/plan.json")" = "$(awk -F, 'NR == 2 { print $24 }' "$tmp/plan.csv")" ] && ok ||
+	bad "JSON and CSV name different bottlenecks"
+
 # 3. dominance: the same layout with a lighter recompute fits
 awk -F, 'NR > 1 { key = $3 "," $4 "," $5 "," $6 "," $7 "," $8 "," $10; if ($2 != "does-not-fit") fit[key "," $9] = 1; if ($2 == "dominated") dom[key] = $9 }
 	END { for (k in dom) if (!fit[k ",none"] && !(dom[k] == "full" && fit[k ",selective"])) bad = 1; exit bad }' "$tmp/plan.csv" &&
@@ -96,6 +112,19 @@ cmp -s "$tmp/plan.csv" "$tmp/plan2.csv" && ok || bad "two runs (2 jobs and 1) gi
 "$sim" plan "$cfg" "${run[@]}" --gpus 8 "${space[@]}" --json --jobs 1 2>/dev/null | jq -S 'del(.provenance.command)' >"$tmp/p2.json"
 jq -S 'del(.provenance.command)' "$tmp/plan.json" | cmp -s - "$tmp/p2.json" && ok ||
 	bad "two runs give different JSON (besides the command line)"
+
+# 4a. the Pareto plot (--plot): an SVG whose front (the larger red markers) is the layouts no other beats on both
+# step time and memory, found here from the CSV; the best layout is on it; the same plan gives the same bytes
+"$sim" plan "$cfg" "${run[@]}" --gpus 8 "${space[@]}" --plot "$tmp/plan.svg" --jobs 2 >/dev/null 2>&1 ||
+	bad "sim plan --plot exited $?"
+front=$(awk -F, 'NR > 1 && $1 != "" { print $12 "," $13 "," $1 }' "$tmp/plan.csv" | sort -t, -k1,1g -k3,3n |
+	awk -F, 'BEGIN { best = -1 } best < 0 || $2 + 0 < best { best = $2 + 0; n++ } END { print n + 0 }')
+grep -q "^<svg " "$tmp/plan.svg" && [ "$(grep -c 'r="4.00" fill="#d62728"' "$tmp/plan.svg")" = "$front" ] &&
+	[ "$front" -ge 2 ] && ok || bad "plot: $(grep -c 'r="4.00"' "$tmp/plan.svg") front markers, the CSV's front has $front"
+b=$(awk -F, 'NR == 2 { printf "tp%s pp%s dp%s mb%s", $3, $4, $6, $8 }' "$tmp/plan.csv")
+grep -q ">$b" "$tmp/plan.svg" && ok || bad "plot: the best layout ($b) is not labelled on the front"
+"$sim" plan "$cfg" "${run[@]}" --gpus 8 "${space[@]}" --plot "$tmp/plan2.svg" --jobs 1 >/dev/null 2>&1
+cmp -s "$tmp/plan.svg" "$tmp/plan2.svg" && ok || bad "two runs give different plots"
 
 # 4b. context parallelism (--cp): each layout of a small space with cp 1 and 2 against sim gen --cp + sim run, the
 # ring's hops counted as cp's exposed time (none without cp)
@@ -134,8 +163,14 @@ done; done
 # 5. serving: each layout's fleet at the rate the plan found keeps within the limits when sim serve runs it
 # alone; rates descend down the ranking; a layout whose weights leave no KV cache makes sim serve exit 3
 sv=(llama3-8b --mode serve --slo-ttft 500ms --slo-tpot 40ms --requests 200 --input-len 128:1024 --output-len 128)
-"$sim" plan "$cfg" "${sv[@]}" --gpus 4 --tp 1,2,4 --pp 1,2 --csv "$tmp/serve.csv" --jobs 2 >/dev/null 2>&1 ||
-	bad "sim plan --mode serve exited $?"
+"$sim" plan "$cfg" "${sv[@]}" --gpus 4 --tp 1,2,4 --pp 1,2 --csv "$tmp/serve.csv" --plot "$tmp/serve.svg" --jobs 2 \
+	>/dev/null 2>&1 || bad "sim plan --mode serve exited $?"
+# the plot's front: each layout that no layout of as few devices a replica (or fewer) beats on rate, from the CSV
+front=$(awk -F, 'NR > 1 && $1 != "" { d[NR] = $3 * $4; r[NR] = $6 + 0; k[NR] = $1 + 0 }
+	END { for (i in d) { on = 1; for (j in d) if (j != i && d[j] <= d[i] && (r[j] > r[i] || (r[j] == r[i] && k[j] < k[i]))) on = 0; n += on }
+		print n + 0 }' "$tmp/serve.csv")
+[ "$(grep -c 'r="4.00" fill="#d62728"' "$tmp/serve.svg")" = "$front" ] && [ "$front" -ge 1 ] && ok ||
+	bad "serve plot: $(grep -c 'r="4.00"' "$tmp/serve.svg") front markers, the CSV's front has $front"
 awk -F, 'NR > 1 && $1 != "" { if (NR > 2 && $6 + 0 > last) bad = 1; last = $6 + 0 } END { exit bad }' "$tmp/serve.csv" &&
 	ok || bad "serve CSV: rates not descending"
 [ "$(awk -F, 'NR > 1 && $1 != ""' "$tmp/serve.csv" | wc -l)" -ge 3 ] && ok || bad "serve CSV: fewer than 3 layouts served"

@@ -6,7 +6,8 @@
 # and --gen, the files in any order; a missing, doubled or foreign shard, a
 # file that is no shard, one cut short, are refused with one line and exit
 # 65, and no output is written; --shard with --plot or a malformed I/N is a
-# usage error.
+# usage error. A plan in 4 shards (`sim plan --shard`) merges into the CSV
+# one process writes; a plan whose config changed since is refused.
 # usage: run_shard.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
@@ -70,5 +71,32 @@ for bad in 2/2 -1/2 1 1/0 a/b 0/2x; do
 	"$sim" sweep configs/h100.cfg --op "$op" "${grid[@]}" --shard "$bad" 2>"$tmp/err" >/dev/null
 	[ $? = 2 ] && grep -q -- "--shard $bad: expected I/N" "$tmp/err" || fail "--shard $bad: $(cat "$tmp/err")"
 done
+
+# a plan in shards (sim plan --shard I/N, merged by sim merge): the CSV one process writes, byte for byte, with 4
+# shards of 6 replays (uneven: 2, 2, 1, 1) given in any order; each shard holds its replays I, I + 4, ...
+cp configs/h100.cfg "$tmp/chip.cfg"
+plan=("$tmp/chip.cfg" llama3-8b --layers 2 --gpus 8 --seq 2048 --global-batch 16 --tp 1,2,4 --pp 1,2 --micro-batch 2
+	--recompute none --zero 1)
+"$sim" plan "${plan[@]}" --csv "$tmp/pfull.csv" --jobs 1 >/dev/null 2>&1 || fail "plan"
+[ "$(grep -c ',replayed,' "$tmp/pfull.csv")" = 6 ] || fail "the plan replays $(grep -c ',replayed,' "$tmp/pfull.csv") layouts, expected 6"
+for i in 3 1 0 2; do
+	"$sim" plan "${plan[@]}" --shard "$i/4" --csv "$tmp/p.$i.csv" --jobs 1 2>/dev/null || fail "plan --shard $i/4"
+done
+"$sim" merge "$tmp"/p.{2,0,3,1}.csv -o "$tmp/pmerged.csv" || fail "merge of the plan's shards"
+cmp -s "$tmp/pmerged.csv" "$tmp/pfull.csv" || fail "the plan's 4 shards merged differ from one process's CSV"
+grep -Eq '^# sim plan shard 1/4 of 6 replays, plan [0-9a-f]{16}$' "$tmp/p.1.csv" || fail "plan shard line: $(head -n 1 "$tmp/p.1.csv")"
+[ "$(grep -v '^#' "$tmp/p.1.csv" | cut -d, -f1 | tail -n +2 | tr '\n' ' ')" = "1 5 " ] ||
+	fail "plan shard 1/4 holds replays $(grep -v '^#' "$tmp/p.1.csv" | cut -d, -f1 | tail -n +2 | tr '\n' ' ')"
+grep -q -- '^# arg --jobs' "$tmp/p.1.csv" && fail "a shard keeps --jobs (it does not change a replay)"
+refused 65 'sim merge: shard 2/4 is missing' "$tmp"/p.{0,1,3}.csv
+refused 65 'p.3.csv:1: shard 3/4 twice' "$tmp"/p.{0,1,2,3,3}.csv
+"$sim" plan "${plan[@]}" --micro-batch 1 --shard 0/4 --csv "$tmp/pother.csv" --jobs 1 2>/dev/null || fail "plan --shard (other)"
+refused 65 'pother.csv:1: .*: not the same plan' "$tmp"/p.{1,2,3}.csv "$tmp/pother.csv"
+head -c "$(($(wc -c <"$tmp/p.0.csv") - 3))" "$tmp/p.0.csv" >"$tmp/pcut.csv"
+refused 65 'pcut.csv:[0-9]*: the last line has no line break' "$tmp/pcut.csv" "$tmp"/p.{1,2,3}.csv
+sed -i 's/^\( *count *= *\)132;/\1130;/' "$tmp/chip.cfg"
+refused 65 'p.0.csv:1: plan .*: the config changed since the shards ran' "$tmp"/p.{0,1,2,3}.csv
+"$sim" plan "${plan[@]}" --shard 0/2 --json >/dev/null 2>"$tmp/err"
+[ $? = 2 ] && grep -q -- '--shard writes one shard' "$tmp/err" || fail "plan --shard with --json: $(cat "$tmp/err")"
 [ "$fails" = 0 ] && echo "ok shard"
 [ "$fails" = 0 ]

@@ -50,8 +50,19 @@ struct arch_chip *cli_load(const char *path, const struct cli_common *o, int *ex
    the progress. */
 void cli_progress_jobs(struct progress *p, const char *what, long done, long n);
 
+/* FNV-1a of s into h, then a separator (("ab","c") is not ("a","bc")); h starts at CLI_FNV_START. A run in shards
+   fingerprints what it runs with it, so that `sim merge` refuses shards of another run. */
+#define CLI_FNV_START 0xcbf29ce484222325ull
+void cli_fnv(unsigned long long *h, const char *s);
+
+/* "--shard I/N" (0 <= I < N <= max) into *i, *n; 0 or a usage error of cmd. */
+int cli_parse_shard(const char *cmd, const char *v, long max, long *i, long *n);
+
 /* The first line of a `sim sweep --shard` CSV, before "I/N of P points" (cmd_merge.c reads it). */
 #define SWEEP_SHARD_LINE "# sim sweep shard "
+/* Joins the N shard files of a `sim plan --shard` run (their first line: PL_SHARD_LINE of plan.h) into the plan's
+   CSV (cmd_plan.c); an exit code. */
+int cli_plan_merge(const char *const *paths, int n, const char *out);
 int cmd_merge(int argc, char **argv);
 extern const char cmd_merge_help[];
 int cmd_info(int argc, char **argv);

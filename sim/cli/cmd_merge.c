@@ -2,6 +2,8 @@
  * cmd_merge.c -- `sim merge SHARD.csv... [-o FILE.csv]`: joins the CSVs of a
  * sweep run as shards (`sim sweep --shard I/N`, one per process, node or
  * batch job) into the CSV the sweep writes in one process, byte for byte.
+ * The shards of a plan (`sim plan --shard I/N`, told by their first line)
+ * are joined by cli_plan_merge (cmd_plan.c): their replays are ranked again.
  *
  * A shard file is the line SWEEP_SHARD_LINE "I/N of P points, sweep ID" (ID
  * a fingerprint of the sweep's config, workload, keys and values), the sweep's
@@ -15,6 +17,7 @@
  */
 #include "cli.h"
 #include "outfile.h"
+#include "plan.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,20 +33,30 @@ const char cmd_merge_help[] =
     "and every point's row in grid order, without the shards' point column.\n"
     "The files may come in any order; all N shards of one sweep must be there.\n"
     "\n"
+    "The shards of a plan (`sim plan ... --shard I/N --csv shard_I.csv`) are\n"
+    "joined into the CSV `sim plan ... --csv` writes in one process, byte for\n"
+    "byte: the layouts are listed again from the arguments the shards keep\n"
+    "(the config must be where it was, unchanged), each replay's results put\n"
+    "in, and the whole ranked.\n"
+    "\n"
     "options:\n"
     "  -o FILE.csv   write to FILE (whole or not at all; default: stdout)\n"
     "\n"
     "exit codes: 0 ok, 2 usage, 65 a file that is not a shard of the same sweep\n"
-    "as the others (its line and what was expected), a shard missing or given\n"
-    "twice, 66 a file cannot be read, 73 the output cannot be written or is\n"
-    "one of the shards.\n"
+    "or plan as the others (its line and what was expected), a shard missing or\n"
+    "given twice, a plan whose config changed since its shards ran, 66 a file\n"
+    "(or a plan's config) cannot be read, 73 the output cannot be written or is\n"
+    "one of the shards, 78 a plan's config is bad.\n"
     "\n"
     "examples:\n"
     "  sim sweep configs/h100.cfg --op 'gemm m=4096 n=4096 k=4096 dtype=bf16' --set compute.sm.count=66,100,132 \\\n"
     "      --shard 0/2 -o s0.csv\n"
     "  sim sweep configs/h100.cfg --op 'gemm m=4096 n=4096 k=4096 dtype=bf16' --set compute.sm.count=66,100,132 \\\n"
     "      --shard 1/2 -o s1.csv\n"
-    "  sim merge s0.csv s1.csv -o sweep.csv\n";
+    "  sim merge s0.csv s1.csv -o sweep.csv\n"
+    "  sim plan configs/h100.cfg llama3-8b --gpus 16 --seq 4096 --global-batch 64 --shard 0/2 --csv p0.csv\n"
+    "  sim plan configs/h100.cfg llama3-8b --gpus 16 --seq 4096 --global-batch 64 --shard 1/2 --csv p1.csv\n"
+    "  sim merge p0.csv p1.csv -o plan.csv\n";
 
 #define MERGE_MAX_FILES 100000
 
@@ -157,6 +170,19 @@ static int read_shard(struct shard *s)
 	return 0;
 }
 
+/* whether path's first line is a `sim plan --shard` file's (cli_plan_merge joins those) */
+static int is_plan_shard(const char *path)
+{
+	char l[64] = "";
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (!fgets(l, sizeof l, f))
+			l[0] = '\0';
+		fclose(f);
+	}
+	return !strncmp(l, PL_SHARD_LINE, strlen(PL_SHARD_LINE));
+}
+
 static size_t span_len(const char *p)
 {
 	const char *e = record_end((char *)p);
@@ -190,6 +216,11 @@ int cmd_merge(int argc, char **argv)
 		rc = cli_usage_error("merge", "%d files: at most %d shards", n, MERGE_MAX_FILES);
 	if (!rc && out)
 		rc = out_check_inputs("merge", &out, 1, paths, n);
+	if (!rc && is_plan_shard(paths[0])) {
+		rc = cli_plan_merge(paths, n, out);
+		free(paths);
+		return rc;
+	}
 	struct shard *sh = rc ? NULL : calloc((size_t)n, sizeof *sh);
 	if (!rc && !sh) {
 		fprintf(stderr, "sim merge: out of memory\n");

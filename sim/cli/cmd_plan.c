@@ -14,6 +14,7 @@
 #include "mpi_ranks.h"
 #include "outfile.h"
 #include "plan.h"
+#include "plot.h"
 #include "procpool.h"
 #include "report.h"
 
@@ -78,12 +79,26 @@ const char cmd_plan_help[] =
     "                          not fitting), ranked\n"
     "  --json                  the plan as JSON (schema_version 1) instead of the\n"
     "                          table\n"
+    "  --plot FILE.svg         a Pareto plot: each replayed layout's memory per\n"
+    "                          device and step time, the front (none faster with\n"
+    "                          as little memory) labelled; with --mode serve, the\n"
+    "                          rate against the devices a replica takes\n"
     "  --jobs J                replays at once (default: the processors)\n"
     "  --set path=value        override a config parameter (repeatable)\n"
+    "  --shard I/N             replay only shard I of N (0 <= I < N): the layouts\n"
+    "                          replayed I, I+N, ... of the plan; writes the shard's\n"
+    "                          results to --csv FILE (or stdout) for `sim merge`,\n"
+    "                          which joins the N files into the plan's CSV\n"
+    "\n"
+    "The table's bottleneck is what a layout loses most to beyond compute: the\n"
+    "communicator with the most exposed time, or idle (pipeline bubbles, waits\n"
+    "for peers), with its share of the step; compute, the exposed times and\n"
+    "idle add up to the step (the CSV and JSON have each).\n"
     "\n"
     "As MPI ranks (`mpirun -n N sim plan ...`, sim built with MPI), a training\n"
     "plan's replays are dealt out by rank and rank 0 writes what one process\n"
-    "writes; --mode serve runs in one process.\n"
+    "writes; --mode serve runs in one process. As shards (--shard, a batch job\n"
+    "or host each) the same split is left to the scheduler.\n"
     "\n"
     "exit codes: 0 ok (also when no layout fits: the table says so), 2 usage (a\n"
     "bad option or list, no layout of N devices at all), 73 cannot write an\n"
@@ -95,7 +110,9 @@ const char cmd_plan_help[] =
     "  sim plan configs/mi300x.cfg llama3-70b --gpus 64 --seq 4096 --global-batch 256 --tp 4,8\n"
     "          --recompute selective --csv /tmp/plan.csv\n"
     "  sim plan configs/h100.cfg llama3-70b --gpus 16 --mode serve --slo-ttft 1s --slo-tpot 60ms\n"
-    "          --requests 300 --input-len 128:2048 --output-len 256\n";
+    "          --requests 300 --input-len 128:2048 --output-len 256\n"
+    "  sim plan configs/h100.cfg llama3-8b --gpus 16 --seq 4096 --global-batch 64 --plot plan.svg\n"
+    "  sim plan configs/h100.cfg llama3-8b --gpus 16 --seq 4096 --global-batch 64 --shard 0/2 --csv p0.csv\n";
 
 /* sim gen's layout options: the search sets them */
 static const char *const layout_opts[] = {"--dp", "--sp", "--batch", "--replicas", "--prefill-replicas", "-o", NULL};
@@ -104,16 +121,17 @@ struct pl_args {
 	const char *config;
 	long long gpus;
 	int top, json, jobs, nsets;
-	const char *csv;
+	const char *csv, *plot;
 	const char *sets[CLI_MAX_SETS];
 	struct pl_space sp;
 	int gen_argc;
 	char *gen_argv[256];
 	int argc; /* the command line, for provenance */
 	char **argv;
-	int serve;            /* --mode serve */
-	int train_lists;      /* a training-only option was given */
-	struct sv_options so; /* --mode serve: the stream, engine and limits (sim serve's) */
+	long shard_i, shard_n; /* --shard I/N; shard_n 0: every replay, ranked */
+	int serve;             /* --mode serve */
+	int train_lists;       /* a training-only option was given */
+	struct sv_options so;  /* --mode serve: the stream, engine and limits (sim serve's) */
 };
 
 static int parse_int(const char *opt, const char *v, long long lo, long long hi, long long *out)
@@ -188,8 +206,9 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 	if (!strcmp(a, "--all-recompute"))
 		return A->sp.all_recompute = A->train_lists = 1;
 	static const char *const valued[] = {
-	    "--gpus", "--tp",   "--pp",  "--ep",       "--micro-batch",    "--recompute", "--zero", "--top",
-	    "--csv",  "--jobs", "--set", "--schedule", "--virtual-stages", "--cp",        NULL};
+	    "--gpus", "--tp",    "--pp",   "--ep",  "--micro-batch", "--recompute",      "--zero",
+	    "--top",  "--csv",   "--jobs", "--set", "--schedule",    "--virtual-stages", "--cp",
+	    "--plot", "--shard", NULL};
 	int k = 0;
 	while (valued[k] && strcmp(valued[k], a))
 		k++;
@@ -234,6 +253,8 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 		A->train_lists = 1;
 		break;
 	case 13: rc = parse_list(a, v, 1 << 20, &A->sp.cp); break;
+	case 14: A->plot = v; break;
+	case 15: rc = cli_parse_shard("plan", v, PL_MAX_SHARDS, &A->shard_i, &A->shard_n); break;
 	default:
 		if (A->nsets == CLI_MAX_SETS)
 			return 2 + cli_usage_error("plan", "more than %d --set options", CLI_MAX_SETS);
@@ -318,6 +339,13 @@ static int parse(int argc, char **argv, struct pl_args *A, struct gen_config *g)
 	if (!A->gpus)
 		return cli_usage_error("plan", "--gpus N is required (the devices of the run)");
 	A->gen_argv[A->gen_argc] = NULL;
+	if (A->shard_n && (A->serve || A->json || A->plot))
+		return cli_usage_error("plan",
+		                       "--shard writes one shard's replays for sim merge: not with %s (the merged "
+		                       "plan has them)",
+		                       A->serve  ? "--mode serve"
+		                       : A->json ? "--json"
+		                                 : "--plot");
 	if (A->serve)
 		return parse_serve(A, g);
 	if (A->sp.vstages && !(A->sp.sched_set && A->sp.sched == GEN_INTERLEAVED))
@@ -384,7 +412,7 @@ static void text_table(const struct arch_chip *c, const struct pl_args *A, const
 		printf(
 		    "\n rank  tp  pp%s   dp%s  mb  recompute  zero     step   tokens/s    MFU  mem GiB  exposed tp    "
 		    "    pp%s"
-		    "        dp%s\n",
+		    "        dp%s  bottleneck\n",
 		    ctx ? "  cp" : "", moe ? "  ep" : "", ctx ? "        cp" : "", moe ? "        ep" : "");
 		for (long i = 0; i < p->n && (A->top == 0 || shown < A->top); i++) {
 			const struct pl_point *q = &p->pt[i];
@@ -404,11 +432,15 @@ static void text_table(const struct arch_chip *c, const struct pl_args *A, const
 				    snprintf(ecp, sizeof ecp, " %9s", e[PL_CP]);
 			if (moe)
 				snprintf(ep, sizeof ep, " %3lld", q->c.p.ep);
+			double loss_s;
+			int loss = pl_bottleneck(q, &loss_s);
 			printf(
-			    " %4ld %3lld %3lld%s %4lld%s %3lld  %-9s  %4d %8s %10s %5.1f%% %8.1f %11s %9s%s %9s%s%s\n",
+			    " %4ld %3lld %3lld%s %4lld%s %3lld  %-9s  %4d %8s %10s %5.1f%% %8.1f %11s %9s%s %9s%s%s  "
+			    "%-5s %4.1f%%\n",
 			    ++shown, q->c.p.tp, q->c.p.pp, cp, q->c.p.dp, ep, q->c.p.micro_batch,
 			    gen_recompute_name(q->c.p.recompute), q->c.p.zero, step, tok, 100 * q->mfu,
-			    gib(q->mem_bytes), e[PL_TP], e[PL_PP], ecp, e[PL_DP], moe ? " " : "", moe ? e[PL_EP] : "");
+			    gib(q->mem_bytes), e[PL_TP], e[PL_PP], ecp, e[PL_DP], moe ? " " : "", moe ? e[PL_EP] : "",
+			    pl_bottleneck_name(loss), q->time_s > 0 ? 100 * loss_s / q->time_s : 0.0);
 		}
 	}
 	long failed = 0;
@@ -445,9 +477,9 @@ static void csv_num(FILE *f, double v)
 
 static void write_csv(FILE *f, const struct pl_plan *p)
 {
-	fprintf(f,
-	        "rank,state,tp,pp,cp,dp,ep,micro_batch,recompute,zero,sp,memory_gib,step_s,tokens_per_s,mfu,"
-	        "compute_s,exposed_tp_s,exposed_pp_s,exposed_cp_s,exposed_dp_s,exposed_ep_s,exposed_other_s,error\n");
+	fprintf(f, "rank,state,tp,pp,cp,dp,ep,micro_batch,recompute,zero,sp,memory_gib,step_s,tokens_per_s,mfu,"
+	           "compute_s,exposed_tp_s,exposed_pp_s,exposed_cp_s,exposed_dp_s,exposed_ep_s,exposed_other_s,idle_s,"
+	           "bottleneck,error\n");
 	long rank = 0;
 	for (long i = 0; i < p->n; i++) {
 		const struct pl_point *q = &p->pt[i];
@@ -464,7 +496,9 @@ static void write_csv(FILE *f, const struct pl_plan *p)
 		csv_num(f, timed ? q->compute_s : NAN);
 		for (int k = 0; k < PL_NCOMM; k++)
 			csv_num(f, timed ? q->exposed_s[k] : NAN);
-		fputc(',', f);
+		csv_num(f, timed ? q->idle_s : NAN);
+		double loss_s;
+		fprintf(f, ",%s,", timed ? pl_bottleneck_name(pl_bottleneck(q, &loss_s)) : "");
 		for (const char *s = q->why; *s; s++) /* one field: no comma, quote or newline of its own */
 			fputc(*s == ',' || *s == '"' || *s == '\n' ? ' ' : *s, f);
 		fputc('\n', f);
@@ -544,6 +578,9 @@ static void write_json(const struct arch_chip *c, const struct pl_args *A, const
 			for (int k = 0; k < PL_NCOMM; k++)
 				json_num(&j, pl_comm_name((enum pl_comm)k), q->exposed_s[k]);
 			json_obj_end(&j);
+			json_num(&j, "idle_s", q->idle_s);
+			double loss_s;
+			json_str(&j, "bottleneck", pl_bottleneck_name(pl_bottleneck(q, &loss_s)));
 		}
 		if (q->why[0])
 			json_str(&j, "error", q->why);
@@ -681,7 +718,7 @@ static void serve_json(const struct arch_chip *c, const struct pl_args *A, const
 	json_end(&j);
 }
 
-static int open_csv(const char *path, struct out_file *o, FILE **f)
+static int open_out(const char *path, struct out_file *o, FILE **f)
 {
 	char why[256];
 	*f = out_open(path, o, why, sizeof why);
@@ -690,7 +727,7 @@ static int open_csv(const char *path, struct out_file *o, FILE **f)
 	return *f ? 0 : SIM_EXIT_CANTCREAT;
 }
 
-static int close_csv(const char *path, struct out_file *o, FILE *f)
+static int close_out(const char *path, struct out_file *o, FILE *f)
 {
 	char why[256];
 	if (ferror(f)) {
@@ -703,6 +740,37 @@ static int close_csv(const char *path, struct out_file *o, FILE *f)
 		return SIM_EXIT_CANTCREAT;
 	}
 	return 0;
+}
+
+/* the plot's title: what is planned on which chip */
+static void plot_title(const struct arch_chip *c, const struct pl_args *A, const struct gen_config *g, char *t,
+                       size_t len)
+{
+	char lim[128];
+	limits_text(&A->so, lim, sizeof lim);
+	if (A->serve)
+		snprintf(t, len, "%s served on %lld x %s within %s", g->m.name[0] ? g->m.name : "gpt", A->gpus, c->name,
+		         lim);
+	else
+		snprintf(t, len, "%s on %lld x %s: step time and memory of each layout",
+		         g->m.name[0] ? g->m.name : "gpt", A->gpus, c->name);
+}
+
+/* Writes plot pl (NULL: it could not be made) to path, whole or not at all, and frees it. */
+static int save_plot(const char *path, struct plot *pl)
+{
+	struct out_file o;
+	FILE *f;
+	int rc = pl ? open_out(path, &o, &f) : SIM_EXIT_INTERNAL;
+	if (!pl)
+		fprintf(stderr, "sim plan: out of memory making the plot\n");
+	else if (!rc)
+		rc = plot_write(pl, f)
+		         ? (out_abort(&o), fprintf(stderr, "sim plan: cannot write %s: %s\n", path, strerror(EIO)),
+		            SIM_EXIT_CANTCREAT)
+		         : close_out(path, &o, f);
+	plot_free(pl);
+	return rc;
 }
 
 static int run_serve(const struct arch_chip *c, const struct pl_args *A, const struct gen_config *g)
@@ -719,11 +787,15 @@ static int run_serve(const struct arch_chip *c, const struct pl_args *A, const s
 	if (A->csv) {
 		struct out_file o;
 		FILE *f;
-		if (!(rc = open_csv(A->csv, &o, &f))) {
+		if (!(rc = open_out(A->csv, &o, &f))) {
 			serve_csv(f, &p);
-			rc = close_csv(A->csv, &o, f);
+			rc = close_out(A->csv, &o, f);
 		}
 	}
+	char title[512];
+	plot_title(c, A, g, title, sizeof title);
+	if (!rc && A->plot)
+		rc = save_plot(A->plot, pl_serve_plot(&p, title));
 	if (!rc) {
 		if (A->json)
 			serve_json(c, A, g, &p);
@@ -761,6 +833,115 @@ static int gather_plan(const struct sim_mpi *mp, struct pl_plan *p)
 	return code;
 }
 
+/* ---- shards (--shard I/N, sim merge) ------------------------------------------ */
+
+/* ---- shards (--shard I/N, sim merge; the file format in sim/plan/plan_out.c) ------ */
+
+/* whether argv[i] is kept in a shard's arguments (not an output or speed option, nor its value) */
+static int kept_arg(char **argv, int i)
+{
+	static const char *const dropped[] = {"--shard", "--csv", "--jobs", "--top", NULL};
+	for (int d = 0; dropped[d]; d++)
+		if (!strcmp(argv[i], dropped[d]) || (i > 0 && !strcmp(argv[i - 1], dropped[d])))
+			return 0;
+	return 1;
+}
+
+/* a plan's fingerprint: FNV-1a of the config's contents (its fingerprint) and the arguments a shard keeps */
+static unsigned long long plan_id(const struct arch_chip *c, char *const *args, int nargs)
+{
+	char fp[32];
+	snprintf(fp, sizeof fp, "%016llx", (unsigned long long)arch_chip_fingerprint(c));
+	unsigned long long h = CLI_FNV_START;
+	cli_fnv(&h, fp);
+	for (int i = 0; i < nargs; i++)
+		cli_fnv(&h, args[i]);
+	return h;
+}
+
+static void write_shard(FILE *f, const struct arch_chip *c, const struct pl_args *A, const struct pl_plan *p)
+{
+	char *args[PL_MAX_ARGS] = {0};
+	int na = 0;
+	for (int i = 1; i < A->argc; i++)
+		if (kept_arg(A->argv, i))
+			args[na++] = A->argv[i];
+	pl_shard_write(f, p, A->shard_i, A->shard_n, plan_id(c, args, na), args, na);
+}
+
+/* the plan of the shards' arguments listed again, each replay's results put in, ranked, written as --csv would */
+static int merge_write(struct pl_shard *const *by, const char *out)
+{
+	const struct pl_shard *s0 = by[0];
+	char *argv[PL_MAX_ARGS + 2] = {"plan"};
+	memcpy(argv + 1, s0->args, (size_t)s0->nargs * sizeof *argv);
+	struct pl_args A;
+	struct gen_config g;
+	int rc = parse(s0->nargs + 1, argv, &A, &g);
+	if (rc)
+		return rc < 0 ? SIM_EXIT_USAGE : rc;
+	struct cli_common co = {.nsets = A.nsets};
+	memcpy(co.sets, A.sets, sizeof co.sets);
+	struct arch_chip *c = cli_load(A.config, &co, &rc);
+	if (!c)
+		return rc;
+	struct pl_plan p = {0};
+	char why[1024];
+	if (plan_id(c, s0->args, s0->nargs) != s0->id) {
+		fprintf(stderr,
+		        "%s:1: plan %016llx, but its arguments on config %s are plan %016llx now: the config "
+		        "changed since the shards ran\n",
+		        s0->path, s0->id, A.config, plan_id(c, s0->args, s0->nargs));
+		rc = SIM_EXIT_TRACE;
+	} else if (pl_enumerate(c, &g, A.gpus, &A.sp, &p, why, sizeof why))
+		rc = cli_usage_error("merge", "%s", why);
+	else if (p.counts[PL_REPLAYED] != s0->replays) {
+		fprintf(stderr, "%s:1: %ld replays, but the plan of its arguments lists %ld now\n", s0->path,
+		        s0->replays, p.counts[PL_REPLAYED]);
+		rc = SIM_EXIT_TRACE;
+	}
+	if (!rc) {
+		pl_shard_put(&p, by);
+		pl_rank(&p);
+		struct out_file o;
+		FILE *f;
+		if (!(rc = open_out(out ? out : "-", &o, &f))) {
+			write_csv(f, &p);
+			rc = close_out(out ? out : "stdout", &o, f);
+		}
+	}
+	pl_free(&p);
+	arch_free(c);
+	return rc;
+}
+
+int cli_plan_merge(const char *const *paths, int n, const char *out)
+{
+	struct pl_shard *sh = calloc((size_t)n, sizeof *sh);
+	struct pl_shard **by = NULL;
+	int rc = 0;
+	for (int k = 0; sh && k < n && !rc; k++) {
+		sh[k].path = paths[k];
+		if ((rc = pl_shard_read(&sh[k])))
+			fprintf(stderr, "%s\n", sh[k].why);
+	}
+	if (!rc && (!sh || !(by = calloc((size_t)sh[0].n, sizeof *by)))) {
+		fprintf(stderr, "sim merge: out of memory\n");
+		rc = SIM_EXIT_INTERNAL;
+	}
+	if (!rc && (rc = pl_shard_check(sh, n, by)))
+		for (int k = 0; k < n; k++)
+			if (sh[k].why[0])
+				fprintf(stderr, "%s\n", sh[k].why);
+	if (!rc)
+		rc = merge_write(by, out);
+	for (int k = 0; sh && k < n; k++)
+		pl_shard_free(&sh[k]);
+	free(sh);
+	free(by);
+	return rc;
+}
+
 static int run_train(const struct arch_chip *c, const struct pl_args *A, const struct gen_config *g,
                      const struct sim_mpi *mp)
 {
@@ -770,9 +951,20 @@ static int run_train(const struct arch_chip *c, const struct pl_args *A, const s
 		return cli_usage_error("plan", "%s", why);
 	struct progress P;
 	progress_start(&P, "plan");
-	int rc = pl_replay(c, &p, A->jobs, mp->rank, mp->size, progress, &P, why, sizeof why) ? SIM_EXIT_INTERNAL : 0;
+	int part = A->shard_n ? (int)A->shard_i : mp->rank, parts = A->shard_n ? (int)A->shard_n : mp->size;
+	int rc = pl_replay(c, &p, A->jobs, part, parts, progress, &P, why, sizeof why) ? SIM_EXIT_INTERNAL : 0;
 	if (rc)
 		fprintf(stderr, "sim plan: %s\n", why);
+	if (!rc && A->shard_n) { /* the shard's replays, unranked, for sim merge */
+		struct out_file o;
+		FILE *f;
+		if (!(rc = open_out(A->csv ? A->csv : "-", &o, &f))) {
+			write_shard(f, c, A, &p);
+			rc = close_out(A->csv ? A->csv : "stdout", &o, f);
+		}
+		pl_free(&p);
+		return rc;
+	}
 	if (mp->size > 1 && !(rc = sim_mpi_agree(mp, rc)))
 		rc = gather_plan(mp, &p);
 	if (rc || mp->rank != 0) { /* every rank but 0 is done */
@@ -783,11 +975,15 @@ static int run_train(const struct arch_chip *c, const struct pl_args *A, const s
 	if (A->csv) {
 		struct out_file o;
 		FILE *f;
-		if (!(rc = open_csv(A->csv, &o, &f))) {
+		if (!(rc = open_out(A->csv, &o, &f))) {
 			write_csv(f, &p);
-			rc = close_csv(A->csv, &o, f);
+			rc = close_out(A->csv, &o, f);
 		}
 	}
+	char title[512];
+	plot_title(c, A, g, title, sizeof title);
+	if (!rc && A->plot)
+		rc = save_plot(A->plot, pl_plot(&p, title));
 	if (!rc && A->json)
 		write_json(c, A, g, &p);
 	else if (!rc)
@@ -805,12 +1001,29 @@ static int plan(int argc, char **argv, const struct sim_mpi *mp)
 		return rc < 0 ? SIM_EXIT_OK : rc;
 	if (A.serve && mp->size > 1)
 		return cli_usage_error("plan", "--mode serve runs in one process, not as %d MPI ranks", mp->size);
+	if (A.shard_n && mp->size > 1)
+		return cli_usage_error("plan",
+		                       "--shard %ld/%ld as one of %d MPI ranks: the ranks share the plan's replays "
+		                       "themselves (use one or the other)",
+		                       A.shard_i, A.shard_n, mp->size);
+	for (int i = 1; A.shard_n && i < argc; i++)
+		if (strchr(argv[i], '\n') || i > PL_MAX_ARGS)
+			return cli_usage_error("plan",
+			                       "--shard: a shard keeps the plan's arguments a line each (at most %d, "
+			                       "without line breaks)",
+			                       PL_MAX_ARGS);
 	struct cli_common co = {.nsets = A.nsets};
 	memcpy(co.sets, A.sets, sizeof co.sets);
 	struct arch_chip *c = cli_load(A.config, &co, &rc);
 	if (c) {
-		const char *outs[1] = {A.csv}, *ins[1] = {c->path};
-		rc = out_check_inputs("plan", outs, 1, ins, 1);
+		const char *outs[2] = {A.csv, A.plot}, *ins[1] = {c->path};
+		rc = out_check_inputs("plan", outs, 2, ins, 1);
+		for (int k = 0; k < 2 && !rc;
+		     k++) /* a path that cannot be written is found now, not after the search */
+			if (outs[k] && out_probe(outs[k], 0)) {
+				fprintf(stderr, "sim plan: cannot write %s: %s\n", outs[k], strerror(errno));
+				rc = SIM_EXIT_CANTCREAT;
+			}
 	}
 	rc = sim_mpi_agree(mp, rc); /* every rank alike before the replays' collectives */
 	if (!rc)

@@ -30,7 +30,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,24 +160,17 @@ struct sw_job {
 
 /* FNV-1a of the sweep's definition (config, workload, every key and value, in order): the shards of one sweep
    share it, so `sim merge` refuses shards of another that happens to have the same keys and number of points. */
-static void fnv(uint64_t *h, const char *s)
+static unsigned long long sweep_id(const struct sw_args *a)
 {
-	for (; s && *s; s++)
-		*h = (*h ^ (unsigned char)*s) * 0x100000001b3ull;
-	*h = (*h ^ 0xff) * 0x100000001b3ull; /* a separator: ("ab","c") is not ("a","bc") */
-}
-
-static uint64_t sweep_id(const struct sw_args *a)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	fnv(&h, a->config);
-	fnv(&h, a->trace);
-	fnv(&h, a->op);
-	fnv(&h, a->model);
+	unsigned long long h = CLI_FNV_START;
+	cli_fnv(&h, a->config);
+	cli_fnv(&h, a->trace);
+	cli_fnv(&h, a->op);
+	cli_fnv(&h, a->model);
 	for (int k = 0; k < a->nkeys; k++) {
-		fnv(&h, a->keys[k].key);
+		cli_fnv(&h, a->keys[k].key);
 		for (int v = 0; v < a->keys[k].nvals; v++)
-			fnv(&h, a->keys[k].vals[v]);
+			cli_fnv(&h, a->keys[k].vals[v]);
 	}
 	return h;
 }
@@ -259,14 +251,8 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 			} else if (!strcmp(s, "--x")) {
 				a->xname = v;
 			} else if (!strcmp(s, "--shard")) {
-				char *end, *end2;
-				errno = 0;
-				long si = strtol(v, &end, 10), sn = *end == '/' ? strtol(end + 1, &end2, 10) : 0;
-				if (*end != '/' || *end2 || errno || sn < 1 || sn > SW_MAX_POINTS || si < 0 || si >= sn)
-					return cli_usage_error("sweep", "--shard %s: expected I/N, 0 <= I < N <= %d", v,
-					                       SW_MAX_POINTS);
-				a->shard_i = si;
-				a->shard_n = sn;
+				if (cli_parse_shard("sweep", v, SW_MAX_POINTS, &a->shard_i, &a->shard_n))
+					return SIM_EXIT_USAGE;
 			} else if (!strcmp(s, "--metric")) {
 				int m = 0;
 				while (m < 4 && strcmp(v, metric_names[m]))
@@ -633,7 +619,7 @@ static void write_csv(FILE *f, const struct sw_args *a, const struct sw_row *row
 {
 	if (a->shard_n) /* sim merge reads this line and the point column (cmd_merge.c) */
 		fprintf(f, "%s%ld/%ld of %ld points, sweep %016llx\npoint,", SWEEP_SHARD_LINE, a->shard_i, a->shard_n,
-		        npoints(a), (unsigned long long)sweep_id(a));
+		        npoints(a), sweep_id(a));
 	for (int k = 0; k < a->nkeys; k++) {
 		csv_field(f, a->keys[k].key);
 		fputc(',', f);

@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -270,4 +271,24 @@ void cli_progress_jobs(struct progress *p, const char *what, long done, long n)
 		progress_print(p, "%ld/%ld %s (%.0f s)", done, n, what, progress_elapsed_s(p));
 	if (done == n)
 		progress_end(p);
+}
+
+void cli_fnv(unsigned long long *h, const char *s)
+{
+	for (; s && *s; s++)
+		*h = (*h ^ (unsigned char)*s) * 0x100000001b3ull;
+	*h = (*h ^ 0xff) * 0x100000001b3ull;
+}
+
+int cli_parse_shard(const char *cmd, const char *v, long max, long *i, long *n)
+{
+	char *end, *end2 = NULL;
+	errno = 0;
+	long si = strtol(v, &end, 10), sn = *end == '/' ? strtol(end + 1, &end2, 10) : 0;
+	if (end == v || *end != '/' || !end2 || end2 == end + 1 || *end2 || errno || sn < 1 || sn > max || si < 0 ||
+	    si >= sn)
+		return cli_usage_error(cmd, "--shard %s: expected I/N, 0 <= I < N <= %ld", v, max);
+	*i = si;
+	*n = sn;
+	return 0;
 }

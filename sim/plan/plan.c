@@ -233,19 +233,12 @@ int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long 
 
 /* ---- the replays ------------------------------------------------------------ */
 
-/* what a child sends back */
-struct pl_msg {
-	int rc;
-	double time_s, tokens_per_s, mfu, compute_s, exposed_s[PL_NCOMM];
-	char why[240];
-};
-
 struct pl_job {
 	const struct arch_chip *c;
 	struct pl_plan *p;
 	long *idx; /* job -> point */
 	long n, done;
-	struct pl_msg *msgs;
+	struct pl_result *msgs;
 	pl_progress_fn progress;
 	void *ctx;
 };
@@ -272,7 +265,8 @@ static void first_line(char *dst, size_t len, const char *src)
 }
 
 /* the report's figures of a finished replay */
-static void read_report(const struct arch_chip *c, const struct trace *t, const struct rp_result *r, struct pl_msg *m)
+static void read_report(const struct arch_chip *c, const struct trace *t, const struct rp_result *r,
+                        struct pl_result *m)
 {
 	struct report rep;
 	if (report_build(&rep, c, t, r)) {
@@ -284,6 +278,7 @@ static void read_report(const struct arch_chip *c, const struct trace *t, const 
 	m->tokens_per_s = rep.has_workload ? rep.tokens_per_s : NAN;
 	m->mfu = rep.has_workload ? rep.model_mfu : NAN;
 	m->compute_s = rep.mean.compute;
+	m->idle_s = rep.mean.idle;
 	for (int g = 0; g < rep.ngroups; g++)
 		m->exposed_s[comm_slot(rep.cgroups[g].name)] += rep.cgroups[g].extra;
 	report_free(&rep);
@@ -294,7 +289,7 @@ static void replay_one(long i, void *ctx, void *out)
 {
 	const struct pl_job *J = ctx;
 	const struct pl_point *pt = &J->p->pt[J->idx[i]];
-	struct pl_msg *m = out;
+	struct pl_result *m = out;
 	char *text = NULL, why[2048];
 	size_t n = 0;
 	FILE *f = open_memstream(&text, &n);
@@ -342,17 +337,9 @@ static void replayed(long i, void *ctx, int ok, int status, double wall_s)
 {
 	struct pl_job *J = ctx;
 	struct pl_point *pt = &J->p->pt[J->idx[i]];
-	const struct pl_msg *m = &J->msgs[i];
+	if (!child_failed(ok, status, "replay's", &pt->rc, pt->why, sizeof pt->why))
+		pl_result_put(pt, &J->msgs[i]);
 	pt->wall_s = wall_s;
-	if (!child_failed(ok, status, "replay's", &pt->rc, pt->why, sizeof pt->why)) {
-		pt->rc = m->rc;
-		pt->time_s = m->time_s;
-		pt->tokens_per_s = m->tokens_per_s;
-		pt->mfu = m->mfu;
-		pt->compute_s = m->compute_s;
-		memcpy(pt->exposed_s, m->exposed_s, sizeof pt->exposed_s);
-		snprintf(pt->why, sizeof pt->why, "%s", m->why);
-	}
 	if (J->progress)
 		J->progress(++J->done, J->n, J->ctx);
 }
@@ -363,6 +350,7 @@ void pl_result_get(const struct pl_point *pt, struct pl_result *r)
 	r->rc = pt->rc;
 	r->time_s = pt->time_s, r->tokens_per_s = pt->tokens_per_s, r->mfu = pt->mfu, r->compute_s = pt->compute_s;
 	memcpy(r->exposed_s, pt->exposed_s, sizeof r->exposed_s);
+	r->idle_s = pt->idle_s;
 	r->wall_s = pt->wall_s;
 	_Static_assert(sizeof r->why == sizeof pt->why, "the same message field");
 	memcpy(r->why, pt->why, sizeof r->why);
@@ -373,6 +361,7 @@ void pl_result_put(struct pl_point *pt, const struct pl_result *r)
 	pt->rc = r->rc;
 	pt->time_s = r->time_s, pt->tokens_per_s = r->tokens_per_s, pt->mfu = r->mfu, pt->compute_s = r->compute_s;
 	memcpy(pt->exposed_s, r->exposed_s, sizeof pt->exposed_s);
+	pt->idle_s = r->idle_s;
 	pt->wall_s = r->wall_s;
 	memcpy(pt->why, r->why, sizeof pt->why);
 	pt->why[sizeof pt->why - 1] = '\0';
@@ -405,6 +394,21 @@ int pl_replay(const struct arch_chip *c, struct pl_plan *p, int jobs, int part, 
 	free(J.idx);
 	free(J.msgs);
 	return rc ? -1 : 0;
+}
+
+int pl_bottleneck(const struct pl_point *pt, double *s)
+{
+	int k = PL_NCOMM;
+	*s = pt->idle_s;
+	for (int j = 0; j < PL_NCOMM; j++)
+		if (pt->exposed_s[j] > *s)
+			k = j, *s = pt->exposed_s[j];
+	return k;
+}
+
+const char *pl_bottleneck_name(int k)
+{
+	return k == PL_NCOMM ? "idle" : pl_comm_name((enum pl_comm)k);
 }
 
 /* ---- the ranking ------------------------------------------------------------ */

@@ -31,6 +31,7 @@
 #include "serve.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define PL_MAX_CHOICES 16
 
@@ -77,6 +78,7 @@ struct pl_point {
 	double tokens_per_s, mfu;   /* MFU: model FLOPs / (time x devices x peak), 0..1 */
 	double compute_s;           /* mean per rank */
 	double exposed_s[PL_NCOMM]; /* mean per rank, not overlapped by compute */
+	double idle_s;              /* mean per rank: neither compute nor exposed transfers (bubbles, waits) */
 	double wall_s;              /* the replay's wall-clock time */
 	char why[240];
 };
@@ -111,14 +113,23 @@ typedef void (*pl_progress_fn)(long done, long n, void *ctx);
 int pl_replay(const struct arch_chip *c, struct pl_plan *p, int jobs, int part, int parts, pl_progress_fn progress,
               void *ctx, char *why, size_t len);
 
-/* A replayed point's results as one fixed-size record, to move between processes (MPI ranks). */
+/* A replayed point's results as one fixed-size record, to move between processes (a replay's child, MPI ranks). */
 struct pl_result {
 	int rc;
-	double time_s, tokens_per_s, mfu, compute_s, exposed_s[PL_NCOMM], wall_s;
+	double time_s, tokens_per_s, mfu, compute_s, exposed_s[PL_NCOMM], idle_s, wall_s;
 	char why[240];
 };
 void pl_result_get(const struct pl_point *pt, struct pl_result *r);
 void pl_result_put(struct pl_point *pt, const struct pl_result *r);
+
+/*
+ * What a replayed point loses most to beyond compute: the communicator
+ * whose exposed time is the largest (enum pl_comm), or PL_NCOMM for the
+ * idle time (pipeline bubbles, waits for peers) when that is larger; its
+ * seconds in *s. The parts add up to the step: compute + exposed + idle.
+ */
+int pl_bottleneck(const struct pl_point *pt, double *s);
+const char *pl_bottleneck_name(int k); /* pl_comm_name, or "idle" for PL_NCOMM */
 
 /* Orders the points as the invariants above say. */
 void pl_rank(struct pl_plan *p);
@@ -159,5 +170,52 @@ int pl_serve(const struct arch_chip *c, const struct gen_config *base, const str
              const struct pl_space *sp, int jobs, pl_progress_fn progress, void *ctx, struct pl_serve_plan *p,
              char *why, size_t len);
 void pl_serve_free(struct pl_serve_plan *p);
+
+/*
+ * Pareto plots (sim/plan/plan_out.c; `sim plan --plot`): each replayed
+ * layout's memory per device (x) against its step time (y), the front (the
+ * layouts none is faster than with as little memory) labelled, the device's
+ * memory dashed; a serving plan's rate within the limits (y) against the
+ * devices a replica takes (x), the front being the layouts no one of as few
+ * devices outserves. NULL when out of memory.
+ */
+struct plot;
+struct plot *pl_plot(const struct pl_plan *p, const char *title);
+struct plot *pl_serve_plot(const struct pl_serve_plan *p, const char *title);
+
+/*
+ * A plan in shards (`sim plan --shard I/N`, joined by `sim merge`): shard I
+ * of N holds the results of the replays I, I + N, ... (the k-th layout
+ * replayed in enumeration order) with the plan's arguments, so that the
+ * merge lists the layouts again, puts the results in and ranks them as one
+ * process would. The format is in plan_out.c.
+ */
+#define PL_SHARD_LINE "# sim plan shard " /* the first line's start */
+#define PL_MAX_SHARDS 100000
+#define PL_MAX_ARGS   256
+
+/* Writes the replays of part `part` of `parts` of p (replayed, not yet ranked) under the plan's ID and arguments. */
+void pl_shard_write(FILE *f, const struct pl_plan *p, long part, long parts, unsigned long long id, char *const *args,
+                    int nargs);
+
+struct pl_shard {
+	const char *path;
+	long i, n, replays, line;
+	unsigned long long id;
+	char *args[PL_MAX_ARGS];
+	int nargs;
+	struct pl_result *r; /* its rows: replays i, i + n, ... */
+	long nr;
+	char why[512]; /* what was wrong, a line */
+};
+
+/* Reads s->path into s (zeroed but for path). 0, or an exit code with "FILE:LINE: what" in s->why. */
+int pl_shard_read(struct pl_shard *s);
+/* The n shards (read) are all the shards of one plan, each once; by[i] (n NULL slots of sh[0].n) is shard i. 0,
+   or an exit code with the line in the why of the shard it names (a shard missing: sh[0].why). */
+int pl_shard_check(struct pl_shard *sh, int n, struct pl_shard **by);
+/* The shards' results into the replayed points of p (listed from the shards' arguments: as many replays). */
+void pl_shard_put(struct pl_plan *p, struct pl_shard *const *by);
+void pl_shard_free(struct pl_shard *s);
 
 #endif
