@@ -101,8 +101,8 @@ const char cmd_plan_help[] =
     "or host each) the same split is left to the scheduler.\n"
     "\n"
     "exit codes: 0 ok (also when no layout fits: the table says so), 2 usage (a\n"
-    "bad option or list, no layout of N devices at all), 73 cannot write an\n"
-    "output, 78 bad config.\n"
+    "bad option or list, no layout of N devices at all, N more than a node and\n"
+    "not whole nodes), 73 cannot write an output, 78 bad config.\n"
     "\n"
     "examples:\n"
     "  sim plan configs/h100.cfg llama3-8b --gpus 16 --seq 4096 --global-batch 64\n"
@@ -1025,6 +1025,12 @@ static int plan(int argc, char **argv, const struct sim_mpi *mp)
 				rc = SIM_EXIT_CANTCREAT;
 			}
 	}
+	long long node = c ? pl_node_devices(c) : 1;
+	if (!rc && A.gpus > node && A.gpus % node)
+		rc = cli_usage_error("plan",
+		                     "--gpus %lld: not whole nodes of %lld devices (%s's node); a run over more than "
+		                     "one node takes whole nodes, e.g. --gpus %lld or %lld",
+		                     A.gpus, node, A.config, A.gpus / node * node, (A.gpus / node + 1) * node);
 	rc = sim_mpi_agree(mp, rc); /* every rank alike before the replays' collectives */
 	if (!rc)
 		rc = A.serve ? run_serve(c, &A, &g) : run_train(c, &A, &g, mp);

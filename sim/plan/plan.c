@@ -50,9 +50,14 @@ static void push(struct pl_list *l, long long v)
 
 /* tensor parallelism stays inside a node (its all-reduces and gathers sit on
    the critical path of every layer): powers of two up to the node */
+long long pl_node_devices(const struct arch_chip *c)
+{
+	return c->sys.present && c->sys.devices_per_node > 0 ? c->sys.devices_per_node : 8;
+}
+
 static void default_tp(const struct arch_chip *c, long long gpus, struct pl_list *l)
 {
-	long long node = c->sys.present && c->sys.devices_per_node > 0 ? c->sys.devices_per_node : 8;
+	long long node = pl_node_devices(c);
 	for (long long t = 1; t <= node && t <= gpus; t *= 2)
 		push(l, t);
 }

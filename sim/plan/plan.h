@@ -100,6 +100,10 @@ struct pl_plan {
 int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long long gpus, const struct pl_space *sp,
                  struct pl_plan *p, char *why, size_t len);
 
+/* The devices of one node of chip c (its system section; 8 without one). A plan of more devices than a node takes
+   whole nodes: the command refuses a number of devices that is not a multiple of it. */
+long long pl_node_devices(const struct arch_chip *c);
+
 /* progress callback: layouts replayed so far of n */
 typedef void (*pl_progress_fn)(long done, long n, void *ctx);
 
