@@ -15,8 +15,9 @@
 #     lighter recompute that fits;
 #  4. the same inputs give byte-identical CSV, JSON and plot; the plot's
 #     Pareto front is the CSV's;
-#  5. serving layouts: the rate the plan found keeps each fleet within the
-#     limits when `sim serve` runs it alone; rates descend down the ranking.
+#  5. serving layouts (two --max-num-seqs each): the rate the plan found
+#     keeps each fleet within the limits when `sim serve` runs it alone with
+#     that max-num-seqs; rates descend down the ranking.
 # usage: run_plan.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
@@ -163,25 +164,28 @@ done; done
 # 5. serving: each layout's fleet at the rate the plan found keeps within the limits when sim serve runs it
 # alone; rates descend down the ranking; a layout whose weights leave no KV cache makes sim serve exit 3
 sv=(llama3-8b --mode serve --slo-ttft 500ms --slo-tpot 40ms --requests 200 --input-len 128:1024 --output-len 128)
-"$sim" plan "$cfg" "${sv[@]}" --gpus 4 --tp 1,2,4 --pp 1,2 --csv "$tmp/serve.csv" --plot "$tmp/serve.svg" --jobs 2 \
-	>/dev/null 2>&1 || bad "sim plan --mode serve exited $?"
+"$sim" plan "$cfg" "${sv[@]}" --gpus 4 --tp 1,2,4 --pp 1,2 --max-num-seqs 16,256 --csv "$tmp/serve.csv" \
+	--plot "$tmp/serve.svg" --jobs 2 >/dev/null 2>&1 || bad "sim plan --mode serve exited $?"
+[ "$(awk -F, 'NR > 1 && $1 != "" && $6 == 16' "$tmp/serve.csv" | wc -l)" -ge 1 ] &&
+	[ "$(awk -F, 'NR > 1 && $1 != "" && $6 == 256' "$tmp/serve.csv" | wc -l)" -ge 1 ] && ok ||
+	bad "serve CSV: not both --max-num-seqs values served"
 # the plot's front: each layout that no layout of as few devices a replica (or fewer) beats on rate, from the CSV
-front=$(awk -F, 'NR > 1 && $1 != "" { d[NR] = $3 * $4; r[NR] = $6 + 0; k[NR] = $1 + 0 }
+front=$(awk -F, 'NR > 1 && $1 != "" { d[NR] = $3 * $4; r[NR] = $7 + 0; k[NR] = $1 + 0 }
 	END { for (i in d) { on = 1; for (j in d) if (j != i && d[j] <= d[i] && (r[j] > r[i] || (r[j] == r[i] && k[j] < k[i]))) on = 0; n += on }
 		print n + 0 }' "$tmp/serve.csv")
 [ "$(grep -c 'r="4.00" fill="#d62728"' "$tmp/serve.svg")" = "$front" ] && [ "$front" -ge 1 ] && ok ||
 	bad "serve plot: $(grep -c 'r="4.00"' "$tmp/serve.svg") front markers, the CSV's front has $front"
-awk -F, 'NR > 1 && $1 != "" { if (NR > 2 && $6 + 0 > last) bad = 1; last = $6 + 0 } END { exit bad }' "$tmp/serve.csv" &&
+awk -F, 'NR > 1 && $1 != "" { if (NR > 2 && $7 + 0 > last) bad = 1; last = $7 + 0 } END { exit bad }' "$tmp/serve.csv" &&
 	ok || bad "serve CSV: rates not descending"
 [ "$(awk -F, 'NR > 1 && $1 != ""' "$tmp/serve.csv" | wc -l)" -ge 3 ] && ok || bad "serve CSV: fewer than 3 layouts served"
-while IFS=, read -r rank state tp pp reps rate rest; do
+while IFS=, read -r rank state tp pp reps ms rate rest; do
 	[ "$state" = served ] || continue
 	awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || continue
-	out=$("$sim" serve "$cfg" llama3-8b --tp "$tp" --pp "$pp" --replicas "$reps" --rate "$rate" --requests 200 \
+	out=$("$sim" serve "$cfg" llama3-8b --tp "$tp" --pp "$pp" --replicas "$reps" --max-num-seqs "$ms" --rate "$rate" --requests 200 \
 		--input-len 128:1024 --output-len 128 --json | jq -r '[.ttft.p99_s, .tpot.p99_s] | @tsv')
 	read -r t p <<<"$out"
 	awk -v t="$t" -v p="$p" 'BEGIN { exit !(t <= 0.5 && p <= 0.040) }' && ok ||
-		bad "serve tp$tp pp$pp x$reps at $rate/s: p99 TTFT $t s, TPOT $p s over the limits"
+		bad "serve tp$tp pp$pp x$reps max-num-seqs $ms at $rate/s: p99 TTFT $t s, TPOT $p s over the limits"
 done < <(tail -n +2 "$tmp/serve.csv")
 
 echo "$((n - fails)) passed, $fails failed"

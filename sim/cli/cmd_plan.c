@@ -66,9 +66,10 @@ const char cmd_plan_help[] =
     "\n"
     "serving (--mode serve; default --mode train):\n"
     "  each replica layout tp x pp (--tp, --pp lists; pp default 1,2,4,8) makes\n"
-    "  N / (tp x pp) replicas; the fleet is served as sim serve serves it (its\n"
+    "  N / (tp x pp) replicas, with each engine batch of --max-num-seqs LIST\n"
+    "  (default: sim serve's 256); the fleet is served as sim serve serves it (its\n"
     "  stream and engine options: --requests, --input-len, --output-len,\n"
-    "  --lengths, --seed, --max-num-seqs, --max-batched-tokens, --engine ...; see\n"
+    "  --lengths, --seed, --max-batched-tokens, --engine ...; see\n"
     "  sim help serve) at rising Poisson rates, and the layouts are ranked by the\n"
     "  highest rate whose p99 TTFT and p99 TPOT stay within --slo-ttft and\n"
     "  --slo-tpot (one at least)\n"
@@ -131,6 +132,7 @@ struct pl_args {
 	long shard_i, shard_n; /* --shard I/N; shard_n 0: every replay, ranked */
 	int serve;             /* --mode serve */
 	int train_lists;       /* a training-only option was given */
+	int serve_lists;       /* a serving-only search list was given (--max-num-seqs) */
 	struct sv_options so;  /* --mode serve: the stream, engine and limits (sim serve's) */
 };
 
@@ -206,9 +208,9 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 	if (!strcmp(a, "--all-recompute"))
 		return A->sp.all_recompute = A->train_lists = 1;
 	static const char *const valued[] = {
-	    "--gpus", "--tp",    "--pp",   "--ep",  "--micro-batch", "--recompute",      "--zero",
-	    "--top",  "--csv",   "--jobs", "--set", "--schedule",    "--virtual-stages", "--cp",
-	    "--plot", "--shard", NULL};
+	    "--gpus",           "--tp",  "--pp",   "--ep",    "--micro-batch",  "--recompute",
+	    "--zero",           "--top", "--csv",  "--jobs",  "--set",          "--schedule",
+	    "--virtual-stages", "--cp",  "--plot", "--shard", "--max-num-seqs", NULL};
 	int k = 0;
 	while (valued[k] && strcmp(valued[k], a))
 		k++;
@@ -255,6 +257,10 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 	case 13: rc = parse_list(a, v, 1 << 20, &A->sp.cp); break;
 	case 14: A->plot = v; break;
 	case 15: rc = cli_parse_shard("plan", v, PL_MAX_SHARDS, &A->shard_i, &A->shard_n); break;
+	case 16:
+		rc = parse_list(a, v, 65536, &A->sp.max_seqs);
+		A->serve_lists = 1;
+		break;
 	default:
 		if (A->nsets == CLI_MAX_SETS)
 			return 2 + cli_usage_error("plan", "more than %d --set options", CLI_MAX_SETS);
@@ -348,6 +354,8 @@ static int parse(int argc, char **argv, struct pl_args *A, struct gen_config *g)
 		                                 : "--plot");
 	if (A->serve)
 		return parse_serve(A, g);
+	if (A->serve_lists)
+		return cli_usage_error("plan", "--max-num-seqs is for --mode serve (a list the serving search takes)");
 	if (A->sp.vstages && !(A->sp.sched_set && A->sp.sched == GEN_INTERLEAVED))
 		return cli_usage_error("plan", "--virtual-stages %lld needs --schedule interleaved", A->sp.vstages);
 	if (!has_gb)
@@ -619,7 +627,8 @@ static void serve_text(const struct arch_chip *c, const struct pl_args *A, const
 	for (long i = 0; i < p->n; i++)
 		ok += !p->pt[i].rc;
 	if (ok) {
-		printf("\n rank  tp  pp  replicas    rate/s  out tok/s  per GPU  TTFT p99  TPOT p99  KV GiB/GPU\n");
+		printf("\n rank  tp  pp  replicas  max seqs    rate/s  out tok/s  per GPU  TTFT p99  TPOT p99  KV "
+		       "GiB/GPU\n");
 		long shown = 0;
 		for (long i = 0; i < p->n && (A->top == 0 || shown < A->top); i++) {
 			const struct pl_serve_point *q = &p->pt[i];
@@ -632,8 +641,8 @@ static void serve_text(const struct arch_chip *c, const struct pl_args *A, const
 			}
 			report_nfmt(q->out_tok_per_s, tok, sizeof tok);
 			report_nfmt(q->out_tok_per_s / (double)A->gpus, per, sizeof per);
-			printf(" %4ld %3lld %3lld %9d %9.3g %10s %8s %9s %9s %11.1f\n", ++shown, q->c.p.tp, q->c.p.pp,
-			       q->replicas, q->rate, tok, per, t, u, gib(q->kv_pool_bytes));
+			printf(" %4ld %3lld %3lld %9d %9lld %9.3g %10s %8s %9s %9s %11.1f\n", ++shown, q->c.p.tp,
+			       q->c.p.pp, q->replicas, q->max_seqs, q->rate, tok, per, t, u, gib(q->kv_pool_bytes));
 		}
 	}
 	long bad = 0;
@@ -647,18 +656,18 @@ static void serve_text(const struct arch_chip *c, const struct pl_args *A, const
 
 static void serve_csv(FILE *f, const struct pl_serve_plan *p)
 {
-	fprintf(f, "rank,state,tp,pp,replicas,rate_per_s,output_tokens_per_s,ttft_p99_s,tpot_p99_s,weights_gib,"
-	           "kv_cache_gib,error\n");
+	fprintf(f, "rank,state,tp,pp,replicas,max_num_seqs,rate_per_s,output_tokens_per_s,ttft_p99_s,tpot_p99_s,"
+	           "weights_gib,kv_cache_gib,error\n");
 	long rank = 0;
 	for (long i = 0; i < p->n; i++) {
 		const struct pl_serve_point *q = &p->pt[i];
 		if (!q->rc)
 			fprintf(f, "%ld", ++rank);
-		fprintf(f, ",%s,%lld,%lld,%d",
+		fprintf(f, ",%s,%lld,%lld,%d,%lld",
 		        q->rc == SIM_EXIT_NOFIT ? "does-not-fit"
 		        : q->rc                 ? "failed"
 		                                : "served",
-		        q->c.p.tp, q->c.p.pp, q->replicas);
+		        q->c.p.tp, q->c.p.pp, q->replicas, q->max_seqs);
 		int on = !q->rc;
 		csv_num(f, on ? q->rate : NAN);
 		csv_num(f, on ? q->out_tok_per_s : NAN);
@@ -702,6 +711,7 @@ static void serve_json(const struct arch_chip *c, const struct pl_args *A, const
 		json_int(&j, "tp", q->c.p.tp);
 		json_int(&j, "pp", q->c.p.pp);
 		json_int(&j, "replicas", q->replicas);
+		json_int(&j, "max_num_seqs", q->max_seqs);
 		if (!q->rc) {
 			json_num(&j, "rate_per_s", q->rate);
 			json_num(&j, "output_tokens_per_s", q->out_tok_per_s);

@@ -476,6 +476,7 @@ static void serve_one(long i, void *ctx, void *out)
 	struct sv_options o = *J->o;
 	char why[1024] = "";
 	o.replicas = pt->replicas;
+	o.max_num_seqs = pt->max_seqs;
 	o.prefill_replicas = 0;
 	o.csv = o.timeline = NULL;
 	o.progress = 0;
@@ -544,7 +545,10 @@ int pl_serve(const struct arch_chip *c, const struct gen_config *base, const str
 	if (!pp.n)
 		for (long long s = 1; s <= 8 && s <= gpus; s *= 2) /* serving engines pipeline little */
 			push(&pp, s);
-	p->pt = calloc((size_t)(tp.n * pp.n), sizeof *p->pt);
+	struct pl_list ms = sp->max_seqs;
+	if (!ms.n)
+		push(&ms, o->max_num_seqs);
+	p->pt = calloc((size_t)(tp.n * pp.n * ms.n), sizeof *p->pt);
 	if (!p->pt) {
 		snprintf(why, len, "out of memory");
 		return -1;
@@ -566,10 +570,13 @@ int pl_serve(const struct arch_chip *c, const struct gen_config *base, const str
 			x.p.dp = 1;
 			if (gen_check(&x, last, sizeof last))
 				continue;
-			struct pl_serve_point *pt = &p->pt[p->n];
-			pt->c = x;
-			pt->replicas = (int)(gpus / per);
-			pt->order = p->n++;
+			for (int m = 0; m < ms.n; m++) {
+				struct pl_serve_point *pt = &p->pt[p->n];
+				pt->c = x;
+				pt->replicas = (int)(gpus / per);
+				pt->max_seqs = ms.v[m];
+				pt->order = p->n++;
+			}
 		}
 	if (!p->n) {
 		snprintf(why, len, "no replica layout of %lld devices: %s", gpus, last);

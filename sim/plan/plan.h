@@ -44,6 +44,7 @@ struct pl_list {
 /* What the search may vary. */
 struct pl_space {
 	struct pl_list tp, pp, cp, ep, mb; /* cp: 1 unless asked (it pays only on long sequences) */
+	struct pl_list max_seqs;           /* serving: the engine's max_num_seqs values (n 0: the stream options') */
 	unsigned rc_mask;                  /* bit (1 << enum gen_recompute); 0: all three */
 	unsigned zero_mask;                /* bit (1 << ZeRO stage); 0: 0 and 1 */
 	int all_recompute;                 /* replay every recompute that fits, not only the lightest */
@@ -145,8 +146,9 @@ void pl_free(struct pl_plan *p);
 
 /*
  * Serving (`sim plan --mode serve`): each replica layout tp x pp of `gpus`
- * devices (replicas = gpus / (tp x pp), sim gen's checks in --mode infer)
- * is served by sim/serve/ with the stream and engine of o, and the highest
+ * devices (replicas = gpus / (tp x pp), sim gen's checks in --mode infer),
+ * with each max_num_seqs of sp (or o's), is served by sim/serve/ with the
+ * stream and engine of o, and the highest
  * Poisson rate whose p99 TTFT and TPOT stay within o's limits is searched
  * (sv_max_rate); layouts are ranked by that rate, highest first (ties:
  * fewer devices a replica, then the enumeration order), the ones whose
@@ -155,6 +157,7 @@ void pl_free(struct pl_plan *p);
 struct pl_serve_point {
 	struct gen_config c; /* tp, pp of one replica */
 	int replicas;
+	long long max_seqs; /* the engine's max_num_seqs */
 	long order;
 	int rc;               /* 0; SIM_EXIT_NOFIT: no KV cache fits beside the weights; else the failure */
 	double rate;          /* requests/s of the fleet within the limits (0: none) */

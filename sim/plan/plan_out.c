@@ -119,7 +119,7 @@ struct plot *pl_serve_plot(const struct pl_serve_plan *p, const char *title)
 			front = p->pt[k].rc || k == i || (double)(p->pt[k].c.p.tp * p->pt[k].c.p.pp) > d ||
 			        p->pt[k].rate < q->rate || (p->pt[k].rate == q->rate && k > i);
 		char l[64];
-		snprintf(l, sizeof l, "tp %lld pp %lld x%d", q->c.p.tp, q->c.p.pp, q->replicas);
+		snprintf(l, sizeof l, "tp %lld pp %lld x%d, %lld seqs", q->c.p.tp, q->c.p.pp, q->replicas, q->max_seqs);
 		bad |= plot_point(pl, d, q->rate, front ? 4 : 2.5, front, front ? l : NULL);
 		if (front)
 			fx[nf] = d, fy[nf++] = q->rate;
