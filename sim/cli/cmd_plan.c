@@ -843,8 +843,6 @@ static int gather_plan(const struct sim_mpi *mp, struct pl_plan *p)
 	return code;
 }
 
-/* ---- shards (--shard I/N, sim merge) ------------------------------------------ */
-
 /* ---- shards (--shard I/N, sim merge; the file format in sim/plan/plan_out.c) ------ */
 
 /* whether argv[i] is kept in a shard's arguments (not an output or speed option, nor its value) */
@@ -890,6 +888,11 @@ static int merge_write(struct pl_shard *const *by, const char *out)
 	int rc = parse(s0->nargs + 1, argv, &A, &g);
 	if (rc)
 		return rc < 0 ? SIM_EXIT_USAGE : rc;
+	if (A.serve) { /* --shard refuses it: not a shard sim plan wrote */
+		fprintf(stderr, "%s: its arguments are a serving plan's, which runs in one process (no shards)\n",
+		        s0->path);
+		return SIM_EXIT_TRACE;
+	}
 	struct cli_common co = {.nsets = A.nsets};
 	memcpy(co.sets, A.sets, sizeof co.sets);
 	struct arch_chip *c = cli_load(A.config, &co, &rc);

@@ -48,13 +48,13 @@ static void push(struct pl_list *l, long long v)
 		l->v[l->n++] = v;
 }
 
-/* tensor parallelism stays inside a node (its all-reduces and gathers sit on
-   the critical path of every layer): powers of two up to the node */
 long long pl_node_devices(const struct arch_chip *c)
 {
 	return c->sys.present && c->sys.devices_per_node > 0 ? c->sys.devices_per_node : 8;
 }
 
+/* tensor parallelism stays inside a node (its all-reduces and gathers sit on
+   the critical path of every layer): powers of two up to the node */
 static void default_tp(const struct arch_chip *c, long long gpus, struct pl_list *l)
 {
 	long long node = pl_node_devices(c);

@@ -8,6 +8,8 @@
  */
 #include "serve_int.h"
 
+#include "fuzz_file.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,15 +62,8 @@ static void read_all(struct sv_options *o, const char *path)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[] = "/tmp/fuzz_requests.XXXXXX";
-	int fd = mkstemp(path);
-	if (fd < 0)
+	if (fuzz_write_file(path, data, size))
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	close(fd);
 	struct sv_options o;
 	sv_defaults(&o);
 	o.arrivals = SV_CSV;

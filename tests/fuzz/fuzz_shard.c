@@ -9,6 +9,8 @@
  */
 #include "plan.h"
 
+#include "fuzz_file.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,15 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[] = "/tmp/fuzz_shard.XXXXXX";
-	int fd = mkstemp(path);
-	if (fd < 0)
+	if (fuzz_write_file(path, data, size))
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	close(fd);
 	struct pl_shard s;
 	memset(&s, 0, sizeof s);
 	s.path = path;
