@@ -7,7 +7,8 @@
 # file that is no shard, one cut short, are refused with one line and exit
 # 65, and no output is written; --shard with --plot or a malformed I/N is a
 # usage error. A plan in 4 shards (`sim plan --shard`) merges into the CSV
-# one process writes; a plan whose config changed since is refused.
+# and the plot one process writes; a plan whose config changed since is
+# refused.
 # usage: run_shard.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
@@ -77,13 +78,14 @@ done
 cp configs/h100.cfg "$tmp/chip.cfg"
 plan=("$tmp/chip.cfg" llama3-8b --layers 2 --gpus 8 --seq 2048 --global-batch 16 --tp 1,2,4 --pp 1,2 --micro-batch 2
 	--recompute none --zero 1)
-"$sim" plan "${plan[@]}" --csv "$tmp/pfull.csv" --jobs 1 >/dev/null 2>&1 || fail "plan"
+"$sim" plan "${plan[@]}" --csv "$tmp/pfull.csv" --plot "$tmp/pfull.svg" --jobs 1 >/dev/null 2>&1 || fail "plan"
 [ "$(grep -c ',replayed,' "$tmp/pfull.csv")" = 6 ] || fail "the plan replays $(grep -c ',replayed,' "$tmp/pfull.csv") layouts, expected 6"
 for i in 3 1 0 2; do
 	"$sim" plan "${plan[@]}" --shard "$i/4" --csv "$tmp/p.$i.csv" --jobs 1 2>/dev/null || fail "plan --shard $i/4"
 done
-"$sim" merge "$tmp"/p.{2,0,3,1}.csv -o "$tmp/pmerged.csv" || fail "merge of the plan's shards"
+"$sim" merge "$tmp"/p.{2,0,3,1}.csv -o "$tmp/pmerged.csv" --plot "$tmp/pmerged.svg" || fail "merge of the plan's shards"
 cmp -s "$tmp/pmerged.csv" "$tmp/pfull.csv" || fail "the plan's 4 shards merged differ from one process's CSV"
+cmp -s "$tmp/pmerged.svg" "$tmp/pfull.svg" || fail "the plan's 4 shards merged plot differently from one process"
 grep -Eq '^# sim plan shard 1/4 of 6 replays, plan [0-9a-f]{16}$' "$tmp/p.1.csv" || fail "plan shard line: $(head -n 1 "$tmp/p.1.csv")"
 [ "$(grep -v '^#' "$tmp/p.1.csv" | cut -d, -f1 | tail -n +2 | tr '\n' ' ')" = "1 5 " ] ||
 	fail "plan shard 1/4 holds replays $(grep -v '^#' "$tmp/p.1.csv" | cut -d, -f1 | tail -n +2 | tr '\n' ' ')"
@@ -96,6 +98,8 @@ head -c "$(($(wc -c <"$tmp/p.0.csv") - 3))" "$tmp/p.0.csv" >"$tmp/pcut.csv"
 refused 65 'pcut.csv:[0-9]*: the last line has no line break' "$tmp/pcut.csv" "$tmp"/p.{1,2,3}.csv
 sed -i 's/^\( *count *= *\)132;/\1130;/' "$tmp/chip.cfg"
 refused 65 'p.0.csv:1: plan .*: the config changed since the shards ran' "$tmp"/p.{0,1,2,3}.csv
+"$sim" merge "$tmp"/s4.{0,1,2,3}.csv --plot "$tmp/s.svg" >/dev/null 2>"$tmp/err"
+[ $? = 2 ] && grep -q -- '--plot is for a plan' "$tmp/err" && [ ! -e "$tmp/s.svg" ] || fail "merge --plot of a sweep: $(cat "$tmp/err")"
 "$sim" plan "${plan[@]}" --shard 0/2 --json >/dev/null 2>"$tmp/err"
 [ $? = 2 ] && grep -q -- '--shard writes one shard' "$tmp/err" || fail "plan --shard with --json: $(cat "$tmp/err")"
 [ "$fails" = 0 ] && echo "ok shard"

@@ -61,8 +61,8 @@ int cli_parse_shard(const char *cmd, const char *v, long max, long *i, long *n);
 /* The first line of a `sim sweep --shard` CSV, before "I/N of P points" (cmd_merge.c reads it). */
 #define SWEEP_SHARD_LINE "# sim sweep shard "
 /* Joins the N shard files of a `sim plan --shard` run (their first line: PL_SHARD_LINE of plan.h) into the plan's
-   CSV (cmd_plan.c); an exit code. */
-int cli_plan_merge(const char *const *paths, int n, const char *out);
+   CSV at out (NULL: stdout), and its Pareto plot at plot (NULL: none) (cmd_plan.c); an exit code. */
+int cli_plan_merge(const char *const *paths, int n, const char *out, const char *plot);
 int cmd_merge(int argc, char **argv);
 extern const char cmd_merge_help[];
 int cmd_info(int argc, char **argv);

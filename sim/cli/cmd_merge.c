@@ -1,5 +1,5 @@
 /*
- * cmd_merge.c -- `sim merge SHARD.csv... [-o FILE.csv]`: joins the CSVs of a
+ * cmd_merge.c -- `sim merge SHARD.csv... [-o FILE.csv] [--plot FILE.svg]`: joins the CSVs of a
  * sweep run as shards (`sim sweep --shard I/N`, one per process, node or
  * batch job) into the CSV the sweep writes in one process, byte for byte.
  * The shards of a plan (`sim plan --shard I/N`, told by their first line)
@@ -25,7 +25,7 @@
 #include <string.h>
 
 const char cmd_merge_help[] =
-    "usage: sim merge SHARD.csv... [-o FILE.csv]\n"
+    "usage: sim merge SHARD.csv... [-o FILE.csv] [--plot FILE.svg]\n"
     "\n"
     "Joins the CSV files of a sweep run in shards (`sim sweep ... --shard I/N\n"
     "-o shard_I.csv` for I = 0 .. N-1: one per process, node or batch job) into\n"
@@ -37,10 +37,12 @@ const char cmd_merge_help[] =
     "joined into the CSV `sim plan ... --csv` writes in one process, byte for\n"
     "byte: the layouts are listed again from the arguments the shards keep\n"
     "(the config must be where it was, unchanged), each replay's results put\n"
-    "in, and the whole ranked.\n"
+    "in, and the whole ranked; --plot FILE.svg also draws the plan's Pareto plot\n"
+    "(as `sim plan ... --plot` does).\n"
     "\n"
     "options:\n"
-    "  -o FILE.csv   write to FILE (whole or not at all; default: stdout)\n"
+    "  -o FILE.csv      write to FILE (whole or not at all; default: stdout)\n"
+    "  --plot FILE.svg  a plan's shards: its Pareto plot too\n"
     "\n"
     "exit codes: 0 ok, 2 usage, 65 a file that is not a shard of the same sweep\n"
     "or plan as the others (its line and what was expected), a shard missing or\n"
@@ -191,7 +193,7 @@ static size_t span_len(const char *p)
 
 int cmd_merge(int argc, char **argv)
 {
-	const char *out = NULL;
+	const char *out = NULL, *plot = NULL;
 	const char **paths = calloc((size_t)argc, sizeof *paths);
 	int n = 0;
 	if (!paths) {
@@ -200,11 +202,13 @@ int cmd_merge(int argc, char **argv)
 	}
 	int rc = 0;
 	for (int i = 1; i < argc && !rc; i++) {
-		if (!strcmp(argv[i], "-o")) {
+		if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--plot")) {
 			if (i + 1 >= argc)
-				rc = cli_usage_error("merge", "-o needs a value");
-			else
+				rc = cli_usage_error("merge", "%s needs a value", argv[i]);
+			else if (argv[i][1] == 'o')
 				out = argv[++i];
+			else
+				plot = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1])
 			rc = cli_unknown_option("merge", cmd_merge_help, argv[i]);
 		else
@@ -214,13 +218,18 @@ int cmd_merge(int argc, char **argv)
 		rc = cli_usage_error("merge", "expected the shards' CSV files");
 	if (!rc && n > MERGE_MAX_FILES)
 		rc = cli_usage_error("merge", "%d files: at most %d shards", n, MERGE_MAX_FILES);
-	if (!rc && out)
-		rc = out_check_inputs("merge", &out, 1, paths, n);
+	const char *outs[2] = {out, plot};
+	if (!rc)
+		rc = out_check_inputs("merge", outs, 2, paths, n);
 	if (!rc && is_plan_shard(paths[0])) {
-		rc = cli_plan_merge(paths, n, out);
+		rc = cli_plan_merge(paths, n, out, plot);
 		free(paths);
 		return rc;
 	}
+	if (!rc && plot)
+		rc = cli_usage_error("merge",
+		                     "--plot is for a plan's shards (a sweep's merged CSV is plotted by whatever "
+		                     "reads it)");
 	struct shard *sh = rc ? NULL : calloc((size_t)n, sizeof *sh);
 	if (!rc && !sh) {
 		fprintf(stderr, "sim merge: out of memory\n");

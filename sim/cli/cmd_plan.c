@@ -878,7 +878,7 @@ static void write_shard(FILE *f, const struct arch_chip *c, const struct pl_args
 }
 
 /* the plan of the shards' arguments listed again, each replay's results put in, ranked, written as --csv would */
-static int merge_write(struct pl_shard *const *by, const char *out)
+static int merge_write(struct pl_shard *const *by, const char *out, const char *plot)
 {
 	const struct pl_shard *s0 = by[0];
 	char *argv[PL_MAX_ARGS + 2] = {"plan"};
@@ -922,13 +922,17 @@ static int merge_write(struct pl_shard *const *by, const char *out)
 			write_csv(f, &p);
 			rc = close_out(out ? out : "stdout", &o, f);
 		}
+		char title[512];
+		plot_title(c, &A, &g, title, sizeof title);
+		if (!rc && plot)
+			rc = save_plot(plot, pl_plot(&p, title));
 	}
 	pl_free(&p);
 	arch_free(c);
 	return rc;
 }
 
-int cli_plan_merge(const char *const *paths, int n, const char *out)
+int cli_plan_merge(const char *const *paths, int n, const char *out, const char *plot)
 {
 	struct pl_shard *sh = calloc((size_t)n, sizeof *sh);
 	struct pl_shard **by = NULL;
@@ -947,7 +951,7 @@ int cli_plan_merge(const char *const *paths, int n, const char *out)
 			if (sh[k].why[0])
 				fprintf(stderr, "%s\n", sh[k].why);
 	if (!rc)
-		rc = merge_write(by, out);
+		rc = merge_write(by, out, plot);
 	for (int k = 0; sh && k < n; k++)
 		pl_shard_free(&sh[k]);
 	free(sh);
