@@ -14,7 +14,8 @@
 #  3. recompute dominance: a layout not replayed has the same layout with a
 #     lighter recompute that fits;
 #  4. the same inputs give byte-identical CSV, JSON and plot; the plot's
-#     Pareto front is the CSV's;
+#     Pareto front is the CSV's; context parallelism and sim gen's
+#     pipeline-split options against sim gen + sim run;
 #  5. serving layouts (two --max-num-seqs each): the rate the plan found
 #     keeps each fleet within the limits when `sim serve` runs it alone with
 #     that max-num-seqs; rates descend down the ranking.
@@ -160,6 +161,18 @@ done; done
 [ "$ncp" = 2 ] && ok || bad "cp: $ncp layouts with cp 2 checked, 2 expected"
 "$sim" plan "$cfg" llama3-8b --gpus 4 --mode serve --slo-ttft 1s --cp 1,2 >/dev/null 2>&1
 [ $? = 2 ] && ok || bad "--cp with --mode serve: not a usage error"
+
+# 4c. sim gen's pipeline-split options apply to the layouts with pp > 1 (sim gen refuses them with one stage): the
+# plan lists pp 1 without them and pp 2 with them, its step as sim gen + sim run give it
+ps=(llama3-8b --layers 6 --seq 2048 --global-batch 16 --account-for-embedding-in-pipeline-split
+	--account-for-loss-in-pipeline-split)
+"$sim" plan "$cfg" "${ps[@]}" --gpus 8 --tp 1 --pp 1,2 --micro-batch 1 --recompute none --zero 1 --csv "$tmp/ps.csv" \
+	--jobs 2 >/dev/null 2>&1 || bad "sim plan with pipeline-split options exited $?"
+grep -q "^[^,]*,replayed,1,1,1,8,1,1,none,1," "$tmp/ps.csv" && ok || bad "pipeline-split options: no pp 1 layout"
+"$sim" gen "${ps[@]}" --tp 1 --pp 2 --dp 4 --micro-batch 1 --zero 1 -o "$tmp/ps.trace" 2>/dev/null &&
+	"$sim" run "$cfg" "$tmp/ps.trace" --json >"$tmp/ps.json" 2>/dev/null || bad "sim gen/run with pipeline-split options"
+close "$(grep "^[^,]*,replayed,1,2,1,4,1,1,none,1," "$tmp/ps.csv" | cut -d, -f13)" "$(jq .time_s "$tmp/ps.json")" 1e-5 &&
+	ok || bad "pipeline-split pp 2: plan $(grep "^[^,]*,replayed,1,2,1,4," "$tmp/ps.csv" | cut -d, -f13) s, sim run $(jq .time_s "$tmp/ps.json") s"
 
 # 5. serving: each layout's fleet at the rate the plan found keeps within the limits when sim serve runs it
 # alone; rates descend down the ranking; a layout whose weights leave no KV cache makes sim serve exit 3

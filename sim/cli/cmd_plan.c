@@ -45,7 +45,9 @@ const char cmd_plan_help[] =
     "  (required), --dtype bf16|fp16|fp8, --fp8-recipe R, --grad-sync S,\n"
     "  --attn-impl I, --offload, shape options (--layers, --hidden, ...);\n"
     "  --schedule 1f1b|gpipe|interleaved and --virtual-stages V for the layouts\n"
-    "  with pp > 1 (a single stage has no pipeline schedule)\n"
+    "  with pp > 1 (a single stage has no pipeline schedule), as are sim gen's\n"
+    "  --decoder-first/last-pipeline-num-layers N and\n"
+    "  --account-for-embedding/loss-in-pipeline-split\n"
     "\n"
     "search (comma-separated lists; default: all the model and node allow):\n"
     "  --gpus N                devices of the run (required)\n"
@@ -102,8 +104,8 @@ const char cmd_plan_help[] =
     "or host each) the same split is left to the scheduler.\n"
     "\n"
     "exit codes: 0 ok (also when no layout fits: the table says so), 2 usage (a\n"
-    "bad option or list, no layout of N devices at all, N more than a node and\n"
-    "not whole nodes), 73 cannot write an output, 78 bad config.\n"
+    "bad option or list, no layout of N devices at all), 73 cannot write an\n"
+    "output, 78 bad config.\n"
     "\n"
     "examples:\n"
     "  sim plan configs/h100.cfg llama3-8b --gpus 16 --seq 4096 --global-batch 64\n"
@@ -297,6 +299,38 @@ static int parse_serve(struct pl_args *A, struct gen_config *g)
 	return 0;
 }
 
+/* sim gen's options of how the layers split over pipeline stages apply to the layouts with pp > 1, as --schedule
+   does (sim gen refuses them with one stage): taken out of sim gen's arguments into the search space */
+static int pipeline_split_opts(struct pl_args *A)
+{
+	static const char *const bools[] = {"--account-for-embedding-in-pipeline-split",
+	                                    "--account-for-loss-in-pipeline-split"};
+	static const char *const counts[] = {"--decoder-first-pipeline-num-layers",
+	                                     "--decoder-last-pipeline-num-layers"};
+	int out = 1;
+	for (int i = 1; i < A->gen_argc; i++) {
+		const char *a = A->gen_argv[i];
+		if (!strcmp(a, bools[0]) || !strcmp(a, bools[1])) {
+			*(strcmp(a, bools[0]) ? &A->sp.split_loss : &A->sp.split_embedding) = 1;
+			A->train_lists = 1;
+			continue;
+		}
+		if (!strcmp(a, counts[0]) || !strcmp(a, counts[1])) {
+			if (i + 1 >= A->gen_argc)
+				return cli_usage_error("plan", "%s needs a value", a);
+			long long *n = strcmp(a, counts[0]) ? &A->sp.last_layers : &A->sp.first_layers;
+			if (parse_int(a, A->gen_argv[++i], 1, 100000, n))
+				return SIM_EXIT_USAGE;
+			A->train_lists = 1;
+			continue;
+		}
+		A->gen_argv[out++] = A->gen_argv[i];
+	}
+	A->gen_argc = out;
+	A->gen_argv[out] = NULL;
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct pl_args *A, struct gen_config *g)
 {
 	memset(A, 0, sizeof *A);
@@ -362,6 +396,9 @@ static int parse(int argc, char **argv, struct pl_args *A, struct gen_config *g)
 		return cli_usage_error("plan", "--global-batch B is required (the sequences of a step, which every "
 		                               "layout keeps)");
 	A->gen_argv[A->gen_argc] = NULL;
+	int rc = pipeline_split_opts(A);
+	if (rc)
+		return rc;
 	struct gen_args ga;
 	char why[1280];
 	if (gen_parse_args(A->gen_argc, A->gen_argv, g, &ga, why, sizeof why)) {
@@ -402,8 +439,13 @@ static void text_table(const struct arch_chip *c, const struct pl_args *A, const
                        const struct pl_plan *p, double wall_s)
 {
 	const char *model = g->m.name[0] ? g->m.name : "gpt";
-	printf("sim plan: %s training on %lld x %s (%s), seq %lld, global batch %lld, %s\n", model, A->gpus, c->name,
-	       A->config, g->seq, g->p.global_batch, gen_dtype_name(g->p.dtype));
+	char nodes[96] = "";
+	long long node = pl_node_devices(c);
+	if (A->gpus > node && A->gpus % node) /* as the replay lays them out: the last node partly used */
+		snprintf(nodes, sizeof nodes, "; %lld nodes of %lld and one of %lld", A->gpus / node, node,
+		         A->gpus % node);
+	printf("sim plan: %s training on %lld x %s (%s%s), seq %lld, global batch %lld, %s\n", model, A->gpus, c->name,
+	       A->config, nodes, g->seq, g->p.global_batch, gen_dtype_name(g->p.dtype));
 	printf("layouts        %ld: %ld replayed, %ld not replayed (a lighter recompute of them fits), %ld do not fit "
 	       "in %.1f GiB; %.1f s\n",
 	       p->n, p->counts[PL_REPLAYED], p->counts[PL_DOMINATED], p->counts[PL_NOFIT], gib(p->capacity_bytes),
@@ -1042,12 +1084,6 @@ static int plan(int argc, char **argv, const struct sim_mpi *mp)
 				rc = SIM_EXIT_CANTCREAT;
 			}
 	}
-	long long node = c ? pl_node_devices(c) : 1;
-	if (!rc && A.gpus > node && A.gpus % node)
-		rc = cli_usage_error("plan",
-		                     "--gpus %lld: not whole nodes of %lld devices (%s's node); a run over more than "
-		                     "one node takes whole nodes, e.g. --gpus %lld or %lld",
-		                     A.gpus, node, A.config, A.gpus / node * node, (A.gpus / node + 1) * node);
 	rc = sim_mpi_agree(mp, rc); /* every rank alike before the replays' collectives */
 	if (!rc)
 		rc = A.serve ? run_serve(c, &A, &g) : run_train(c, &A, &g, mp);

@@ -212,6 +212,10 @@ int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long 
 					x.p.sched = sp->sched;
 					x.p.vstages = sp->sched != GEN_INTERLEAVED ? 1 : sp->vstages ? sp->vstages : 2;
 				}
+				if (x.p.pp > 1) {
+					x.p.first_layers = sp->first_layers, x.p.last_layers = sp->last_layers;
+					x.p.split_embedding = sp->split_embedding, x.p.split_loss = sp->split_loss;
+				}
 				if (add_split(&g, &x, &ep, &mb, zm, rcm, &tried, last, sizeof last)) {
 					snprintf(why, len, "out of memory listing layouts");
 					pl_free(p);

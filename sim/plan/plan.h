@@ -53,6 +53,10 @@ struct pl_space {
 	int sched_set;
 	enum gen_sched sched;
 	long long vstages; /* chunks per stage with interleaved (0: sim gen's default, 2) */
+	/* how the layers split over the stages of the layouts with pp > 1 (sim gen's
+	   --decoder-first/last-pipeline-num-layers, --account-for-embedding/loss-in-pipeline-split) */
+	long long first_layers, last_layers;
+	int split_embedding, split_loss;
 };
 
 /* communicators whose exposed time a plan reports */
@@ -101,8 +105,9 @@ struct pl_plan {
 int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long long gpus, const struct pl_space *sp,
                  struct pl_plan *p, char *why, size_t len);
 
-/* The devices of one node of chip c (its system section; 8 without one). A plan of more devices than a node takes
-   whole nodes: the command refuses a number of devices that is not a multiple of it. */
+/* The devices of one node of chip c (its system section; 8 without one): tensor parallelism stays within it. A run
+   of more devices that are not whole nodes uses the last node in part (as Llama 3.1 405B on 256 GPUs of NVL72
+   racks did). */
 long long pl_node_devices(const struct arch_chip *c);
 
 /* progress callback: layouts replayed so far of n */
