@@ -288,7 +288,7 @@ static int parse_prob(const char *kn, const char *name, struct span v, double *o
 	if (!ok || !(x >= 0 && x < 1))
 		return fail(why, whylen, "%s: %s=%s must be a probability from 0 up to (not including) 1, such as 0.1",
 		            kn, name, shown);
-	*out = x;
+	*out = x == 0 ? 0 : x; /* "-0" is 0: the op's canonical text omits it, and parses back to +0 */
 	return 0;
 }
 
