@@ -668,8 +668,13 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 	case OP_ATTN:
 		if (op->impl == ATTN_PAGED)
 			snprintf(a, sizeof a, " page=%lld", op->page);
-		if (op->dropout > 0)
-			snprintf(a, sizeof a, " dropout=%.9g", op->dropout);
+		if (op->dropout > 0) {
+			/* the fewest digits that read back as the same double: the canonical text is the op */
+			int p = 1;
+			do
+				snprintf(a, sizeof a, " dropout=%.*g", p, op->dropout);
+			while (p++ < 17 && strtod(a + 9, NULL) != op->dropout);
+		}
 		n = snprintf(buf, len,
 		             "attn b=%lld h=%lld hkv=%lld sq=%lld skv=%lld d=%lld causal=%d dtype=%s impl=%s%s dir=%s "
 		             "warm=%d",
