@@ -25,12 +25,17 @@ fail=0
 
 # Generated traces: a LLaMA-3 70B decode (8 context buckets of 16 steps), a
 # pipelined LLaMA-3 8B decode (4 stages, micro-batches in flight), a training
-# step (7 micro-batches of 1, tensor and data parallel).
+# step (7 micro-batches of 1, tensor and data parallel), and pipelined
+# training steps (4 stages, 1F1B and GPipe: each stage its own repeat, the
+# iterations overlapping on the engine; replay_steady.c's pipeline case).
 "$sim" gen llama3-70b --mode infer --tp 8 --batch 64 --input-len 128 --output-len 128 -o "$tmp/decode.trace" &&
 	"$sim" gen llama3-70b --mode infer --tp 8 --batch 64 --input-len 128 --output-len 64 -o "$tmp/decode64.trace" &&
 	"$sim" gen llama3-8b --mode infer --tp 2 --pp 4 --batch 16 --input-len 128 --output-len 64 \
 		-o "$tmp/decode_pp.trace" &&
-	"$sim" gen llama3-8b --tp 2 --dp 4 --micro-batch 1 --global-batch 32 -o "$tmp/train.trace" ||
+	"$sim" gen llama3-8b --tp 2 --dp 4 --micro-batch 1 --global-batch 32 -o "$tmp/train.trace" &&
+	"$sim" gen llama3-8b --tp 2 --pp 4 --dp 2 --micro-batch 1 --global-batch 64 -o "$tmp/pipe.trace" &&
+	"$sim" gen llama3-8b --tp 2 --pp 4 --dp 2 --micro-batch 1 --global-batch 64 --schedule gpipe \
+		-o "$tmp/pipe_gpipe.trace" ||
 	{
 		echo "FAIL sim gen"
 		exit 1
@@ -139,6 +144,7 @@ check_files() {
 
 check_files "$tmp/decode64.trace"
 check_files tests/steady/two_streams.trace --no-fold
+check_files "$tmp/pipe.trace"
 check steady:"$tmp/decode.trace"
 check steady:"$tmp/decode.trace" --no-fold
 check steady:"$tmp/decode64.trace" --no-fold --no-memo
@@ -149,6 +155,10 @@ check steady:tests/steady/two_streams.trace
 check steady:tests/steady/two_streams.trace --no-fold
 check steady:tests/steady/pipeline_sync.trace --no-fold
 check steady:tests/steady/nested.trace
+check steady:"$tmp/pipe.trace"
+check steady:"$tmp/pipe.trace" --no-fold --no-memo
+check steady:"$tmp/pipe_gpipe.trace"
+check steady:traces/gpt3.trace
 check played:tests/steady/overlap.trace
 check played:"$tmp/decode64.trace" --jitter 0.05 --seed 3
 check played:tests/steady/two_streams.trace --jitter 0.1

@@ -1016,6 +1016,42 @@ static void test_stops(void)
 	tr_free(t);
 }
 
+/* The repeat of each rank that issues the most, as its first stop names it. */
+static void test_largest_repeat(void)
+{
+	struct trace *t =
+	    parse("simtrace 1\nranks 3\n"
+	          "repeat 4 {\n  repeat 2 {\n    delay time=1us\n  }\n  delay time=1us\n}\n" /* 3-8: 12 ops */
+	          "on rank=1 {\n  repeat 20 {\n    delay time=2us\n  }\n}\n"                 /* 9-13: 20 */
+	          "on rank=2 {\n  repeat 12 {\n    delay time=2us\n  }\n}\n");               /* 14-18: a tie */
+	if (!t)
+		return;
+	int want_line[3] = {3, 10, 3};
+	for (int rank = 0; rank < 3; rank++) {
+		struct tr_loop l = {0};
+		CHECK(tr_largest_repeat(t, rank, &l) == 1 && l.line == want_line[rank] && l.iter == 0,
+		      "rank %d: the largest repeat is on line %d (got %d)", rank, want_line[rank], l.line);
+		/* the cursor's stop at its first iteration describes it alike */
+		struct tr_cursor *c = tr_cursor_new(t, rank);
+		struct tr_event ev;
+		char why[TR_MSG_MAX];
+		int r, met = 0;
+		tr_cursor_stops(c, 1);
+		while ((r = tr_next(c, &ev, why, sizeof why)) > 0)
+			if (r == TR_LOOP && tr_cursor_loop(c)->line == l.line && tr_cursor_loop(c)->iter == 0) {
+				const struct tr_loop *s = tr_cursor_loop(c);
+				met = s->body == l.body && s->depth == l.depth && s->count == l.count;
+			}
+		CHECK(met, "rank %d: the stop names the largest repeat as tr_largest_repeat does", rank);
+		tr_cursor_free(c);
+	}
+	tr_free(t);
+	t = parse("simtrace 1\nranks 1\ndelay time=1us\n");
+	struct tr_loop l;
+	CHECK(t && tr_largest_repeat(t, 0, &l) == 0, "no repeat: none");
+	tr_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : ".";
@@ -1024,6 +1060,7 @@ int main(int argc, char **argv)
 	test_blocks();
 	test_sched();
 	test_stops();
+	test_largest_repeat();
 	test_bad();
 	test_bad_files(dir);
 	test_expansion_errors();

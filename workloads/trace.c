@@ -1928,6 +1928,50 @@ double tr_ops_of_rank(const struct trace *t, int rank)
 	return n;
 }
 
+struct largest {
+	struct tr_loop best;
+	double ops; /* the best one's, its iterations multiplied out */
+};
+
+/* Repeats of block b (at frame depth d) outside any repeat, for the cursor's rank. */
+static void largest_in(const struct tr_cursor *c, int b, int d, double *memo, struct largest *L)
+{
+	const struct trace *t = c->t;
+	const struct block *bl = &t->blocks[b];
+	for (int i = 0; i < bl->n; i++) {
+		const struct node *nd = &bl->v[i];
+		if (nd->type == N_REPEAT && nd->count > 0) {
+			double n = (double)nd->count * block_ops(c, nd->child, memo);
+			if (n > L->ops) {
+				L->ops = n;
+				L->best = (struct tr_loop){nd->line, nd->child, d, nd->count, 0};
+			}
+		} else if (nd->type == N_ON && selected(c, nd->arg)) {
+			largest_in(c, nd->child, d + 1, memo, L);
+		} else if (nd->type == N_CALL) {
+			largest_in(c, t->defs[nd->arg].block, d + 1, memo, L);
+		}
+	}
+}
+
+int tr_largest_repeat(const struct trace *t, int rank, struct tr_loop *out)
+{
+	struct tr_cursor *c = tr_cursor_new(t, rank);
+	double *memo = c ? malloc((size_t)t->nblocks * sizeof *memo) : NULL;
+	struct largest L = {{0}, 0};
+	if (memo && t->nblocks > 0) {
+		for (int b = 0; b < t->nblocks; b++)
+			memo[b] = -1;
+		largest_in(c, 0, 1, memo, &L);
+	}
+	free(memo);
+	tr_cursor_free(c);
+	if (L.ops <= 0)
+		return 0;
+	*out = L.best;
+	return 1;
+}
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 5, 6)))
 #endif

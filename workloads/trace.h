@@ -244,6 +244,13 @@ struct tr_loop {
 };
 void tr_cursor_stops(struct tr_cursor *c, int on);
 const struct tr_loop *tr_cursor_loop(const struct tr_cursor *c);
+/* The repeat of rank's program that issues the most ops, iterations
+   multiplied out, among those no other repeat holds (the first of equals):
+   its line, body, depth and count as a TR_LOOP stop at its first iteration
+   describes it. Returns 1, or 0 when the rank has no such repeat (or no
+   memory to look). The replay's steady state of a pipeline watches it on
+   every rank (sim/cluster/replay_steady.c). */
+int tr_largest_repeat(const struct trace *t, int rank, struct tr_loop *out);
 /* Right after a TR_LOOP stop: skips n of the iterations left (the one
    about to start included), so that iteration iter + n follows at once
    (without a stop of its own), or the repeat ends when n is all that is

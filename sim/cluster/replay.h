@@ -35,6 +35,8 @@ struct rp_span {
 	short mark;        /* region (tr_mark_name), -1 before the first mark */
 	signed char algo;  /* coll: the algorithm chosen (coll_algo_name), -1 = none */
 	signed char proto; /* coll: enum coll_proto */
+	signed char late;  /* issued after its rank skipped a pipeline's steady state (replay_steady.c): during
+	                      the run its times are the engine's, K periods early; at the end, the real ones */
 };
 
 struct rp_options {
@@ -80,6 +82,11 @@ struct rp_steady {
 	double period;   /* s */
 	double t_cut;    /* the template's end: its latest span end */
 	double t_resume; /* the clock when the replay went on: the end of the last copy */
+	/* A pipeline's (replay_steady.c): its iterations overlap on each rank
+	   (copies interleave with each other and with the spans recorded around
+	   them), it is the run's only steady state, and the spans issued after
+	   it (rp_span.late) were played t_resume - t_cut early and moved. */
+	int stagger;
 };
 /* The default bound on SimGrid actors (one per replayed rank, one per
    stream of a rank with several, workers of large collectives), computed

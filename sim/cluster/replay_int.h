@@ -41,6 +41,7 @@ struct qev {
 	int inst;               /* this op's instance of its own label */
 	int iter;               /* iteration of the repeat replay_steady.c watches, -1 */
 	int cand;               /* ... and which one it is (its ordinal) */
+	signed char late;       /* issued after its rank skipped a pipeline's steady state (rp_span.late) */
 	short mark;
 	double issued;
 };

@@ -57,13 +57,38 @@
  * ops; what differs, when an op was issued, does not matter for ops that
  * start after the cut). A rank whose actor runs its own ops has no lead: L = 0.
  *
- * Not covered (played in full): repeats that ranks enter differently (`on`
- * blocks giving ranks different repeats, a pipeline's stages), iterations
- * that overlap (micro-batches in flight through pipeline stages, a transfer
- * that runs into the next iteration: no cut where nothing is in flight),
- * repeats a host issues whole before their first iteration ends (a single
- * stream queues up to QDEPTH device ops before it runs them; several streams
- * that never fill a queue), and runs with --jitter.
+ * Pipelines. A pipeline's stages each run a repeat of their own (1F1B: a
+ * different count and body per stage), and its iterations overlap: stage s
+ * sends to stage s + 1 while both compute, so no cut has nothing in flight.
+ * When the replayed ranks' largest repeats (tr_largest_repeat) differ, each
+ * rank's is watched instead (S->stagger; one per run), iterations matched by
+ * number (1F1B's iteration j holds micro-batch j's backward on every stage),
+ * and evaluated as above without the cut: three iterations in a row the same
+ * (two proofs) arm it. The hosts do not stop: each skips K iterations of its
+ * cursor when it reaches iteration A (one past the farthest host), numbering
+ * what it plays next as if nothing had been skipped. The engine then plays
+ * the repeat with K iterations fewer, which is the whole repeat K periods
+ * early: the iterations are the same ops, so nothing but their number
+ * changed, and the repeat's end (what follows it, issued a host lead ahead)
+ * is played as it would be. The ops issued after the skip are marked late;
+ * when the run ends their times move K periods later and what they hung on
+ * in iteration A - 1 (the template) becomes its copy in the last derived
+ * iteration. This rests on the run being periodic, which is witnessed, not
+ * proven as at a cut: iterations A - 1 and A (the first played after the
+ * skip) must again be the same as the ones before them, and any iteration
+ * evaluated between arming and A must be too, else the run fails (exit 70;
+ * --exact plays every iteration). tests/run_steady.sh compares 1F1B and
+ * GPipe steps and the GPT-3 step with --exact's reports.
+ *
+ * Not covered (played in full): repeats that ranks enter differently and
+ * whose largest repeats are the same (matched in order, above), iterations
+ * that depend on iterations more than one back (a pipelined decode, whose
+ * first stage waits for the token the last stage made micro-batches ago;
+ * interleaved schedules), a transfer that runs into the next iteration of
+ * a repeat all ranks share (no cut), repeats a host issues whole before
+ * their first iteration ends (a single stream queues up to QDEPTH device ops
+ * before it runs them; several streams that never fill a queue), and runs
+ * with --jitter.
  *
  * Invariants (checked; a run that breaks one fails with exit 70):
  *  1. At the boundary where the hosts stop, every replayed rank is idle at
@@ -134,12 +159,23 @@ struct st_rank {
 	int waiting; /* ... waiting for its streams to be idle */
 	sg_sem_t idle;
 	double drained; /* when it was idle there */
+	/* a pipeline's steady state (S->stagger) */
+	struct tr_loop target; /* the repeat watched: its largest (tr_largest_repeat) */
+	int joined_target;     /* entered it */
+	int jumped;            /* skipped S->skip of its iterations */
 };
 
 struct steady {
 	int nrep;
 	struct st_rank *rk; /* per rank (replayed ones used) */
 	enum st_state state;
+	/* A pipeline: the ranks' largest repeats differ (stages); each rank's is
+	   watched, iterations matched by number, and skipped without a cut (see
+	   the top of the file). One per run. */
+	int stagger;
+	long long min_count; /* the fewest iterations of a rank's watched repeat */
+	int jumped;          /* ranks that skipped */
+	int verified;        /* the first iteration played after the skip was the template again */
 	/* the candidate */
 	int body, line, depth;
 	long long count;
@@ -379,6 +415,84 @@ static void arm(struct run *R)
 	S->state = ST_ARMED;
 }
 
+/* ---- a pipeline's steady state ---- */
+
+/* Iterations proven the same: the hosts will skip at iteration A, one past
+   the farthest of them; enough are left after it to play the repeat's end
+   (the host lead, then two). */
+static void arm_stagger(struct run *R)
+{
+	struct steady *S = R->steady;
+	long long A = 0;
+	for (int i = 0; i < R->nranks; i++)
+		if (R->ranks[i].streams && S->rk[i].iter + 1 > A)
+			A = S->rk[i].iter + 1;
+	long long L = host_lead(R, &S->hist[2]);
+	long long K = S->min_count - A - L - 2;
+	if (L < 0 || K < 1) {
+		S->state = ST_DONE;
+		return;
+	}
+	S->arm_at = A;
+	S->skip = K;
+	S->state = ST_ARMED;
+}
+
+/* Iteration A - 1, the last every rank played before it skipped, is the
+   same as the one before: it is the template of the iterations skipped. */
+static void derive_stagger(struct run *R)
+{
+	struct steady *S = R->steady;
+	struct rp_result *r = R->r;
+	struct st_hist *h = &S->hist[2], *prev = &S->hist[1];
+	struct rp_steady st = {0};
+	st.line = S->line;
+	st.n = h->spans.n;
+	st.copies = S->skip;
+	st.period = (h->end - S->run_from_end) / (double)(h->j - S->run_from);
+	st.t_cut = h->end;
+	st.t_resume = h->end + (double)st.copies * st.period;
+	st.stagger = 1;
+	st.tmpl = malloc((size_t)st.n * sizeof *st.tmpl);
+	st.pcls = malloc((size_t)st.n);
+	st.parg = malloc((size_t)st.n * sizeof *st.parg);
+	struct rp_steady *v = realloc(r->steady, ((size_t)r->nsteady + 1) * sizeof *v);
+	if (v)
+		r->steady = v;
+	if (!st.tmpl || !st.pcls || !st.parg || !v) {
+		free(st.tmpl);
+		free(st.pcls);
+		free(st.parg);
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
+		return;
+	}
+	memcpy(st.tmpl, h->spans.v, (size_t)st.n * sizeof *st.tmpl);
+	for (long p = 0; p < st.n; p++) {
+		long pred = r->spans[st.tmpl[p]].pred, c;
+		st.pcls[p] = (signed char)pred_class(pred, h, prev, &c);
+		st.parg[p] = st.pcls[p] == RP_PRED_FIXED ? pred : c >= 0 ? h->canon[c] : -1;
+	}
+	S->seg = r->nsteady;
+	r->steady[r->nsteady++] = st;
+	r->derived += st.copies * st.n;
+	for (int d = 0; d < DT_COUNT; d++)
+		R->flops_by_dtype[d] += (double)st.copies * h->flops[d];
+}
+
+static void stagger_proven(struct run *R)
+{
+	struct steady *S = R->steady;
+	long long j = S->hist[2].j;
+	if (S->state == ST_WATCH && S->run_from <= j - 2) /* three alike: two proofs */
+		arm_stagger(R);
+	else if (S->state == ST_ARMED && j == S->arm_at - 1)
+		derive_stagger(R);
+	else if (S->state == ST_ARMED && j == S->arm_at) { /* the first one played after the skip */
+		S->verified = 1;
+		S->state = ST_DONE;
+	}
+}
+
 static void evaluate(struct run *R, struct st_slot *sl)
 {
 	struct steady *S = R->steady;
@@ -404,8 +518,8 @@ static void evaluate(struct run *R, struct st_slot *sl)
 	}
 	const struct st_hist *prev = &S->hist[1], *before = &S->hist[0];
 	int ordered = !canonical(R, h);
-	h->clean =
-	    ordered && h->spans.n > 0 && !sl->unpred && prev->j == h->j - 1 && h->start >= prev->end - tol(prev->end);
+	h->clean = ordered && h->spans.n > 0 && !sl->unpred && prev->j == h->j - 1 &&
+	           (S->stagger || h->start >= prev->end - tol(prev->end));
 	sl->spans = old.spans;
 	sl->spans.n = 0;
 	sl->j = -1;
@@ -415,13 +529,21 @@ static void evaluate(struct run *R, struct st_slot *sl)
 	    h->clean && prev->clean && before->j == h->j - 2 && same_iter(R, before, prev, h, h->end - prev->end);
 	if (!proven) {
 		S->run_from = -1;
+		if (S->stagger && S->state == ST_ARMED) /* (the hosts may have skipped: it cannot be undone) */
+			rp_fail(R, SIM_EXIT_INTERNAL,
+			        "%s:%d: steady state of a pipeline: iteration %lld differs from the one before it, "
+			        "after the "
+			        "ranks skipped to it (sim run --exact plays every iteration)",
+			        tr_path(R->t), S->line, h->j);
 		return;
 	}
 	if (S->run_from < 0) {
 		S->run_from = prev->j;
 		S->run_from_end = prev->end;
 	}
-	if (S->state == ST_WATCH)
+	if (S->stagger)
+		stagger_proven(R);
+	else if (S->state == ST_WATCH)
 		arm(R);
 }
 
@@ -463,9 +585,45 @@ static void candidate(struct steady *S, const struct tr_loop *l, long ordinal)
 
 /* A TR_LOOP stop; 1 when the host is at the boundary the steady state
    skips from. */
+/* loop_start of a pipeline: each rank joins its own watched repeat, whose
+   iterations it numbers as played (those skipped are not counted). */
+static int loop_start_stagger(struct run *R, struct st_rank *sr, const struct tr_loop *l)
+{
+	struct steady *S = R->steady;
+	if (sr->in) {
+		if (l->depth != sr->in_depth || l->body != sr->in_body)
+			return 0; /* a repeat inside its iterations */
+		long long it = l->iter - (sr->jumped ? S->skip : 0);
+		if (active(S)) {
+			struct st_slot *sl = slot_get(S, sr->iter);
+			if (sl)
+				sl->past++;
+			if (!slot_open(S, it))
+				give_up(S);
+		}
+		sr->iter = it;
+		try_eval(R);
+		return S->state == ST_ARMED && it == S->arm_at && !sr->jumped;
+	}
+	if (sr->joined_target || l->iter != 0 || l->body != sr->target.body || l->depth != sr->target.depth ||
+	    l->count != sr->target.count)
+		return 0;
+	sr->joined_target = sr->in = 1;
+	sr->in_ord = S->ordinal;
+	sr->in_body = l->body;
+	sr->in_depth = l->depth;
+	sr->iter = 0;
+	if (active(S) && !slot_open(S, 0))
+		give_up(S);
+	S->joined++;
+	return 0;
+}
+
 static int loop_start(struct run *R, struct st_rank *sr, const struct tr_loop *l)
 {
 	struct steady *S = R->steady;
+	if (S->stagger)
+		return loop_start_stagger(R, sr, l);
 	if (sr->in && l->depth == sr->in_depth && l->body == sr->in_body) { /* its next iteration */
 		int cur = sr->in_ord == S->ordinal;
 		if (cur && active(S)) {
@@ -521,7 +679,9 @@ static void loop_end(struct run *R, struct st_rank *sr, const struct tr_loop *l)
 	sr->iter = -1;
 	S->left++;
 	try_eval(R);
-	give_up(S); /* a rank is through: no boundary is left where all could stop */
+	if (S->stagger && S->state != ST_WATCH)
+		return; /* (the iterations after the skip are still evaluated) */
+	give_up(S);     /* a rank is through: no boundary is left where all could stop */
 	if (S->left == S->joined && S->lost < S->ordinal)
 		S->lost = S->ordinal; /* everyone in it left; who comes later plays it */
 }
@@ -691,7 +851,19 @@ int rp_steady_next(struct run *R, struct rank_st *rk, struct qev *q, char *why, 
 		}
 		int rc = tr_next(rk->cur, &q->ev, why, whylen);
 		if (rc == TR_LOOP) {
-			if (loop_start(R, sr, tr_cursor_loop(rk->cur))) {
+			int stop = loop_start(R, sr, tr_cursor_loop(rk->cur));
+			if (stop && S->stagger) { /* a pipeline: skip at once, nothing stops */
+				if (tr_cursor_skip(rk->cur, S->skip)) {
+					rp_fail(R, SIM_EXIT_INTERNAL,
+					        "%s:%d: steady state: rank %d cannot skip %lld iterations (a bug)",
+					        tr_path(R->t), S->line, rk->rank, S->skip);
+					return 0;
+				}
+				sr->jumped = 1;
+				S->jumped++;
+				continue;
+			}
+			if (stop) {
 				sr->at_stop = 1;
 				if (R->inline_streams)
 					return RP_STEADY_RUN_QUEUE;
@@ -703,6 +875,7 @@ int rp_steady_next(struct run *R, struct rank_st *rk, struct qev *q, char *why, 
 			continue;
 		}
 		q->iter = -1;
+		q->late = (signed char)sr->jumped;
 		if (rc == 1 && sr->in && active(S) && q->ev.kind != TK_MARK && q->ev.kind != TK_MEM) {
 			struct st_slot *sl = slot_get(S, sr->iter);
 			if (sl) {
@@ -739,6 +912,34 @@ void rp_steady_recorded(struct run *R, const struct qev *q, long i)
 
 /* ---- setup and the end ---- */
 
+/* A pipeline when the replayed ranks' largest repeats differ (stages run
+   their own) and each has enough iterations. */
+static void stagger_init(struct run *R)
+{
+	struct steady *S = R->steady;
+	int first = -1, differ = 0;
+	for (int i = 0; i < R->nranks && S->nrep > 1; i++) {
+		struct st_rank *sr = &S->rk[i];
+		if (!R->ranks[i].streams)
+			continue;
+		if (!tr_largest_repeat(R->t, i, &sr->target) || sr->target.count < ST_MIN_COUNT)
+			return;
+		if (first < 0) {
+			first = i;
+			S->min_count = sr->target.count;
+			continue;
+		}
+		const struct tr_loop *f = &S->rk[first].target;
+		differ |= sr->target.body != f->body || sr->target.count != f->count || sr->target.depth != f->depth;
+		if (sr->target.count < S->min_count)
+			S->min_count = sr->target.count;
+	}
+	if (!differ)
+		return; /* the ranks' repeats are matched in order (loop_start) */
+	candidate(S, &S->rk[first].target, 1);
+	S->stagger = 1;
+}
+
 int rp_steady_init(struct run *R)
 {
 	if (R->o->exact || R->o->jitter > 0)
@@ -762,6 +963,7 @@ int rp_steady_init(struct run *R)
 	for (int i = 0; i < 3; i++)
 		S->hist[i].j = -1;
 	R->steady = S;
+	stagger_init(R);
 	return 0;
 }
 
@@ -772,9 +974,44 @@ double rp_steady_end(const struct run *R, long i)
 	return si >= 0 ? rp_steady_time(&R->r->steady[si], R->r->steady[si].copies, R->r->spans[i].t1) : -1;
 }
 
+/* After the run: the ops issued after the skip ran K periods early on the
+   engine; their real times are K periods later, and what they waited for
+   in the template is its copy in the last iteration skipped. */
+static void stagger_finish(struct run *R)
+{
+	struct steady *S = R->steady;
+	struct rp_result *r = R->r;
+	if (!S->jumped)
+		return;
+	if (S->jumped < S->nrep || !S->verified || S->seg < 0) {
+		rp_fail(
+		    R, SIM_EXIT_INTERNAL,
+		    "%s:%d: steady state of a pipeline: %d of %d ranks skipped, the iteration after %s (a bug; sim run "
+		    "--exact plays every iteration)",
+		    tr_path(R->t), S->line, S->jumped, S->nrep, S->verified ? "checked" : "never checked");
+		return;
+	}
+	const struct rp_steady *st = &r->steady[S->seg];
+	double shift = st->t_resume - st->t_cut;
+	for (long i = 0; i < r->nspans; i++) {
+		struct rp_span *x = &r->spans[i];
+		if (!x->late)
+			continue;
+		x->arrive += shift;
+		x->t0 += shift;
+		x->t1 += shift;
+		if (x->pred >= 0 && !r->spans[x->pred].late && list_find(st->tmpl, st->n, x->pred) >= 0)
+			x->pred = -2 - x->pred;
+	}
+}
+
 void rp_steady_finish(struct run *R)
 {
 	struct steady *S = R->steady;
+	if (S && S->stagger) {
+		stagger_finish(R);
+		return;
+	}
 	if (S && S->arrived > 0 && S->arrived < S->nrep)
 		rp_fail(R, SIM_EXIT_INTERNAL,
 		        "%s:%d: steady state: %d of %d ranks reached iteration %lld of the repeat, the others never "

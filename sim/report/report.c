@@ -102,12 +102,13 @@ static int is_comm(int kind)
 	return kind == TK_COLL || kind == TK_SEND || kind == TK_RECV;
 }
 
-/* Length of the union of the spans idx[0..n) that pass the filter. */
-static double union_len(const long *idx, long n, int want)
+/* Length of the union of the spans sp[idx[0..n)] (sp[0..n) when idx is
+   NULL), sorted by start, that pass the filter. */
+static double union_len(const struct rp_span *sp, const long *idx, long n, int want)
 {
 	double total = 0, lo = 0, hi = -1;
 	for (long i = 0; i < n; i++) {
-		const struct rp_span *s = &SP[idx[i]];
+		const struct rp_span *s = &sp[idx ? idx[i] : i];
 		int ok = want == 0   ? s->kind == TK_OP
 		         : want == 1 ? is_comm(s->kind)
 		         : want == 2 ? s->kind != TK_DELAY
@@ -186,7 +187,7 @@ static int by_time_desc(const void *a, const void *b)
 static void rank_unions(const struct rp_result *r, const long *idx, long n, const long *copies, long *sub, double u[4])
 {
 	for (int w = 0; w < 4; w++)
-		u[w] = union_len(idx, n, w);
+		u[w] = union_len(SP, idx, n, w);
 	if (!copies)
 		return;
 	long m = 0;
@@ -198,13 +199,21 @@ static void rank_unions(const struct rp_result *r, const long *idx, long n, cons
 			continue;
 		if (si != cur && m) { /* the spans of steady state cur end here */
 			for (int w = 0; w < 4; w++)
-				u[w] += (double)r->steady[cur].copies * union_len(sub, m, w);
+				u[w] += (double)r->steady[cur].copies * union_len(SP, sub, m, w);
 			m = 0;
 		}
 		cur = si;
 		if (i < n)
 			sub[m++] = idx[i];
 	}
+}
+
+static void unions_of(const struct report *rep, const struct rp_span *v, long n, double *u, void *arg)
+{
+	(void)rep;
+	(void)arg;
+	for (int w = 0; w < 4; w++)
+		u[w] = union_len(v, NULL, n, w);
 }
 
 static void per_rank(struct report *rep, const long *idx, long n, const long *copies)
@@ -220,7 +229,9 @@ static void per_rank(struct report *rep, const long *idx, long n, const long *co
 			j++;
 		struct rep_rank *x = &rep->rank[k];
 		double u[4];
-		rank_unions(r, idx + i, j - i, copies, sub, u);
+		if (!copies || !report_stagger(r) ||
+		    report_stagger_eval(rep, idx + i, j - i, copies, 4, unions_of, NULL, u))
+			rank_unions(r, idx + i, j - i, copies, sub, u);
 		x->compute = u[0];
 		x->comm = u[1];
 		double both = u[2];

@@ -104,8 +104,8 @@ static int cedge_cmp(const void *a, const void *b)
 /* The rank's exposed time split over its communicators: the time in which a transfer is in flight and no device
    op of the rank runs (its ops' union, lo/hi[0..m)), each instant shared equally among the communicators then in
    flight, so that the groups' shares add up to the rank's exposed time. e[0..ne) are the spans' boundaries. */
-static void comm_exposed(struct report *rep, struct cedge *e, long ne, const double *lo, const double *hi, long m,
-                         int nrep)
+static void comm_exposed(const struct report *rep, struct cedge *e, long ne, const double *lo, const double *hi, long m,
+                         int nrep, double *extra)
 {
 	int active[REP_GROUPS] = {0};
 	qsort(e, (size_t)ne, sizeof *e, cedge_cmp);
@@ -126,8 +126,76 @@ static void comm_exposed(struct report *rep, struct cedge *e, long ne, const dou
 		double share = (b - a - covered) * e[i].mult / nrep / k;
 		for (int g = 0; g < rep->ngroups; g++)
 			if (active[g] > 0)
-				rep->cgroups[g].extra += share;
+				extra[g] += share;
 	}
+}
+
+/* The communicator group of a transfer's span (a new one when there is room), -1 when there is none. */
+static int group_of(struct report *rep, const struct rp_span *s)
+{
+	char name[64];
+	comm_class(s, rep->r, rep->trace, name, sizeof name);
+	int g = 0;
+	while (g < rep->ngroups && strcmp(rep->cgroups[g].name, name))
+		g++;
+	if (g == rep->ngroups) {
+		if (g == REP_GROUPS)
+			return -1;
+		memset(&rep->cgroups[g], 0, sizeof rep->cgroups[g]);
+		snprintf(rep->cgroups[g].name, sizeof rep->cgroups[g].name, "%s", name);
+		rep->ngroups++;
+	}
+	return g;
+}
+
+/* The union of the device ops of spans sp[idx[i..j)] (sp[i..j) when idx is NULL), sorted by start, as sorted
+   disjoint intervals lo/hi; returns how many. */
+static long ops_union(const struct rp_span *sp, const long *idx, long i, long j, double *lo, double *hi)
+{
+	long m = 0;
+	for (long k = i; k < j; k++) {
+		const struct rp_span *s = &sp[idx ? idx[k] : k];
+		if (s->kind != TK_OP || s->t1 <= s->t0)
+			continue;
+		if (m && s->t0 <= hi[m - 1]) {
+			if (s->t1 > hi[m - 1])
+				hi[m - 1] = s->t1;
+		} else {
+			lo[m] = s->t0;
+			hi[m++] = s->t1;
+		}
+	}
+	return m;
+}
+
+/* report_stagger_eval's f: the exposed time per communicator of one rank's spans v[0..n) (their groups exist). */
+static void exposed_of(const struct report *rep, const struct rp_span *v, long n, double *extra, void *arg)
+{
+	int nrep = *(const int *)arg;
+	double *lo = malloc(((size_t)n + 1) * sizeof *lo), *hi = malloc(((size_t)n + 1) * sizeof *hi);
+	struct cedge *e = malloc(((size_t)2 * n + 2) * sizeof *e);
+	memset(extra, 0, REP_GROUPS * sizeof *extra);
+	if (lo && hi && e) {
+		long m = ops_union(v, NULL, 0, n, lo, hi), ne = 0;
+		for (long k = 0; k < n; k++) {
+			const struct rp_span *s = &v[k];
+			if (!is_comm(s->kind) || s->t1 <= s->t0)
+				continue;
+			char name[64];
+			comm_class(s, rep->r, rep->trace, name, sizeof name);
+			int g = 0;
+			while (g < rep->ngroups && strcmp(rep->cgroups[g].name, name))
+				g++;
+			if (g == rep->ngroups)
+				continue;
+			e[ne++] = (struct cedge){s->t0, g, 1, 1};
+			e[ne++] = (struct cedge){s->t1, g, -1, 1};
+		}
+		comm_exposed(rep, e, ne, lo, hi, m, nrep, extra);
+	}
+	free(lo);
+	free(hi);
+	free(e);
 }
 
 /* Per communicator: mean time per rank in its transfers, and its share of the
@@ -148,37 +216,14 @@ static void comm_groups(struct report *rep, const long *idx, long n, const long 
 		int rank = r->spans[idx[i]].rank;
 		while (j < n && r->spans[idx[j]].rank == rank)
 			j++;
-		/* the union of the rank's device ops, as sorted disjoint intervals */
-		long m = 0;
-		for (long k = i; k < j; k++) {
-			const struct rp_span *s = &r->spans[idx[k]];
-			if (s->kind != TK_OP || s->t1 <= s->t0)
-				continue;
-			if (m && s->t0 <= hi[m - 1]) {
-				if (s->t1 > hi[m - 1])
-					hi[m - 1] = s->t1;
-			} else {
-				lo[m] = s->t0;
-				hi[m++] = s->t1;
-			}
-		}
-		long ne = 0;
+		long m = ops_union(r->spans, idx, i, j, lo, hi), ne = 0;
 		for (long k = i; k < j; k++) {
 			const struct rp_span *s = &r->spans[idx[k]];
 			if (!is_comm(s->kind))
 				continue;
-			char name[64];
-			comm_class(s, r, rep->trace, name, sizeof name);
-			int g = 0;
-			while (g < rep->ngroups && strcmp(rep->cgroups[g].name, name))
-				g++;
-			if (g == rep->ngroups) {
-				if (g == REP_GROUPS)
-					continue;
-				memset(&rep->cgroups[g], 0, sizeof rep->cgroups[g]);
-				snprintf(rep->cgroups[g].name, sizeof rep->cgroups[g].name, "%s", name);
-				rep->ngroups++;
-			}
+			int g = group_of(rep, s);
+			if (g < 0)
+				continue;
 			double d = s->t1 - s->t0;
 			double mult = copies ? 1 + (double)copies[idx[k]] : 1;
 			rep->cgroups[g].count += (long)mult;
@@ -188,7 +233,12 @@ static void comm_groups(struct report *rep, const long *idx, long n, const long 
 				e[ne++] = (struct cedge){s->t1, g, -1, mult};
 			}
 		}
-		comm_exposed(rep, e, ne, lo, hi, m, nrep);
+		double extra[REP_GROUPS] = {0};
+		if (!copies || !report_stagger(r) ||
+		    report_stagger_eval(rep, idx + i, j - i, copies, REP_GROUPS, exposed_of, &nrep, extra))
+			comm_exposed(rep, e, ne, lo, hi, m, nrep, extra);
+		for (int g = 0; g < rep->ngroups; g++)
+			rep->cgroups[g].extra += extra[g];
 		i = j;
 	}
 out:
