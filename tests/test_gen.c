@@ -152,6 +152,15 @@ static void test_act_variants(struct gen_config *c)
 	c->dropout = 0;
 	c->p.tp = 1;
 	c->p.sp = 0;
+	/* fp8 training: Transformer Engine saves the fp8 inputs of its GEMMs (1
+	   byte a value): the two norm outputs 1 + 1 instead of 2 + 2, the GELU
+	   output the second MLP GEMM multiplies 4 instead of 8 (its bf16 input
+	   stays: 8), the out-projection's fp8 input 1 beside the bf16 attention
+	   output: 32 - 2 - 4 + 1 = 27 */
+	c->p.dtype = GEN_FP8;
+	double got = gen_act_layer_bytes(c, 0, GEN_RC_NONE);
+	CHECK(near(got, sbh * (27 + 4 * a / h), 1e-15), "fp8: %.17g bytes, want s b h x (27 + 4a/h)", got);
+	c->p.dtype = GEN_BF16;
 }
 
 static void test_activations(void)

@@ -583,26 +583,31 @@ double gen_dp_comm_elems(double psi, long long n, int zero)
 }
 
 /* bytes per token of the attention tensors one rank keeps (Q, K, V, the
-   out-projection input; MLA: also the latent vectors) */
-static double attn_act_token(const struct gen_model *m, long long t)
+   out-projection input; MLA: also the latent vectors). f8: fp8 training,
+   where the out-projection (a Transformer Engine Linear) also keeps the
+   fp8 copy of its input it multiplied, beside the attention's bf16 output. */
+static double attn_act_token(const struct gen_model *m, long long t, int f8)
 {
 	double al = (double)(m->heads / t);
 	if (m->attn == GEN_MLA)
 		return 2.0 * m->q_lora + 2.0 * (m->kv_lora + m->rope_dim) + 4 * al * (m->nope_dim + m->rope_dim) +
-		       4 * al * m->v_dim;
+		       (f8 ? 5 : 4) * al * m->v_dim;
 	/* with QK-norm, the norms' inputs too */
-	return (m->qk_norm ? 6 : 4) * (al + kv_local(m, t)) * m->head_dim;
+	return (m->qk_norm ? 6 : 4) * (al + kv_local(m, t)) * m->head_dim + (f8 ? al * m->head_dim : 0);
 }
 
 /* bytes per token of the FFN tensors one rank keeps: GELU in and out
    (2 x 2 ffn), SwiGLU gate and up outputs and their product (3 x 2 ffn);
-   MoE: each of topk experts' input copy and intermediates, shared experts */
-static double ffn_act_token(const struct gen_model *m, long long layer, long long t)
+   MoE: each of topk experts' input copy and intermediates, shared experts.
+   f8: the activation's output is the second GEMM's input, kept in fp8 (1
+   byte a value: Transformer Engine's LayerNormMLP and GroupedLinear save
+   the quantized tensor they multiplied), and so is an expert's input. */
+static double ffn_act_token(const struct gen_model *m, long long layer, long long t, int f8)
 {
-	double per = (m->act == GEN_SWIGLU ? 6.0 : 4.0);
+	double per = (m->act == GEN_SWIGLU ? 4.0 : 2.0) + (f8 ? 1 : 2);
 	if (!gen_layer_is_moe(m, layer))
 		return per * m->ffn / t;
-	return m->topk * (2.0 * m->hidden + per * m->expert_ffn / t) + m->shared * per * m->expert_ffn / t;
+	return m->topk * ((f8 ? 1.0 : 2.0) * m->hidden + per * m->expert_ffn / t) + m->shared * per * m->expert_ffn / t;
 }
 
 double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen_recompute rc)
@@ -611,14 +616,19 @@ double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen
 	double s = (double)gen_seq_local(c), b = (double)c->p.micro_batch, h = (double)m->hidden, t = (double)c->p.tp;
 	double al = (double)(m->heads / c->p.tp);
 	int drop = c->dropout > 0;
-	/* 2-byte activations (fp8 training keeps bf16 activations too) */
+	/* 2-byte activations; fp8 training (Transformer Engine) keeps the
+	   inputs of its fp8 GEMMs quantized, 1 byte a value: the norms' outputs,
+	   the second MLP GEMM's input, an expert's input (Transformer Engine's
+	   LayerNormLinear, LayerNormMLP and GroupedLinear save what they
+	   multiplied), and the out-projection's input beside the bf16 one */
+	int f8 = c->mode == GEN_TRAIN && c->p.dtype == GEN_FP8;
 	if (rc == GEN_RC_FULL)
 		return 2 * s * b * h / (c->p.sp ? t : 1);
-	/* norms' inputs 4h, attention and MLP inputs 2h + 2h, the two hidden
-	   dropout masks 1h + 1h (with dropout): 10 s b h (8 without dropout),
-	   replicated over tp unless sequence parallel */
-	double repl = (drop ? 10 : 8) * s * b * h / (c->p.sp ? t : 1);
-	double shard = s * b * (attn_act_token(m, c->p.tp) + ffn_act_token(m, layer, c->p.tp));
+	/* norms' inputs 4h, attention and MLP inputs 2h + 2h (fp8: 1h + 1h),
+	   the two hidden dropout masks 1h + 1h (with dropout): 10 s b h (8
+	   without dropout), replicated over tp unless sequence parallel */
+	double repl = ((drop ? 10 : 8) - (f8 ? 2 : 0)) * s * b * h / (c->p.sp ? t : 1);
+	double shard = s * b * (attn_act_token(m, c->p.tp, f8) + ffn_act_token(m, layer, c->p.tp, f8));
 	double core;
 	if (c->attn_impl == GEN_NAIVE) /* softmax output 2, with dropout its mask 1 and output 2 bytes per score */
 		core = rc == GEN_RC_NONE ? (drop ? 5.0 : 2.0) * al * s * s * b : 0;
@@ -695,7 +705,7 @@ static void infer_memory(const struct gen_config *c, long long stage, struct gen
 	out->kv = 2 * layers * per_token * b * (double)tokens;
 	/* prefill's live set of one block: input and residual, and the larger of
 	   the attention and FFN intermediates */
-	double a = attn_act_token(m, c->p.tp), f = ffn_act_token(m, m->layers - 1, c->p.tp);
+	double a = attn_act_token(m, c->p.tp, 0), f = ffn_act_token(m, m->layers - 1, c->p.tp, 0);
 	if (c->attn_impl == GEN_NAIVE) /* the scores and the softmax output, 2 bytes each, per query */
 		a += 4.0 * (double)(m->heads / c->p.tp) * in;
 	out->activations = bm * in * (4.0 * m->hidden + (a > f ? a : f));
