@@ -162,7 +162,7 @@ static int parse_list(const char *opt, const char *v, long long hi, struct pl_li
 	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
 		if (l->n == PL_MAX_CHOICES)
 			return cli_usage_error("plan", "%s %s: at most 16 values", opt, v);
-		long long n;
+		long long n = 0;
 		if (parse_int(opt, w, 1, hi, &n))
 			return SIM_EXIT_USAGE;
 		for (int k = 0; k < l->n; k++)
@@ -221,7 +221,7 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 	if (*i + 1 >= argc)
 		return 2 + cli_usage_error("plan", "%s needs a value", a);
 	const char *v = argv[++*i];
-	long long n;
+	long long n = 0;
 	int rc = 0;
 	A->train_lists |= (k >= 3 && k <= 6) || k == 13; /* --ep, --micro-batch, --recompute, --zero, --cp */
 	switch (k) {
