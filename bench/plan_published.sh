@@ -10,8 +10,9 @@
 # Llama 3.1 405B is planned for its fp8 "current" runs on 256 GB200 and
 # GB300 over narrowed lists around the published layouts (one micro-batch):
 # a layout with few data-parallel ranks has hundreds of micro-batches a step,
-# each replayed (no pipeline steady state yet, issue 24), and takes 20 s to
-# minutes; its mxfp8 variants and its 128-GPU B200 run are left out.
+# each replayed (the interleaved schedule's steady state is not derived,
+# issue 24), and takes 20 s to minutes; its mxfp8 variants and its 128-GPU
+# B200 run are left out.
 # The published layouts are tp,pp,cp,dp,ep,micro_batch,recompute,zero as the
 # plan's CSV has them.
 # usage: bench/plan_published.sh [BUILD_DIR]
