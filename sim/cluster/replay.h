@@ -35,9 +35,14 @@ struct rp_span {
 	short mark;        /* region (tr_mark_name), -1 before the first mark */
 	signed char algo;  /* coll: the algorithm chosen (coll_algo_name), -1 = none */
 	signed char proto; /* coll: enum coll_proto */
-	signed char late;  /* issued after its rank skipped a pipeline's steady state (replay_steady.c): during
-	                      the run its times are the engine's, K periods early; at the end, the real ones */
+	signed char late;  /* a pipeline's steady state (replay_steady.c): RP_LATE_* */
 };
+
+/* rp_span.late: the op was issued after its rank skipped a pipeline's steady
+   state (its times were the engine's, K periods early, and are moved when the
+   run ends), in an iteration of the watched repeat before the skip, or
+   neither. */
+enum { RP_LATE_WATCHED = -1, RP_LATE_NO = 0, RP_LATE_YES = 1 };
 
 struct rp_options {
 	double jitter;      /* sigma of a lognormal factor on device-op times; 0 = off */

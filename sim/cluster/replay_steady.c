@@ -98,6 +98,9 @@
  *     play on when it is not; ranks with several may have waited to issue).
  *  3. A derived span's times follow its template's: copy k is k periods
  *     later, the last ends where the replay resumed.
+ *  4. (pipelines) An op issued after the skip hangs on an op issued after it,
+ *     on the template, or on one from before the watched repeat, never on
+ *     an older iteration (rp_span.late tells them apart).
  */
 #include "replay_int.h"
 
@@ -901,7 +904,9 @@ void rp_steady_recorded(struct run *R, const struct qev *q, long i)
 		return;
 	}
 	sl->made++;
-	const struct rp_span *s = &R->r->spans[i];
+	struct rp_span *s = &R->r->spans[i];
+	if (S->stagger && s->late == RP_LATE_NO)
+		s->late = RP_LATE_WATCHED;
 	if (s->pred == -1)
 		sl->unpred = 1;
 	if (q->ev.kind == TK_OP && q->ev.op.dtype >= 0 && q->ev.op.dtype < DT_COUNT)
@@ -995,13 +1000,25 @@ static void stagger_finish(struct run *R)
 	double shift = st->t_resume - st->t_cut;
 	for (long i = 0; i < r->nspans; i++) {
 		struct rp_span *x = &r->spans[i];
-		if (!x->late)
+		if (x->late != RP_LATE_YES)
 			continue;
 		x->arrive += shift;
 		x->t0 += shift;
 		x->t1 += shift;
-		if (x->pred >= 0 && !r->spans[x->pred].late && list_find(st->tmpl, st->n, x->pred) >= 0)
-			x->pred = -2 - x->pred;
+		long p = x->pred;
+		if (p < 0 || r->spans[p].late == RP_LATE_YES)
+			continue;
+		if (list_find(st->tmpl, st->n, p) >= 0) {
+			x->pred = -2 - p; /* the template's copy in the last derived iteration */
+		} else if (r->spans[p].late == RP_LATE_WATCHED) {
+			/* an older iteration: its copy K later is not the last one, and the
+			   proofs said predecessors lie in the iteration or the one before */
+			rp_fail(R, SIM_EXIT_INTERNAL,
+			        "%s:%d: steady state of a pipeline: an op after the skip waited for one %s (a bug; sim "
+			        "run --exact plays every iteration)",
+			        tr_path(R->t), S->line, "two or more iterations back");
+			return;
+		} /* else issued before the repeat: the same op in the run that plays every iteration */
 	}
 }
 

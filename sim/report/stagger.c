@@ -41,7 +41,7 @@ static long expand_rank(const struct rp_result *r, const struct rp_steady *st, c
 	long m = 0;
 	for (long i = 0; i < n; i++) {
 		struct rp_span s = r->spans[idx[i]];
-		if (s.late) {
+		if (s.late == RP_LATE_YES) {
 			s.arrive += back;
 			s.t0 += back;
 			s.t1 += back;
