@@ -160,6 +160,24 @@ static void closed_forms(const struct arch_chip *c)
 		CHECK(fabs(p.bw_s - want) <= 1e-12 * want, "oneshot bandwidth term %.12g s, closed form %.12g s",
 		      p.bw_s, want);
 	}
+	/* shift: each member's buffer to the next member alone, through its switch port (by the link's figures,
+	   not the topology's field), one flow a member; no other algorithm serves it */
+	if (t.ops == topo_find("switch")) {
+		const struct arch_link *l = arch_find_link(c, c->sys.link);
+		double B = arch_link_bw(l) * (double)l->count * c->model.link_eff, S = 1 << 24;
+		CHECK(!coll_plan(&t, CO_SHIFT, COLL_AUTO, S, m, 8, 1, &p, why, sizeof why), "%s", why);
+		CHECK(p.algo == coll_algo_find("ring") && p.proto == PR_SIMPLE, "a 16 MiB shift runs as ring/Simple");
+		CHECK(fabs(p.bw_s - S / B) <= 1e-12 * S / B, "shift bandwidth term %.12g s, closed form %.12g s",
+		      p.bw_s, S / B);
+		CHECK(fabs(p.bus_bytes - S) < 1, "a shift's bus bytes are its buffer: %g", p.bus_bytes);
+		CHECK(p.nphases == 1 && p.nflows[0] == 8, "a shift of 8 is 8 flows, got %d", p.nflows[0]);
+		for (int i = 0; i < p.nflows[0]; i++)
+			CHECK(p.flows[0][i].dst == (p.flows[0][i].src + 1) % 8 && fabs(p.flows[0][i].bytes - S) < 1,
+			      "flow %d: %d to %d, %g B", i, p.flows[0][i].src, p.flows[0][i].dst, p.flows[0][i].bytes);
+		coll_plan_free(&p);
+		CHECK(coll_plan(&t, CO_SHIFT, coll_algo_find("direct"), S, m, 8, 0, &p, why, sizeof why) != 0,
+		      "direct does not serve a shift");
+	}
 	double prev = 0;
 	for (double S = 8; S <= 16.0 * (1 << 30); S *= 4) {
 		CHECK(!coll_plan(&t, CO_ALLREDUCE, COLL_AUTO, S, m, 8, 0, &p, why, sizeof why), "%s", why);
@@ -215,8 +233,8 @@ int main(int argc, char **argv)
 	double want = p.lat_s + p.bw_s;
 	CHECK(fabs(r.time_s - want) <= 1e-9 * want, "replay %.12g s, model %.12g s (rel %.3g)", r.time_s, want,
 	      (r.time_s - want) / want);
-	printf("%s %d ranks %s %s %s: %s/%s replay %.9g s, model %.9g s\n", argv[2], n, argv[4], argv[5],
-	       op, coll_algo_name(p.algo), coll_proto_name(p.proto), r.time_s, want);
+	printf("%s %d ranks %s %s %s: %s/%s replay %.9g s, model %.9g s\n", argv[2], n, argv[4], argv[5], op,
+	       coll_algo_name(p.algo), coll_proto_name(p.proto), r.time_s, want);
 	rp_result_free(&r);
 	free(m);
 	tr_free(t);

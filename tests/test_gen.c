@@ -915,6 +915,84 @@ static void test_cp(void)
 	free(txt);
 }
 
+/* What rank 0 of a trace issues: collectives by op (tp ones apart), GEMMs, elementwise ops, shift bytes. */
+struct rank_counts {
+	long coll[CO_COUNT], tp_coll[CO_COUNT], gemm, elem;
+	double shift_bytes;
+};
+
+static int count_rank0(const char *txt, const char *name, struct rank_counts *n)
+{
+	char why[TR_MSG_MAX];
+	memset(n, 0, sizeof *n);
+	struct trace *t = txt ? tr_parse_string(txt, name, why, sizeof why) : NULL;
+	CHECK(t != NULL, "%s does not parse: %s", name, why);
+	if (!t)
+		return -1;
+	struct tr_cursor *cur = tr_cursor_new(t, 0);
+	struct tr_event ev;
+	while (tr_next(cur, &ev, why, sizeof why) == 1) {
+		if (ev.kind == TK_COLL) {
+			n->coll[ev.coll]++;
+			if (!strcmp(tr_comm_name(t, ev.comm), "tp"))
+				n->tp_coll[ev.coll]++;
+			if (ev.coll == CO_SHIFT)
+				n->shift_bytes += ev.bytes;
+		}
+		n->gemm += ev.kind == TK_OP && ev.op.kind == OP_GEMM;
+		n->elem += ev.kind == TK_OP && ev.op.kind == OP_ELEM;
+	}
+	tr_cursor_free(cur);
+	tr_free(t);
+	return 0;
+}
+
+/* --tp-comm-overlap (Transformer Engine's userbuffers ring exchange): counted by hand for Llama-3 8B at tp 4, dp 2,
+   4 micro-batches of 8192 tokens per data-parallel rank, against the same run without it. Per layer and
+   micro-batch the forward's all-gathers before QKV and FC1 and reduce-scatters after the out-projection and FC2,
+   and the backward's all-gathers of the out-projection's and FC2's output gradients, become tp - 1 = 3 shifts of a
+   quarter of 8192 x 4096 x 2 bytes (16 MiB) each: 18 shifts; those six GEMMs (dgrad GEMMs in the backward) run in
+   4 chunks, 18 GEMMs more; each reduce-scatter's partials are summed by one add, 2 more; the backward's
+   reduce-scatters of QKV's and FC1's input gradients stay. The FLOPs do not change. */
+static void test_tp_overlap(void)
+{
+	struct gen_config c, off;
+	config(&c, "llama3-8b");
+	layout(&c, 4, 1, 2, 1, 8);
+	c.p.sp = 1;
+	c.p.tp_overlap = 1;
+	char why[256];
+	CHECK(gen_check(&c, why, sizeof why) == 0, "llama3-8b tp 4 sp, --tp-comm-overlap: %s", why);
+	off = c;
+	off.p.tp_overlap = 0;
+	char *a = text_of(&c, NULL), *b = text_of(&off, NULL);
+	struct trace *ta = a ? tr_parse_string(a, "tp overlap", why, sizeof why) : NULL;
+	struct trace *tb = b ? tr_parse_string(b, "no overlap", why, sizeof why) : NULL;
+	CHECK(ta && tb && near(trace_flops(ta), trace_flops(tb), 1e-12), "the GEMMs' FLOPs change: %.6g vs %.6g",
+	      ta ? trace_flops(ta) : 0, tb ? trace_flops(tb) : 0);
+	tr_free(ta);
+	tr_free(tb);
+	struct rank_counts on, no;
+	if (!count_rank0(a, "tp overlap", &on) && !count_rank0(b, "no overlap", &no)) {
+		long lm = 32 * 4; /* layers x micro-batches */
+		CHECK(on.coll[CO_SHIFT] == 18 * lm && on.tp_coll[CO_SHIFT] == on.coll[CO_SHIFT] &&
+		          no.coll[CO_SHIFT] == 0,
+		      "%ld shifts over tp, want %ld", on.coll[CO_SHIFT], 18 * lm);
+		CHECK(on.shift_bytes == 18.0 * lm * 16 * 1048576, "shifts move %.0f bytes", on.shift_bytes);
+		CHECK(no.tp_coll[CO_ALLGATHER] - on.tp_coll[CO_ALLGATHER] == 4 * lm &&
+		          no.tp_coll[CO_REDUCESCATTER] - on.tp_coll[CO_REDUCESCATTER] == 2 * lm,
+		      "all-gathers %ld -> %ld, reduce-scatters %ld -> %ld", no.tp_coll[CO_ALLGATHER],
+		      on.tp_coll[CO_ALLGATHER], no.tp_coll[CO_REDUCESCATTER], on.tp_coll[CO_REDUCESCATTER]);
+		CHECK(on.gemm - no.gemm == 18 * lm && on.elem - no.elem == 2 * lm,
+		      "GEMMs %ld -> %ld, elementwise %ld -> %ld", no.gemm, on.gemm, no.elem, on.elem);
+	}
+	free(a);
+	free(b);
+	c.p.sp = 0;
+	CHECK(gen_check(&c, why, sizeof why) != 0 && strstr(why, "--tp-comm-overlap: needs --sp"),
+	      "--tp-comm-overlap without --sp: '%s'", why);
+}
+
 /* --cp-comm-type a2a (Ulysses-style, Transformer Engine's AttnFuncWithCPAndQKVOA2A): per attention an all-to-all of
    Q, K, V over cp, the attention over the whole sequence with heads/cp heads, an all-to-all of O back (backward:
    dO, then dQ, dK, dV); no ring transfers; the same attention work as the ring. A rank's heads must divide by cp. */
@@ -989,6 +1067,7 @@ int main(void)
 	test_parse_args();
 	test_cp();
 	test_cp_a2a();
+	test_tp_overlap();
 	printf("%d checks, %d failed\n", checks, fails);
 	return fails != 0;
 }

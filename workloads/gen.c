@@ -355,6 +355,10 @@ static int check_parallel(const struct gen_config *c, char *why, size_t len)
 		return fail(why, len,
 		            "--sp: the %lld tokens of a rank (--seq %lld / --cp %lld) are not divisible by --tp %lld",
 		            gen_seq_local(c), c->seq, p->cp, p->tp);
+	if (p->tp_overlap && p->tp > 1 && !p->sp) /* (with --tp 1 there is nothing to overlap: it changes nothing) */
+		return fail(why, len,
+		            "--tp-comm-overlap: needs --sp (it overlaps sequence parallelism's all-gathers and "
+		            "reduce-scatters with the GEMMs, as Megatron-Core requires)");
 	return 0;
 }
 

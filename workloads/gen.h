@@ -89,9 +89,10 @@ struct gen_parallel {
 	   counted as one layer each of the first and the last model chunk */
 	long long first_layers, last_layers;
 	int split_embedding, split_loss;
-	int sp;      /* sequence parallelism (with tp) */
-	int zero;    /* ZeRO stage 0-3 over dp */
-	int offload; /* optimizer states live on the host */
+	int sp;         /* sequence parallelism (with tp) */
+	int tp_overlap; /* --tp-comm-overlap: sp's all-gathers and reduce-scatters ring-exchanged beside the GEMMs */
+	int zero;       /* ZeRO stage 0-3 over dp */
+	int offload;    /* optimizer states live on the host */
 	enum gen_sched sched;
 	enum gen_recompute recompute;
 	enum gen_grad_sync grad_sync;

@@ -72,6 +72,7 @@ static const struct flag flags[] = {
     {"--cp", F_POS, C(p.cp), M, M_TRAIN, NULL},
     {"--cp-comm-type", F_ENUM, C(p.cp_comm), 0, M_TRAIN, cp_comm_names},
     {"--sp", F_BOOL, C(p.sp), 0, M_ANY, NULL},
+    {"--tp-comm-overlap", F_BOOL, C(p.tp_overlap), 0, M_TRAIN, NULL},
     {"--micro-batch", F_POS, C(p.micro_batch), M, M_TRAIN, NULL},
     {"--global-batch", F_POS, C(p.global_batch), 1024 * M, M_TRAIN, NULL},
     {"--schedule", F_ENUM, C(p.sched), 0, M_TRAIN, sched_names},

@@ -75,6 +75,7 @@ struct step {
 	int causal, decode;
 	long long drop; /* attn: scores the dropout passes over (naive attention with dropout; 0: none) */
 	int flash_drop; /* attn: dropout inside the FlashAttention kernel (training with dropout) */
+	int ring;       /* ST_TP_F / ST_TP_G with --tp-comm-overlap: ring steps beside the GEMM next to it */
 };
 
 enum block_kind { BK_EMB, BK_DENSE, BK_MOE, BK_HEAD, BK_COUNT };
@@ -378,6 +379,96 @@ static void cp_attn(struct em *e, struct lines *L, const struct step *s, const c
 		cp_ring(e, L, s, dir);
 }
 
+/* Tensor-parallel communication overlap (--tp-comm-overlap), as Megatron-Core runs it with Transformer Engine's
+   userbuffers (Megatron-Bridge's performance recipes turn it on, megatron/bridge/training/comm_overlap.py; TE's
+   transformer_engine/pytorch/module/base.py initialize_ub and common/comm_gemm_overlap). With sequence parallelism
+   a column-parallel GEMM (QKV, FC1) multiplies the tokens every tp rank holds: instead of an all-gather and then
+   the GEMM, the tp chunks travel around the tp ring, one `coll op=shift comm=tp` step at a time on stream tpc,
+   while the GEMM works on the chunk in hand, the local one first ("ring_exchange", TE's split_overlap_ag_p2p: one
+   SM of communication, not charged). A row-parallel GEMM (out-projection, FC2) computes its output in tp chunks
+   and passes each partial chunk on while it computes the next, the received partials summed at the end (TE's
+   split_overlap_rs_p2p sums them in one kernel). The backward gathers the gradient of a row-parallel GEMM's output
+   the same way beside the chunks of its dgrad GEMM. The reduce-scatter of a column-parallel GEMM's input gradient
+   stays after it: TE overlaps it with the wgrad GEMM ("bulk") on 2 to 32 SMs of its own, which the device model
+   cannot take from a GEMM yet (issue 17). Labels: tgq the op before the steps, tgr0 and tgr1 the chunks received
+   (by parity), tgs0 and tgs1 the partial chunks computed. */
+static void tp_shift(struct lines *L, long long bytes, const char *from, const char *to)
+{
+	add(L, "coll op=shift comm=tp bytes=%lld stream=tpc after=%s id=%s", bytes, from, to);
+}
+
+/* The all-gather of `bytes` (the whole gathered tensor) ring-exchanged beside the GEMM (m x n x k, trans) whose
+   rows it gathers: the local chunk first, each chunk received while the one before is multiplied. */
+static void ring_ag_gemm(struct em *e, struct lines *L, const struct step *s, long long bytes, long long m, long long n,
+                         long long k, const char *trans)
+{
+	long long t = e->t, mc = m / t, chunk = bytes / t;
+	append(L, " id=tgq");
+	tp_shift(L, chunk, "tgq", "tgr1");
+	gemm_text(e, L, s, mc, n, k, trans, s->gelu && !trans);
+	for (long long i = 1; i < t; i++) {
+		if (i + 1 < t)
+			tp_shift(L, chunk, i % 2 ? "tgr1" : "tgr0", i % 2 ? "tgr0" : "tgr1");
+		gemm_text(e, L, s, mc, n, k, trans, s->gelu && !trans);
+		append(L, " after=tgr%d", (int)(i % 2));
+	}
+}
+
+/* A row-parallel GEMM and the reduce-scatter of its output (`bytes`, the whole unreduced output): tp chunks of
+   its rows, each partial passed on while the next is computed, the received partials summed at the end. */
+static void ring_gemm_rs(struct em *e, struct lines *L, const struct step *s, long long bytes)
+{
+	long long t = e->t, mc = s->m / t, chunk = bytes / t;
+	quantize_input(e, L, s);
+	gemm_text(e, L, s, mc, s->n, s->k, NULL, s->gelu);
+	append(L, " id=tgs0");
+	for (long long i = 1; i < t; i++) {
+		tp_shift(L, chunk, i % 2 ? "tgs0" : "tgs1", i % 2 ? "tgr1" : "tgr0");
+		gemm_text(e, L, s, mc, s->n, s->k, NULL, s->gelu);
+		append(L, " id=tgs%d", (int)(i % 2));
+	}
+	add(L, "elem op=add n=%lld dtype=%s after=tgr%d", (t - 1) * mc * s->n, e->dt, (int)((t - 1) % 2));
+}
+
+/* The forward of a block's steps; with --tp-comm-overlap a ring step and the GEMM beside it go together. */
+static void step_fwd(struct em *e, struct lines *L, const struct step *s);
+static void steps_fwd(struct em *e, struct lines *L, const struct block *B)
+{
+	for (int i = 0; i < B->n; i++) {
+		const struct step *s = &B->st[i], *nx = i + 1 < B->n ? &B->st[i + 1] : NULL;
+		if (s->ring && s->kind == ST_TP_F && nx && nx->kind == ST_GEMM && L->n > 0) {
+			quantize_input(e, L, nx);
+			ring_ag_gemm(e, L, nx, s->bytes, nx->m, nx->n, nx->k, NULL);
+			i++;
+		} else if (s->kind == ST_GEMM && nx && nx->ring && nx->kind == ST_TP_G) {
+			ring_gemm_rs(e, L, s, nx->bytes);
+			i++;
+		} else {
+			step_fwd(e, L, s);
+		}
+	}
+}
+
+/* The backward of a block's steps, last first; with --tp-comm-overlap the gradient of a row-parallel GEMM's
+   output is gathered beside the chunks of its dgrad GEMM (its wgrad GEMM then has all of it). */
+static void step_bwd(struct em *e, struct lines *L, const struct step *s);
+static void steps_bwd(struct em *e, struct lines *L, const struct block *B)
+{
+	for (int i = B->n - 1; i >= 0; i--) {
+		const struct step *s = &B->st[i], *pv = i > 0 ? &B->st[i - 1] : NULL;
+		if (s->ring && s->kind == ST_TP_G && pv && pv->kind == ST_GEMM && !pv->gelu && L->n > 0) {
+			long long b = pv->batch > 1 ? pv->batch : 1;
+			if (fp8_step(e, pv)) /* the output's gradient, for both GEMMs */
+				quantize(e, L, pv->m * pv->n * b, 0);
+			ring_ag_gemm(e, L, pv, s->bytes, pv->m, pv->k, pv->n, "nt"); /* dX = dY W^T, by chunks */
+			gemm_text(e, L, pv, pv->k, pv->n, pv->m, "tn", 0);           /* dW = X^T dY */
+			i--;
+		} else {
+			step_bwd(e, L, s);
+		}
+	}
+}
+
 /* the attention forward; naive attention with dropout then drops out
    scores (after the softmax, before P V: the kernels run in order either
    way), as a pass of two streams in and one out */
@@ -587,22 +678,30 @@ static void build_moe(struct em *e, struct block *B, long long T)
 static void build_layer(struct em *e, struct block *B, const struct tok *k, int moe)
 {
 	long long T = k->b * k->sq, Tn = e->c->p.sp ? T / e->t : T, act = T * e->h * 2;
+	/* --tp-comm-overlap: Transformer Engine's linear layers of a dense layer (QKV, out-projection, FC1, FC2)
+	   ring-exchange their all-gathers and reduce-scatters; MLA's projections and MoE's dispatch do not */
+	int ring = e->c->p.tp_overlap && e->c->p.sp && e->t > 1 && e->c->mode == GEN_TRAIN;
+	int ring_attn = ring && e->m->attn != GEN_MLA, ring_mlp = ring && !moe;
 	s_norm(e, B, Tn, e->h);
 	s_coll(B, ST_TP_F, act);
+	B->st[B->n - 1].ring = ring_attn;
 	if (e->m->attn == GEN_MLA)
 		build_attn_mla(e, B, k);
 	else
 		build_attn_mha(e, B, k);
 	s_coll(B, ST_TP_G, act);
+	B->st[B->n - 1].ring = ring_attn;
 	s_dropout(e, B, Tn * e->h);
 	s_elem(B, "add", Tn * e->h, 0, NULL);
 	s_norm(e, B, Tn, e->h);
 	s_coll(B, ST_TP_F, act);
+	B->st[B->n - 1].ring = ring_mlp;
 	if (moe)
 		build_moe(e, B, T);
 	else
 		build_mlp(e, B, T, e->m->ffn, 1, FP8_NORM);
 	s_coll(B, ST_TP_G, act);
+	B->st[B->n - 1].ring = ring_mlp;
 	s_dropout(e, B, Tn * e->h);
 	s_elem(B, "add", Tn * e->h, 0, NULL);
 }
@@ -709,8 +808,7 @@ static void emit_block_defs(struct em *e, const char *prefix, enum block_kind ki
 	open_block(e, "def %s_fwd", nm);
 	int g = zero3_gather(e, B);
 	L.n = 0;
-	for (int i = 0; i < B->n; i++)
-		step_fwd(e, &L, &B->st[i]);
+	steps_fwd(e, &L, B);
 	flush_lines(e, &L, g ? "ag" : NULL, "lo");
 	close_block(e);
 	if (e->c->mode == GEN_INFER)
@@ -719,10 +817,8 @@ static void emit_block_defs(struct em *e, const char *prefix, enum block_kind ki
 	g = zero3_gather(e, B);
 	L.n = 0;
 	if (layer && e->c->p.recompute == GEN_RC_FULL)
-		for (int i = 0; i < B->n; i++)
-			step_fwd(e, &L, &B->st[i]);
-	for (int i = B->n - 1; i >= 0; i--)
-		step_bwd(e, &L, &B->st[i]);
+		steps_fwd(e, &L, B);
+	steps_bwd(e, &L, B);
 	/* gradient accumulation: each micro-batch's weight gradients are added into the step's (PyTorch's
 	   AccumulateGrad, Megatron's main_grad hook), a pass over the block's gradients in the model dtype
 	   that the wgrad GEMMs do not fuse (ZeRO-2/3: over this rank's shard, reduce-scattered every

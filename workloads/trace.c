@@ -48,8 +48,8 @@
 #define MAX_TOKENS  (LINE_CHARS / 2 + 2)
 
 static const char *const dim_names[DIM_COUNT + 1] = {"tp", "cp", "ep", "dp", "pp", NULL};
-static const char *const coll_names[CO_COUNT + 1] = {"allreduce", "allgather", "reducescatter", "alltoall",
-                                                     "broadcast", "reduce",    "barrier",       NULL};
+static const char *const coll_names[CO_COUNT + 1] = {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast",
+                                                     "reduce",    "barrier",   "shift",         NULL};
 static const char *const kind_names[TK_COUNT] = {"op", "coll", "send", "recv", "delay", "mark", "memory"};
 static const char *const mem_names[MEM_COUNT + 1] = {"params", "grads",     "optimizer", "activations",
                                                      "kv",     "workspace", NULL};

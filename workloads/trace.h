@@ -20,7 +20,7 @@
  *                                      rank=3  ranks=0-7,12  pp=0  pp!=0
  *                                      pp=last  tp=0-3 (several: all must hold)
  *   gemm|attn|elem|copy|conv|embedding ...   a device op, as `sim op` reads it
- *   coll op=allreduce|allgather|reducescatter|alltoall|broadcast|reduce|barrier
+ *   coll op=allreduce|allgather|reducescatter|alltoall|broadcast|reduce|barrier|shift
  *        comm=NAME bytes=Q [algo=auto|NAME] [root=I]
  *   send peer=P bytes=Q [tag=T]        point-to-point; P is a rank number or
  *   recv peer=P bytes=Q [tag=T]        DIM+K / DIM-K (DIM: rank tp cp ep dp pp)
@@ -79,6 +79,7 @@ enum tr_coll {
 	CO_BROADCAST,
 	CO_REDUCE,
 	CO_BARRIER,
+	CO_SHIFT, /* each member sends bytes to the next member of its group (the last to the first): a ring step */
 	CO_COUNT
 };
 /* algo= of a collective: "auto" (the replay picks), or the name of an

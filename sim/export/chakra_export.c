@@ -245,6 +245,14 @@ int exp_chakra_rank(const struct trace *t, const struct arch_chip *c, struct dm 
 			break;
 		}
 		case TK_COLL:
+			if (ev.coll == CO_SHIFT) { /* a ring step: Chakra's collective types have none */
+				snprintf(why, whylen,
+				         "%s:%d: coll op=shift has no Chakra collective type (sim gen writes it for "
+				         "--tp-comm-overlap; a trace without it exports)",
+				         tr_path(t), ev.line);
+				rc = SIM_EXIT_TRACE;
+				break;
+			}
 			n.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
 			attr_bool(&A, "is_cpu_op", 0);
 			attr_int(&A, "comm_type", coll_type(ev.coll));

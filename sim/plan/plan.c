@@ -208,6 +208,7 @@ int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long 
 					continue;
 				x.p.dp = gpus / (x.p.tp * x.p.pp * x.p.cp);
 				x.p.sp = x.p.tp > 1;
+				x.p.tp_overlap &= x.p.sp; /* --tp-comm-overlap where sequence parallelism is on */
 				if (sp->sched_set && x.p.pp > 1) {
 					x.p.sched = sp->sched;
 					x.p.vstages = sp->sched != GEN_INTERLEAVED ? 1 : sp->vstages ? sp->vstages : 2;

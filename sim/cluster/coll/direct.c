@@ -86,7 +86,7 @@ static int direct_flows(const struct coll_args *a, const int *mem, const int *st
 const struct coll_algo_ops coll_direct = {
     .name = "direct",
     .summary = "every member to every other at once: all-to-all anywhere, one-shot reductions on a full mesh",
-    .colls = COLL_ALL & ~(COLL_BIT(CO_BROADCAST) | COLL_BIT(CO_REDUCE)),
+    .colls = COLL_ALL & ~(COLL_BIT(CO_BROADCAST) | COLL_BIT(CO_REDUCE) | COLL_BIT(CO_SHIFT)),
     .protos = COLL_BIT(PR_LL) | COLL_BIT(PR_SIMPLE),
     .base_us = {6.6, 14.0, 8.4},
     .cost = direct_cost,

@@ -1,12 +1,16 @@
 /*
  * ring.c -- ring: every member sends to the next one, 2(n-1) steps for an
  * all-reduce (reduce-scatter then all-gather), n-1 for the others; broadcast
- * and reduce are pipelined along the ring. Inside a node the ring is a chain
+ * and reduce are pipelined along the ring; a shift is one step of it, each
+ * member's buffer to the next member (Transformer Engine's ring exchange).
+ * Inside a node the ring is a chain
  * through the switch, or the bytes spread over every direct link of a mesh,
  * hybrid cube mesh or ring (as RCCL's multiple rings do); across nodes one
  * rail per member. NCCL's default for large messages.
  */
 #include "coll_int.h"
+
+#include <math.h>
 
 static int ring_steps(enum tr_coll c, int n)
 {
@@ -25,8 +29,21 @@ static double ring_volume(enum tr_coll c, double S, int n)
 	case CO_BARRIER: return 2.0 * (n - 1) / n * S;
 	case CO_ALLGATHER:
 	case CO_REDUCESCATTER: return (double)(n - 1) / n * S;
-	default: /* broadcast, reduce: pipelined along the ring */ return S;
+	default: /* broadcast, reduce: pipelined along the ring; shift: one step of it */ return S;
 	}
+}
+
+/* A shift: each member's buffer straight to the next member, through the
+   switch (a port each way) or over the direct link of a mesh, and from a
+   node's last member to the next node's first over one rail: the slowest of
+   those hops. */
+static double shift_bw(const struct coll_args *a)
+{
+	const struct topo *t = a->t;
+	double b = a->s.k > 1 ? (t->ops->port ? t->port_bw : t->pair_bw) : INFINITY;
+	if (a->s.m > 1 && coll_inter_bw(t, 1) < b)
+		b = coll_inter_bw(t, 1);
+	return b * a->pf;
 }
 
 /* Each step crosses the slowest hop; the steps that cross node boundaries
@@ -35,6 +52,12 @@ static int ring_cost(const struct coll_args *a, double *lat, double *bw)
 {
 	const struct topo *t = a->t;
 	enum tr_coll c = a->c;
+	if (c == CO_SHIFT) {
+		double b = shift_bw(a);
+		*lat = a->base + coll_hop(t, a->s.m > 1 ? HW_NET : t->intra_hw, a->p, 0) + coll_fill(t, a->S, 1, 1, b);
+		*bw = a->S / b;
+		return 1;
+	}
 	int n = a->s.n, m = a->s.m;
 	int steps = ring_steps(c, n);
 	int inter = m > 1 ? (c == CO_ALLREDUCE || c == CO_BARRIER ? 2 * (m - 1) : m - 1) : 0;
@@ -47,6 +70,12 @@ static int ring_cost(const struct coll_args *a, double *lat, double *bw)
 
 static int ring_flows(const struct coll_args *a, const int *mem, const int *starts, struct fl f[COLL_MAX_PHASES])
 {
+	if (a->c == CO_SHIFT) {
+		for (int i = 0; i < a->s.n; i++)
+			if (coll_fl_add(&f[0], mem[i], mem[(i + 1) % a->s.n], a->S / a->pf))
+				return -1;
+		return 1;
+	}
 	if (coll_ring_flows(a->t, mem, starts, a->s.m, ring_volume(a->c, a->S, a->s.n) / a->pf, &f[0]))
 		return -1;
 	return 1;
