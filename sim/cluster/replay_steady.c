@@ -418,6 +418,53 @@ static void arm(struct run *R)
 	S->state = ST_ARMED;
 }
 
+/* The steady state the latest evaluated iteration (the template) starts: its copies, period and cut. */
+static struct rp_steady steady_of(const struct steady *S)
+{
+	const struct st_hist *h = &S->hist[2];
+	struct rp_steady st = {0};
+	st.line = S->line;
+	st.n = h->spans.n;
+	st.copies = S->skip;
+	st.period = (h->end - S->run_from_end) / (double)(h->j - S->run_from);
+	st.t_cut = h->end;
+	return st;
+}
+
+/* Adds st to the result with its template, the latest evaluated iteration, and each span's predecessor as the
+   copies see it (canonical positions map to the template's own); counts the derived ops and FLOPs. -1 when
+   memory runs out (nothing added). */
+static int record_steady(struct run *R, struct rp_steady *st)
+{
+	struct steady *S = R->steady;
+	struct rp_result *r = R->r;
+	const struct st_hist *h = &S->hist[2], *prev = &S->hist[1];
+	st->tmpl = malloc((size_t)st->n * sizeof *st->tmpl);
+	st->pcls = malloc((size_t)st->n);
+	st->parg = malloc((size_t)st->n * sizeof *st->parg);
+	struct rp_steady *v = realloc(r->steady, ((size_t)r->nsteady + 1) * sizeof *v);
+	if (v)
+		r->steady = v;
+	if (!st->tmpl || !st->pcls || !st->parg || !v) {
+		free(st->tmpl);
+		free(st->pcls);
+		free(st->parg);
+		return -1;
+	}
+	memcpy(st->tmpl, h->spans.v, (size_t)st->n * sizeof *st->tmpl);
+	for (long p = 0; p < st->n; p++) {
+		long pred = r->spans[st->tmpl[p]].pred, c;
+		st->pcls[p] = (signed char)pred_class(pred, h, prev, &c);
+		st->parg[p] = st->pcls[p] == RP_PRED_FIXED ? pred : c >= 0 ? h->canon[c] : -1;
+	}
+	S->seg = r->nsteady;
+	r->steady[r->nsteady++] = *st;
+	r->derived += st->copies * st->n;
+	for (int d = 0; d < DT_COUNT; d++)
+		R->flops_by_dtype[d] += (double)st->copies * h->flops[d];
+	return 0;
+}
+
 /* ---- a pipeline's steady state ---- */
 
 /* Iterations proven the same: the hosts will skip at iteration A, one past
@@ -446,40 +493,12 @@ static void arm_stagger(struct run *R)
 static void derive_stagger(struct run *R)
 {
 	struct steady *S = R->steady;
-	struct rp_result *r = R->r;
-	struct st_hist *h = &S->hist[2], *prev = &S->hist[1];
-	struct rp_steady st = {0};
-	st.line = S->line;
-	st.n = h->spans.n;
-	st.copies = S->skip;
-	st.period = (h->end - S->run_from_end) / (double)(h->j - S->run_from);
-	st.t_cut = h->end;
+	const struct st_hist *h = &S->hist[2];
+	struct rp_steady st = steady_of(S);
 	st.t_resume = h->end + (double)st.copies * st.period;
 	st.stagger = 1;
-	st.tmpl = malloc((size_t)st.n * sizeof *st.tmpl);
-	st.pcls = malloc((size_t)st.n);
-	st.parg = malloc((size_t)st.n * sizeof *st.parg);
-	struct rp_steady *v = realloc(r->steady, ((size_t)r->nsteady + 1) * sizeof *v);
-	if (v)
-		r->steady = v;
-	if (!st.tmpl || !st.pcls || !st.parg || !v) {
-		free(st.tmpl);
-		free(st.pcls);
-		free(st.parg);
-		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
-		return;
-	}
-	memcpy(st.tmpl, h->spans.v, (size_t)st.n * sizeof *st.tmpl);
-	for (long p = 0; p < st.n; p++) {
-		long pred = r->spans[st.tmpl[p]].pred, c;
-		st.pcls[p] = (signed char)pred_class(pred, h, prev, &c);
-		st.parg[p] = st.pcls[p] == RP_PRED_FIXED ? pred : c >= 0 ? h->canon[c] : -1;
-	}
-	S->seg = r->nsteady;
-	r->steady[r->nsteady++] = st;
-	r->derived += st.copies * st.n;
-	for (int d = 0; d < DT_COUNT; d++)
-		R->flops_by_dtype[d] += (double)st.copies * h->flops[d];
+	if (record_steady(R, &st))
+		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory"); /* (the hosts skipped: it cannot be played instead) */
 }
 
 static void stagger_proven(struct run *R)
@@ -724,7 +743,7 @@ static void derive(struct run *R)
 			lo = fmin(lo, S->rk[i].drained);
 			hi = fmax(hi, S->rk[i].drained);
 		}
-	struct st_hist *h = &S->hist[2], *prev = &S->hist[1];
+	struct st_hist *h = &S->hist[2];
 	S->state = ST_DONE;
 	h->end = -INFINITY; /* now that every op of it ended: a batch's last end is the engine's, not the sum */
 	for (long p = 0; p < h->spans.n; p++)
@@ -747,36 +766,8 @@ static void derive(struct run *R)
 			        tr_path(R->t), S->line, S->arm_at);
 		return;
 	}
-	struct rp_steady st = {0};
-	st.line = S->line;
-	st.n = h->spans.n;
-	st.copies = S->skip;
-	st.period = (h->end - S->run_from_end) / (double)(h->j - S->run_from);
-	st.t_cut = h->end;
-	st.tmpl = malloc((size_t)st.n * sizeof *st.tmpl);
-	st.pcls = malloc((size_t)st.n);
-	st.parg = malloc((size_t)st.n * sizeof *st.parg);
-	struct rp_steady *v = realloc(r->steady, ((size_t)r->nsteady + 1) * sizeof *v);
-	if (!st.tmpl || !st.pcls || !st.parg || !v) {
-		free(st.tmpl);
-		free(st.pcls);
-		free(st.parg);
-		if (v)
-			r->steady = v;
-		return; /* played instead */
-	}
-	r->steady = v;
-	memcpy(st.tmpl, h->spans.v, (size_t)st.n * sizeof *st.tmpl);
-	for (long p = 0; p < st.n; p++) { /* copies are the template: canonical positions map to its own */
-		long pred = r->spans[st.tmpl[p]].pred, c;
-		st.pcls[p] = (signed char)pred_class(pred, h, prev, &c);
-		st.parg[p] = st.pcls[p] == RP_PRED_FIXED ? pred : c >= 0 ? h->canon[c] : -1;
-	}
-	S->seg = r->nsteady;
-	r->steady[r->nsteady++] = st;
-	r->derived += st.copies * st.n;
-	for (int d = 0; d < DT_COUNT; d++)
-		R->flops_by_dtype[d] += (double)st.copies * h->flops[d];
+	struct rp_steady st = steady_of(S);
+	record_steady(R, &st); /* (no memory: played instead) */
 }
 
 /* The rank's part: what its streams and labels hang on moves to the last
