@@ -401,14 +401,21 @@ static long long host_lead(const struct run *R, const struct st_hist *h)
 	return lead;
 }
 
-static void arm(struct run *R)
+/* One past the iteration the farthest host issues: where the hosts can all stop (or skip). */
+static long long next_boundary(const struct run *R)
 {
-	struct steady *S = R->steady;
+	const struct steady *S = R->steady;
 	long long A = 0;
 	for (int i = 0; i < R->nranks; i++)
 		if (R->ranks[i].streams && S->rk[i].iter + 1 > A)
 			A = S->rk[i].iter + 1;
-	long long L = host_lead(R, &S->hist[2]);
+	return A;
+}
+
+static void arm(struct run *R)
+{
+	struct steady *S = R->steady;
+	long long A = next_boundary(R), L = host_lead(R, &S->hist[2]);
 	if (L < 0 || A + L >= S->count) { /* nothing left to skip */
 		S->state = ST_DONE;
 		return;
@@ -473,11 +480,7 @@ static int record_steady(struct run *R, struct rp_steady *st)
 static void arm_stagger(struct run *R)
 {
 	struct steady *S = R->steady;
-	long long A = 0;
-	for (int i = 0; i < R->nranks; i++)
-		if (R->ranks[i].streams && S->rk[i].iter + 1 > A)
-			A = S->rk[i].iter + 1;
-	long long L = host_lead(R, &S->hist[2]);
+	long long A = next_boundary(R), L = host_lead(R, &S->hist[2]);
 	long long K = S->min_count - A - L - 2;
 	if (L < 0 || K < 1) {
 		S->state = ST_DONE;
