@@ -557,8 +557,7 @@ static void evaluate(struct run *R, struct st_slot *sl)
 		if (S->stagger && S->state == ST_ARMED) /* (the hosts may have skipped: it cannot be undone) */
 			rp_fail(R, SIM_EXIT_INTERNAL,
 			        "%s:%d: steady state of a pipeline: iteration %lld differs from the one before it, "
-			        "after the "
-			        "ranks skipped to it (sim run --exact plays every iteration)",
+			        "after the ranks skipped to it (sim run --exact plays every iteration)",
 			        tr_path(R->t), S->line, h->j);
 		return;
 	}
@@ -608,8 +607,6 @@ static void candidate(struct steady *S, const struct tr_loop *l, long ordinal)
 		S->hist[i].j = -1;
 }
 
-/* A TR_LOOP stop; 1 when the host is at the boundary the steady state
-   skips from. */
 /* loop_start of a pipeline: each rank joins its own watched repeat, whose
    iterations it numbers as played (those skipped are not counted). */
 static int loop_start_stagger(struct run *R, struct st_rank *sr, const struct tr_loop *l)
@@ -644,6 +641,8 @@ static int loop_start_stagger(struct run *R, struct st_rank *sr, const struct tr
 	return 0;
 }
 
+/* A TR_LOOP stop; 1 when the host is at the boundary the steady state
+   skips from. */
 static int loop_start(struct run *R, struct st_rank *sr, const struct tr_loop *l)
 {
 	struct steady *S = R->steady;
