@@ -208,20 +208,23 @@ static void rank_unions(const struct rp_result *r, const long *idx, long n, cons
 	}
 }
 
-static void unions_of(const struct report *rep, const struct rp_span *v, long n, double *u, void *arg)
+static int unions_of(const struct report *rep, const struct rp_span *v, long n, double *u, void *arg)
 {
 	(void)rep;
 	(void)arg;
 	for (int w = 0; w < 4; w++)
 		u[w] = union_len(v, NULL, n, w);
+	return 0;
 }
 
 static void per_rank(struct report *rep, const long *idx, long n, const long *copies)
 {
 	const struct rp_result *r = rep->r;
 	long *sub = copies ? malloc(((size_t)n + 1) * sizeof *sub) : NULL;
-	if (copies && !sub)
-		copies = NULL; /* no room: the recorded spans only */
+	if (copies && !sub) {
+		rep->no_memory = 1; /* (the report fails: what follows is not shown) */
+		return;
+	}
 	long i = 0;
 	for (int k = 0; k < r->ranks; k++) {
 		long j = i;
@@ -229,9 +232,10 @@ static void per_rank(struct report *rep, const long *idx, long n, const long *co
 			j++;
 		struct rep_rank *x = &rep->rank[k];
 		double u[4];
-		if (!copies || !report_stagger(r) ||
-		    report_stagger_eval(rep, idx + i, j - i, copies, 4, unions_of, NULL, u))
+		if (!copies || !report_stagger(r))
 			rank_unions(r, idx + i, j - i, copies, sub, u);
+		else if (report_stagger_eval(rep, idx + i, j - i, copies, 4, unions_of, NULL, u))
+			rep->no_memory = 1;
 		x->compute = u[0];
 		x->comm = u[1];
 		double both = u[2];
@@ -272,8 +276,10 @@ static void groups(struct report *rep, const long *copies)
 	rep->marks = calloc((size_t)rep->nmarks + 1, sizeof *rep->marks);
 	double *mark_lo = malloc(((size_t)rep->nmarks + 1) * (size_t)r->ranks * sizeof *mark_lo);
 	double *mark_hi = malloc(((size_t)rep->nmarks + 1) * (size_t)r->ranks * sizeof *mark_hi);
-	if (!by_text || !kind_of_text || !rep->colls || !rep->marks || !mark_lo || !mark_hi)
+	if (!by_text || !kind_of_text || !rep->colls || !rep->marks || !mark_lo || !mark_hi) {
+		rep->no_memory = 1;
 		goto out;
+	}
 	for (long i = 0; i < ((long)rep->nmarks + 1) * r->ranks; i++) {
 		mark_lo[i] = INFINITY;
 		mark_hi[i] = -INFINITY;
@@ -588,7 +594,7 @@ int report_build(struct report *rep, const struct arch_chip *c, const struct tra
 	report_work_build(rep, idx, r->nspans, copies);
 	free(copies);
 	free(idx);
-	return 0;
+	return rep->no_memory ? -1 : 0;
 }
 
 void report_free(struct report *rep)

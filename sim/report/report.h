@@ -56,6 +56,7 @@ struct report {
 	/* critical path */
 	double crit_compute, crit_comm, crit_wait, crit_other;
 	int ncrit;
+	int no_memory; /* a part of the report could not be computed for want of memory: report_build fails */
 	struct rp_span crit[REP_CRIT]; /* the longest spans on the path (derived ones too) */
 	double crit_d[REP_CRIT];       /* their durations */
 	long crit_len;
@@ -87,7 +88,7 @@ const struct rp_steady *report_stagger(const struct rp_result *r);
 /* For such a run: out[0..dim) = f(the spans of one rank, idx[0..n), with every derived copy among them, by start),
    for an f that adds up over time, without listing every copy (stagger.c says how); -1 when memory runs out. */
 int report_stagger_eval(const struct report *rep, const long *idx, long n, const long *copies, int dim,
-                        void (*f)(const struct report *, const struct rp_span *, long, double *, void *), void *arg,
+                        int (*f)(const struct report *, const struct rp_span *, long, double *, void *), void *arg,
                         double *out);
 void report_work_text(const struct report *rep, FILE *f);
 void report_work_text_groups(const struct report *rep, FILE *f);

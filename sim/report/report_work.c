@@ -169,13 +169,14 @@ static long ops_union(const struct rp_span *sp, const long *idx, long i, long j,
 }
 
 /* report_stagger_eval's f: the exposed time per communicator of one rank's spans v[0..n) (their groups exist). */
-static void exposed_of(const struct report *rep, const struct rp_span *v, long n, double *extra, void *arg)
+static int exposed_of(const struct report *rep, const struct rp_span *v, long n, double *extra, void *arg)
 {
 	int nrep = *(const int *)arg;
 	double *lo = malloc(((size_t)n + 1) * sizeof *lo), *hi = malloc(((size_t)n + 1) * sizeof *hi);
 	struct cedge *e = malloc(((size_t)2 * n + 2) * sizeof *e);
 	memset(extra, 0, REP_GROUPS * sizeof *extra);
-	if (lo && hi && e) {
+	int ok = lo && hi && e;
+	if (ok) {
 		long m = ops_union(v, NULL, 0, n, lo, hi), ne = 0;
 		for (long k = 0; k < n; k++) {
 			const struct rp_span *s = &v[k];
@@ -196,6 +197,7 @@ static void exposed_of(const struct report *rep, const struct rp_span *v, long n
 	free(lo);
 	free(hi);
 	free(e);
+	return ok ? 0 : -1;
 }
 
 /* Per communicator: mean time per rank in its transfers, and its share of the
@@ -209,8 +211,10 @@ static void comm_groups(struct report *rep, const long *idx, long n, const long 
 	double *lo = malloc(((size_t)n + 1) * sizeof *lo), *hi = malloc(((size_t)n + 1) * sizeof *hi);
 	struct cedge *e = malloc(((size_t)2 * n + 2) * sizeof *e);
 	int nrep = r->nrep > 0 ? r->nrep : r->ranks;
-	if (!lo || !hi || !e)
+	if (!lo || !hi || !e) {
+		rep->no_memory = 1;
 		goto out;
+	}
 	for (long i = 0; i < n;) {
 		long j = i;
 		int rank = r->spans[idx[i]].rank;
@@ -234,9 +238,10 @@ static void comm_groups(struct report *rep, const long *idx, long n, const long 
 			}
 		}
 		double extra[REP_GROUPS] = {0};
-		if (!copies || !report_stagger(r) ||
-		    report_stagger_eval(rep, idx + i, j - i, copies, REP_GROUPS, exposed_of, &nrep, extra))
+		if (!copies || !report_stagger(r))
 			comm_exposed(rep, e, ne, lo, hi, m, nrep, extra);
+		else if (report_stagger_eval(rep, idx + i, j - i, copies, REP_GROUPS, exposed_of, &nrep, extra))
+			rep->no_memory = 1;
 		for (int g = 0; g < rep->ngroups; g++)
 			rep->cgroups[g].extra += extra[g];
 		i = j;

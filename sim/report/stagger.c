@@ -70,7 +70,7 @@ static long expand_rank(const struct rp_result *r, const struct rp_steady *st, c
  * rounding), or K is small, f of all K copies. Returns -1 when memory runs out.
  */
 int report_stagger_eval(const struct report *rep, const long *idx, long n, const long *copies, int dim,
-                        void (*f)(const struct report *, const struct rp_span *, long, double *, void *), void *arg,
+                        int (*f)(const struct report *, const struct rp_span *, long, double *, void *), void *arg,
                         double *out)
 {
 	const struct rp_result *r = rep->r;
@@ -95,15 +95,20 @@ int report_stagger_eval(const struct report *rep, const long *idx, long n, const
 		free(g);
 		return -1;
 	}
-	int ok = 0;
+	int ok = 0, failed = 0;
 	if (top == K0 + 2) {
 		for (int c = 0; c < 3; c++)
-			f(rep, v, expand_rank(r, st, idx, n, copies, K0 + c, v), g + c * dim, arg);
-		ok = 1;
+			failed |= f(rep, v, expand_rank(r, st, idx, n, copies, K0 + c, v), g + c * dim, arg);
+		ok = !failed;
 		for (int d = 0; d < dim; d++) {
 			double d1 = g[dim + d] - g[d], d2 = g[2 * dim + d] - g[dim + d];
 			ok &= fabs(d1 - d2) <= 1e-9 * fmax(fabs(g[2 * dim + d]), 1e-12);
 		}
+	}
+	if (failed) {
+		free(v);
+		free(g);
+		return -1;
 	}
 	if (ok) {
 		for (int d = 0; d < dim; d++)
@@ -117,9 +122,9 @@ int report_stagger_eval(const struct report *rep, const long *idx, long n, const
 		}
 		v = w;
 		memset(out, 0, (size_t)dim * sizeof *out);
-		f(rep, v, expand_rank(r, st, idx, n, copies, K, v), out, arg);
+		failed = f(rep, v, expand_rank(r, st, idx, n, copies, K, v), out, arg);
 	}
 	free(v);
 	free(g);
-	return 0;
+	return failed ? -1 : 0;
 }
