@@ -449,19 +449,32 @@ static void steps_fwd(struct em *e, struct lines *L, const struct block *B)
 	}
 }
 
-/* The backward of a block's steps, last first; with --tp-comm-overlap the gradient of a row-parallel GEMM's
-   output is gathered beside the chunks of its dgrad GEMM (its wgrad GEMM then has all of it). */
+/* A GEMM's backward: the GELU epilogue's gradient, the output gradient quantized (fp8), dgrad and wgrad; with
+   ring_bytes > 0 (--tp-comm-overlap) the output gradient, sharded over tp, is gathered beside the chunks of the
+   dgrad GEMM (its wgrad GEMM then has all of it). */
+static void gemm_bwd(struct em *e, struct lines *L, const struct step *s, long long ring_bytes)
+{
+	long long b = s->batch > 1 ? s->batch : 1;
+	if (s->gelu)
+		add(L, "elem op=gelu n=%lld dtype=%s", s->m * s->n * b, e->dt);
+	if (fp8_step(e, s)) /* the output's gradient, for both GEMMs */
+		quantize(e, L, s->m * s->n * b, 0);
+	if (ring_bytes > 0)
+		ring_ag_gemm(e, L, s, ring_bytes, s->m, s->k, s->n, "nt"); /* dX = dY W^T, by chunks */
+	else
+		gemm_text(e, L, s, s->m, s->k, s->n, "nt", 0); /* dX = dY W^T */
+	gemm_text(e, L, s, s->k, s->n, s->m, "tn", 0);         /* dW = X^T dY */
+}
+
+/* The backward of a block's steps, last first; with --tp-comm-overlap a row-parallel GEMM's ring step goes with
+   its dgrad (gemm_bwd). */
 static void step_bwd(struct em *e, struct lines *L, const struct step *s);
 static void steps_bwd(struct em *e, struct lines *L, const struct block *B)
 {
 	for (int i = B->n - 1; i >= 0; i--) {
 		const struct step *s = &B->st[i], *pv = i > 0 ? &B->st[i - 1] : NULL;
 		if (s->ring && s->kind == ST_TP_G && pv && pv->kind == ST_GEMM && !pv->gelu && L->n > 0) {
-			long long b = pv->batch > 1 ? pv->batch : 1;
-			if (fp8_step(e, pv)) /* the output's gradient, for both GEMMs */
-				quantize(e, L, pv->m * pv->n * b, 0);
-			ring_ag_gemm(e, L, pv, s->bytes, pv->m, pv->k, pv->n, "nt"); /* dX = dY W^T, by chunks */
-			gemm_text(e, L, pv, pv->k, pv->n, pv->m, "tn", 0);           /* dW = X^T dY */
+			gemm_bwd(e, L, pv, s->bytes);
 			i--;
 		} else {
 			step_bwd(e, L, s);
@@ -525,14 +538,7 @@ static void step_bwd(struct em *e, struct lines *L, const struct step *s)
 	switch (s->kind) {
 	case ST_NORM:
 	case ST_ELEM: elem_text(e, L, s); break;
-	case ST_GEMM:
-		if (s->gelu)
-			add(L, "elem op=gelu n=%lld dtype=%s", s->m * s->n * (s->batch > 1 ? s->batch : 1), e->dt);
-		if (fp8_step(e, s)) /* the output's gradient, for both GEMMs */
-			quantize(e, L, s->m * s->n * (s->batch > 1 ? s->batch : 1), 0);
-		gemm_text(e, L, s, s->m, s->k, s->n, "nt", 0); /* dX = dY W^T */
-		gemm_text(e, L, s, s->k, s->n, s->m, "tn", 0); /* dW = X^T dY */
-		break;
+	case ST_GEMM: gemm_bwd(e, L, s, 0); break;
 	case ST_ATTN:
 		if (e->c->p.recompute == GEN_RC_SELECTIVE)
 			attn_fwd(e, L, s);

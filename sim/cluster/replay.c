@@ -167,9 +167,9 @@ static double span_end(struct run *R, long i)
 static long stream_span(struct run *R, struct stream_st *s, const struct qev *q, const struct rp_span *sp)
 {
 	assert(sp->t0 >= span_end(R, s->last_span));
-	struct rp_span x = *sp;
-	x.late = q->late;
-	long i = add_span(R, &x);
+	long i = add_span(R, sp);
+	if (i >= 0)
+		R->r->spans[i].late = q->late;
 	s->last_span = i;
 	if (R->steady && i >= 0)
 		rp_steady_recorded(R, q, i);

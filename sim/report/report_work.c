@@ -130,21 +130,26 @@ static void comm_exposed(const struct report *rep, struct cedge *e, long ne, con
 	}
 }
 
-/* The communicator group of a transfer's span (a new one when there is room), -1 when there is none. */
+/* The communicator group of a transfer's span, -1 when it has none yet; its name into name[64]. */
+static int group_find(const struct report *rep, const struct rp_span *s, char name[64])
+{
+	comm_class(s, rep->r, rep->trace, name, 64);
+	for (int g = 0; g < rep->ngroups; g++)
+		if (!strcmp(rep->cgroups[g].name, name))
+			return g;
+	return -1;
+}
+
+/* ... or a new one when there is room, else -1. */
 static int group_of(struct report *rep, const struct rp_span *s)
 {
 	char name[64];
-	comm_class(s, rep->r, rep->trace, name, sizeof name);
-	int g = 0;
-	while (g < rep->ngroups && strcmp(rep->cgroups[g].name, name))
-		g++;
-	if (g == rep->ngroups) {
-		if (g == REP_GROUPS)
-			return -1;
-		memset(&rep->cgroups[g], 0, sizeof rep->cgroups[g]);
-		snprintf(rep->cgroups[g].name, sizeof rep->cgroups[g].name, "%s", name);
-		rep->ngroups++;
-	}
+	int g = group_find(rep, s, name);
+	if (g >= 0 || rep->ngroups == REP_GROUPS)
+		return g;
+	g = rep->ngroups++;
+	memset(&rep->cgroups[g], 0, sizeof rep->cgroups[g]);
+	snprintf(rep->cgroups[g].name, sizeof rep->cgroups[g].name, "%s", name);
 	return g;
 }
 
@@ -180,14 +185,9 @@ static int exposed_of(const struct report *rep, const struct rp_span *v, long n,
 		long m = ops_union(v, NULL, 0, n, lo, hi), ne = 0;
 		for (long k = 0; k < n; k++) {
 			const struct rp_span *s = &v[k];
-			if (!is_comm(s->kind) || s->t1 <= s->t0)
-				continue;
 			char name[64];
-			comm_class(s, rep->r, rep->trace, name, sizeof name);
-			int g = 0;
-			while (g < rep->ngroups && strcmp(rep->cgroups[g].name, name))
-				g++;
-			if (g == rep->ngroups)
+			int g = is_comm(s->kind) && s->t1 > s->t0 ? group_find(rep, s, name) : -1;
+			if (g < 0)
 				continue;
 			e[ne++] = (struct cedge){s->t0, g, 1, 1};
 			e[ne++] = (struct cedge){s->t1, g, -1, 1};
