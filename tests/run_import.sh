@@ -2,7 +2,11 @@
 # sim import kineto (sim/import/, docs/import.md):
 #  1. the three H100 traces of traces/kineto/ and a real MI250 trace (tests/import/, from
 #     HolisticTraceAnalysis) import, and the jobs replay (`sim run`, exit 0); a decode step's attention of one
-#     query token becomes impl=flash2_decode;
+#     query token becomes impl=flash2_decode; a ResNet-50 step (H200, tests/validation/measured/README.md,
+#     h200-2026-11-28b) has its 53 convolutions forward and backward as conv ops (dir=bwd: aten::
+#     convolution_backward's dgrad and wgrad; the stem's dir=wgrad, its image needs no gradient), and its
+#     modelled convolutions, timed on configs/h200.cfg, within 20% of their measured sum (12% slow when this
+#     came in);
 #  2. the same bytes twice;
 #  3. the coverage table adds up: per family modelled + carried = measured, the families sum to the total,
 #     --report prints the table the trace's comments hold;
@@ -41,6 +45,22 @@ grep -q '^gemm m=128 n=128 k=5 dtype=fp32' "$tmp/mi250.trace" || fail "MI250: th
 	fail "decode step: the 32 layers' attention is not attn sq=1 impl=flash2_decode"
 grep -Eq '^attn .* sq=1 .*impl=flash2( |$)' "$tmp/decode.trace" && fail "decode step: an attention of one query token as impl=flash2"
 "$sim" run configs/h100.cfg "$tmp/decode.trace" >/dev/null || fail "sim run configs/h100.cfg (decode step import)"
+
+# a ResNet-50 step: convolutions forward and backward
+rn=traces/kineto/h200-2026-11-28b/kineto_resnet50_mb128.json.gz
+"$sim" import kineto "$rn" -o "$tmp/resnet.trace" || fail "import the ResNet-50 step"
+[ "$(grep -c '^conv n=128 .* dtype=bf16 stream=' "$tmp/resnet.trace")" = 53 ] || fail "ResNet-50: not 53 forward convs"
+[ "$(grep -c '^conv n=128 .* dtype=bf16 dir=bwd ' "$tmp/resnet.trace")" = 52 ] || fail "ResNet-50: not 52 conv backwards"
+grep -q '^conv n=128 c=3 h=224 w=224 k=64 r=7 s=7 stride=2 pad=3 dtype=bf16 dir=wgrad ' "$tmp/resnet.trace" ||
+	fail "ResNet-50: the stem's backward is not its wgrad alone"
+"$sim" run configs/h200.cfg "$tmp/resnet.trace" --json >"$tmp/resnet.json" || fail "sim run (ResNet-50 import)"
+meas=$(awk '/^# gemm /{print $5}' "$tmp/resnet.trace")
+pred=$(jq '[.by_kind[] | select(.kind == "conv" or .kind == "gemm") | .time_s] | add * 1e3' "$tmp/resnet.json")
+awk -v p="$pred" -v m="$meas" 'BEGIN{exit !(p > 0.8 * m && p < 1.2 * m)}' ||
+	fail "ResNet-50: the modelled convolutions take $pred ms on H200, measured $meas ms"
+echo "ResNet-50 (H200, batch 128): convolutions and GEMMs modelled $pred ms, measured $meas ms"
+t=resnet
+coverage_adds_up "$t" "$tmp/$t.trace" || fails=$((fails + 1))
 
 # 3: the coverage table adds up (and --report prints it)
 for t in small gpt3-125m gpt3-350m mi250; do

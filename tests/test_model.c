@@ -341,6 +341,53 @@ int main(int argc, char **argv)
 	struct dm_result a1 = run(a, "gemm m=4096 n=4096 k=4095 dtype=fp16");
 	CHECK(a1.time_s < 1.02 * p0.time_s, "A100 without a fallback model: %.3g s vs %.3g s", a1.time_s, p0.time_s);
 
+	/* the units a kernel runs on (op.h units=, busy=) */
+	{
+		struct dm_result all = run(h, "gemm m=8192 n=8192 k=8192 dtype=bf16");
+		struct dm_result same = run(h, "gemm m=8192 n=8192 k=8192 dtype=bf16 units=132");
+		CHECK(same.time_s == all.time_s, "units= all 132 SMs (%.6g s) should be the GEMM as given (%.6g s)",
+		      same.time_s, all.time_s);
+		/* half the SMs: half the matrix power, so a power-limited clock rises by at most sqrt(2): the GEMM
+		   takes between 2/sqrt(2) and 2 times as long */
+		struct dm_result half = run(h, "gemm m=8192 n=8192 k=8192 dtype=bf16 units=66");
+		double q = half.time_s / all.time_s;
+		CHECK(q > 1.35 && q < 2.05, "66 of 132 SMs: %.3f x the time, expected 1.41..2", q);
+		CHECK(half.clock_hz >= all.clock_hz, "fewer SMs should draw less power: clock %.0f MHz < %.0f MHz",
+		      half.clock_hz / 1e6, all.clock_hz / 1e6);
+		/* SMs held by another kernel: the kernel chosen for all 132 is never faster than the one chosen for the
+		   SMs it gets (units=); a third of them held costs time (with fewer SMs drawing power, one held SM
+		   can make the GEMM a little faster: only the GEMM's power is charged) */
+		struct dm_result held = run(h, "gemm m=8192 n=8192 k=8192 dtype=bf16 busy=66");
+		struct dm_result held44 = run(h, "gemm m=8192 n=8192 k=8192 dtype=bf16 busy=44");
+		CHECK(held.time_s >= half.time_s * (1 - 1e-9) && held44.time_s > 1.1 * all.time_s,
+		      "busy=66 %.6g s (units=66: %.6g s), busy=44 %.6g s (all: %.6g s)", held.time_s, half.time_s,
+		      held44.time_s, all.time_s);
+		struct op o133;
+		char w133[256];
+		CHECK(!op_parse("gemm m=64 n=64 k=64 dtype=bf16 units=133", NULL, &o133, w133, sizeof w133) &&
+		          dm_predict(h, &o133, &all, NULL, w133, sizeof w133) == -1 && strstr(w133, "132 units"),
+		      "units=133 on 132 SMs should be refused naming the count, got '%s'", w133);
+	}
+
+	/* a conv's backward: dgrad and wgrad, two kernels whose times add; with c == k, stride 1 and the padding that
+	   keeps the image's size, dgrad is the forward's GEMM (M = n h w, N = c, K = k r s) and costs the same */
+	{
+		const char *cv = "conv n=32 c=128 h=28 w=28 k=128 r=3 s=3 pad=1 dtype=bf16";
+		char l[256];
+		struct dm_result f = run(h, cv);
+		snprintf(l, sizeof l, "%s dir=dgrad", cv);
+		struct dm_result d = run(h, l);
+		snprintf(l, sizeof l, "%s dir=wgrad", cv);
+		struct dm_result g = run(h, l);
+		snprintf(l, sizeof l, "%s dir=bwd", cv);
+		struct dm_result b = run(h, l);
+		CHECK(fabs(d.time_s - f.time_s) <= 1e-12 * f.time_s, "dgrad %.6g s should equal the forward %.6g s",
+		      d.time_s, f.time_s);
+		CHECK(fabs(b.time_s - (d.time_s + g.time_s)) <= 1e-12 * b.time_s && b.kern.kernels == 2,
+		      "bwd %.6g s (%d kernels) should be dgrad %.6g + wgrad %.6g s in 2 kernels", b.time_s,
+		      b.kern.kernels, d.time_s, g.time_s);
+	}
+
 	arch_free(h);
 	arch_free(a);
 	printf("%s\n", fails ? "FAILED" : "all model properties hold");

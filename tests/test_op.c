@@ -62,6 +62,17 @@ static const struct {
      "conv n=1 c=3 h=224 w=224 k=64 r=7 s=7 stride=2 pad=3 dtype=int8 acc=int32 warm=0"},
     {"conv n=1 c=1 h=1 w=1 k=1 r=1 s=1 dtype=fp32",
      "conv n=1 c=1 h=1 w=1 k=1 r=1 s=1 stride=1 pad=0 dtype=fp32 acc=fp32 warm=0"},
+    /* the backward passes, and the units a kernel runs on: in the text only where given */
+    {"conv n=1 c=8 h=4 w=4 k=8 r=3 s=3 dtype=bf16 dir=fwd",
+     "conv n=1 c=8 h=4 w=4 k=8 r=3 s=3 stride=1 pad=0 dtype=bf16 acc=fp32 warm=0"},
+    {"conv dir=wgrad n=1 c=8 h=4 w=4 k=8 r=3 s=3 dtype=bf16 busy=16",
+     "conv n=1 c=8 h=4 w=4 k=8 r=3 s=3 stride=1 pad=0 dtype=bf16 acc=fp32 warm=0 dir=wgrad busy=16"},
+    {"conv n=1 c=8 h=4 w=4 k=8 r=3 s=3 dtype=bf16 dir=bwd units=100",
+     "conv n=1 c=8 h=4 w=4 k=8 r=3 s=3 stride=1 pad=0 dtype=bf16 acc=fp32 warm=0 dir=bwd units=100"},
+    {"gemm m=8 n=8 k=8 dtype=bf16 units=116",
+     "gemm m=8 n=8 k=8 batch=1 dtype=bf16 acc=fp32 trans=nn epilogue=none warm=0 units=116"},
+    {"gemm busy=8 m=8 n=8 k=8 dtype=bf16",
+     "gemm m=8 n=8 k=8 batch=1 dtype=bf16 acc=fp32 trans=nn epilogue=none warm=0 busy=8"},
     {"embedding tokens=16384 dim=12288 vocab=50257 dtype=fp16",
      "embedding tokens=16384 dim=12288 vocab=50257 dtype=fp16 warm=0"},
     /* 2^62 - 1, the largest size */
@@ -83,7 +94,7 @@ static const struct {
     {"gem m=1 n=1 k=1 dtype=fp16", "unknown op kind 'gem' (expected gemm|attn|elem|copy|conv|embedding)"},
     {"GEMM m=1 n=1 k=1 dtype=fp16", "unknown op kind 'GEMM'"},
     {"gemm mm=1 n=1 k=1 dtype=fp16",
-     "gemm: unknown key 'mm' (expected m, n, k, batch, dtype, acc, trans, epilogue, warm)"},
+     "gemm: unknown key 'mm' (expected m, n, k, batch, dtype, acc, trans, epilogue, warm, units, busy)"},
     {"gemm m=1 n=1 k=1 k=2 dtype=fp16", "gemm: k= given twice"},
     {"gemm m=1 n=1 dtype=fp16", "gemm: missing k="},
     {"gemm m=1 n=1 k=1", "gemm: missing dtype="},
@@ -169,6 +180,11 @@ static const struct {
     {"conv n=1 c=3 h=4 w=4 k=8 r=3 s=3 pad=4611686018427387903 dtype=fp16", "conv: sizes overflow (h+2*pad"},
     {"conv n=1048576 c=1048576 h=1048576 w=1048576 k=1 r=1 s=1 dtype=fp16", "conv: sizes overflow (n*c*h*w > 2^62)"},
     {"conv n=1 c=3 h=4 w=4 k=8 r=3 dtype=fp16", "conv: missing s="},
+    {"conv n=1 c=3 h=4 w=4 k=8 r=3 s=3 dtype=fp16 dir=back", "conv: dir=back is not one of fwd|bwd|dgrad|wgrad"},
+    {"conv n=1 c=3 h=4 w=4 k=8 r=3 s=3 dtype=fp16 units=4 busy=2", "conv: units= and busy= together"},
+    {"gemm m=1 n=1 k=1 dtype=fp16 units=0", "gemm: units=0 must be a positive integer"},
+    {"gemm m=1 n=1 k=1 dtype=fp16 busy=1 units=1", "gemm: units= and busy= together"},
+    {"attn b=1 h=1 sq=1 skv=1 d=64 dtype=fp16 impl=flash2 dir=wgrad", "attn: dir=wgrad is not one of fwd|bwd"},
     {"embedding tokens=1 dim=8 dtype=fp16", "embedding: missing vocab="},
     {"embedding tokens=4611686018427387 dim=4096 vocab=10 dtype=fp16", "embedding: sizes overflow (tokens*dim > 2^62)"},
     {"embedding tokens=1 dim=4096 vocab=4611686018427387 dtype=fp16", "embedding: sizes overflow (vocab*dim > 2^62)"},
@@ -206,6 +222,11 @@ static const struct {
     {"conv n=32 c=64 h=56 w=56 k=64 r=3 s=3 pad=1 dtype=fp16", 2.0 * 32 * 56 * 56 * 64 * 64 * 9},
     /* 224 + 6 - 7 = 223, /2 = 111, +1 = 112 */
     {"conv n=1 c=3 h=224 w=224 k=64 r=7 s=7 stride=2 pad=3 dtype=fp16", 2.0 * 112 * 112 * 64 * 3 * 49},
+    /* each backward pass does the forward's MACs; dir=bwd is both */
+    {"conv n=1 c=3 h=224 w=224 k=64 r=7 s=7 stride=2 pad=3 dtype=fp16 dir=dgrad", 2.0 * 112 * 112 * 64 * 3 * 49},
+    {"conv n=1 c=3 h=224 w=224 k=64 r=7 s=7 stride=2 pad=3 dtype=fp16 dir=wgrad", 2.0 * 112 * 112 * 64 * 3 * 49},
+    {"conv n=1 c=3 h=224 w=224 k=64 r=7 s=7 stride=2 pad=3 dtype=fp16 dir=bwd", 4.0 * 112 * 112 * 64 * 3 * 49},
+    {"gemm m=2 n=3 k=5 dtype=fp16 units=7", 60},
 };
 
 static const char *const extra[] = {"stream", "after", NULL};

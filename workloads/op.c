@@ -29,6 +29,7 @@ static const char *const epi_names[] = {"none", "bias", "gelu", "relu", "bias_ge
 static const char *const impl_names[] = {"flash2", "flash3", "naive",         "decode",
                                          "paged",  "flash1", "flash2_decode", NULL};
 static const char *const dir_names[] = {"fwd", "bwd", NULL};
+static const char *const conv_dir_names[] = {"fwd", "bwd", "dgrad", "wgrad", NULL};
 static const char *const place_names[] = {"hbm", "host", NULL};
 static const char *const elem_names[] = {"add",       "mul",     "gelu",    "silu",           "swiglu",  "relu",
                                          "layernorm", "rmsnorm", "softmax", "rope",           "cast",    "adam",
@@ -88,7 +89,7 @@ struct key {
 
 #define MAX_KEYS 16
 
-enum { G_M, G_N, G_K, G_BATCH, G_DTYPE, G_ACC, G_TRANS, G_EPI, G_WARM, G_COUNT };
+enum { G_M, G_N, G_K, G_BATCH, G_DTYPE, G_ACC, G_TRANS, G_EPI, G_WARM, G_UNITS, G_BUSY, G_COUNT };
 static const struct key gemm_keys[G_COUNT + 1] = {
     [G_M] = {"m", V_POS, 1, NULL},
     [G_N] = {"n", V_POS, 1, NULL},
@@ -99,6 +100,8 @@ static const struct key gemm_keys[G_COUNT + 1] = {
     [G_TRANS] = {"trans", V_CHOICE, 0, trans_names},
     [G_EPI] = {"epilogue", V_CHOICE, 0, epi_names},
     [G_WARM] = {"warm", V_BOOL, 0, NULL},
+    [G_UNITS] = {"units", V_POS, 0, NULL},
+    [G_BUSY] = {"busy", V_POS, 0, NULL},
 };
 
 enum { A_B, A_H, A_HKV, A_SQ, A_SKV, A_D, A_CAUSAL, A_DTYPE, A_IMPL, A_DIR, A_PAGE, A_DROP, A_WARM, A_COUNT };
@@ -131,14 +134,23 @@ static const struct key copy_keys[Y_COUNT + 1] = {
     [Y_DST] = {"dst", V_CHOICE, 0, place_names},
 };
 
-enum { C_N, C_C, C_H, C_W, C_K, C_R, C_S, C_STRIDE, C_PAD, C_DTYPE, C_ACC, C_WARM, C_COUNT };
+enum { C_N, C_C, C_H, C_W, C_K, C_R, C_S, C_STRIDE, C_PAD, C_DTYPE, C_ACC, C_WARM, C_DIR, C_UNITS, C_BUSY, C_COUNT };
 static const struct key conv_keys[C_COUNT + 1] = {
-    [C_N] = {"n", V_POS, 1, NULL},        [C_C] = {"c", V_POS, 1, NULL},
-    [C_H] = {"h", V_POS, 1, NULL},        [C_W] = {"w", V_POS, 1, NULL},
-    [C_K] = {"k", V_POS, 1, NULL},        [C_R] = {"r", V_POS, 1, NULL},
-    [C_S] = {"s", V_POS, 1, NULL},        [C_STRIDE] = {"stride", V_POS, 0, NULL},
-    [C_PAD] = {"pad", V_NONNEG, 0, NULL}, [C_DTYPE] = {"dtype", V_DTYPE, 1, NULL},
-    [C_ACC] = {"acc", V_DTYPE, 0, NULL},  [C_WARM] = {"warm", V_BOOL, 0, NULL},
+    [C_N] = {"n", V_POS, 1, NULL},
+    [C_C] = {"c", V_POS, 1, NULL},
+    [C_H] = {"h", V_POS, 1, NULL},
+    [C_W] = {"w", V_POS, 1, NULL},
+    [C_K] = {"k", V_POS, 1, NULL},
+    [C_R] = {"r", V_POS, 1, NULL},
+    [C_S] = {"s", V_POS, 1, NULL},
+    [C_STRIDE] = {"stride", V_POS, 0, NULL},
+    [C_PAD] = {"pad", V_NONNEG, 0, NULL},
+    [C_DTYPE] = {"dtype", V_DTYPE, 1, NULL},
+    [C_ACC] = {"acc", V_DTYPE, 0, NULL},
+    [C_WARM] = {"warm", V_BOOL, 0, NULL},
+    [C_DIR] = {"dir", V_CHOICE, 0, conv_dir_names},
+    [C_UNITS] = {"units", V_POS, 0, NULL},
+    [C_BUSY] = {"busy", V_POS, 0, NULL},
 };
 
 enum { M_TOKENS, M_DIM, M_VOCAB, M_DTYPE, M_WARM, M_COUNT };
@@ -387,6 +399,19 @@ static int check_acc(const char *kn, int dtype, int acc, char *why, size_t whyle
 
 /* ---- each kind: defaults and the checks between keys ---- */
 
+/* units= and busy= of a gemm or conv (the chip's count is checked when it is predicted) */
+static int take_units(const char *kn, struct op *o, const struct pstate *st, int ku, int kb, char *why, size_t whylen)
+{
+	if (st->seen[ku] && st->seen[kb])
+		return fail(why, whylen,
+		            "%s: units= and busy= together (units= gives the kernel's units, busy= those "
+		            "another kernel holds: give one)",
+		            kn);
+	o->units = st->seen[ku] ? st->val[ku] : 0;
+	o->busy = st->seen[kb] ? st->val[kb] : 0;
+	return 0;
+}
+
 static int build_gemm(struct op *o, const struct pstate *st, char *why, size_t whylen)
 {
 	const long long *v = st->val;
@@ -400,7 +425,8 @@ static int build_gemm(struct op *o, const struct pstate *st, char *why, size_t w
 	o->trans = (enum op_trans)v[G_TRANS];
 	o->epilogue = (enum op_epilogue)v[G_EPI];
 	o->warm = (int)v[G_WARM];
-	if (check_acc("gemm", o->dtype, o->acc_dtype, why, whylen))
+	if (check_acc("gemm", o->dtype, o->acc_dtype, why, whylen) ||
+	    take_units("gemm", o, st, G_UNITS, G_BUSY, why, whylen))
 		return -1;
 	const long long all[] = {o->m, o->n, o->k, o->batch};
 	if (!product_ok(all, 4))
@@ -516,7 +542,9 @@ static int build_conv(struct op *o, const struct pstate *st, char *why, size_t w
 	o->dtype = (int)v[C_DTYPE];
 	o->acc_dtype = st->seen[C_ACC] ? (int)v[C_ACC] : default_acc(o->dtype);
 	o->warm = (int)v[C_WARM];
-	if (check_acc("conv", o->dtype, o->acc_dtype, why, whylen))
+	o->dir = (enum op_dir)v[C_DIR];
+	if (check_acc("conv", o->dtype, o->acc_dtype, why, whylen) ||
+	    take_units("conv", o, st, C_UNITS, C_BUSY, why, whylen))
 		return -1;
 	/* each below 2^62, so h + 2*pad < 3*2^62 fits in unsigned long long */
 	if ((unsigned long long)o->ih + 2ull * (unsigned long long)o->pad >= (unsigned long long)SIZE_LIMIT ||
@@ -651,19 +679,24 @@ int op_parse(const char *line, const char *const *extra, struct op *op, char *wh
 
 size_t op_format(const struct op *op, char *buf, size_t len)
 {
-	char a[48] = "", b[48] = "";
+	char a[48] = "", b[48] = "", u[48] = "";
 	int n = 0;
 	if (!buf)
 		len = 0;
 	if (!op)
 		return 0;
+	/* units= and busy= only where given: the text of every other op stays what it was */
+	if (op->units > 0)
+		snprintf(u, sizeof u, " units=%lld", op->units);
+	else if (op->busy > 0)
+		snprintf(u, sizeof u, " busy=%lld", op->busy);
 	switch (op->kind) {
 	case OP_GEMM:
 		n = snprintf(buf, len,
-		             "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s acc=%s trans=%s epilogue=%s warm=%d", op->m,
-		             op->n, op->k, op->batch, dtype_name(op->dtype), dtype_name(op->acc_dtype),
+		             "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s acc=%s trans=%s epilogue=%s warm=%d%s",
+		             op->m, op->n, op->k, op->batch, dtype_name(op->dtype), dtype_name(op->acc_dtype),
 		             name_in(trans_names, 4, (int)op->trans), name_in(epi_names, EPI_COUNT, (int)op->epilogue),
-		             op->warm);
+		             op->warm, u);
 		break;
 	case OP_ATTN:
 		if (op->impl == ATTN_PAGED)
@@ -694,12 +727,15 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 		             name_in(place_names, 2, (int)op->src), name_in(place_names, 2, (int)op->dst));
 		break;
 	case OP_CONV:
+		/* dir= only where not the forward: the text of every forward conv stays what it was */
+		if (op->dir != DIR_FWD)
+			snprintf(a, sizeof a, " dir=%s", name_in(conv_dir_names, 4, (int)op->dir));
 		n = snprintf(
 		    buf, len,
 		    "conv n=%lld c=%lld h=%lld w=%lld k=%lld r=%lld s=%lld stride=%lld pad=%lld dtype=%s acc=%s "
-		    "warm=%d",
+		    "warm=%d%s%s",
 		    op->batch, op->cin, op->ih, op->iw, op->cout, op->r, op->s, op->stride, op->pad,
-		    dtype_name(op->dtype), dtype_name(op->acc_dtype), op->warm);
+		    dtype_name(op->dtype), dtype_name(op->acc_dtype), op->warm, a, u);
 		break;
 	case OP_EMBED:
 		n = snprintf(buf, len, "embedding tokens=%lld dim=%lld vocab=%lld dtype=%s warm=%d", op->tokens,
@@ -745,8 +781,8 @@ double op_flops(const struct op *op)
 		if (pp < 0 || qq < 0)
 			return 0;
 		double p = floor(pp / (double)op->stride) + 1, q = floor(qq / (double)op->stride) + 1;
-		return 2.0 * (double)op->batch * p * q * (double)op->cout * (double)op->cin * (double)op->r *
-		       (double)op->s;
+		return (op->dir == DIR_BWD ? 4.0 : 2.0) * (double)op->batch * p * q * (double)op->cout *
+		       (double)op->cin * (double)op->r * (double)op->s;
 	}
 	case OP_COPY:
 	case OP_EMBED:

@@ -10,6 +10,8 @@
  *   elem op=layernorm n=67108864 cols=4096 dtype=fp16
  *   copy bytes=1GiB src=hbm dst=hbm
  *   conv n=32 c=64 h=56 w=56 k=64 r=3 s=3 stride=1 pad=1 dtype=fp16
+ *   conv n=64 c=256 h=14 w=14 k=256 r=3 s=3 pad=1 dtype=bf16 dir=wgrad
+ *   gemm m=8192 n=8192 k=8192 dtype=bf16 units=116
  *   embedding tokens=16384 dim=12288 vocab=50257 dtype=fp16
  *
  * Sizes are positive integers (no units); `bytes=` takes a quantity with a
@@ -34,7 +36,12 @@ enum op_attn_impl {
 	ATTN_FLASH2_DECODE, /* FlashAttention-2's decode path (flash_api.cpp), as torch SDPA's flash backend runs it */
 	ATTN_IMPL_COUNT
 };
-enum op_dir { DIR_FWD, DIR_BWD };
+enum op_dir {
+	DIR_FWD,
+	DIR_BWD,   /* attn: the backward kernels; conv: dgrad and wgrad, as aten::convolution_backward runs them */
+	DIR_DGRAD, /* conv: the input's gradient alone */
+	DIR_WGRAD  /* conv: the filter's gradient alone */
+};
 enum op_elem {
 	EL_ADD,    /* c = a + b */
 	EL_MUL,    /* c = a * b */
@@ -92,6 +99,12 @@ struct op {
 
 	/* inputs resident in L2 when they fit (produced just before): warm=1 */
 	int warm;
+
+	/* gemm, conv: the units (SMs, CUs) the kernel runs on. units=N: N of them, the kernel chosen for N (cuBLASLt's
+	   SM count target, which Transformer Engine's comm-overlap GEMMs set); busy=N: N held by a kernel the
+	   library does not know of (an NCCL kernel on another stream), the kernel chosen for all runs on the rest.
+	   0 when not given; at most one of the two. Checked against the chip's units when predicted. */
+	long long units, busy;
 };
 
 /*
@@ -117,7 +130,8 @@ size_t op_format(const struct op *op, char *buf, size_t len);
    4 b h sq skv d for attention forward, halved when causal, x2.5 backward).
    Causal counts the unmasked (query, key) pairs exactly, the queries aligned
    to the end of the keys: sq (sq + 1) / 2 when sq == skv. conv: 2 M N K of
-   its implicit GEMM (M = n p q, N = k, K = c r s); copy, embedding: 0. */
+   its implicit GEMM (M = n p q, N = k, K = c r s), the same for dgrad and
+   wgrad, twice that for dir=bwd (both); copy, embedding: 0. */
 double op_flops(const struct op *op);
 
 const char *op_kind_name(enum op_kind k);

@@ -21,7 +21,11 @@ CI has no GPU). Writes, under OUTDIR (default $OUT, else ./gpu-out):
 Sections (all by default, or those named as arguments): gemms, attention,
 memory, training, training_llama, inference (Llama-3 8B batches served from
 CUDA graphs: the device alone, as `sim gen --mode infer` describes it),
-inference_trace (profiler traces of its decode steps).
+inference_trace (profiler traces of its decode steps), sm_share (a GEMM given
+fewer SMs through cuBLASLt's SM count target, and beside a copy kernel that
+holds some SMs: issue 17), conv (ResNet-50's convolutions forward, dgrad and
+wgrad through cuDNN, and batch norm), resnet (ResNet-50 training steps, with
+their profiler traces).
 
 Nothing here is fitted: the rows are compared with the model's predictions
 from the config alone (docs/validation.md, "Measured here").
@@ -739,6 +743,227 @@ def training():
             torch.cuda.empty_cache()
 
 
+# ---------------------------------------------------------------- SMs shared
+# A GEMM beside a communication kernel (issue 17): Transformer Engine's bulk
+# overlap gives the GEMM fewer SMs through cuBLASLt's SM count target (what
+# torch._C._set_sm_carveout_experimental sets); an NCCL kernel on another
+# stream instead holds its SMs while a GEMM that does not know of it runs.
+SHARE = [(8192, 8192, 8192), (4096, 4096, 4096), (8192, 7168, 8192), (8192, 8192, 3584), (16384, 1280, 8192),
+         (2048, 2048, 2048)]
+CARVE = [0, 8, 16, 24, 32, 66]
+HOGS = [8, 16, 32]
+
+
+def kernel_launches(fn):
+    """(name, grid) of every kernel fn launches, from the profiler's launch records."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    out = []
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            out.append(e.name[:90])
+    return out
+
+
+@guarded
+def sm_share():
+    import triton
+    import triton.language as tl
+
+    phase("sm_share")
+
+    @triton.jit
+    def _hog_copy(src, dst, n_blocks, step, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        for b in range(pid, n_blocks, step):
+            offs = b.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(dst + offs, tl.load(src + offs))
+
+    p = torch.cuda.get_device_properties(0)
+    sms = p.multi_processor_count
+    ENV.append(f"sm_share sms {sms}")
+    has_carve = hasattr(torch._C, "_set_sm_carveout_experimental")
+    print(f"  carveout api: {has_carve}; blas backend {torch.backends.cuda.preferred_blas_library()}", flush=True)
+    block = 8192
+    # the copy kernels alone: bandwidth from C CTAs of 512 threads (one an SM: a
+    # CTA of NCCL's size), 1 GiB each way
+    src = torch.empty(1 << 29, dtype=torch.bfloat16, device=DEV)
+    src.uniform_()
+    dst = torch.empty_like(src)
+    bw = {}
+    for c in HOGS + [sms]:
+        nb = src.numel() // block
+        ms = bench_ms(lambda: _hog_copy[(c,)](src, dst, nb, c, BLOCK=block, num_warps=16))
+        bw[c] = 2 * src.numel() * 2 / (ms * 1e-3)
+        row("memory", f"copy bytes={src.numel() * 2} src=hbm dst=hbm ctas={c}", ms,
+            f"a grid-stride copy kernel (Triton) of {c} CTAs of 512 threads, 1 GiB; "
+            f"{bw[c] / 1e12:.2f} TB/s read+write")
+    del src, dst
+    torch.cuda.empty_cache()
+    for m, n, k in SHARE:
+        a = randn(m, k)
+        b = randn(k, n)
+        fl = gemm_flops(m, n, k)
+        base = bench_ms(lambda: torch.mm(a, b))
+        print(f"  gemm {m}x{n}x{k}: {base * 1e3:.1f} us alone ({fl / base / 1e9:.0f} TFLOP/s)", flush=True)
+        if has_carve:
+            for lib in ("cublaslt",):
+                torch.backends.cuda.preferred_blas_library(lib)
+                for cv in CARVE:
+                    torch._C._set_sm_carveout_experimental(cv)
+                    ms = bench_ms(lambda: torch.mm(a, b))
+                    names = kernel_launches(lambda: torch.mm(a, b)) if (m, n, k) == SHARE[0] else []
+                    torch._C._set_sm_carveout_experimental(None)
+                    row("gemm", f"gemm m={m} n={n} k={k} dtype=bf16 units={sms - cv}", ms,
+                        f"torch.mm through cuBLASLt with an SM carveout of {cv} "
+                        f"(torch._C._set_sm_carveout_experimental: CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, "
+                        f"as Transformer Engine's comm-overlap GEMMs set it); {fl / ms / 1e9:.1f} TFLOP/s; "
+                        f"alone (default backend) {base * 1e3:.1f} us" + (f"; kernels {names}" if names else ""))
+                torch.backends.cuda.preferred_blas_library("cublas")
+        # beside a copy kernel of C CTAs on a high-priority stream, launched first
+        reps = max(1, int(round(8.0 / base)))
+        side = torch.cuda.Stream(priority=-1)
+        for c in HOGS:
+            loop_ms = base * reps
+            nbytes = int(min(bw[c] * loop_ms * 3e-3 / 2, 8 << 30))
+            nel = (nbytes // 2 // block) * block
+            src = torch.empty(nel, dtype=torch.bfloat16, device=DEV)
+            dst = torch.empty_like(src)
+            nb = nel // block
+            times = []
+            for it in range(4):
+                e = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
+                torch.cuda.synchronize()
+                start = torch.cuda.Event()
+                start.record()
+                side.wait_event(start)
+                with torch.cuda.stream(side):
+                    e[0].record()
+                    _hog_copy[(c,)](src, dst, nb, c, BLOCK=block, num_warps=16)
+                    e[1].record()
+                torch.cuda._sleep(20000)  # the copy's CTAs reach their SMs first
+                e[2].record()
+                for _ in range(reps):
+                    torch.mm(a, b)
+                e[3].record()
+                torch.cuda.synchronize()
+                g = e[2].elapsed_time(e[3]) / reps
+                cp = e[0].elapsed_time(e[1])
+                covered = e[0].elapsed_time(e[3]) <= cp
+                if it:
+                    times.append((g, cp, covered))
+            times.sort()
+            g, cp, covered = times[len(times) // 2]
+            alone_cp = 2 * nel * 2 / bw[c] * 1e3
+            row("gemm", f"gemm m={m} n={n} k={k} dtype=bf16 busy={c}", g,
+                f"torch.mm (cuBLAS, default) repeated {reps} times while a {c}-CTA copy kernel (512 threads a CTA, "
+                f"{2 * nel * 2 / 2**30:.2f} GiB moved) runs on a high-priority stream; alone {base * 1e3:.1f} us; "
+                f"the copy took {cp:.2f} ms beside it, {alone_cp:.2f} ms alone; "
+                f"copy {'covered' if covered else 'did NOT cover'} the GEMMs; median of 3")
+            del src, dst
+            torch.cuda.empty_cache()
+        del a, b
+
+
+# ---------------------------------------------------------------- convolutions
+# ResNet-50's convolutions at batch 64, 224x224 (He et al. 2016, torchvision's
+# resnet50: stride on the 3x3), channels_last bf16 as a training script runs
+# them with cudnn.benchmark: n, c, h, w, k, r, stride, pad.
+RESNET_CONVS = [
+    (64, 3, 224, 224, 64, 7, 2, 3), (64, 64, 56, 56, 64, 1, 1, 0), (64, 64, 56, 56, 64, 3, 1, 1),
+    (64, 64, 56, 56, 256, 1, 1, 0), (64, 256, 56, 56, 64, 1, 1, 0), (64, 128, 56, 56, 128, 3, 2, 1),
+    (64, 128, 28, 28, 128, 3, 1, 1), (64, 512, 28, 28, 128, 1, 1, 0), (64, 256, 14, 14, 256, 3, 1, 1),
+    (64, 1024, 14, 14, 256, 1, 1, 0), (64, 256, 14, 14, 1024, 1, 1, 0), (64, 512, 7, 7, 512, 3, 1, 1),
+    (64, 2048, 7, 7, 512, 1, 1, 0), (64, 512, 7, 7, 2048, 1, 1, 0),
+]
+BN_SHAPES = [(64, 64, 112, 112), (64, 256, 56, 56), (64, 512, 28, 28), (64, 1024, 14, 14), (64, 2048, 7, 7)]
+
+
+@guarded
+def conv():
+    phase("conv")
+    torch.backends.cudnn.benchmark = True
+    for n, c, h, w, k, r, st, pad in RESNET_CONVS:
+        x = randn(n, c, h, w).to(memory_format=torch.channels_last)
+        wt = randn(k, c, r, r).to(memory_format=torch.channels_last)
+        y = F.conv2d(x, wt, stride=st, padding=pad)
+        dy = randn(*y.shape).to(memory_format=torch.channels_last)
+        p, q = y.shape[2], y.shape[3]
+        fl = 2.0 * n * k * p * q * c * r * r
+        op = f"conv n={n} c={c} h={h} w={w} k={k} r={r} s={r} stride={st} pad={pad} dtype=bf16"
+        shape = f"NHWC bf16, output {p}x{q}"
+        ms = bench_ms(lambda: F.conv2d(x, wt, stride=st, padding=pad))
+        row("conv", op, ms, f"F.conv2d (cuDNN, benchmark mode), {shape}; {fl / ms / 1e9:.1f} TFLOP/s")
+        for mask, d in (((True, False, False), "dgrad"), ((False, True, False), "wgrad"),
+                        ((True, True, False), "bwd")):
+            if d != "wgrad" and c == 3:
+                continue  # the stem's input (the image) needs no gradient
+            fn = lambda mask=mask: torch.ops.aten.convolution_backward(  # noqa: E731
+                dy, x, wt, None, [st, st], [pad, pad], [1, 1], False, [0, 0], 1, list(mask))
+            ms = bench_ms(fn)
+            names = kernel_launches(fn)
+            mult = sum(mask)
+            row("conv", f"{op} dir={d}", ms,
+                f"aten.convolution_backward output_mask {list(mask)} (cuDNN), {shape}; "
+                f"{mult * fl / ms / 1e9:.1f} TFLOP/s; kernels {names}")
+        del x, wt, y, dy
+    for n, c, h, w in BN_SHAPES:
+        x = randn(n, c, h, w).to(memory_format=torch.channels_last)
+        wt = torch.ones(c, device=DEV)
+        bs = torch.zeros(c, device=DEV)
+        rm = torch.zeros(c, device=DEV)
+        rv = torch.ones(c, device=DEV)
+        el = n * c * h * w
+        ms = bench_ms(lambda: F.batch_norm(x, rm, rv, wt, bs, training=True))
+        names = kernel_launches(lambda: F.batch_norm(x, rm, rv, wt, bs, training=True))
+        row("memory", f"elem op=batchnorm n={el} channels={c} dtype=bf16", ms,
+            f"F.batch_norm training mode, NHWC bf16 ({n}, {c}, {h}, {w}), fp32 weights; "
+            f"{2 * el * 2 / ms / 1e6:.0f} GB/s counting one read and one write; kernels {names}")
+        xr = x.detach().requires_grad_()
+        y = F.batch_norm(xr, rm, rv, wt.requires_grad_(), bs.requires_grad_(), training=True)
+        dy = torch.randn_like(y)
+        ms = bench_ms(lambda: torch.autograd.grad(y, (xr, wt, bs), dy, retain_graph=True))
+        row("memory", f"elem op=batchnorm n={el} channels={c} dtype=bf16 dir=bwd", ms,
+            f"F.batch_norm's backward (autograd.grad for x, weight, bias), NHWC bf16 ({n}, {c}, {h}, {w}); "
+            f"{3 * el * 2 / ms / 1e6:.0f} GB/s counting x and dy read and dx written once")
+        wt.requires_grad_(False)
+        bs.requires_grad_(False)
+        del x, xr, y, dy
+    torch.cuda.empty_cache()
+
+
+@guarded
+def resnet():
+    import torchvision
+
+    phase("resnet")
+    torch.backends.cudnn.benchmark = True
+    for mb in (64, 128):
+        torch.manual_seed(0)
+        model = torchvision.models.resnet50().to(DEV).to(memory_format=torch.channels_last)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, foreach=True)
+        x = randn(mb, 3, 224, 224, dtype=torch.float32).to(memory_format=torch.channels_last)
+        tgt = torch.randint(0, 1000, (mb,), device=DEV)
+
+        def step():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = F.cross_entropy(model(x), tgt)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+        ms = step_ms(step)
+        row("training", f"resnet50 batch={mb} image=224", ms,
+            f"torchvision resnet50, eager, channels_last, autocast bf16, fp32 weights, SGD momentum (foreach), "
+            f"cudnn.benchmark; one GPU; median of 10 steps (events), {mb / ms * 1e3:.0f} images/s")
+        profile_step(step, os.path.join(OUT, f"kineto_resnet50_mb{mb}.json"))
+        del model, opt, x
+        torch.cuda.empty_cache()
+
+
 def env():
     lines = [f"date {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
              f"python {sys.version.split()[0]}", f"torch {torch.__version__}",
@@ -779,7 +1004,8 @@ def main():
         pass
     env()
     only = set(sys.argv[1:])
-    for section in (gemms, attention, memory, training, training_llama, inference, inference_trace):
+    for section in (gemms, attention, memory, training, training_llama, inference, inference_trace, sm_share,
+                    conv, resnet):
         if not only or section.__name__ in only:
             section()
     phase("end")

@@ -17,11 +17,18 @@ id), to be appended by hand after review:
     `kineto_<model>_mb<N>.json.gz`; skipped otherwise (`sim gen` writes a
     Megatron-style step, not this one);
   - cuDNN attention rows and PyTorch's eager row kernels (LayerNorm, RMSNorm,
-    softmax): skipped, with the reason.
+    softmax): skipped, with the reason;
+  - GEMMs given fewer SMs (units=, the SM carveout) or beside a copy kernel
+    that holds some (busy=; measure.py of 2026-11-28 wrote them sms= and
+    beside=copy:): cases; convolutions (cuDNN forward, dgrad, wgrad, both):
+    cases of category conv; the copy kernels of a few CTAs and batch norm:
+    skipped, with the reason; ResNet-50 steps: skipped (an import case gives
+    tokens, which an image model has none of).
 """
 
 import glob
 import os
+import re
 import sys
 
 
@@ -53,8 +60,16 @@ def measure_rows(run, config, prefix, traces, date, device, software, out, cases
         mid = prefix + rid
         impl = note.rsplit("impl=", 1)[1] if "impl=" in note else ""
         cat = kind
+        op = re.sub(r" beside=copy:(\d+)", r" busy=\1", op.replace(" sms=", " units="))
         if kind == "gemm":
             workload = "dense GEMM " + note.split(";")[0].split(",")[0]
+            if " units=" in op:
+                workload = "dense GEMM torch.mm (cuBLASLt) given fewer SMs (SM carveout)"
+            elif " busy=" in op:
+                workload = "dense GEMM torch.mm (cuBLAS) beside a copy kernel holding some SMs"
+        elif kind == "conv":
+            d = op.split("dir=")[1] if "dir=" in op else "forward"
+            workload = f"convolution {d} (cuDNN), " + note.split(";")[0].split("), ", 1)[1]
         elif kind == "attention":
             workload = "attention " + ("decode " if impl == "decode" else "") + (
                 "forward" if "dir=fwd" in op else "backward") + ", " + note.split(";")[0]
@@ -63,6 +78,9 @@ def measure_rows(run, config, prefix, traces, date, device, software, out, cases
         elif kind == "inference":
             workload = "inference batch (prefill and decode), " + note.split(";")[0]
             value, unit = f"{float(value) / 1e6:.6f}", "s (end-to-end batch latency)"
+        elif op.startswith("resnet"):
+            workload = "training step, " + note.split(";")[0]
+            value, unit = f"{float(value) / 1e3:.3f}", "ms"
         else:
             workload = "training step, " + note.split(":")[0]
             value = f"{float(note.rsplit(', ', 1)[1].split()[0]):.0f}"
@@ -71,7 +89,10 @@ def measure_rows(run, config, prefix, traces, date, device, software, out, cases
                 op = "gen llama3-8b " + op.split(" ", 1)[1]
         out.append("\t".join([mid, cat, device, software, workload, op, value, unit,
                               source("measure.py", date, path), note]))
-        if kind == "training":
+        if kind == "training" and op.startswith("resnet"):
+            skipped.append(f"{mid}\ta ResNet-50 step (eager, host-bound at these batches): an import case "
+                           f"counts tokens, which an image model has none of; its trace is in the repository")
+        elif kind == "training":
             mb = op.split("--micro-batch ")[1].split()[0]
             trace = traces and os.path.join(traces, f"kineto_{note.split(':')[0]}_mb{mb}.json.gz")
             if trace and os.path.exists(trace):
@@ -83,6 +104,12 @@ def measure_rows(run, config, prefix, traces, date, device, software, out, cases
             cases.append(f"{mid}\t{config}\t-\tlatency\t{op}")
         elif kind == "memory" and any(f"op={k} " in op for k in ("layernorm", "rmsnorm", "softmax")):
             skipped.append(f"{mid}\t{ROW_KERNEL}")
+        elif kind == "memory" and " ctas=" in op:
+            skipped.append(f"{mid}\ta copy kernel of a few CTAs (the bandwidth a few SMs reach, as an NCCL "
+                           f"kernel's channels do): `copy` has no key for a kernel's grid")
+        elif kind == "memory" and "op=batchnorm" in op:
+            skipped.append(f"{mid}\tPyTorch's batch norm (statistics, then the transform; the backward's "
+                           f"reductions): the model has no batch-norm op")
         elif impl == "cudnn":
             skipped.append(f"{mid}\tcuDNN's fused attention (torch SDPA cuDNN backend): the model has no "
                            f"kernel of cuDNN's (impl=flash3 is FlashAttention-3's, a different kernel)")

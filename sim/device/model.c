@@ -39,24 +39,86 @@
 
 /* ------------------------------------------------------------------ */
 
-/* The GEMM a gemm op is, or a conv's implicit GEMM: M = n p q, N = k, K = c r s, reading its input once
-   (not an im2col copy). */
-static struct gemm_in gemm_in_of(const struct op *op)
+/* The GEMM a gemm op is, or one pass of a conv as the implicit GEMM cuDNN runs (input read once, not an im2col
+   copy; p x q the output image; tensors NHWC and filters KRSC, so a pixel's channels are contiguous and a
+   channel count of a multiple of 8 16-bit elements is what lets the kernels load 16-byte vectors: the leading
+   dimensions are the channel counts):
+     fwd   Y = X * W:    M = n p q, N = k, K = c r s, A the input X (n c h w elements);
+     dgrad dX = dY * W': M = n h w, N = c, K = k r s / stride^2 (the filter taps that reach an input pixel), A
+                         the output's gradient (n p q k), B the filter (k c r s);
+     wgrad dW = dY' * X: M = k, N = c r s, K = n p q, A the output's gradient, B the input X (n c h w).
+   dir=bwd is dgrad then wgrad (model.c's predict sums them). */
+static struct gemm_in gemm_in_of(const struct op *op, enum op_dir pass)
 {
 	if (op->kind == OP_GEMM) {
 		/* op.h: row-major, 'n' stored as written: A [m,k] or 't' [k,m], B [k,n] or 't' [n,k], C [m,n] */
 		int ta = op->trans == TR_TN || op->trans == TR_TT, tb = op->trans == TR_NT || op->trans == TR_TT;
-		return (struct gemm_in){
-		    op->m,         op->n, op->k,    op->batch,    op->dtype,
-		    op->acc_dtype, 0,     op->warm, op->epilogue, {ta ? op->m : op->k, tb ? op->k : op->n, op->n}};
+		struct gemm_in g = {.m = op->m,
+		                    .n = op->n,
+		                    .k = op->k,
+		                    .batch = op->batch,
+		                    .dt = op->dtype,
+		                    .acc = op->acc_dtype,
+		                    .warm = op->warm,
+		                    .epi = op->epilogue,
+		                    .ld = {ta ? op->m : op->k, tb ? op->k : op->n, op->n},
+		                    .units = op->units,
+		                    .busy = op->busy};
+		return g;
 	}
 	long long p = (op->ih + 2 * op->pad - op->r) / op->stride + 1;
 	long long q = (op->iw + 2 * op->pad - op->s) / op->stride + 1;
-	struct gemm_in g = {
-	    op->batch * p * q, op->cout, op->cin * op->r * op->s, 1, op->dtype, op->acc_dtype, 0, op->warm,
-	    EPI_NONE,          {0, 0, 0}};
-	g.a_bytes = (double)op->batch * op->cin * op->ih * op->iw * dt_bytes(op->dtype);
+	double e = dt_bytes(op->dtype);
+	double x_B = (double)op->batch * op->cin * op->ih * op->iw * e, dy_B = (double)op->batch * p * q * op->cout * e;
+	struct gemm_in g = {.m = op->batch * p * q,
+	                    .n = op->cout,
+	                    .k = op->cin * op->r * op->s,
+	                    .batch = 1,
+	                    .dt = op->dtype,
+	                    .acc = op->acc_dtype,
+	                    .a_bytes = x_B,
+	                    .warm = op->warm,
+	                    .epi = EPI_NONE,
+	                    .ld = {op->cin, op->cin, op->cout},
+	                    .units = op->units,
+	                    .busy = op->busy};
+	if (pass == DIR_DGRAD) {
+		g.m = op->batch * op->ih * op->iw, g.n = op->cin;
+		g.k = cdiv(op->cout * op->r * op->s, op->stride * op->stride);
+		g.a_bytes = dy_B, g.b_bytes = (double)op->cout * op->cin * op->r * op->s * e;
+		g.ld[0] = op->cout, g.ld[2] = op->cin;
+	} else if (pass == DIR_WGRAD) {
+		g.m = op->cout, g.n = op->cin * op->r * op->s, g.k = op->batch * p * q;
+		g.a_bytes = dy_B, g.b_bytes = x_B;
+		g.ld[0] = op->cout;
+	}
 	return g;
+}
+
+/* A conv's backward, dgrad then wgrad: two kernels, their times, bytes and resources added (the bound is the
+   larger pass's) */
+static int conv_bwd_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
+                         size_t wl)
+{
+	struct dm_result d;
+	memset(&d, 0, sizeof d);
+	struct gemm_in gd = gemm_in_of(op, DIR_DGRAD), gw = gemm_in_of(op, DIR_WGRAD);
+	xp(ex, "dgrad, implicit GEMM: M = n*h*w = %lld, N = c = %lld, K = k*r*s/stride^2 = %lld\n", gd.m, gd.n, gd.k);
+	if (gemm_time(c, &gd, &d, ex, why, wl))
+		return -1;
+	xp(ex, "wgrad, implicit GEMM: M = k = %lld, N = c*r*s = %lld, K = n*p*q = %lld\n", gw.m, gw.n, gw.k);
+	if (gemm_time(c, &gw, r, ex, why, wl))
+		return -1;
+	int bound = d.time_s > r->time_s ? d.bound : r->bound;
+	r->time_s += d.time_s;
+	for (int i = 0; i < B_COUNT; i++)
+		r->t_res[i] += d.t_res[i];
+	r->bytes_dram += d.bytes_dram, r->bytes_l2 += d.bytes_l2, r->bytes_smem += d.bytes_smem;
+	r->bytes_d2d += d.bytes_d2d;
+	r->clock_hz = dmin(r->clock_hz, d.clock_hz);
+	r->kern.kernels += d.kern.kernels;
+	r->bound = bound;
+	return 0;
 }
 
 /* What every prediction satisfies: times, bytes and rates finite and >= 0; the kernel takes at least what each
@@ -84,16 +146,24 @@ static int predict(const struct arch_chip *c, const struct op *op, struct dm_res
 	int rc = 0;
 	switch (op->kind) {
 	case OP_GEMM: {
-		struct gemm_in g = gemm_in_of(op);
+		struct gemm_in g = gemm_in_of(op, DIR_FWD);
 		rc = gemm_time(c, &g, r, ex, why, wl);
 		break;
 	}
 	case OP_CONV: {
-		struct gemm_in g = gemm_in_of(op);
-		xp(ex,
-		   "implicit GEMM: M = n*p*q = %lld, N = k = %lld, K = c*r*s = %lld (input read once, not "
-		   "im2col)\n",
-		   g.m, g.n, g.k);
+		if (op->dir == DIR_BWD) {
+			rc = conv_bwd_time(c, op, r, ex, why, wl);
+			break;
+		}
+		struct gemm_in g = gemm_in_of(op, op->dir);
+		if (op->dir == DIR_FWD)
+			xp(ex,
+			   "implicit GEMM: M = n*p*q = %lld, N = k = %lld, K = c*r*s = %lld (input read once, not "
+			   "im2col)\n",
+			   g.m, g.n, g.k);
+		else
+			xp(ex, "%s, implicit GEMM: M = %lld, N = %lld, K = %lld (operands read once, not im2col)\n",
+			   op->dir == DIR_DGRAD ? "dgrad" : "wgrad", g.m, g.n, g.k);
 		rc = gemm_time(c, &g, r, ex, why, wl);
 		break;
 	}
@@ -128,12 +198,10 @@ int dm_iteration(const struct arch_chip *c, const struct op *op, struct dm_iter 
 	if (why && whylen)
 		why[0] = '\0';
 	switch (op->kind) {
-	case OP_GEMM: {
-		struct gemm_in g = gemm_in_of(op);
-		return gemm_time_it(c, &g, &r, NULL, why, whylen, it);
-	}
+	case OP_GEMM:
 	case OP_CONV: {
-		struct gemm_in g = gemm_in_of(op);
+		/* a conv's backward: its dgrad pass (the first of its two kernels) */
+		struct gemm_in g = gemm_in_of(op, op->kind == OP_CONV && op->dir == DIR_BWD ? DIR_DGRAD : op->dir);
 		return gemm_time_it(c, &g, &r, NULL, why, whylen, it);
 	}
 	case OP_ATTN: return attn_iteration(c, op, it, why, whylen);

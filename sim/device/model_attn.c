@@ -641,8 +641,14 @@ static int naive_part_time(const struct arch_chip *c, const struct op *part, str
 		elem_time(c, part, r, NULL);
 		return 0;
 	}
-	struct gemm_in g = {part->m,         part->n, part->k,    part->batch,    part->dtype,
-	                    part->acc_dtype, 0,       part->warm, part->epilogue, {0, 0, 0}};
+	struct gemm_in g = {.m = part->m,
+	                    .n = part->n,
+	                    .k = part->k,
+	                    .batch = part->batch,
+	                    .dt = part->dtype,
+	                    .acc = part->acc_dtype,
+	                    .warm = part->warm,
+	                    .epi = part->epilogue};
 	return gemm_time(c, &g, r, NULL, why, wl);
 }
 

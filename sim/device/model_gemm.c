@@ -251,7 +251,9 @@ static double gemm_dram_in(const struct gemm_in *g, const struct gemm_cand *x, c
 	double wc = dmin((double)tn, ceil(sqrt((double)wave_tiles))), wr = dmin((double)tm, ceil(wave_tiles / wc));
 	double waves = (double)tm * tn * g->batch / (wr * wc);
 	double a_share = a_all_B / ((double)g->m * g->k * ea); /* conv: the input, not its im2col */
-	double dram_in = dmax(in_once_B, waves * (wr * x->bm * ea * a_share + wc * x->bn * ea) * (double)g->k);
+	double b_share = b_all_B / ((double)g->k * g->n * ea); /* conv's wgrad: likewise for B */
+	double dram_in =
+	    dmax(in_once_B, waves * (wr * x->bm * ea * a_share + wc * x->bn * ea * b_share) * (double)g->k);
 	/* never more than L2 traffic: the square-block estimate of a wave overcounts the panels of skinny grids, and
 	   this clamp is active on shipped configs (a model choice, not an invariant; the invariant hit >= 0 that it
 	   ensures is asserted in gemm_cand_time) */
@@ -312,7 +314,7 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 	double c_tile_B = rows * cols * (sp > 1 ? 4 : ec);                   /* partials in fp32 when split */
 	/* device memory: A (conv: its input) and B, C written (split: the fp32 partials written and read back) */
 	double a_all_B = g->a_bytes > 0 ? g->a_bytes : (double)g->m * g->k * ea;
-	double b_all_B = (double)g->k * g->n * ea;
+	double b_all_B = g->b_bytes > 0 ? g->b_bytes : (double)g->k * g->n * ea;
 	double in_once_B = (a_all_B + b_all_B) * g->batch;
 	long long slots = (long long)u->count * x->occ;
 	double dram_in_B = gemm_dram_in(g, x, ms, slots, a_all_B, b_all_B, w.l2_B);
@@ -420,6 +422,27 @@ int gemm_time(const struct arch_chip *c, const struct gemm_in *g, struct dm_resu
 	return gemm_time_it(c, g, r, ex, why, wl, NULL);
 }
 
+/* The kernel for the units it is chosen for (pick) timed on the units it runs on (run): the library's choice for
+   all units when another kernel holds some of them (busy=), else pick == run. The fastest two, as gemm_search. */
+static int gemm_pick(const struct arch_chip *c, const struct arch_unit *pick, const struct arch_unit *run,
+                     const struct gemm_in *g, double macs_clk, double clock, int matrix, const struct memsys *ms,
+                     int bk, struct gemm_cand *best, struct gemm_cand *second)
+{
+	int ncand = gemm_search(c, pick, g, macs_clk, clock, matrix, ms, bk, best, second);
+	if (!ncand || pick == run)
+		return ncand;
+	struct gemm_cand *cand[2] = {best, second};
+	for (int i = 0; i < 2 && isfinite(cand[i]->time); i++) {
+		struct gemm_cand x = {0};
+		x.bm = cand[i]->bm, x.bn = cand[i]->bn, x.bk = cand[i]->bk, x.stages = cand[i]->stages;
+		x.split = cand[i]->split, x.narrow_B = cand[i]->narrow_B;
+		if (!gemm_cand_time(c, run, g, macs_clk, clock, matrix, ms, &x))
+			return 0; /* cannot happen: run differs from pick in its count alone */
+		*cand[i] = x;
+	}
+	return ncand;
+}
+
 int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_result *r, FILE *ex, char *why,
                  size_t wl, struct dm_iter *it)
 {
@@ -428,7 +451,19 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 	int gi = need_unit(c, g->dt, &matrix, &macs_clk, &clock, why, wl);
 	if (gi < 0)
 		return -1;
-	const struct arch_unit *u = &c->units[gi];
+	const struct arch_unit *chip_u = &c->units[gi];
+	if (g->units > chip_u->count || g->busy >= chip_u->count) {
+		snprintf(why, wl, "%s=%lld: %s has %ld units of %s (%s= takes 1 to %ld)", g->units ? "units" : "busy",
+		         g->units ? g->units : g->busy, c->name, chip_u->count, chip_u->name,
+		         g->units ? "units" : "busy", g->units ? chip_u->count : chip_u->count - 1);
+		return -1;
+	}
+	/* the units the kernel is chosen for and those it runs on (op.h units=, busy=) */
+	struct arch_unit pick_u = *chip_u, run_u = *chip_u;
+	if (g->units > 0)
+		pick_u.count = run_u.count = g->units;
+	run_u.count -= g->busy;
+	const struct arch_unit *u = &run_u, *pick = g->busy > 0 ? &pick_u : &run_u;
 	if (matrix && g->acc == DT_FP16 && g->dt == DT_FP16 && u->mat_fp16_acc16 > 0)
 		macs_clk = u->mat_units * u->mat_fp16_acc16;
 	struct memsys ms;
@@ -438,9 +473,10 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 	if (!matrix)
 		bk = (int)dmax(8, 32 / ea);
 	struct gemm_cand best, second;
-	int ncand = gemm_search(c, u, g, macs_clk, clock, matrix, &ms, bk, &best, &second);
+	int ncand = gemm_pick(c, pick, u, g, macs_clk, clock, matrix, &ms, bk, &best, &second);
 	/* power: the matrix units' dynamic power at this clock and duty cycle must fit the TDP
-	   left after static power; above it the clock drops (P ~ f^2 near the top of the DVFS range) */
+	   left after static power; above it the clock drops (P ~ f^2 near the top of the DVFS range).
+	   Units the kernel does not run on draw no dynamic power of it. */
 	double boost_hz = clock, dyn_power_w = 0, avail_power_w = 0;
 	if (ncand && matrix && u->mat_pj > 0 && c->tdp_w > 0) {
 		/* chiplets: the duty cycle is the one the kernel has on one die of the same resources (the
@@ -450,7 +486,7 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 		if (ms.dies > 1) {
 			struct memsys m1 = ms;
 			memsys_of_one(c, &m1);
-			gemm_search(c, u, g, macs_clk, clock, matrix, &m1, bk, &one, &one2);
+			gemm_pick(c, pick, u, g, macs_clk, clock, matrix, &m1, bk, &one, &one2);
 		}
 		/* the waves take at least their matrix time (waves.c) */
 		double duty = one.t[B_MATRIX] / one.time * one.mac_frac;
@@ -459,7 +495,7 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 		avail_power_w = c->tdp_w * (1 - c->model.static_power);
 		if (dyn_power_w > avail_power_w) {
 			clock *= sqrt(avail_power_w / dyn_power_w);
-			ncand = gemm_search(c, u, g, macs_clk, clock, matrix, &ms, bk, &best, &second);
+			ncand = gemm_pick(c, pick, u, g, macs_clk, clock, matrix, &ms, bk, &best, &second);
 		}
 	}
 	if (!ncand) {
@@ -477,7 +513,8 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 	r->clock_hz = clock;
 	r->unit_group = gi;
 	r->uses_matrix = matrix;
-	r->peak_flops = 2 * macs_clk * boost_hz * u->count; /* the datasheet peak, not the power-limited one */
+	r->peak_flops = 2 * macs_clk * boost_hz * chip_u->count; /* the chip's datasheet peak, not the power-limited
+	                                                             one, nor that of the units the kernel has */
 	struct dm_kernel *k = &r->kern;
 	snprintf(k->name, sizeof k->name, "gemm_%dx%dx%d_s%d_k%d", best.bm, best.bn, best.bk, best.stages, best.split);
 	k->tile_m = best.bm, k->tile_n = best.bn, k->tile_k = best.bk, k->stages = best.stages;
@@ -490,8 +527,19 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 	if (it)
 		gemm_iter_of(c, u, g, &best, &ms, clock, macs_clk, matrix, gi, it);
 	if (ex) {
-		xp(ex, "unit: %ld x %s, %s pipe %.0f MAC/clk at %.0f MHz (peak %.1f TFLOP/s %s)\n", u->count, u->name,
-		   matrix ? "matrix" : "vector", macs_clk, clock / 1e6, r->peak_flops / 1e12, arch_dtype_name(g->dt));
+		xp(ex, "unit: %ld x %s, %s pipe %.0f MAC/clk at %.0f MHz (peak %.1f TFLOP/s %s)\n", chip_u->count,
+		   u->name, matrix ? "matrix" : "vector", macs_clk, clock / 1e6, r->peak_flops / 1e12,
+		   arch_dtype_name(g->dt));
+		if (g->units > 0)
+			xp(ex,
+			   "units: the kernel is chosen for and runs on %ld of the %ld (units=: the library's SM count "
+			   "target)\n",
+			   u->count, chip_u->count);
+		else if (g->busy > 0)
+			xp(ex,
+			   "units: %lld are held by another kernel; the kernel chosen for all %ld runs on the other "
+			   "%ld (busy=)\n",
+			   g->busy, chip_u->count, u->count);
 		if (dyn_power_w > avail_power_w)
 			xp(ex,
 			   "power: the matrix units would draw %.0f W at %.0f MHz, %.0f W of the %.0f W TDP is left "

@@ -479,11 +479,11 @@ static int build(struct rd *R, const struct imp_options *o, struct kin_rank *r)
 	for (long i = 0; first && !rc && i < r->n; i++) {
 		struct kin_item *it = &r->it[i];
 		it->op_ns = it->dur_ns;
-		if (it->how == KH_MODELLED) /* counted in the family of the op */
-			it->fam = !strncmp(it->text, "gemm", 4)   ? IF_GEMM
-			          : !strncmp(it->text, "attn", 4) ? IF_ATTN
-			          : !strncmp(it->text, "copy", 4) ? IF_MEMCPY
-			                                          : IF_ELEM;
+		if (it->how == KH_MODELLED) /* counted in the family of the op (a conv is an implicit GEMM) */
+			it->fam = !strncmp(it->text, "gemm", 4) || !strncmp(it->text, "conv", 4) ? IF_GEMM
+			          : !strncmp(it->text, "attn", 4)                                ? IF_ATTN
+			          : !strncmp(it->text, "copy", 4)                                ? IF_MEMCPY
+			                                                                         : IF_ELEM;
 		if (it->how == KH_MODELLED && it->cpu >= 0 && first[it->cpu] < 0)
 			first[it->cpu] = i;
 		else if (it->how == KH_COVERED && it->cpu >= 0 && first[it->cpu] >= 0) {

@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *imp_family_name(enum imp_family f)
 {
@@ -307,23 +308,28 @@ static int elem_op(const char *name, json_t *args, char *buf, size_t len)
 	return checked(buf, len, w);
 }
 
-/* ---- convolution (forward, 2-D) ---- */
+/* ---- convolution (2-D, forward and backward) ---- */
 
 /* Where a convolution's arguments are: the schemas of aten::conv2d
    (input, weight, bias, stride, padding, dilation, groups),
    aten::convolution and aten::_convolution (..., dilation, transposed,
-   output_padding, groups, ...) and aten::cudnn_convolution (self, weight,
-   padding, stride, dilation, groups, ...). */
+   output_padding, groups, ...), aten::cudnn_convolution (self, weight,
+   padding, stride, dilation, groups, ...) and aten::convolution_backward
+   (grad_output, input, weight, bias_sizes, stride, padding, dilation,
+   transposed, output_padding, groups, output_mask). */
 struct conv_form {
 	const char *op;
+	int in, weight;                           /* the input's and the filter's dims */
 	int stride, pad, dil, groups, transposed; /* -1: not an argument */
+	int mask;                                 /* the backward's output_mask (input, weight, bias); -1: forward */
 };
 
 static const struct conv_form convs[] = {
-    {"aten::conv2d", 3, 4, 5, 6, -1},
-    {"aten::convolution", 3, 4, 5, 8, 6},
-    {"aten::_convolution", 3, 4, 5, 8, 6},
-    {"aten::cudnn_convolution", 3, 2, 4, 5, -1},
+    {"aten::conv2d", 0, 1, 3, 4, 5, 6, -1, -1},
+    {"aten::convolution", 0, 1, 3, 4, 5, 8, 6, -1},
+    {"aten::_convolution", 0, 1, 3, 4, 5, 8, 6, -1},
+    {"aten::cudnn_convolution", 0, 1, 3, 2, 4, 5, -1, -1},
+    {"aten::convolution_backward", 1, 2, 4, 5, 6, 9, 7, 10},
 };
 
 /* A concrete int or a list of two equal ones ("1", "[2, 2]"): the value,
@@ -342,11 +348,23 @@ static long long concrete_same(json_t *args, int i)
 	return -1;
 }
 
+/* The passes of a backward's output_mask ("[True, True, False]": the input's and the filter's gradients; the
+   bias's is a reduction the conv op does not time): "bwd", "dgrad", "wgrad", or NULL when none or unrecorded. */
+static const char *conv_passes(json_t *args, int i)
+{
+	const char *v = json_string_value(json_array_get(json_object_get(args, "Concrete Inputs"), (size_t)i));
+	char a[8], b[8];
+	if (!v || sscanf(v, "[%7[A-Za-z], %7[A-Za-z]", a, b) != 2)
+		return NULL;
+	int dx = !strcasecmp(a, "true"), dw = !strcasecmp(b, "true");
+	return dx && dw ? "bwd" : dx ? "dgrad" : dw ? "wgrad" : NULL;
+}
+
 static int conv_op(const struct conv_form *f, json_t *args, char *buf, size_t len)
 {
 	long long in[MAXD], w[MAXD];
-	const char *dt = dtype(args, 0);
-	if (dims(args, 0, in) != 4 || dims(args, 1, w) != 4 || !dt)
+	const char *dt = dtype(args, f->in), *dir = NULL;
+	if (dims(args, f->in, in) != 4 || dims(args, f->weight, w) != 4 || !dt)
 		return 0;
 	long long stride = concrete_same(args, f->stride), pad = concrete_same(args, f->pad);
 	long long dil = concrete_same(args, f->dil), groups = concrete_same(args, f->groups);
@@ -354,9 +372,11 @@ static int conv_op(const struct conv_form *f, json_t *args, char *buf, size_t le
 		return 0; /* grouped, dilated, asymmetric or unrecorded: the `conv` op has none of these */
 	if (f->transposed >= 0 && concrete_bool(args, f->transposed) != 0)
 		return 0;
-	int n =
-	    snprintf(buf, len, "conv n=%lld c=%lld h=%lld w=%lld k=%lld r=%lld s=%lld stride=%lld pad=%lld dtype=%s",
-	             in[0], in[1], in[2], in[3], w[0], w[2], w[3], stride, pad, dt);
+	if (f->mask >= 0 && !(dir = conv_passes(args, f->mask)))
+		return 0;
+	int n = snprintf(
+	    buf, len, "conv n=%lld c=%lld h=%lld w=%lld k=%lld r=%lld s=%lld stride=%lld pad=%lld dtype=%s%s%s", in[0],
+	    in[1], in[2], in[3], w[0], w[2], w[3], stride, pad, dt, dir ? " dir=" : "", dir ? dir : "");
 	return checked(buf, len, n);
 }
 
