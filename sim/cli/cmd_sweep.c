@@ -26,6 +26,7 @@
 #include "plot.h"
 #include "procpool.h"
 #include "report.h"
+#include "sweep_grid.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -111,17 +112,7 @@ const char cmd_sweep_help[] =
     "  sim sweep configs/h100.cfg --model 'llama3-8b --dp 8 --global-batch 64' --gen tp=1,2,4 --gen pp=1,2\n"
     "      --set memory.device.bandwidth=3.35TB/s,5TB/s\n";
 
-#define SW_MAX_KEYS   CLI_MAX_SETS
-#define SW_MAX_VALS   1000
-#define SW_MAX_POINTS 100000
-
-struct sw_key {
-	char *key;   /* "compute.sm.count" (points into buf) */
-	char **vals; /* its values, in order */
-	int nvals;
-	char *buf; /* a copy of the --set text, cut at '=' and ',' */
-	int gen;   /* a --gen option: key is "gen.tp", the option --tp; else a config key */
-};
+#define SW_MAX_KEYS CLI_MAX_SETS
 
 /* What a point's child sends up its pipe: fixed size, no pointers. */
 struct sw_row {
@@ -184,39 +175,9 @@ static long grid_index(const struct sw_args *a, long k)
 /* "key=v1,v2" -> a key (a --gen option's key gets "gen." before it); returns 0 or a usage error. */
 static int parse_set(const char *text, struct sw_key *k, int gen)
 {
-	const char *opt = gen ? "--gen" : "--set";
-	const char *eq = strchr(text, '=');
-	if (!eq || eq == text)
-		return cli_usage_error("sweep", "%s '%s': expected %s=v1,v2,...", opt, text, gen ? "option" : "key");
-	if (!eq[1])
-		return cli_usage_error("sweep", "%s '%s': no values", opt, text);
-	size_t pre = gen ? 4 : 0;
-	if (!(k->buf = malloc(strlen(text) + pre + 1)))
-		return cli_usage_error("sweep", "out of memory");
-	sprintf(k->buf, "%s%s", gen ? "gen." : "", text);
-	k->gen = gen;
-	char *v = k->buf + pre + (eq - text);
-	*v++ = '\0';
-	k->key = k->buf;
-	int n = 1;
-	for (const char *s = v; *s; s++)
-		n += *s == ',';
-	if (n > SW_MAX_VALS)
-		return cli_usage_error("sweep", "%s %s: more than %d values", opt, k->key, SW_MAX_VALS);
-	if (!(k->vals = calloc((size_t)n, sizeof *k->vals)))
-		return cli_usage_error("sweep", "out of memory");
-	for (char *s = v;; s++) {
-		char *e = strchr(s, ',');
-		if (e)
-			*e = '\0';
-		if (!*s)
-			return cli_usage_error("sweep", "%s %s: malformed value list '%s' (an empty value)", opt,
-			                       k->key, text + (eq - text) + 1);
-		k->vals[k->nvals++] = s;
-		if (!e)
-			break;
-		s = e;
-	}
+	char why[512];
+	if (sw_key_parse(text, gen, k, why, sizeof why))
+		return cli_usage_error("sweep", "%s", why);
 	return 0;
 }
 
@@ -322,37 +283,26 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 		return cli_usage_error("sweep", "--plot needs every point: not with --shard (plot the merged CSV)");
 	if (a->plot && a->metric == M_TOKENS && !a->trace && !a->model)
 		return cli_usage_error("sweep", "--metric tokens_per_s needs a TRACE or --model");
-	long points = 1;
-	for (int k = 0; k < a->nkeys; k++) {
-		points *= a->keys[k].nvals;
-		if (points > SW_MAX_POINTS)
-			return cli_usage_error("sweep", "more than %d points", SW_MAX_POINTS);
-	}
+	if (sw_grid_points(a->keys, a->nkeys) < 0)
+		return cli_usage_error("sweep", "more than %d points", SW_MAX_POINTS);
 	return 0;
 }
 
 static void free_args(struct sw_args *a)
 {
-	for (int k = 0; k < a->nkeys; k++) {
-		free(a->keys[k].vals);
-		free(a->keys[k].buf);
-	}
+	for (int k = 0; k < a->nkeys; k++)
+		sw_key_free(&a->keys[k]);
 }
 
 /* Point i's value index for key k (the last key varies fastest). */
 static int val_index(const struct sw_args *a, long i, int k)
 {
-	for (int m = a->nkeys - 1; m > k; m--)
-		i /= a->keys[m].nvals;
-	return (int)(i % a->keys[k].nvals);
+	return sw_grid_value(a->keys, a->nkeys, i, k);
 }
 
 static long npoints(const struct sw_args *a)
 {
-	long n = 1;
-	for (int k = 0; k < a->nkeys; k++)
-		n *= a->keys[k].nvals;
-	return n;
+	return sw_grid_points(a->keys, a->nkeys);
 }
 
 /* The base config, then each key alone: an error that is not about the value fails the sweep. */
