@@ -918,6 +918,7 @@ static void test_cp(void)
 /* What rank 0 of a trace issues: collectives by op (tp ones apart), GEMMs, elementwise ops, shift bytes. */
 struct rank_counts {
 	long coll[CO_COUNT], tp_coll[CO_COUNT], gemm, elem;
+	long margin; /* GEMMs that leave SMs to communication kernels (margin=) */
 	double shift_bytes;
 };
 
@@ -940,6 +941,7 @@ static int count_rank0(const char *txt, const char *name, struct rank_counts *n)
 				n->shift_bytes += ev.bytes;
 		}
 		n->gemm += ev.kind == TK_OP && ev.op.kind == OP_GEMM;
+		n->margin += ev.kind == TK_OP && ev.op.kind == OP_GEMM && ev.op.margin == 16;
 		n->elem += ev.kind == TK_OP && ev.op.kind == OP_ELEM;
 	}
 	tr_cursor_free(cur);
@@ -947,13 +949,17 @@ static int count_rank0(const char *txt, const char *name, struct rank_counts *n)
 	return 0;
 }
 
-/* --tp-comm-overlap (Transformer Engine's userbuffers ring exchange): counted by hand for Llama-3 8B at tp 4, dp 2,
-   4 micro-batches of 8192 tokens per data-parallel rank, against the same run without it. Per layer and
-   micro-batch the forward's all-gathers before QKV and FC1 and reduce-scatters after the out-projection and FC2,
-   and the backward's all-gathers of the out-projection's and FC2's output gradients, become tp - 1 = 3 shifts of a
-   quarter of 8192 x 4096 x 2 bytes (16 MiB) each: 18 shifts; those six GEMMs (dgrad GEMMs in the backward) run in
-   4 chunks, 18 GEMMs more; each reduce-scatter's partials are summed by one add, 2 more; the backward's
-   reduce-scatters of QKV's and FC1's input gradients stay. The FLOPs do not change. */
+/* --tp-comm-overlap (Transformer Engine's userbuffers, each GEMM's default method): counted by hand for Llama-3 8B
+   at tp 4, dp 2, 4 micro-batches of 8192 tokens per data-parallel rank, against the same run without it. Per layer
+   and micro-batch: the forward's all-gathers before QKV and FC1, and the backward's all-gathers of the
+   out-projection's and FC2's output gradients, become tp - 1 = 3 ring-exchange shifts of a quarter of 8192 x 4096
+   x 2 bytes (16 MiB) each, 12 shifts, beside those GEMMs in 4 chunks (3 GEMMs more each, 12); the out-projection's
+   and FC2's forward run in 4 chunks, each chunk's output reduce-scattered ("pipeline": 3 GEMMs and 3
+   reduce-scatters more each, 6 and 6). The backward of QKV and FC1 (and of the logits GEMM, once a micro-batch)
+   gathers the input again beside dgrad and reduce-scatters beside wgrad ("bulk"): 2 all-gathers a layer and 1 a
+   micro-batch more, the reduce-scatters the same. The GEMMs beside userbuffers kernels leave them 16 SMs
+   (margin=16): the 8 pipelined chunks and the 4 bulk dgrad and wgrad GEMMs a layer, and the logits GEMM's dgrad
+   and wgrad a micro-batch. The FLOPs do not change. */
 static void test_tp_overlap(void)
 {
 	struct gen_config c, off;
@@ -975,16 +981,27 @@ static void test_tp_overlap(void)
 	struct rank_counts on, no;
 	if (!count_rank0(a, "tp overlap", &on) && !count_rank0(b, "no overlap", &no)) {
 		long lm = 32 * 4; /* layers x micro-batches */
-		CHECK(on.coll[CO_SHIFT] == 18 * lm && on.tp_coll[CO_SHIFT] == on.coll[CO_SHIFT] &&
+		CHECK(on.coll[CO_SHIFT] == 12 * lm && on.tp_coll[CO_SHIFT] == on.coll[CO_SHIFT] &&
 		          no.coll[CO_SHIFT] == 0,
-		      "%ld shifts over tp, want %ld", on.coll[CO_SHIFT], 18 * lm);
-		CHECK(on.shift_bytes == 18.0 * lm * 16 * 1048576, "shifts move %.0f bytes", on.shift_bytes);
-		CHECK(no.tp_coll[CO_ALLGATHER] - on.tp_coll[CO_ALLGATHER] == 4 * lm &&
-		          no.tp_coll[CO_REDUCESCATTER] - on.tp_coll[CO_REDUCESCATTER] == 2 * lm,
+		      "%ld shifts over tp, want %ld", on.coll[CO_SHIFT], 12 * lm);
+		CHECK(on.shift_bytes == 12.0 * lm * 16 * 1048576, "shifts move %.0f bytes", on.shift_bytes);
+		CHECK(no.tp_coll[CO_ALLGATHER] - on.tp_coll[CO_ALLGATHER] == 4 * lm - 2 * lm - 4 &&
+		          on.tp_coll[CO_REDUCESCATTER] - no.tp_coll[CO_REDUCESCATTER] == 6 * lm,
 		      "all-gathers %ld -> %ld, reduce-scatters %ld -> %ld", no.tp_coll[CO_ALLGATHER],
 		      on.tp_coll[CO_ALLGATHER], no.tp_coll[CO_REDUCESCATTER], on.tp_coll[CO_REDUCESCATTER]);
-		CHECK(on.gemm - no.gemm == 18 * lm && on.elem - no.elem == 2 * lm,
-		      "GEMMs %ld -> %ld, elementwise %ld -> %ld", no.gemm, on.gemm, no.elem, on.elem);
+		CHECK(on.gemm - no.gemm == 18 * lm && on.elem == no.elem, "GEMMs %ld -> %ld, elementwise %ld -> %ld",
+		      no.gemm, on.gemm, no.elem, on.elem);
+		CHECK(on.margin == 12 * lm + 2 * 4 && no.margin == 0,
+		      "GEMMs with margin=16: %ld (%ld without), want %ld", on.margin, no.margin, 12 * lm + 2 * 4);
+		/* sequence parallelism alone, by hand: a layer's forward gathers before QKV and FC1 and reduce-scatters
+		   after the out-projection and FC2; its backward gathers the out-projection's and FC2's output
+		   gradients and reduce-scatters QKV's and FC1's input gradients; a micro-batch's embedding
+		   reduce-scatters its output and gathers its gradient, the logits GEMM gathers its input and
+		   reduce-scatters its gradient. With the overlap, the bulk backward of QKV, FC1 and the logits gathers
+		   the input again: 2 a layer and 1 a micro-batch more */
+		CHECK(no.tp_coll[CO_ALLGATHER] == 4 * lm + 2 * 4 && no.tp_coll[CO_REDUCESCATTER] == 4 * lm + 2 * 4,
+		      "--sp: %ld all-gathers (want %ld), %ld reduce-scatters (want %ld)", no.tp_coll[CO_ALLGATHER],
+		      4 * lm + 2 * 4, no.tp_coll[CO_REDUCESCATTER], 4 * lm + 2 * 4);
 	}
 	free(a);
 	free(b);

@@ -350,6 +350,10 @@ int main(int argc, char **argv)
 		/* half the SMs: half the matrix power, so a power-limited clock rises by at most sqrt(2): the GEMM
 		   takes between 2/sqrt(2) and 2 times as long */
 		struct dm_result half = run(h, "gemm m=8192 n=8192 k=8192 dtype=bf16 units=66");
+		struct dm_result mg = run(h, "gemm m=8192 n=8192 k=8192 dtype=bf16 margin=16");
+		struct dm_result u116 = run(h, "gemm m=8192 n=8192 k=8192 dtype=bf16 units=116");
+		CHECK(mg.time_s == u116.time_s, "margin=16 (%.6g s) should be units=116 on 132 SMs (%.6g s)", mg.time_s,
+		      u116.time_s);
 		double q = half.time_s / all.time_s;
 		CHECK(q > 1.35 && q < 2.05, "66 of 132 SMs: %.3f x the time, expected 1.41..2", q);
 		CHECK(half.clock_hz >= all.clock_hz, "fewer SMs should draw less power: clock %.0f MHz < %.0f MHz",

@@ -89,7 +89,7 @@ struct key {
 
 #define MAX_KEYS 16
 
-enum { G_M, G_N, G_K, G_BATCH, G_DTYPE, G_ACC, G_TRANS, G_EPI, G_WARM, G_UNITS, G_BUSY, G_COUNT };
+enum { G_M, G_N, G_K, G_BATCH, G_DTYPE, G_ACC, G_TRANS, G_EPI, G_WARM, G_UNITS, G_MARGIN, G_BUSY, G_COUNT };
 static const struct key gemm_keys[G_COUNT + 1] = {
     [G_M] = {"m", V_POS, 1, NULL},
     [G_N] = {"n", V_POS, 1, NULL},
@@ -101,6 +101,7 @@ static const struct key gemm_keys[G_COUNT + 1] = {
     [G_EPI] = {"epilogue", V_CHOICE, 0, epi_names},
     [G_WARM] = {"warm", V_BOOL, 0, NULL},
     [G_UNITS] = {"units", V_POS, 0, NULL},
+    [G_MARGIN] = {"margin", V_POS, 0, NULL},
     [G_BUSY] = {"busy", V_POS, 0, NULL},
 };
 
@@ -134,7 +135,28 @@ static const struct key copy_keys[Y_COUNT + 1] = {
     [Y_DST] = {"dst", V_CHOICE, 0, place_names},
 };
 
-enum { C_N, C_C, C_H, C_W, C_K, C_R, C_S, C_STRIDE, C_PAD, C_DTYPE, C_ACC, C_WARM, C_DIR, C_UNITS, C_BUSY, C_COUNT };
+enum {
+	C_N,
+	C_C,
+	C_H,
+	C_W,
+	C_K,
+	C_R,
+	C_S,
+	C_STRIDE,
+	C_PAD,
+	C_DTYPE,
+	C_ACC,
+	C_WARM,
+	C_DIR,
+	C_UNITS,
+	C_MARGIN,
+	C_BUSY,
+	C_COUNT
+};
+_Static_assert(G_MARGIN == G_UNITS + 1 && G_BUSY == G_UNITS + 2 && C_MARGIN == C_UNITS + 1 && C_BUSY == C_UNITS + 2,
+               "take_units reads units=, margin= and busy= in a row");
+_Static_assert(G_COUNT <= MAX_KEYS && C_COUNT <= MAX_KEYS, "a kind's keys fit struct pstate");
 static const struct key conv_keys[C_COUNT + 1] = {
     [C_N] = {"n", V_POS, 1, NULL},
     [C_C] = {"c", V_POS, 1, NULL},
@@ -150,6 +172,7 @@ static const struct key conv_keys[C_COUNT + 1] = {
     [C_WARM] = {"warm", V_BOOL, 0, NULL},
     [C_DIR] = {"dir", V_CHOICE, 0, conv_dir_names},
     [C_UNITS] = {"units", V_POS, 0, NULL},
+    [C_MARGIN] = {"margin", V_POS, 0, NULL},
     [C_BUSY] = {"busy", V_POS, 0, NULL},
 };
 
@@ -399,16 +422,19 @@ static int check_acc(const char *kn, int dtype, int acc, char *why, size_t whyle
 
 /* ---- each kind: defaults and the checks between keys ---- */
 
-/* units= and busy= of a gemm or conv (the chip's count is checked when it is predicted) */
-static int take_units(const char *kn, struct op *o, const struct pstate *st, int ku, int kb, char *why, size_t whylen)
+/* units=, margin= and busy= of a gemm or conv, keys ku, ku + 1 and ku + 2 (the chip's count is checked when it is
+   predicted) */
+static int take_units(const char *kn, struct op *o, const struct pstate *st, int ku, char *why, size_t whylen)
 {
-	if (st->seen[ku] && st->seen[kb])
-		return fail(why, whylen,
-		            "%s: units= and busy= together (units= gives the kernel's units, busy= those "
-		            "another kernel holds: give one)",
-		            kn);
+	if (st->seen[ku] + st->seen[ku + 1] + st->seen[ku + 2] > 1)
+		return fail(
+		    why, whylen,
+		    "%s: more than one of units=, margin= and busy= (units= gives the kernel's units, margin= those "
+		    "it leaves to another kernel, busy= those another kernel holds: give one)",
+		    kn);
 	o->units = st->seen[ku] ? st->val[ku] : 0;
-	o->busy = st->seen[kb] ? st->val[kb] : 0;
+	o->margin = st->seen[ku + 1] ? st->val[ku + 1] : 0;
+	o->busy = st->seen[ku + 2] ? st->val[ku + 2] : 0;
 	return 0;
 }
 
@@ -425,8 +451,7 @@ static int build_gemm(struct op *o, const struct pstate *st, char *why, size_t w
 	o->trans = (enum op_trans)v[G_TRANS];
 	o->epilogue = (enum op_epilogue)v[G_EPI];
 	o->warm = (int)v[G_WARM];
-	if (check_acc("gemm", o->dtype, o->acc_dtype, why, whylen) ||
-	    take_units("gemm", o, st, G_UNITS, G_BUSY, why, whylen))
+	if (check_acc("gemm", o->dtype, o->acc_dtype, why, whylen) || take_units("gemm", o, st, G_UNITS, why, whylen))
 		return -1;
 	const long long all[] = {o->m, o->n, o->k, o->batch};
 	if (!product_ok(all, 4))
@@ -543,8 +568,7 @@ static int build_conv(struct op *o, const struct pstate *st, char *why, size_t w
 	o->acc_dtype = st->seen[C_ACC] ? (int)v[C_ACC] : default_acc(o->dtype);
 	o->warm = (int)v[C_WARM];
 	o->dir = (enum op_dir)v[C_DIR];
-	if (check_acc("conv", o->dtype, o->acc_dtype, why, whylen) ||
-	    take_units("conv", o, st, C_UNITS, C_BUSY, why, whylen))
+	if (check_acc("conv", o->dtype, o->acc_dtype, why, whylen) || take_units("conv", o, st, C_UNITS, why, whylen))
 		return -1;
 	/* each below 2^62, so h + 2*pad < 3*2^62 fits in unsigned long long */
 	if ((unsigned long long)o->ih + 2ull * (unsigned long long)o->pad >= (unsigned long long)SIZE_LIMIT ||
@@ -685,9 +709,11 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 		len = 0;
 	if (!op)
 		return 0;
-	/* units= and busy= only where given: the text of every other op stays what it was */
+	/* units=, margin= and busy= only where given: the text of every other op stays what it was */
 	if (op->units > 0)
 		snprintf(u, sizeof u, " units=%lld", op->units);
+	else if (op->margin > 0)
+		snprintf(u, sizeof u, " margin=%lld", op->margin);
 	else if (op->busy > 0)
 		snprintf(u, sizeof u, " busy=%lld", op->busy);
 	switch (op->kind) {

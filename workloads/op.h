@@ -12,6 +12,7 @@
  *   conv n=32 c=64 h=56 w=56 k=64 r=3 s=3 stride=1 pad=1 dtype=fp16
  *   conv n=64 c=256 h=14 w=14 k=256 r=3 s=3 pad=1 dtype=bf16 dir=wgrad
  *   gemm m=8192 n=8192 k=8192 dtype=bf16 units=116
+ *   gemm m=8192 n=8192 k=8192 dtype=bf16 margin=16
  *   embedding tokens=16384 dim=12288 vocab=50257 dtype=fp16
  *
  * Sizes are positive integers (no units); `bytes=` takes a quantity with a
@@ -101,10 +102,11 @@ struct op {
 	int warm;
 
 	/* gemm, conv: the units (SMs, CUs) the kernel runs on. units=N: N of them, the kernel chosen for N (cuBLASLt's
-	   SM count target, which Transformer Engine's comm-overlap GEMMs set); busy=N: N held by a kernel the
-	   library does not know of (an NCCL kernel on another stream), the kernel chosen for all runs on the rest.
-	   0 when not given; at most one of the two. Checked against the chip's units when predicted. */
-	long long units, busy;
+	   SM count target); margin=N: all but N, chosen for them (what Transformer Engine's comm-overlap GEMMs set,
+	   its set_sm_margin); busy=N: N held by a kernel the library does not know of (an NCCL kernel on another
+	   stream), the kernel chosen for all runs on the rest. 0 when not given; at most one of the three. Checked
+	   against the chip's units when predicted. */
+	long long units, margin, busy;
 };
 
 /*

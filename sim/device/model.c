@@ -63,6 +63,7 @@ static struct gemm_in gemm_in_of(const struct op *op, enum op_dir pass)
 		                    .epi = op->epilogue,
 		                    .ld = {ta ? op->m : op->k, tb ? op->k : op->n, op->n},
 		                    .units = op->units,
+		                    .margin = op->margin,
 		                    .busy = op->busy};
 		return g;
 	}
@@ -81,6 +82,7 @@ static struct gemm_in gemm_in_of(const struct op *op, enum op_dir pass)
 	                    .epi = EPI_NONE,
 	                    .ld = {op->cin, op->cin, op->cout},
 	                    .units = op->units,
+	                    .margin = op->margin,
 	                    .busy = op->busy};
 	if (pass == DIR_DGRAD) {
 		g.m = op->batch * op->ih * op->iw, g.n = op->cin;

@@ -452,17 +452,21 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 	if (gi < 0)
 		return -1;
 	const struct arch_unit *chip_u = &c->units[gi];
-	if (g->units > chip_u->count || g->busy >= chip_u->count) {
-		snprintf(why, wl, "%s=%lld: %s has %ld units of %s (%s= takes 1 to %ld)", g->units ? "units" : "busy",
-		         g->units ? g->units : g->busy, c->name, chip_u->count, chip_u->name,
-		         g->units ? "units" : "busy", g->units ? chip_u->count : chip_u->count - 1);
+	if (g->units > chip_u->count || g->margin >= chip_u->count || g->busy >= chip_u->count) {
+		const char *key = g->units ? "units" : g->margin ? "margin" : "busy";
+		snprintf(why, wl, "%s=%lld: %s has %ld units of %s (%s= takes 1 to %ld)", key,
+		         g->units    ? g->units
+		         : g->margin ? g->margin
+		                     : g->busy,
+		         c->name, chip_u->count, chip_u->name, key, g->units ? chip_u->count : chip_u->count - 1);
 		return -1;
 	}
-	/* the units the kernel is chosen for and those it runs on (op.h units=, busy=) */
+	/* the units the kernel is chosen for and those it runs on (op.h units=, margin=, busy=) */
 	struct arch_unit pick_u = *chip_u, run_u = *chip_u;
 	if (g->units > 0)
 		pick_u.count = run_u.count = g->units;
-	run_u.count -= g->busy;
+	pick_u.count -= g->margin;
+	run_u.count -= g->margin + g->busy;
 	const struct arch_unit *u = &run_u, *pick = g->busy > 0 ? &pick_u : &run_u;
 	if (matrix && g->acc == DT_FP16 && g->dt == DT_FP16 && u->mat_fp16_acc16 > 0)
 		macs_clk = u->mat_units * u->mat_fp16_acc16;
@@ -530,11 +534,11 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 		xp(ex, "unit: %ld x %s, %s pipe %.0f MAC/clk at %.0f MHz (peak %.1f TFLOP/s %s)\n", chip_u->count,
 		   u->name, matrix ? "matrix" : "vector", macs_clk, clock / 1e6, r->peak_flops / 1e12,
 		   arch_dtype_name(g->dt));
-		if (g->units > 0)
+		if (g->units > 0 || g->margin > 0)
 			xp(ex,
-			   "units: the kernel is chosen for and runs on %ld of the %ld (units=: the library's SM count "
+			   "units: the kernel is chosen for and runs on %ld of the %ld (%s=: the library's SM count "
 			   "target)\n",
-			   u->count, chip_u->count);
+			   u->count, chip_u->count, g->units ? "units" : "margin");
 		else if (g->busy > 0)
 			xp(ex,
 			   "units: %lld are held by another kernel; the kernel chosen for all %ld runs on the other "
