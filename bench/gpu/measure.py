@@ -25,7 +25,8 @@ inference_trace (profiler traces of its decode steps), sm_share (a GEMM given
 fewer SMs through cuBLASLt's SM count target, and beside a copy kernel that
 holds some SMs: issue 17), conv (ResNet-50's convolutions forward, dgrad and
 wgrad through cuDNN, and batch norm), resnet (ResNet-50 training steps, with
-their profiler traces).
+their profiler traces), dvfs (the SM clock and board power while a GEMM runs
+for seconds on all SMs or fewer).
 
 Nothing here is fitted: the rows are compared with the model's predictions
 from the config alone (docs/validation.md, "Measured here").
@@ -964,6 +965,71 @@ def resnet():
         torch.cuda.empty_cache()
 
 
+# ---------------------------------------------------------------- clock under the power limit
+# The SM clock and the board power while one GEMM runs for seconds on all SMs or on fewer (the SM carveout):
+# how the clock rises as the SMs drawing power are fewer is the exponent of the DVFS curve near the power limit
+# (P ~ N f^a), which the device model's power limit assumes.
+@guarded
+def dvfs():
+    import pynvml
+
+    phase("dvfs")
+    pynvml.nvmlInit()
+    hnd = pynvml.nvmlDeviceGetHandleByIndex(0)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    torch.backends.cuda.preferred_blas_library("cublaslt")
+    m = n = k = 8192
+    for dt in ("bf16", "fp8"):
+        if dt == "fp8":
+            a = randn(m, k, dtype=torch.float32).to(torch.float8_e4m3fn)
+            b = randn(n, k, dtype=torch.float32).to(torch.float8_e4m3fn).t()
+            one = torch.ones((), device=DEV)
+            fn = lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)  # noqa: E731
+        else:
+            a = randn(m, k)
+            b = randn(k, n)
+            fn = lambda: torch.mm(a, b)  # noqa: E731
+        for cv in (0, 16, 33, 50, 66, 88, 100):
+            torch._C._set_sm_carveout_experimental(cv)
+            est = bench_ms(fn)  # one call, to queue about 100 ms of them at a time
+            per = max(1, int(100.0 / est))
+            clocks, watts = [], []
+            e0 = torch.cuda.Event(enable_timing=True)
+            e1 = torch.cuda.Event(enable_timing=True)
+            calls, prev = 0, None
+            t_end = time.time() + 2.5
+            e0.record()
+            while time.time() < t_end:
+                for _ in range(per):
+                    fn()
+                calls += per
+                done = torch.cuda.Event()
+                done.record()
+                # sample while the batch before runs (two batches queued at most, one always)
+                for _ in range(3):
+                    time.sleep(0.02)
+                    clocks.append(pynvml.nvmlDeviceGetClockInfo(hnd, pynvml.NVML_CLOCK_SM))
+                    watts.append(pynvml.nvmlDeviceGetPowerUsage(hnd) / 1000.0)
+                if prev is not None:
+                    prev.synchronize()
+                prev = done
+            e1.record()
+            torch.cuda.synchronize()
+            ms = e0.elapsed_time(e1) / calls
+            torch._C._set_sm_carveout_experimental(None)
+            half = len(clocks) // 3  # the first third: the clock settling
+            c_s, w_s = sorted(clocks[half:]), sorted(watts[half:])
+            mhz, w = c_s[len(c_s) // 2], w_s[len(w_s) // 2]
+            tr = " trans=nt" if dt == "fp8" else ""
+            row("clock", f"gemm m={m} n={n} k={k} dtype={dt}{tr} units={sms - cv}", ms,
+                f"sustained {calls} calls over 2.5 s through cuBLASLt with an SM carveout of {cv}: SM clock median "
+                f"{mhz} MHz (range {c_s[0]}-{c_s[-1]}), board power median {w:.0f} W; "
+                f"{2.0 * m * n * k / ms / 1e9:.1f} TFLOP/s")
+        del a, b
+    torch.backends.cuda.preferred_blas_library("cublas")
+    pynvml.nvmlShutdown()
+
+
 def env():
     lines = [f"date {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
              f"python {sys.version.split()[0]}", f"torch {torch.__version__}",
@@ -1005,7 +1071,7 @@ def main():
     env()
     only = set(sys.argv[1:])
     for section in (gemms, attention, memory, training, training_llama, inference, inference_trace, sm_share,
-                    conv, resnet):
+                    conv, resnet, dvfs):
         if not only or section.__name__ in only:
             section()
     phase("end")

@@ -23,7 +23,11 @@ id), to be appended by hand after review:
     beside=copy:): cases; convolutions (cuDNN forward, dgrad, wgrad, both):
     cases of category conv; the copy kernels of a few CTAs and batch norm:
     skipped, with the reason; ResNet-50 steps: skipped (an import case gives
-    tokens, which an image model has none of).
+    tokens, which an image model has none of);
+  - sustained GEMMs with the SM clock they ran at (measure.py dvfs): a gemm
+    row of their time (id PREFIX G...) and a clock row of the clock (PREFIX
+    C...), cases of both (metric us, and mhz: the clock the model runs the
+    kernel at).
 """
 
 import glob
@@ -61,6 +65,19 @@ def measure_rows(run, config, prefix, traces, date, device, software, out, cases
         impl = note.rsplit("impl=", 1)[1] if "impl=" in note else ""
         cat = kind
         op = re.sub(r" beside=copy:(\d+)", r" busy=\1", op.replace(" sms=", " units="))
+        if kind == "clock":
+            mhz = note.split("SM clock median ")[1].split()[0]
+            for k, v, u, w in (("gemm", value, "us", "dense GEMM torch.mm / torch._scaled_mm (cuBLASLt), sustained "
+                                "for 2.5 s"),
+                               ("clock", mhz, "MHz", "SM clock (NVML, median) under a sustained dense GEMM at the "
+                                "power limit")):
+                rid2 = prefix + ("G" + rid[1:] if k == "gemm" else rid)
+                sw = software.replace("(do_bench: CUDA events, L2 flushed, median)",
+                                      "(CUDA events over 2.5 s of back-to-back calls; NVML clock samples)")
+                out.append("\t".join([rid2, k, device, sw, w, op, v, u, source("measure.py", date, path),
+                                      note]))
+                cases.append(f"{rid2}\t{config}\t-\t{'us' if k == 'gemm' else 'mhz'}\t{op}")
+            continue
         if kind == "gemm":
             workload = "dense GEMM " + note.split(";")[0].split(",")[0]
             if " units=" in op:

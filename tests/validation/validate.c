@@ -99,6 +99,10 @@ static const struct {
        H200 (ResNet-50's layers at batch 64): never fitted on, scored apart from the GEMMs they are lowered to;
        the guards are that day's figures (23.1%, -16.2%, 46.7%) set as above */
     {"conv", 0.10, 0.25, 0.18, 0.48},
+    /* the clock the device model runs a sustained GEMM at, against the SM clock NVML read (an H200 at its 700 W
+       limit, all SMs or fewer, 2026-11-28): never fitted on; the guards are that day's figures (6.6%, +1.3%,
+       13.3%) set as above */
+    {"clock", 0.10, 0.08, 0.03, 0.15},
     /* the training rows of mixture-of-experts models (a case whose sim gen
        model has experts), scored apart from the dense ones since 2026-11-25,
        when the first 13 (Megatron-Bridge's Qwen3 30B-A3B) came in: expert
@@ -164,6 +168,9 @@ static const struct {
     /* ResNet-50's convolutions on an H200, 2026-11-28: 20.8% then (the 1x1 convolutions' backward of 64 to 256
        channels 30-80% fast, cuDNN's stem of 3 channels off both ways) */
     {"conv", "bench/gpu/measure.py", 0.22},
+    /* the clocks of sustained GEMMs on an H200, 2026-11-28: 5.9% then (bf16 6-10% low: the model's clock stops at
+       the 1830 MHz of the rated peak) */
+    {"clock", "bench/gpu/measure.py", 0.07},
     {"training", "NVIDIA-NeMo/Megatron-Bridge", 0.11},
     {"training_moe", "NVIDIA-NeMo/Megatron-Bridge", 0.36},
     {"inference", "Azure/AI-benchmarking-guide", 0.08},
@@ -332,7 +339,7 @@ static int read_measurements(const char *path, int lent)
 static int parse_metric(const char *text, struct vcase *v)
 {
 	static const char *const names[] = {"tflops",   "ms",   "us",     "GBps=",   "Gelems=", "busbw",
-	                                    "megatron", "mfu=", "tokens", "latency", "mcore"};
+	                                    "megatron", "mfu=", "tokens", "latency", "mcore",   "mhz"};
 	_Static_assert(sizeof names / sizeof names[0] == M_COUNT, "a name per metric");
 	for (int i = 0; i < M_COUNT; i++) {
 		size_t n = strlen(names[i]);
@@ -819,7 +826,7 @@ static struct arch_chip *load_chip(const char *root, const struct vcase *v, cons
 /* The case's prediction in the measurement's unit; -1 with why on failure. */
 int predict(const struct arch_chip *c, const struct vcase *v, double *out, char *why, size_t whylen)
 {
-	double t = 0, flops = 0;
+	double t = 0, flops = 0, clock_hz = 0;
 	for (int i = 0; i < v->nops; i++) {
 		struct dm_result r;
 		char w[WHYLEN] = "";
@@ -841,6 +848,8 @@ int predict(const struct arch_chip *c, const struct vcase *v, double *out, char 
 		t += r.time_s;
 		if (!v->coll[i].on)
 			flops += op_flops(&v->ops[i]);
+		if (!v->coll[i].on && clock_hz == 0)
+			clock_hz = r.clock_hz; /* the first op's */
 	}
 	switch (v->metric) {
 	case M_TFLOPS: *out = flops / t / 1e12; break;
@@ -855,6 +864,13 @@ int predict(const struct arch_chip *c, const struct vcase *v, double *out, char 
 				*out = v->coll[i].bytes * coll_busbw_factor(v->coll[i].c, v->coll[i].ranks) / t / 1e9;
 				break;
 			}
+		break;
+	case M_MHZ:
+		if (!(clock_hz > 0)) {
+			snprintf(why, whylen, "metric mhz: the case's first op has no clock (a collective?)");
+			return -1;
+		}
+		*out = clock_hz / 1e6;
 		break;
 	case M_MEGATRON:
 	case M_MFU:

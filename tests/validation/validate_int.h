@@ -45,6 +45,7 @@ enum metric {
 	M_TOKENS,
 	M_LATENCY,
 	M_MCORE,
+	M_MHZ, /* the clock the device model runs the op's kernel at (sim op --explain), against a sustained SM clock */
 	M_COUNT
 };
 static const char *const metric_unit[] = {"TFLOP/s",
@@ -57,7 +58,9 @@ static const char *const metric_unit[] = {"TFLOP/s",
                                           "% MFU",
                                           "tokens/s",
                                           "s (end-to-end batch latency)",
-                                          "model TFLOP/s per GPU"};
+                                          "model TFLOP/s per GPU",
+                                          "MHz"};
+_Static_assert(sizeof metric_unit / sizeof metric_unit[0] == M_COUNT, "a unit per metric");
 /* metrics of a `gen` case (a replayed step), not of op lines */
 #define GEN_METRIC(m) ((m) == M_MEGATRON || (m) == M_MFU || (m) == M_TOKENS || (m) == M_LATENCY || (m) == M_MCORE)
 
