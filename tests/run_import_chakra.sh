@@ -3,6 +3,8 @@
 # (tests/import/chakra_feeder_test.0.et.gz: MLCommons Chakra's feeder test trace, a CNN's training step on one
 # GPU of a data-parallel job, with cuDNN convolutions, elementwise kernels, copies and NCCL collectives):
 #  1. it imports, twice to the same bytes; --report prints the table the trace's comments hold, which adds up;
+#     its 42 forward convolutions become conv ops and its 53 convolution_backward nodes `conv ... dir=bwd` (the first
+#     layer's `dir=wgrad`: its output_mask, a list of booleans in the ET, asks no input gradient);
 #  2. every recorded node is written (the GPU ones as ops, collectives or delays, a covered kernel as part of
 #     its CPU op's op) and the job replays on the A100 it was recorded on (an sm_80 cuDNN), an H100, an
 #     MI300X and a hypothetical two-chiplet H100;
@@ -30,6 +32,9 @@ cmp -s "$tmp/a.trace" "$tmp/b.trace" || fail "two imports differ"
 coverage_adds_up chakra "$tmp/a.trace" || fails=$((fails + 1))
 grep '^# family' -A 20 "$tmp/a.trace" | sed 's/^# //' | head -n "$(wc -l <"$tmp/a.report")" |
 	diff -q - "$tmp/a.report" >/dev/null || fail "--report differs from the trace's table"
+[ "$(grep -Ec '^conv .* dtype=fp32 stream=' "$tmp/a.trace")" = 42 ] || fail "not 42 forward convolutions"
+[ "$(grep -Ec '^conv .* dir=bwd stream=' "$tmp/a.trace")" = 52 ] || fail "not 52 convolution backwards (dir=bwd)"
+[ "$(grep -Ec '^conv .* dir=wgrad stream=' "$tmp/a.trace")" = 1 ] || fail "not the first convolution's wgrad alone"
 
 # 2: the file holds 3664 nodes, 1216 of them GPU nodes (is_cpu_op false); each is one line of the job, or is
 # covered by its CPU op's op

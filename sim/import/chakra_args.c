@@ -190,14 +190,19 @@ static json_t *concrete(json_t *v)
 	else if (json_is_string(v))
 		return json_string(json_string_value(v));
 	else if (json_is_array(v) && json_array_size(v) >= 1 && json_array_size(v) <= 4) {
-		/* an int list as Kineto writes one: "[1, 1]" (stride, padding) */
+		/* an int list as Kineto writes one: "[1, 1]" (stride, padding); a bool list: "[True, True, False]"
+		   (convolution_backward's output_mask) */
 		size_t k = 0, n = 0;
 		n += (size_t)snprintf(buf, sizeof buf, "[");
 		for (; k < json_array_size(v) && json_is_integer(json_array_get(v, k)); k++)
 			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", k ? ", " : "",
 			                      (long long)json_integer_value(json_array_get(v, k)));
+		if (k == 0)
+			for (; k < json_array_size(v) && json_is_boolean(json_array_get(v, k)); k++)
+				n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", k ? ", " : "",
+				                      json_is_true(json_array_get(v, k)) ? "True" : "False");
 		if (k < json_array_size(v))
-			return json_string(""); /* a tensor ([id, storage, offset, ...] ends in a device) */
+			return json_string(""); /* a tensor ([id, storage, offset, ...] ends in a device), or mixed */
 		snprintf(buf + n, sizeof buf - n, "]");
 	}
 	return json_string(buf);
