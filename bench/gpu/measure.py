@@ -811,19 +811,18 @@ def sm_share():
         base = bench_ms(lambda: torch.mm(a, b))
         print(f"  gemm {m}x{n}x{k}: {base * 1e3:.1f} us alone ({fl / base / 1e9:.0f} TFLOP/s)", flush=True)
         if has_carve:
-            for lib in ("cublaslt",):
-                torch.backends.cuda.preferred_blas_library(lib)
-                for cv in CARVE:
-                    torch._C._set_sm_carveout_experimental(cv)
-                    ms = bench_ms(lambda: torch.mm(a, b))
-                    names = kernel_launches(lambda: torch.mm(a, b)) if (m, n, k) == SHARE[0] else []
-                    torch._C._set_sm_carveout_experimental(None)
-                    row("gemm", f"gemm m={m} n={n} k={k} dtype=bf16 units={sms - cv}", ms,
-                        f"torch.mm through cuBLASLt with an SM carveout of {cv} "
-                        f"(torch._C._set_sm_carveout_experimental: CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, "
-                        f"as Transformer Engine's comm-overlap GEMMs set it); {fl / ms / 1e9:.1f} TFLOP/s; "
-                        f"alone (default backend) {base * 1e3:.1f} us" + (f"; kernels {names}" if names else ""))
-                torch.backends.cuda.preferred_blas_library("cublas")
+            torch.backends.cuda.preferred_blas_library("cublaslt")
+            for cv in CARVE:
+                torch._C._set_sm_carveout_experimental(cv)
+                ms = bench_ms(lambda: torch.mm(a, b))
+                names = kernel_launches(lambda: torch.mm(a, b)) if (m, n, k) == SHARE[0] else []
+                torch._C._set_sm_carveout_experimental(None)
+                row("gemm", f"gemm m={m} n={n} k={k} dtype=bf16 units={sms - cv}", ms,
+                    f"torch.mm through cuBLASLt with an SM carveout of {cv} "
+                    f"(torch._C._set_sm_carveout_experimental: CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, "
+                    f"as Transformer Engine's comm-overlap GEMMs set it); {fl / ms / 1e9:.1f} TFLOP/s; "
+                    f"alone (default backend) {base * 1e3:.1f} us" + (f"; kernels {names}" if names else ""))
+            torch.backends.cuda.preferred_blas_library("cublas")
         # beside a copy kernel of C CTAs on a high-priority stream, launched first
         reps = max(1, int(round(8.0 / base)))
         side = torch.cuda.Stream(priority=-1)
