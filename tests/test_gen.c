@@ -806,6 +806,23 @@ static int parse(const char *line, struct gen_config *c, struct gen_args *a, cha
 	return rc;
 }
 
+/* a command line `sim gen` must refuse, and a part of the one line that says why */
+struct refusal {
+	const char *line, *msg;
+};
+
+static void check_refusals(const struct refusal *bad, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct gen_config c;
+		struct gen_args a;
+		char why[1280] = "";
+		int rc = parse(bad[i].line, &c, &a, why, sizeof why);
+		CHECK(rc == -1 && strstr(why, bad[i].msg) && !strchr(why, '\n'), "%s: rc %d, '%s'; want '%s'",
+		      bad[i].line, rc, why, bad[i].msg);
+	}
+}
+
 static void test_parse_args(void)
 {
 	struct gen_config c;
@@ -823,9 +840,7 @@ static void test_parse_args(void)
 	      "command line '%s', -o %s", a.cmdline, a.outpath ? "given" : "lost");
 	rc = parse("llama3-8b", &c, &a, why, sizeof why);
 	CHECK(rc == 0 && c.attn_impl == GEN_FLASH2 && c.dropout == 0 && c.m.kv_heads == 8, "defaults: %s", why);
-	static const struct {
-		const char *line, *msg;
-	} bad[] = {
+	static const struct refusal bad[] = {
 	    {"gpt3-175b --dropout 1", "--dropout 1: expected a probability from 0 up to (not including) 1"},
 	    {"gpt3-175b --dropout -0.1", "--dropout -0.1: expected a probability"},
 	    {"gpt3-175b --dropout x", "--dropout x: expected a probability"},
@@ -837,12 +852,7 @@ static void test_parse_args(void)
 	    {"gpt --layers 2", "gpt needs --layers, --hidden and --heads"},
 	    {"gpt3-999b", "unknown model 'gpt3-999b' (presets: gpt3-125m, "},
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		why[0] = '\0';
-		rc = parse(bad[i].line, &c, &a, why, sizeof why);
-		CHECK(rc == -1 && !strncmp(why, bad[i].msg, strlen(bad[i].msg)), "%s: rc %d, '%s'; want '%s'",
-		      bad[i].line, rc, why, bad[i].msg);
-	}
+	check_refusals(bad, sizeof bad / sizeof bad[0]);
 }
 
 /* Context parallelism (--cp): ring attention as Transformer Engine runs it (context_parallel.py,
@@ -1066,6 +1076,135 @@ static void test_cp_a2a(void)
 	      "llama3-70b tp 8 cp 2 a2a (1 key/value head a rank): %s", why);
 }
 
+/* --pipeline-layout against the expectations of Megatron-Core's own tests
+   (tests/unit_tests/transformer/test_pipeline_layout.py,
+   test_parsing_layout_from_str: each string and the chunks it must give),
+   and DeepSeek-V3's layout as Megatron-Bridge's recipe runs it. */
+static void test_layout(void)
+{
+	static const struct {
+		const char *text;
+		int chunks, layers[8]; /* the first 8 chunks' t counts */
+		int mtp_chunk;
+	} ok[] = {
+	    {"E|t*6|t|L", 4, {0, 6, 1, 0}, -1},
+	    {"E|t|t*2|t||(t|)*2,t*2,L", 8, {0, 1, 2, 1, 0, 1, 1, 2}, -1},
+	    {"Et*3|(tt|)*29,m|L", 32, {3, 2, 2, 2, 2, 2, 2, 2}, 30},
+	    {"Et*2|(tt|)*29,t|mL", 32, {2, 2, 2, 2, 2, 2, 2, 2}, 31},
+	};
+	char why[512];
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		struct gen_layout L;
+		int rc = gen_layout_parse(&L, ok[i].text, why, sizeof why);
+		CHECK(rc == 0 && L.chunks == ok[i].chunks && L.mtp_chunk == ok[i].mtp_chunk && L.emb == 1 &&
+		          L.loss == 1,
+		      "%s: rc %d (%s), %d chunks, mtp in %d", ok[i].text, rc, rc ? why : "", L.chunks, L.mtp_chunk);
+		for (int q = 0; q < 8 && q < L.chunks; q++)
+			CHECK(L.layers[q] == ok[i].layers[q], "%s: chunk %d holds %d layers, want %d", ok[i].text, q,
+			      L.layers[q], ok[i].layers[q]);
+	}
+	/* the last chunks of "Et*3|(tt|)*29,m|L": 2 layers in chunk 29, the MTP module alone, the loss alone */
+	struct gen_layout L;
+	CHECK(!gen_layout_parse(&L, "Et*3|(tt|)*29,m|L", why, sizeof why) && L.layers[29] == 2 && L.layers[30] == 0 &&
+	          L.layers[31] == 0 && L.loss_chunk == 31 && L.mtp == 1,
+	      "the end of DeepSeek-V3's layout");
+
+	/* Megatron-Bridge's DeepSeek-V3 recipe on 16 stages x 2 (its pretty_repr: stage 14 holds 2 layers and the
+	   MTP module, stage 15 2 layers and the loss) */
+	struct gen_config c;
+	struct gen_args a;
+	int rc = parse("deepseek-v3 --pp 16 --dp 16 --ep 8 --global-batch 256 --pipeline-layout Et*3|(tt|)*29,m|L", &c,
+	               &a, why, sizeof why);
+	CHECK(rc == 0 && c.p.vstages == 2 && c.p.sched == GEN_INTERLEAVED, "DeepSeek-V3 layout: %s", rc ? why : "");
+	if (!rc) {
+		long long total = 0, mtp = 0;
+		for (long long st = 0; st < 16; st++)
+			for (long long ch = 0; ch < 2; ch++) {
+				total += gen_chunk_layers(&c, st, ch);
+				mtp += gen_chunk_mtp(&c, st, ch);
+			}
+		CHECK(total == 61 && mtp == 1 && gen_chunk_mtp(&c, 14, 1) == 1,
+		      "61 layers (%lld), one MTP module (%lld)", total, mtp);
+		CHECK(gen_stage_layers(&c, 0) == 5 && gen_stage_layers(&c, 14) == 2 && gen_stage_layers(&c, 15) == 2,
+		      "stage layers %lld %lld %lld", gen_stage_layers(&c, 0), gen_stage_layers(&c, 14),
+		      gen_stage_layers(&c, 15));
+		CHECK(gen_chunk_first_layer(&c, 0, 1) == 3 + 15 * 2, "stage 0's second chunk starts at layer %lld",
+		      gen_chunk_first_layer(&c, 0, 1));
+		char *t = text_of(&c, "layout");
+		const char *d14 = t ? strstr(t, "def fwd_c1_pp14 {") : NULL, *end = d14 ? strstr(d14, "\n}") : NULL;
+		const char *call = d14 ? strstr(d14, "call mtp_fwd") : NULL;
+		CHECK(call && call < end && strstr(t, "call mtp_fwd") == call,
+		      "the MTP module runs in stage 14's chunk 1");
+		free(t);
+	}
+	static const struct refusal bad[] = {
+	    {"deepseek-v3 --pp 16 --pipeline-layout Et*3|(tt|)*29,t|mL", "names 62 transformer layers (t)"},
+	    {"deepseek-v3 --pp 16 --pipeline-layout tE|(tt|)*30mL", "the embedding (E) must be named once"},
+	    {"deepseek-v3 --pp 16 --pipeline-layout Et*3|(tt|)*29,m|", "the loss (L) must be named once"},
+	    {"deepseek-v3 --pp 16 --mtp-num-layers 0 --pipeline-layout Et*3|(tt|)*29,m|L", "names 1 MTP modules (m)"},
+	    {"deepseek-v3 --pp 16 --pipeline-layout Et*3|(tt|)*28,m|tt|L", "the MTP modules (m) must share one chunk"},
+	    {"deepseek-v3 --pp 16 --pipeline-layout Et*3|(tt|)*29,m|x", "'x' is not a layer"},
+	    {"deepseek-v3 --pp 16 --pipeline-layout Et*3|(tt|*29,m|L", "'(' without its ')'"},
+	    {"deepseek-v3 --pp 8 --pipeline-layout Et*3|(tt|)*29,m|L|",
+	     "names 33 model chunks, not a multiple of --pp 8"},
+	    {"deepseek-v3 --pp 16 --virtual-stages 4 --pipeline-layout Et*3|(tt|)*29,m|L", "--virtual-stages says 4"},
+	    {"deepseek-v3 --pp 16 --schedule 1f1b --pipeline-layout Et*3|(tt|)*29,m|L",
+	     "that is --schedule interleaved"},
+	    {"deepseek-v3 --pp 16 --decoder-first-pipeline-num-layers 2 --pipeline-layout Et*3|(tt|)*29,m|L",
+	     "exclude each other"},
+	    {"deepseek-v3 --pp 16 --pipeline-layout (t*1000000)*1000000", "expands to more than"},
+	    {"llama3-8b --mode infer --pipeline-layout Et*32L", "--pipeline-layout belongs to --mode train"},
+	};
+	check_refusals(bad, sizeof bad / sizeof bad[0]);
+}
+
+/* Model FLOPs as Megatron-Bridge counts them, against its own tables: each row of docs/performance-summary*.md
+   prints TFLOP/s per GPU beside tokens/s per GPU, so their quotient is the FLOPs a token the source counted
+   (tests/validation/measurements-public.tsv, the notes of T151, T068, T138, T093). DeepSeek-V3 matches with
+   its MTP module (without it the count is 4% short); the dense rows pad the vocabulary as Megatron does. */
+static void test_mcore_flops(void)
+{
+	static const struct {
+		const char *line;
+		double tflops, tokens; /* per GPU, as printed */
+	} row[] = {
+	    {"deepseek-v3 --seq 4096 --pp 8 --dp 32 --ep 32 --global-batch 4096 --pipeline-layout Et*4|(t*4|)*14tmL",
+	     864, 3328},
+	    {"qwen3-30b-a3b --seq 4096 --dp 8 --ep 8 --micro-batch 4 --global-batch 512", 923, 39936},
+	    {"llama3-70b --seq 8192 --tp 2 --pp 4 --dp 8 --global-batch 256", 1664, 3712},
+	    {"llama3-405b --seq 8192 --tp 4 --pp 8 --dp 8 --global-batch 1536 --schedule interleaved --virtual-stages "
+	     "4 "
+	     "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split",
+	     2646, 1048},
+	};
+	for (size_t i = 0; i < sizeof row / sizeof row[0]; i++) {
+		struct gen_config c;
+		struct gen_args a;
+		char why[512];
+		int rc = parse(row[i].line, &c, &a, why, sizeof why);
+		CHECK(rc == 0, "%s: %s", row[i].line, why);
+		if (rc)
+			continue;
+		double per_token = gen_mcore_flops(&c) / gen_tokens(&c), want = row[i].tflops / row[i].tokens * 1e12;
+		CHECK(near(per_token, want, 0.006), "%s: %.5g FLOPs a token, the source's %.5g (ratio %.4f)", c.m.name,
+		      per_token, want, per_token / want);
+		if (c.m.mtp) {
+			c.m.mtp = 0;
+			CHECK(!near(gen_mcore_flops(&c) / gen_tokens(&c), want, 0.03), "%s without MTP matches too",
+			      c.m.name);
+		}
+	}
+	/* the MTP module's weights on its stage: a block as the last (256 experts at ep 1), eh_proj, norms and the
+	   embedding copy; DeepSeek-V3's checkpoint holds 685B, 671B of the main model and 14B of the MTP module,
+	   which also stores a copy of the output head (the model card) */
+	struct gen_config c;
+	config(&c, "deepseek-v3");
+	struct gen_params mp = gen_mtp_params(&c, 1);
+	double mtp_b = (mp.dense + mp.expert + (double)c.m.vocab * c.m.hidden) / 1e9;
+	CHECK(fabs(mtp_b / 14 - 1) < 0.04, "DeepSeek-V3's MTP module: %.4g B parameters with the head, published 14 B",
+	      mtp_b);
+}
+
 int main(void)
 {
 	test_zero();
@@ -1085,6 +1224,8 @@ int main(void)
 	test_cp();
 	test_cp_a2a();
 	test_tp_overlap();
+	test_layout();
+	test_mcore_flops();
 	printf("%d checks, %d failed\n", checks, fails);
 	return fails != 0;
 }

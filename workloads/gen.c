@@ -87,6 +87,7 @@ static const struct gen_model presets[] = {
      .shared = 1,
      .expert_ffn = 2048,
      .dense_layers = 3,
+     .mtp = 1,
      .q_lora = 1536,
      .kv_lora = 512,
      .rope_dim = 64,
@@ -255,6 +256,46 @@ static int check_shape(const struct gen_config *c, char *why, size_t len)
 	return 0;
 }
 
+/* a --pipeline-layout against the model and the pipeline, as Megatron-Core's
+   PipelineParallelLayerLayout.validate_layer_layout checks it */
+static int check_layout(const struct gen_config *c, char *why, size_t len)
+{
+	const struct gen_layout *L = &c->p.layout;
+	const struct gen_parallel *p = &c->p;
+	const char *x = L->text;
+	long long t = 0, mtp = c->mode == GEN_TRAIN ? c->m.mtp : 0;
+	for (int q = 0; q < L->chunks; q++)
+		t += L->layers[q];
+	if (p->first_layers || p->last_layers || p->split_embedding || p->split_loss)
+		return fail(why, len,
+		            "--pipeline-layout and --decoder-first/last-pipeline-num-layers or "
+		            "--account-for-embedding/loss-in-pipeline-split exclude each other (as in Megatron-Core)");
+	if (L->chunks != p->pp * p->vstages)
+		return fail(why, len,
+		            "--pipeline-layout '%s' names %d model chunks, expected --pp %lld x %lld virtual stages", x,
+		            L->chunks, p->pp, p->vstages);
+	if (L->emb != 1 || L->emb_at != 0 || L->emb_chunk != 0)
+		return fail(why, len,
+		            "--pipeline-layout '%s': the embedding (E) must be named once, first in the first chunk",
+		            x);
+	if (L->loss != 1 || L->loss_at != L->elements - 1 || L->loss_chunk != L->chunks - 1)
+		return fail(why, len, "--pipeline-layout '%s': the loss (L) must be named once, last in the last chunk",
+		            x);
+	if (t != c->m.layers)
+		return fail(why, len, "--pipeline-layout '%s' names %lld transformer layers (t), the model has %lld", x,
+		            t, c->m.layers);
+	if (L->mtp != mtp)
+		return fail(why, len,
+		            "--pipeline-layout '%s' names %d MTP modules (m), the model has %lld (--mtp-num-layers)", x,
+		            L->mtp, mtp);
+	if (L->mtp && (L->mtp_split || !L->mtp_after || L->mtp_chunk / p->pp != p->vstages - 1))
+		return fail(why, len,
+		            "--pipeline-layout '%s': the MTP modules (m) must share one chunk, after every transformer "
+		            "layer, in the last virtual stage of their pipeline stage (as Megatron-Core requires)",
+		            x);
+	return 0;
+}
+
 /* the layers split over stages and chunks (gen_chunk_layers) */
 static int check_split(const struct gen_config *c, char *why, size_t len)
 {
@@ -262,6 +303,8 @@ static int check_split(const struct gen_config *c, char *why, size_t len)
 	const struct gen_parallel *p = &c->p;
 	long long v = p->vstages, chunks = p->pp * v, F = p->first_layers, L = p->last_layers;
 	int uneven = F || L, acct = p->split_embedding || p->split_loss;
+	if (p->layout.chunks)
+		return check_layout(c, why, len);
 	if ((uneven || acct) && p->pp < 2)
 		return fail(why, len, "%s needs --pp 2 or more",
 		            F                    ? "--decoder-first-pipeline-num-layers"
@@ -433,6 +476,8 @@ long long gen_chunk_layers(const struct gen_config *c, long long stage, long lon
 {
 	const struct gen_parallel *p = &c->p;
 	long long v = p->vstages, last = p->pp - 1;
+	if (p->layout.chunks)
+		return p->layout.layers[chunk * p->pp + stage];
 	if (p->first_layers || p->last_layers) {
 		if (stage == 0 && p->first_layers)
 			return p->first_layers / v;
@@ -444,6 +489,16 @@ long long gen_chunk_layers(const struct gen_config *c, long long stage, long lon
 	long long slots = (c->m.layers + p->split_embedding + p->split_loss) / (p->pp * v);
 	return slots - (p->split_embedding && stage == 0 && chunk == 0) -
 	       (p->split_loss && stage == last && chunk == v - 1);
+}
+
+long long gen_chunk_mtp(const struct gen_config *c, long long stage, long long chunk)
+{
+	const struct gen_parallel *p = &c->p;
+	if (c->mode != GEN_TRAIN || !c->m.mtp)
+		return 0;
+	if (p->layout.chunks)
+		return p->layout.mtp_chunk == chunk * p->pp + stage ? c->m.mtp : 0;
+	return stage == p->pp - 1 && chunk == p->vstages - 1 ? c->m.mtp : 0;
 }
 
 long long gen_chunk_first_layer(const struct gen_config *c, long long stage, long long chunk)
@@ -531,6 +586,17 @@ static double vocab_local(const struct gen_config *c)
 	return (double)(gen_vocab_padded(c) / c->p.tp);
 }
 
+struct gen_params gen_mtp_params(const struct gen_config *c, long long stage)
+{
+	const struct gen_model *m = &c->m;
+	double h = (double)m->hidden;
+	struct gen_params r = layer_params(m, m->layers - 1, c->p.tp, (double)(m->experts / c->p.ep));
+	r.dense += 2 * h * h / (double)c->p.tp + 3 * norm_params(m);
+	if (stage > 0)
+		r.dense += vocab_local(c) * h;
+	return r;
+}
+
 struct gen_params gen_stage_params(const struct gen_config *c, long long stage)
 {
 	const struct gen_model *m = &c->m;
@@ -543,6 +609,12 @@ struct gen_params gen_stage_params(const struct gen_config *c, long long stage)
 			r.dense += lp.dense;
 			r.expert += lp.expert;
 		}
+	for (long long ch = 0; ch < c->p.vstages; ch++) {
+		double n = (double)gen_chunk_mtp(c, stage, ch);
+		struct gen_params mp = gen_mtp_params(c, stage);
+		r.dense += n * mp.dense;
+		r.expert += n * mp.expert;
+	}
 	double emb = vocab_local(c) * m->hidden;
 	if (stage == 0)
 		r.dense += emb + (m->rope ? 0 : (double)c->seq * m->hidden);
@@ -666,6 +738,15 @@ static void train_activations(const struct gen_config *c, long long stage, struc
 			double all = gen_act_layer_bytes(c, g, GEN_RC_NONE);
 			biggest = all > biggest ? all : biggest;
 		}
+	/* an MTP module keeps a block's tensors (as the last layer's) and its
+	   eh_proj input, the two normed halves: 4h bytes a token */
+	for (long long ch = 0; ch < c->p.vstages; ch++) {
+		double n = (double)gen_chunk_mtp(c, stage, ch), tok = (double)gen_seq_local(c) * c->p.micro_batch;
+		per_chunk += n *
+		             (gen_act_layer_bytes(c, c->m.layers - 1, c->p.recompute) +
+		              4.0 * tok * c->m.hidden / (c->p.sp ? (double)c->p.tp : 1)) /
+		             (double)c->p.vstages;
+	}
 	out->activations = in_flight(c, stage) * per_chunk + (c->p.recompute == GEN_RC_FULL ? biggest : 0);
 }
 
@@ -732,15 +813,18 @@ double gen_memory_total(const struct gen_memory *m)
 /* ---- FLOPs ----------------------------------------------------------------- */
 
 /* weights a token multiplies with in the blocks (norms excluded) */
+static double layer_matmul_params(const struct gen_model *m, long long l)
+{
+	struct gen_params lp = layer_params(m, l, 1, (double)m->topk);
+	return lp.dense + lp.expert - 2 * norm_params(m) - qk_norm_params(m) -
+	       (m->attn == GEN_MLA ? (double)(m->q_lora + m->kv_lora) : 0);
+}
+
 static double block_matmul_params(const struct gen_model *m)
 {
 	double n = 0;
-	for (long long l = 0; l < m->layers; l++) {
-		struct gen_params lp = layer_params(m, l, 1, (double)m->topk);
-		n += lp.dense + lp.expert - 2 * norm_params(m) - qk_norm_params(m);
-		if (m->attn == GEN_MLA)
-			n -= (double)(m->q_lora + m->kv_lora);
-	}
+	for (long long l = 0; l < m->layers; l++)
+		n += layer_matmul_params(m, l);
 	return n;
 }
 
@@ -758,13 +842,43 @@ double gen_model_flops(const struct gen_config *c)
 	double nb = block_matmul_params(m), head = (double)m->vocab * m->hidden, pair = attn_pair_flops(m);
 	if (c->mode == GEN_TRAIN) {
 		double s = (double)c->seq;
-		return 3 * (double)c->p.global_batch * (2 * s * (nb + head) + pair * s * s);
+		/* each MTP module: a block as the last (its attention pairs a layer's share), eh_proj 2h x h, the head
+		 */
+		double h = (double)m->hidden, last = layer_matmul_params(m, m->layers - 1);
+		double mtp_flops =
+		    (double)m->mtp * (2 * s * (last + 2 * h * h + head) + pair / (double)m->layers * s * s);
+		return 3 * (double)c->p.global_batch * (2 * s * (nb + head) + pair * s * s + mtp_flops);
 	}
 	double in = (double)c->inf.input_len, steps = (double)gen_decode_steps(c);
 	double prefill = 2 * in * nb + 2 * head + pair * in * in;
 	double keys = steps * in + steps * (steps + 1) / 2; /* sum over steps of the keys attended */
 	double decode = steps * 2 * (nb + head) + pair * keys;
 	return (double)c->p.dp * (double)c->inf.batch * (prefill + decode);
+}
+
+double gen_mcore_flops(const struct gen_config *c)
+{
+	const struct gen_model *m = &c->m;
+	double s = (double)c->seq, h = (double)m->hidden, a = (double)m->heads, g = (double)m->kv_heads,
+	       d = (double)m->head_dim, mtp = (double)m->mtp, layers = (double)m->layers + mtp;
+	double mats = m->act == GEN_SWIGLU ? 3 : 2, mlp = 0, attn;
+	for (long long l = 0; l < m->layers; l++)
+		mlp += mats * (gen_layer_is_moe(m, l) ? (double)m->expert_ffn * (double)(m->topk + m->shared)
+		                                      : (double)m->ffn);
+	mlp += mtp * mats *
+	       (gen_layer_is_moe(m, m->layers - 1) ? (double)m->expert_ffn * (double)(m->topk + m->shared)
+	                                           : (double)m->ffn);
+	if (m->attn == GEN_MLA) {
+		double dqk = (double)(m->nope_dim + m->rope_dim), dv = (double)m->v_dim;
+		attn = (double)m->q_lora * (h + a * dqk + 1) +
+		       (double)m->kv_lora * (h + a * ((double)m->nope_dim + dv) + 1) + h * (double)m->rope_dim +
+		       a * dv * h + s * a * (dqk + dv) / 2;
+	} else {
+		attn = h * (a * d + 2 * g * d) + a * d * h + a * d * s;
+	}
+	double per_token =
+	    6 * (h * mlp + layers * attn + mtp * (3 * h + 2 * h * h) + h * (double)gen_vocab_padded(c) * (1 + mtp));
+	return (double)c->p.global_batch * s * per_token;
 }
 
 double gen_tokens(const struct gen_config *c)

@@ -77,6 +77,26 @@ struct gen_model {
 	long long dense_layers; /* the first dense_layers blocks have a dense FFN */
 	/* multi-head latent attention (DeepSeek-V2/V3) */
 	long long q_lora, kv_lora, rope_dim, nope_dim, v_dim;
+	/* multi-token prediction (DeepSeek-V3 section 2.2, Megatron-Core's --mtp-num-layers): modules after the
+	   last block, each predicting one token further (training only; gen_chunk_mtp) */
+	long long mtp;
+};
+
+/* A pipeline layout (--pipeline-layout; workloads/gen_layout.c): which
+   layers each model chunk holds, as Megatron-Core's
+   pipeline_model_parallel_layout names them. Chunk q (0-based, in the
+   text's order) is pipeline stage q % pp's virtual stage q / pp. */
+#define GEN_LAYOUT_TEXT   256
+#define GEN_LAYOUT_CHUNKS 512
+struct gen_layout {
+	char text[GEN_LAYOUT_TEXT];          /* as given ("": no layout) */
+	int chunks;                          /* model chunks named (0: no layout) */
+	int layers[GEN_LAYOUT_CHUNKS];       /* transformer layers ('t') of each chunk */
+	int mtp, mtp_chunk, mtp_split;       /* 'm' counted, the chunk of the last one (-1: none), 1: in two chunks */
+	int mtp_after;                       /* every 'm' comes after every 't' */
+	int emb, emb_chunk;                  /* 'E' counted, the chunk of the first */
+	int loss, loss_chunk;                /* 'L' counted, the chunk of the last */
+	long long emb_at, loss_at, elements; /* element index of the first E, the last L; elements in all */
 };
 
 struct gen_parallel {
@@ -89,7 +109,8 @@ struct gen_parallel {
 	   counted as one layer each of the first and the last model chunk */
 	long long first_layers, last_layers;
 	int split_embedding, split_loss;
-	int sp;         /* sequence parallelism (with tp) */
+	struct gen_layout layout; /* --pipeline-layout (layout.chunks = 0: none) */
+	int sp;                   /* sequence parallelism (with tp) */
 	int tp_overlap; /* --tp-comm-overlap: sp's all-gathers and reduce-scatters ring-exchanged beside the GEMMs */
 	int zero;       /* ZeRO stage 0-3 over dp */
 	int offload;    /* optimizer states live on the host */
@@ -191,8 +212,22 @@ long long gen_microbatches(const struct gen_config *c);
    the middle stages share the rest evenly; --account-for-embedding/loss-in-
    pipeline-split count the embedding and the loss as a layer each, so every
    chunk holds (layers + 2) / (pp x vstages) slots and the first chunk of
-   stage 0 and the last chunk of the last stage one layer fewer each. */
+   stage 0 and the last chunk of the last stage one layer fewer each;
+   --pipeline-layout names each chunk's count (struct gen_layout). */
 long long gen_chunk_layers(const struct gen_config *c, long long stage, long long chunk);
+/* Multi-token-prediction modules of one model chunk (training): the layout's
+   'm' chunk, else the last chunk of the last stage, as Megatron-Core places
+   them (gpt_model.py: mtp_process on the pipeline's last stage); 0 in
+   inference, which does not run them. */
+long long gen_chunk_mtp(const struct gen_config *c, long long stage, long long chunk);
+/* The weights of one MTP module on one rank of stage `stage`: a transformer
+   block like the model's last, its projection of 2h to h (eh_proj) and three
+   norms, and a copy of the embedding when the stage is not the first
+   (Megatron-Core builds one wherever an MTP module runs). */
+struct gen_params gen_mtp_params(const struct gen_config *c, long long stage);
+/* Parses a --pipeline-layout text into L (gen_layout.c); whether it fits the
+   model and --pp is gen_check's. Returns 0, or -1 with the message in why. */
+int gen_layout_parse(struct gen_layout *L, const char *text, char *why, size_t len);
 /* Global index of the first layer of that chunk (chunks are numbered chunk
    x pp + stage, as Megatron-Core places them). */
 long long gen_chunk_first_layer(const struct gen_config *c, long long stage, long long chunk);
@@ -250,6 +285,23 @@ double gen_memory_total(const struct gen_memory *m);
  * prefill plus each decode step over the keys cached so far.
  */
 double gen_model_flops(const struct gen_config *c);
+/*
+ * The step's model FLOPs as Megatron-LM and Megatron-Bridge count them for
+ * their TFLOP/s (num_floating_point_operations: megatron/training/
+ * training.py; Megatron-Bridge training/utils/flop_utils.py,
+ * transformer_flops), training only: per token 6 x (attention + MLPs + MTP
+ * + logits) over layers + mtp (an MTP module counts as a layer of the last
+ * layer's kind): attention h (a d + 2 g d) + a d h + a d s (causal: half the
+ * s x s scores, QK^T and PV), with multi-head latent attention q_lora (h +
+ * a (d_nope + d_rope) + 1) + kv_lora (h + a (d_nope + d_v) + 1) + h d_rope
+ * + a d_v h + s a (d_nope + d_rope + d_v) / 2; a dense MLP h f (x 3 gated,
+ * x 2 not), an MoE layer's topk routed and its shared experts of width f_e
+ * h f_e (topk + shared) (x 3 / x 2); each MTP module 3h + 2h^2 (norms,
+ * eh_proj); logits h V (1 + mtp), V padded as Megatron pads it
+ * (gen_vocab_padded); times B s tokens. (gen_model_flops counts the
+ * weights a token multiplies with and every s x s attention pair.)
+ */
+double gen_mcore_flops(const struct gen_config *c);
 /* Tokens of the step: global_batch * seq (training), or generated tokens:
    batch * output_len * dp (inference). */
 double gen_tokens(const struct gen_config *c);

@@ -20,14 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum flag_kind { F_POS, F_ZERO, F_BOOL, F_ENUM, F_PROB };
+enum flag_kind { F_POS, F_COUNT, F_ZERO, F_BOOL, F_ENUM, F_PROB, F_TEXT };
 enum flag_mode { M_ANY, M_TRAIN, M_INFER };
 
 struct flag {
 	const char *name;
 	enum flag_kind kind;
 	size_t off;                 /* field in struct gen_config */
-	long long max;              /* F_POS: largest value */
+	long long max;              /* F_POS, F_COUNT: largest value */
 	enum flag_mode mode;        /* which --mode it belongs to */
 	const char *const *choices; /* F_ENUM: values, in enum order */
 };
@@ -64,6 +64,7 @@ static const struct flag flags[] = {
     {"--topk", F_POS, C(m.topk), 64 * K, M_ANY, NULL},
     {"--expert-ffn", F_POS, C(m.expert_ffn), 16 * M, M_ANY, NULL},
     {"--qk-norm", F_BOOL, C(m.qk_norm), 0, M_ANY, NULL},
+    {"--mtp-num-layers", F_COUNT, C(m.mtp), 16, M_TRAIN, NULL},
     {"--attn-impl", F_ENUM, C(attn_impl), 0, M_ANY, impl_names},
     {"--tp", F_POS, C(p.tp), M, M_ANY, NULL},
     {"--pp", F_POS, C(p.pp), M, M_ANY, NULL},
@@ -81,6 +82,7 @@ static const struct flag flags[] = {
     {"--decoder-last-pipeline-num-layers", F_POS, C(p.last_layers), 100 * K, M_TRAIN, NULL},
     {"--account-for-embedding-in-pipeline-split", F_BOOL, C(p.split_embedding), 0, M_TRAIN, NULL},
     {"--account-for-loss-in-pipeline-split", F_BOOL, C(p.split_loss), 0, M_TRAIN, NULL},
+    {"--pipeline-layout", F_TEXT, C(p.layout.text), GEN_LAYOUT_TEXT - 1, M_TRAIN, NULL},
     {"--recompute", F_ENUM, C(p.recompute), 0, M_TRAIN, rc_names},
     {"--dropout", F_PROB, C(dropout), 0, M_TRAIN, NULL},
     {"--zero", F_ZERO, C(p.zero), 3, M_TRAIN, NULL},
@@ -140,7 +142,13 @@ static void *field(struct gen_config *c, const struct flag *f)
 
 static size_t field_size(const struct flag *f)
 {
-	return f->kind == F_POS ? sizeof(long long) : f->kind == F_PROB ? sizeof(double) : sizeof(int);
+	switch (f->kind) {
+	case F_POS:
+	case F_COUNT: return sizeof(long long);
+	case F_PROB: return sizeof(double);
+	case F_TEXT: return (size_t)f->max + 1;
+	default: return sizeof(int);
+	}
 }
 
 static void join(char *buf, size_t len, const char *const *list)
@@ -164,6 +172,12 @@ static int set_flag(struct parse *P, struct gen_config *c, const struct flag *f,
 		join(list, sizeof list, f->choices);
 		return fail(P, "%s %s: expected %s", f->name, v, list);
 	}
+	if (f->kind == F_TEXT) {
+		if (strlen(v) > (size_t)f->max)
+			return fail(P, "%s: longer than %lld characters", f->name, f->max);
+		snprintf((char *)field(c, f), (size_t)f->max + 1, "%s", v);
+		return 0;
+	}
 	char *end;
 	errno = 0;
 	if (f->kind == F_PROB) {
@@ -175,10 +189,12 @@ static int set_flag(struct parse *P, struct gen_config *c, const struct flag *f,
 	}
 	long long x = strtoll(v, &end, 10);
 	int ok = *v >= '0' && *v <= '9' && !*end && !errno;
-	long long lo = f->kind == F_ZERO ? 0 : 1;
+	long long lo = f->kind == F_ZERO || f->kind == F_COUNT ? 0 : 1;
 	if (!ok || x < lo || x > f->max) {
 		if (f->kind == F_ZERO)
 			return fail(P, "%s %s: expected 0, 1, 2 or 3", f->name, v);
+		if (f->kind == F_COUNT)
+			return fail(P, "%s %s: expected an integer from 0 to %lld", f->name, v, f->max);
 		return fail(P, "%s %s: expected a positive integer up to %lld", f->name, v, f->max);
 	}
 	if (f->kind == F_ZERO)
@@ -313,6 +329,35 @@ static int mode_check(struct parse *P, const struct gen_config *c)
 	return 0;
 }
 
+/* --pipeline-layout: the chunks it names set the virtual stages (and the
+   interleaved schedule when there are several a stage), as Megatron-Core
+   derives them from the layout */
+static int layout(struct parse *P, struct gen_config *c)
+{
+	struct gen_layout *L = &c->p.layout;
+	char text[GEN_LAYOUT_TEXT];
+	snprintf(text, sizeof text, "%s", L->text);
+	if (gen_layout_parse(L, text, P->why, P->len))
+		return -1;
+	long long pp = c->p.pp, v = L->chunks / pp;
+	if (L->chunks % pp)
+		return fail(P, "--pipeline-layout '%s' names %d model chunks, not a multiple of --pp %lld", text,
+		            L->chunks, pp);
+	if (given(P, "--virtual-stages") && c->p.vstages != v)
+		return fail(P, "--pipeline-layout '%s' names %lld chunks a stage, --virtual-stages says %lld", text, v,
+		            c->p.vstages);
+	if (v > 1 && given(P, "--schedule") && c->p.sched != GEN_INTERLEAVED)
+		return fail(P, "--pipeline-layout '%s' names %lld chunks a stage: that is --schedule interleaved", text,
+		            v);
+	if (v == 1 && c->p.sched == GEN_INTERLEAVED)
+		return fail(P, "--pipeline-layout '%s' names one chunk a stage: --schedule interleaved needs more",
+		            text);
+	c->p.vstages = v;
+	if (v > 1)
+		c->p.sched = GEN_INTERLEAVED;
+	return 0;
+}
+
 /* derived defaults: head dim, kv heads, ffn, experts, batch, virtual stages */
 static int complete(struct parse *P, struct gen_config *c, int mha)
 {
@@ -343,6 +388,8 @@ static int complete(struct parse *P, struct gen_config *c, int mha)
 		c->p.vstages = 2;
 	if (!c->inf.input_len)
 		c->inf.input_len = 512;
+	if (c->p.layout.text[0] && layout(P, c))
+		return -1;
 	if (given(P, "--fp8-recipe") && c->p.dtype != GEN_FP8)
 		return fail(P, "--fp8-recipe needs --dtype fp8");
 	return 0;

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_STEPS 40
+#define MAX_STEPS 48
 #define MAX_BINS  8 /* decode KV-length groups */
 
 enum step_kind {
@@ -78,8 +78,8 @@ struct step {
 	int ring;       /* ST_TP_F / ST_TP_G with --tp-comm-overlap: ring steps beside the GEMM next to it */
 };
 
-enum block_kind { BK_EMB, BK_DENSE, BK_MOE, BK_HEAD, BK_COUNT };
-static const char *const block_names[BK_COUNT] = {"emb", "dense", "moe", "head"};
+enum block_kind { BK_EMB, BK_DENSE, BK_MOE, BK_HEAD, BK_MTP, BK_COUNT };
+static const char *const block_names[BK_COUNT] = {"emb", "dense", "moe", "head", "mtp"};
 
 struct block {
 	struct step st[MAX_STEPS];
@@ -810,18 +810,47 @@ static void build_head(struct em *e, struct block *B, const struct tok *k)
 	s_coll(B, ST_TP_AR_FWD, rows * 8);
 }
 
+/* a multi-token-prediction module (Megatron-Core's MultiTokenPredictionLayer,
+   megatron/core/transformer/multi_token_prediction.py; DeepSeek-V3 section
+   2.2): the embedding of the tokens one further, RMSNorms of it and of the
+   hidden state, their concatenation projected from 2h to h (eh_proj, a
+   column-parallel linear whose output is gathered over tp), a transformer
+   block as the model's last, and its prediction through the shared LM head
+   and loss. Megatron-Core computes that head on the loss's chunk; here it
+   is part of the module (the same chunk unless a layout puts 'm' apart). */
+static void build_mtp(struct em *e, struct block *B, const struct tok *k)
+{
+	long long T = k->b * k->sq, Tn = e->c->p.sp ? T / e->t : T;
+	build_emb(e, B, k);
+	s_norm(e, B, Tn, e->h);
+	s_norm(e, B, Tn, e->h);
+	s_elem(B, "copy", 2 * Tn * e->h, 0, NULL); /* concatenation */
+	s_coll(B, ST_TP_F, 2 * T * e->h * 2);
+	s_gemm(B, T, e->h / e->t, 2 * e->h, 1, 0, FP8_NONE);
+	s_coll(B, ST_TP_G, T * e->h * 2);
+	build_layer(e, B, k, gen_layer_is_moe(e->m, e->m->layers - 1));
+	build_head(e, B, k);
+}
+
 static double block_weights(const struct gen_config *c, enum block_kind kind, struct gen_params *out)
 {
 	/* a representative layer's weights: stage params of a 1-layer model */
 	struct gen_config one = *c;
 	one.p.pp = 1;
 	one.p.vstages = 1;
+	one.p.layout.chunks = 0;
+	one.m.mtp = 0;
 	one.m.tied = 0;
 	one.m.layers = 1;
 	one.m.dense_layers = kind == BK_DENSE ? 1 : 0;
 	if (kind == BK_DENSE && c->m.experts && !c->m.dense_layers)
 		one.m.dense_layers = 1;
 	struct gen_params all = gen_stage_params(&one, 0);
+	if (kind == BK_MTP) { /* one module, on its stage (not the first: with its embedding copy) */
+		const struct gen_layout *L = &c->p.layout;
+		*out = gen_mtp_params(c, L->chunks ? L->mtp_chunk % c->p.pp : c->p.pp - 1);
+		return out->dense + out->expert;
+	}
 	double vh = (double)(gen_vocab_padded(c) / c->p.tp) * c->m.hidden;
 	double norm = c->m.norm == GEN_LAYERNORM ? 2.0 * c->m.hidden : (double)c->m.hidden;
 	double pos = c->m.rope ? 0 : (double)c->seq * c->m.hidden;
@@ -839,6 +868,7 @@ static void build_block(struct em *e, enum block_kind kind, const struct tok *k,
 	switch (kind) {
 	case BK_EMB: build_emb(e, B, k); break;
 	case BK_HEAD: build_head(e, B, k); break;
+	case BK_MTP: build_mtp(e, B, k); break;
 	default: build_layer(e, B, k, kind == BK_MOE); break;
 	}
 	block_weights(e->c, kind, &B->par);
@@ -882,7 +912,7 @@ static void emit_block_defs(struct em *e, const char *prefix, enum block_kind ki
 	char nm[64];
 	snprintf(nm, sizeof nm, "%s%s", prefix, block_names[kind]);
 	struct lines L;
-	int layer = kind == BK_DENSE || kind == BK_MOE;
+	int layer = kind == BK_DENSE || kind == BK_MOE || kind == BK_MTP;
 	open_block(e, "def %s_fwd", nm);
 	int g = zero3_gather(e, B);
 	L.n = 0;
@@ -1013,6 +1043,17 @@ static void call_runs(struct em *e, const struct runs *r, int reverse, const cha
 	}
 }
 
+/* a chunk's MTP modules, after its layers (backward: before them) */
+static void call_mtp(struct em *e, long long n, const char *sfx)
+{
+	if (n > 1)
+		open_block(e, "repeat %lld", n);
+	if (n > 0)
+		out(e, "call mtp_%s", sfx);
+	if (n > 1)
+		close_block(e);
+}
+
 static long long p2p_bytes(const struct em *e)
 {
 	const struct gen_config *c = e->c;
@@ -1031,6 +1072,7 @@ static void stage_body(struct em *e, long long stage, long long chunk, enum pass
 	char wrap[32];
 	snprintf(wrap, sizeof wrap, stage ? "pp-%lld" : "pp+%lld", c->p.pp - 1); /* last <-> first stage */
 	struct runs r;
+	long long mtp = gen_chunk_mtp(c, stage, chunk);
 	chunk_runs(c, stage, chunk, &r);
 	if (p == PASS_F) {
 		out(e, "mark name=forward");
@@ -1039,6 +1081,7 @@ static void stage_body(struct em *e, long long stage, long long chunk, enum pass
 		else
 			out(e, "recv peer=%s bytes=%lld", prev ? prev : wrap, bytes);
 		call_runs(e, &r, 0, "", "fwd");
+		call_mtp(e, mtp, "fwd");
 		if (last)
 			out(e, "call head_fwd");
 		else
@@ -1050,6 +1093,7 @@ static void stage_body(struct em *e, long long stage, long long chunk, enum pass
 		out(e, "call head_%s", pass_names[p]);
 	else
 		out(e, "recv peer=%s bytes=%lld", next ? next : wrap, bytes);
+	call_mtp(e, mtp, pass_names[p]);
 	call_runs(e, &r, 1, "", pass_names[p]);
 	if (first)
 		out(e, "call emb_%s", pass_names[p]);
@@ -1343,10 +1387,17 @@ static int stage_blocks(struct em *e, const struct stage_defs *sd)
 	return e->err ? -1 : 0;
 }
 
-static void layer_kinds(const struct gen_model *m, int *dense, int *moe)
+/* whether the trace has blocks of this kind: dense and MoE layers as the
+   model has them, MTP modules in training */
+static int kind_used(const struct em *e, int kind)
 {
-	*dense = !m->experts || m->dense_layers > 0;
-	*moe = m->experts > 0 && m->dense_layers < m->layers;
+	const struct gen_model *m = e->m;
+	switch (kind) {
+	case BK_DENSE: return !m->experts || m->dense_layers > 0;
+	case BK_MOE: return m->experts > 0 && m->dense_layers < m->layers;
+	case BK_MTP: return e->c->mode == GEN_TRAIN && m->mtp > 0;
+	default: return 1;
+	}
 }
 
 static int write_train(struct em *e)
@@ -1354,12 +1405,10 @@ static int write_train(struct em *e)
 	const struct gen_config *c = e->c;
 	struct tok k = {c->p.micro_batch, gen_seq_local(c), gen_seq_local(c), 0, 0};
 	struct block *B = malloc(sizeof *B);
-	int dense, moe;
 	if (!B)
 		return -1;
-	layer_kinds(e->m, &dense, &moe);
 	for (int kind = 0; kind < BK_COUNT; kind++) {
-		if ((kind == BK_DENSE && !dense) || (kind == BK_MOE && !moe))
+		if (!kind_used(e, kind))
 			continue;
 		build_block(e, (enum block_kind)kind, &k, B);
 		emit_block_defs(e, "", (enum block_kind)kind, B);
@@ -1410,12 +1459,10 @@ static int decode_defs(struct em *e, struct step *attn)
 	const struct gen_config *c = e->c;
 	struct tok k = {c->inf.batch / gen_infer_microbatches(c), 1, c->inf.input_len + 1, 1, 0};
 	struct block *B = malloc(sizeof *B);
-	int dense, moe;
 	if (!B)
 		return -1;
-	layer_kinds(e->m, &dense, &moe);
 	for (int kind = 0; kind < BK_COUNT; kind++) {
-		if ((kind == BK_DENSE && !dense) || (kind == BK_MOE && !moe))
+		if (!kind_used(e, kind))
 			continue;
 		build_block(e, (enum block_kind)kind, &k, B);
 		if (kind == BK_DENSE || kind == BK_MOE)
@@ -1576,14 +1623,12 @@ static int write_infer(struct em *e)
 	struct tok k = {c->inf.batch / gen_infer_microbatches(c), c->inf.input_len, c->inf.input_len, 0, 0};
 	struct block *B = malloc(sizeof *B);
 	struct runs r;
-	int dense, moe;
 	if (!B)
 		return -1;
 	if (c->p.pp == 1)
 		memory_line(e, 0);
-	layer_kinds(e->m, &dense, &moe);
 	for (int kind = 0; kind < BK_COUNT; kind++) {
-		if ((kind == BK_DENSE && !dense) || (kind == BK_MOE && !moe))
+		if (!kind_used(e, kind))
 			continue;
 		build_block(e, (enum block_kind)kind, &k, B);
 		emit_block_defs(e, "prefill_", (enum block_kind)kind, B);

@@ -40,7 +40,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (c.p.tp < 1 || c.p.pp < 1 || c.p.dp < 1 || c.p.ep < 1 || c.p.dp % c.p.ep)
-		abort(); /* gen_check accepted a layout that does not multiply out */
+		abort();                    /* gen_check accepted a layout that does not multiply out */
+	if (c.p.pp * c.p.vstages <= 4096) { /* every layer in one chunk, the MTP modules where training runs them */
+		long long layers = 0, mtp = 0;
+		for (long long s = 0; s < c.p.pp; s++)
+			for (long long ch = 0; ch < c.p.vstages; ch++) {
+				layers += gen_chunk_layers(&c, s, ch);
+				mtp += gen_chunk_mtp(&c, s, ch);
+			}
+		if (layers != c.m.layers || mtp != (c.mode == GEN_TRAIN ? c.m.mtp : 0))
+			abort();
+	}
 	for (long long s = 0; s < c.p.pp && s < 4; s++) {
 		struct gen_memory m;
 		gen_stage_memory(&c, s, &m);

@@ -64,13 +64,13 @@ refused() {
 	check "$1 (rc $rc)" $(( $? || rc != 1 ))
 }
 
-# 4. metric mcore (Megatron's formula for MHA and GQA) on a model with multi-head latent attention
+# 4. a FLOP metric of training steps (mcore, megatron, mfu=) on an inference case
 { head -1 "$m"; grep -P '^T093\t' "$m"; } >"$tmp/m3.tsv"
-printf 'T093\tconfigs/gb300.cfg\t-\tmcore\tgen deepseek-v3 --layers 4 --ep 8 --dp 8 --global-batch 8\n' \
+printf 'T093\tconfigs/gb300.cfg\t-\tmcore\tgen llama3-8b --mode infer --batch 8\n' \
 	>"$tmp/tests/validation/cases.tsv"
 : >"$tmp/tests/validation/skipped.tsv"
-refused "mcore on a model with MLA is refused" "$tmp/m3.tsv" \
-	'^validate: cases.tsv:1: T093: metric mcore counts multi-head and grouped-query attention only (the model has MLA)'
+refused "a training FLOP metric on an inference case is refused" "$tmp/m3.tsv" \
+	'^validate: cases.tsv:1: T093: metric mcore counts the FLOPs of a training step (the case is --mode infer)'
 
 # 5. a serving case takes no outputs: the case is the stream, not what a run writes
 { head -1 "$m"; grep -P '^I120\t' "$m"; } >"$tmp/m4.tsv"

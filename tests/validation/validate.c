@@ -627,10 +627,14 @@ static void case_row(char **fl, int lineno)
 			/* mixture-of-experts training is scored on its own */
 			snprintf(m->cat, sizeof m->cat, "training_moe");
 		}
-		if (!bad && v->metric == M_MCORE && v->gc.m.attn == GEN_MLA) {
-			fail("cases.tsv:%d: %s: metric mcore counts multi-head and grouped-query attention only (the "
-			     "model has MLA)",
-			     lineno, v->id);
+		if (!bad && v->gc.mode != GEN_TRAIN &&
+		    (v->metric == M_MCORE || v->metric == M_MEGATRON || v->metric == M_MFU)) {
+			fail("cases.tsv:%d: %s: metric %s counts the FLOPs of a training step (the case is --mode "
+			     "infer)",
+			     lineno, v->id,
+			     v->metric == M_MCORE      ? "mcore"
+			     : v->metric == M_MEGATRON ? "megatron"
+			                               : "mfu=");
 			bad = 1;
 		}
 	}
@@ -896,30 +900,8 @@ int predict(const struct arch_chip *c, const struct vcase *v, double *out, char 
  *              generated ones, batch x output length x replicas) / t
  *   latency    seconds: t itself (an inference batch's end-to-end latency)
  *   mcore      model TFLOP/s per GPU as Megatron-LM and Megatron-Bridge count
- *              them (num_floating_point_operations, megatron/training/
- *              training.py; Megatron-Bridge training/utils/flop_utils.py),
- *              3 x (l x attention + MLPs + logits) per step, attention
- *              4 B s h p (h + h g/a + s/2) with p = a d / h and g kv heads
- *              (causal: half the s x s scores), a dense MLP 4 B s h f (x 3/2
- *              gated), an MoE layer's topk routed and its shared experts of
- *              width f_e 4 B s h f_e (topk + shared) (x 3/2), logits 2 B s h
- *              V; divided by t x GPUs. Multi-head latent attention has a
- *              formula of its own there and is refused.
+ *              them (gen_mcore_flops, workloads/gen.h), divided by t x GPUs
  */
-static double mcore_flops(const struct gen_config *c)
-{
-	const struct gen_model *m = &c->m;
-	double B = (double)c->p.global_batch, s = (double)c->seq, h = (double)m->hidden, a = (double)m->heads,
-	       g = (double)m->kv_heads, p = (double)m->head_dim * a / h;
-	double attn = 4 * B * s * h * p * (h + h * (g / a) + s / 2), gated = m->act == GEN_SWIGLU ? 1.5 : 1;
-	double mlp = 0;
-	for (long long l = 0; l < m->layers; l++)
-		mlp +=
-		    4 * B * s * h * gated *
-		    (gen_layer_is_moe(m, l) ? (double)m->expert_ffn * (double)(m->topk + m->shared) : (double)m->ffn);
-	return 3 * ((double)m->layers * attn + mlp + 2 * B * s * h * (double)m->vocab);
-}
-
 double gen_metric(const struct vcase *v, double t)
 {
 	const struct gen_config *c = &v->gc;
@@ -932,7 +914,7 @@ double gen_metric(const struct vcase *v, double t)
 		       (t * gpus * v->metric_arg * 1e12);
 	case M_TOKENS: return (v->serve ? v->served_tokens : gen_tokens(c)) / t;
 	case M_LATENCY: return t;
-	case M_MCORE: return mcore_flops(c) / (t * gpus) / 1e12;
+	case M_MCORE: return gen_mcore_flops(c) / (t * gpus) / 1e12;
 	default: return NAN;
 	}
 }
