@@ -252,6 +252,7 @@ static void test_presets(void)
 	    {"llama3-70b", 70.6, 0},      {"llama3-405b", 405, 0},
 	    {"mixtral-8x7b", 46.7, 12.9}, {"deepseek-v3", 671, 37},
 	    {"qwen3-30b-a3b", 30.5, 3.3}, {"qwen3-235b-a22b", 235, 22}, /* Qwen3 Technical Report, Table 2 */
+	    {"kimi-k2", 1040, 32.6},                                    /* Kimi K2 report, Table 2 */
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
@@ -1160,7 +1161,7 @@ static void test_layout(void)
 
 /* Model FLOPs as Megatron-Bridge counts them, against its own tables: each row of docs/performance-summary*.md
    prints TFLOP/s per GPU beside tokens/s per GPU, so their quotient is the FLOPs a token the source counted
-   (tests/validation/measurements-public.tsv, the notes of T151, T068, T138, T093). DeepSeek-V3 matches with
+   (tests/validation/measurements-public.tsv, the notes of T151, T068, T113, T138, T093). DeepSeek-V3 matches with
    its MTP module (without it the count is 4% short); the dense rows pad the vocabulary as Megatron does. */
 static void test_mcore_flops(void)
 {
@@ -1171,6 +1172,7 @@ static void test_mcore_flops(void)
 	    {"deepseek-v3 --seq 4096 --pp 8 --dp 32 --ep 32 --global-batch 4096 --pipeline-layout Et*4|(t*4|)*14tmL",
 	     864, 3328},
 	    {"qwen3-30b-a3b --seq 4096 --dp 8 --ep 8 --micro-batch 4 --global-batch 512", 923, 39936},
+	    {"kimi-k2 --seq 4096 --dp 64 --ep 64 --micro-batch 2 --global-batch 4096", 1099, 5372},
 	    {"llama3-70b --seq 8192 --tp 2 --pp 4 --dp 8 --global-batch 256", 1664, 3712},
 	    {"llama3-405b --seq 8192 --tp 4 --pp 8 --dp 8 --global-batch 1536 --schedule interleaved --virtual-stages "
 	     "4 "

@@ -1664,8 +1664,10 @@ static void describe(struct em *e)
 	    m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim, m->ffn, m->vocab, gen_vocab_padded(c),
 	    tot, m->experts ? ", active " : "", m->experts ? act : "");
 	if (m->experts)
-		out(e, "# experts: %lld routed (top-%lld, ffn %lld), %lld shared, first %lld layers dense", m->experts,
-		    m->topk, m->expert_ffn, m->shared, m->dense_layers);
+		out(e, "# experts: %lld routed (top-%lld, ffn %lld), %lld shared, first %lld layer%s dense", m->experts,
+		    m->topk, m->expert_ffn, m->shared, m->dense_layers, m->dense_layers == 1 ? "" : "s");
+	if (c->mode == GEN_TRAIN && m->mtp)
+		out(e, "# multi-token prediction: %lld module%s after the last layer", m->mtp, m->mtp == 1 ? "" : "s");
 	char extra[64] = "";
 	if (c->attn_impl != GEN_FLASH2 || c->dropout > 0) { /* the defaults go unsaid */
 		char p[32];
@@ -1681,11 +1683,11 @@ static void describe(struct em *e)
 	    c->p.dp, c->p.ep, c->p.sp ? ", sequence parallel" : "", gen_dtype_name(c->p.dtype), extra);
 	if (c->mode == GEN_TRAIN)
 		out(e,
-		    "# seq %lld; %lld micro-batches of %lld per pipeline (global batch %lld); %s schedule%s; recompute "
-		    "%s; "
-		    "ZeRO-%d%s",
+		    "# seq %lld; %lld micro-batches of %lld per pipeline (global batch %lld); %s schedule%s%s%s; "
+		    "recompute %s; ZeRO-%d%s",
 		    c->seq, gen_microbatches(c), c->p.micro_batch, c->p.global_batch, gen_sched_name(c->p.sched),
-		    c->p.vstages > 1 ? " (virtual stages)" : "", gen_recompute_name(c->p.recompute), c->p.zero,
+		    c->p.vstages > 1 ? " (virtual stages)" : "", c->p.layout.chunks ? ", pipeline layout " : "",
+		    c->p.layout.text, gen_recompute_name(c->p.recompute), c->p.zero,
 		    c->p.offload ? ", optimizer offloaded" : "");
 	else
 		out(e, "# inference: batch %lld, input %lld, output %lld tokens%s%s", c->inf.batch, c->inf.input_len,
