@@ -38,6 +38,10 @@ static const struct {
      "attn b=64 h=32 hkv=32 sq=1 skv=4096 d=128 causal=0 dtype=fp16 impl=paged page=16 dir=fwd warm=0"},
     {"attn b=4 h=8 sq=16 skv=100 d=128 dtype=fp8 impl=decode causal=1 warm=1",
      "attn b=4 h=8 hkv=8 sq=16 skv=100 d=128 causal=1 dtype=fp8 impl=decode dir=fwd warm=1"},
+    {"attn b=2 h=64 hkv=8 sq=4096 skv=4096 d=64 causal=1 dtype=bf16 impl=flash2 window=128 dir=bwd",
+     "attn b=2 h=64 hkv=8 sq=4096 skv=4096 d=64 causal=1 dtype=bf16 impl=flash2 window=128 dir=bwd warm=0"},
+    {"attn b=2 h=8 sq=1 skv=4096 d=64 causal=1 dtype=bf16 impl=paged window=128",
+     "attn b=2 h=8 hkv=8 sq=1 skv=4096 d=64 causal=1 dtype=bf16 impl=paged page=16 window=128 dir=fwd warm=0"},
     {"attn b=1 h=1 sq=1 skv=1 d=1 dtype=fp16 impl=flash3",
      "attn b=1 h=1 hkv=1 sq=1 skv=1 d=1 causal=0 dtype=fp16 impl=flash3 dir=fwd warm=0"},
     {"attn b=8 h=12 sq=2048 skv=2048 d=64 causal=1 dtype=bf16 impl=flash1 dir=bwd dropout=.1",
@@ -145,7 +149,11 @@ static const struct {
     {"attn b=1048576 h=1024 sq=1048576 skv=1048576 d=128 dtype=fp16 impl=flash2",
      "attn: sizes overflow (b*h*sq*skv*d > 2^62)"},
     {"attn b=1 h=1 sq=1 skv=1 d=1 dtype=fp16 impl=flash2 m=4",
-     "attn: unknown key 'm' (expected b, h, hkv, sq, skv, d, causal, dtype, impl, dir, page, dropout, warm)"},
+     "attn: unknown key 'm' (expected b, h, hkv, sq, skv, d, causal, dtype, impl, dir, page, dropout, window, warm)"},
+    {"attn b=1 h=1 sq=8 skv=8 d=64 dtype=bf16 impl=flash2 window=4",
+     "attn: window=4 needs causal=1 (a sliding window over the keys up to each query)"},
+    {"attn b=1 h=1 sq=8 skv=8 d=64 causal=1 dtype=bf16 impl=flash2 window=0",
+     "attn: window=0 must be a positive integer"},
     {"attn b=1 h=32 sq=8 skv=8 d=64 dtype=fp16 impl=flash2 dropout=1",
      "attn: dropout=1 must be a probability from 0 up to (not including) 1, such as 0.1"},
     {"attn b=1 h=32 sq=8 skv=8 d=64 dtype=fp16 impl=flash2 dropout=0.1x", "attn: dropout=0.1x must be a probability"},
@@ -210,6 +218,14 @@ static const struct {
     /* more queries than keys: the first two see none, then 1, 2, 3 */
     {"attn b=1 h=1 sq=5 skv=3 d=1 causal=1 dtype=fp16 impl=flash2", 4.0 * 6},
     {"attn b=8 h=32 hkv=8 sq=1 skv=4096 d=128 dtype=fp16 impl=decode", 4.0 * 8 * 32 * 4096 * 128},
+    /* a window of 3: rows see 1, 2, 3, 3, 3, 3, 3, 3 keys */
+    {"attn b=1 h=1 sq=8 skv=8 d=1 causal=1 dtype=fp16 impl=flash2 window=3", 4.0 * 21},
+    /* aligned to the end of 10 keys, a window of 8: rows see 7, 8, 8, 8 */
+    {"attn b=1 h=1 sq=4 skv=10 d=1 causal=1 dtype=fp16 impl=flash2 window=8", 4.0 * 31},
+    /* a window as long as the keys changes nothing */
+    {"attn b=1 h=1 sq=4 skv=10 d=1 causal=1 dtype=fp16 impl=flash2 window=10", 4.0 * 34},
+    /* one query of a decode step sees its window */
+    {"attn b=2 h=4 sq=1 skv=4096 d=8 causal=1 dtype=fp16 impl=paged window=128", 4.0 * 2 * 4 * 8 * 128},
     {"attn b=1 h=1 sq=2 skv=100 d=1 causal=1 dtype=fp16 impl=paged", 4.0 * (99 + 100)},
     {"elem op=add n=1000 dtype=fp16", 1000},
     {"elem op=gelu n=1000 dtype=fp16", 8000},

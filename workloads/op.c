@@ -105,7 +105,7 @@ static const struct key gemm_keys[G_COUNT + 1] = {
     [G_BUSY] = {"busy", V_POS, 0, NULL},
 };
 
-enum { A_B, A_H, A_HKV, A_SQ, A_SKV, A_D, A_CAUSAL, A_DTYPE, A_IMPL, A_DIR, A_PAGE, A_DROP, A_WARM, A_COUNT };
+enum { A_B, A_H, A_HKV, A_SQ, A_SKV, A_D, A_CAUSAL, A_DTYPE, A_IMPL, A_DIR, A_PAGE, A_DROP, A_WINDOW, A_WARM, A_COUNT };
 static const struct key attn_keys[A_COUNT + 1] = {
     [A_B] = {"b", V_POS, 1, NULL},
     [A_H] = {"h", V_POS, 1, NULL},
@@ -119,6 +119,7 @@ static const struct key attn_keys[A_COUNT + 1] = {
     [A_DIR] = {"dir", V_CHOICE, 0, dir_names},
     [A_PAGE] = {"page", V_POS, 0, NULL},
     [A_DROP] = {"dropout", V_PROB, 0, NULL},
+    [A_WINDOW] = {"window", V_POS, 0, NULL},
     [A_WARM] = {"warm", V_BOOL, 0, NULL},
 };
 
@@ -476,6 +477,11 @@ static int build_attn(struct op *o, const struct pstate *st, char *why, size_t w
 		o->page = v[A_PAGE];
 	o->warm = (int)v[A_WARM];
 	o->dropout = st->seen[A_DROP] ? st->prob : 0;
+	o->window = st->seen[A_WINDOW] ? v[A_WINDOW] : 0;
+	if (o->window && !o->causal)
+		return fail(why, whylen,
+		            "attn: window=%lld needs causal=1 (a sliding window over the keys up to each query)",
+		            o->window);
 	if (o->h % o->hkv)
 		return fail(why, whylen, "attn: hkv=%lld must divide h=%lld", o->hkv, o->h);
 	if (st->seen[A_PAGE] && o->impl != ATTN_PAGED)
@@ -734,6 +740,10 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 				snprintf(a, sizeof a, " dropout=%.*g", p, op->dropout);
 			while (p++ < 17 && strtod(a + 9, NULL) != op->dropout);
 		}
+		if (op->window) {
+			size_t used = strlen(a);
+			snprintf(a + used, sizeof a - used, " window=%lld", op->window);
+		}
 		n = snprintf(buf, len,
 		             "attn b=%lld h=%lld hkv=%lld sq=%lld skv=%lld d=%lld causal=%d dtype=%s impl=%s%s dir=%s "
 		             "warm=%d",
@@ -776,15 +786,29 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 
 /* Unmasked (query, key) pairs: causal with the queries aligned to the end
    of the keys (query i of sq sees keys up to skv - sq + i). */
+/* sum of min(w, p + 1) over key positions p = a .. b (w = 0: no window) */
+static double visible_keys(double a, double b, double w)
+{
+	if (a > b)
+		return 0;
+	if (w <= 0 || b + 1 <= w)
+		return (b - a + 1) * (a + b + 2) / 2;
+	if (a + 1 >= w)
+		return (b - a + 1) * w;
+	return visible_keys(a, w - 1, 0) + (b - w + 1) * w;
+}
+
+/* Unmasked (query, key) pairs: causal with the queries aligned to the end
+   of the keys (query i of sq sees keys up to skv - sq + i; with a window,
+   its `window` latest of them). */
 static double attn_pairs(const struct op *op)
 {
 	double sq = (double)op->sq, skv = (double)op->skv;
 	if (!op->causal)
 		return sq * skv;
-	double off = skv - sq;
-	if (off >= 0)
-		return sq * off + sq * (sq + 1) / 2;
-	return skv * (skv + 1) / 2; /* the first sq - skv queries see no key */
+	/* query i's last key is p = skv - sq + i; the first sq - skv queries see no key */
+	double first = skv - sq > 0 ? skv - sq : 0;
+	return visible_keys(first, skv - 1, (double)op->window);
 }
 
 double op_flops(const struct op *op)

@@ -81,7 +81,9 @@ struct op {
 	int causal;
 	enum op_attn_impl impl;
 	enum op_dir dir;
-	long long page; /* paged: tokens per KV page (default 16) */
+	long long page;   /* paged: tokens per KV page (default 16) */
+	long long window; /* causal sliding window: each query sees its `window` latest keys, itself among them
+	                     (Mistral, Gemma, GPT-OSS; FlashAttention's window_size=(window-1, 0)); 0: every key */
 	double dropout; /* flash1/flash2 in training: dropout probability on the scores, inside the kernel (0: none) */
 
 	/* elem: n elements; row ops reduce over cols (default: n, one row) */

@@ -255,16 +255,25 @@ struct flash_count {
    is seen by query rows >= i*bo - off. */
 static long long flash_cta_iters(const struct op *op, const struct flash_shape *s, long long iters_full, long long i)
 {
-	long long bo = s->rows_cta, bi = s->rows_step;
+	long long bo = s->rows_cta, bi = s->rows_step, w = op->window;
 	long long off = op->skv - op->sq; /* key index of query 0 */
 	if (!op->causal)
 		return iters_full;
 	if (!s->bwd) {
 		long long last = off + (long long)dmin((double)(i + 1) * bo, (double)op->sq);
-		return (long long)dmax(0, dmin((double)iters_full, (double)cdiv(last, bi)));
+		long long n = (long long)dmax(0, dmin((double)iters_full, (double)cdiv(last, bi)));
+		if (w > 0) /* a window: the key blocks before the first query's window are skipped */
+			n -= (long long)dmin((double)n, dmax(0, (double)(off + i * bo - w + 1)) / (double)bi);
+		return n;
 	}
 	long long first = (long long)dmax(0, (double)(i * bo - off));
-	return first >= op->sq ? 0 : iters_full - first / bi;
+	if (first >= op->sq)
+		return 0;
+	if (w > 0) { /* a window: the queries past the last key's window are skipped */
+		long long end = (long long)dmin((double)op->sq, (double)((i + 1) * bo - off + w - 1));
+		return (long long)dmin((double)iters_full, (double)cdiv(end, bi)) - first / bi;
+	}
+	return iters_full - first / bi;
 }
 
 static void flash_count(const struct op *op, const struct flash_shape *s, struct flash_count *n)
@@ -822,7 +831,10 @@ static int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm
 	long long off = op->skv - op->sq, total_it = 0;
 	for (long long j = 0; j < nkv; j++) {
 		long long first = op->causal ? (long long)dmax(0, (double)(j * bc - off)) : 0;
-		total_it += first >= op->sq ? 0 : nq - first / bq;
+		long long end = op->causal && op->window > 0
+		                    ? (long long)dmin((double)op->sq, (double)((j + 1) * bc - off + op->window - 1))
+		                    : op->sq; /* a window: no query past the block's last window */
+		total_it += first >= op->sq ? 0 : cdiv(end, bq) - first / bq;
 	}
 	long long slots = (long long)(u->count * occ);
 	long long splits = fa1_splits(heads, slots, bwd ? nkv : (long long)dmin(30, (double)nq));
@@ -1011,10 +1023,25 @@ static const struct attn_kernel_ops *attn_kernel(const struct op *op, char *why,
 	return NULL;
 }
 
+/* The decode kernels read the keys a window leaves the queries (the last window + sq - 1 of them), as if
+   there were no more; the eager kernels compute every score and mask (a window saves them nothing); the
+   FlashAttention kernels skip the blocks outside it (flash_cta_iters, attn_flash1). */
+static struct op windowed(const struct op *op)
+{
+	struct op w = *op;
+	int decode = op->impl == ATTN_DECODE || op->impl == ATTN_PAGED || op->impl == ATTN_FLASH2_DECODE;
+	if (op->window > 0 && decode) {
+		w.skv = (long long)dmin((double)op->skv, (double)(op->window + op->sq - 1));
+		w.window = 0;
+	}
+	return w;
+}
+
 int attn_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why, size_t wl)
 {
 	const struct attn_kernel_ops *k = attn_kernel(op, why, wl);
-	return k ? k->time(c, op, r, ex, why, wl) : -1;
+	struct op w = windowed(op);
+	return k ? k->time(c, &w, r, ex, why, wl) : -1;
 }
 
 int attn_iteration(const struct arch_chip *c, const struct op *op, struct dm_iter *it, char *why, size_t wl)
