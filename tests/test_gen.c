@@ -253,6 +253,7 @@ static void test_presets(void)
 	    {"mixtral-8x7b", 46.7, 12.9}, {"deepseek-v3", 671, 37},
 	    {"qwen3-30b-a3b", 30.5, 3.3}, {"qwen3-235b-a22b", 235, 22}, /* Qwen3 Technical Report, Table 2 */
 	    {"kimi-k2", 1040, 32.6},                                    /* Kimi K2 report, Table 2 */
+	    {"gpt-oss-120b", 116.83, 0}, /* model card, Table 1 (its 5.13B active leave the input embedding out) */
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
@@ -1161,7 +1162,7 @@ static void test_layout(void)
 
 /* Model FLOPs as Megatron-Bridge counts them, against its own tables: each row of docs/performance-summary*.md
    prints TFLOP/s per GPU beside tokens/s per GPU, so their quotient is the FLOPs a token the source counted
-   (tests/validation/measurements-public.tsv, the notes of T151, T068, T113, T138, T093). DeepSeek-V3 matches with
+   (tests/validation/measurements-public.tsv, the notes of T151, T068, T113, T067, T138, T093). DeepSeek-V3 matches with
    its MTP module (without it the count is 4% short); the dense rows pad the vocabulary as Megatron does. */
 static void test_mcore_flops(void)
 {
@@ -1173,6 +1174,7 @@ static void test_mcore_flops(void)
 	     864, 3328},
 	    {"qwen3-30b-a3b --seq 4096 --dp 8 --ep 8 --micro-batch 4 --global-batch 512", 923, 39936},
 	    {"kimi-k2 --seq 4096 --dp 64 --ep 64 --micro-batch 2 --global-batch 4096", 1099, 5372},
+	    {"gpt-oss-120b --seq 4096 --dp 64 --ep 64 --micro-batch 4 --global-batch 1280", 934, 28672},
 	    {"llama3-70b --seq 8192 --tp 2 --pp 4 --dp 8 --global-batch 256", 1664, 3712},
 	    {"llama3-405b --seq 8192 --tp 4 --pp 8 --dp 8 --global-batch 1536 --schedule interleaved --virtual-stages "
 	     "4 "
@@ -1207,6 +1209,44 @@ static void test_mcore_flops(void)
 	      mtp_b);
 }
 
+/* Sliding-window attention (--window, --window-skip-freq) as gpt-oss-120b has it: every other layer banded to
+   128 keys, the first of them windowed (Megatron-Core's window_attn_skip_freq pattern). */
+static void test_window(void)
+{
+	struct gen_config c;
+	struct gen_args a;
+	char why[512];
+	int rc = parse("gpt-oss-120b --dp 8 --ep 8 --micro-batch 1 --global-batch 16", &c, &a, why, sizeof why);
+	CHECK(rc == 0, "gpt-oss-120b: %s", why);
+	if (rc)
+		return;
+	long long w = 0;
+	for (long long l = 0; l < c.m.layers; l++)
+		w += gen_layer_is_windowed(&c.m, l);
+	CHECK(w == 18 && gen_layer_is_windowed(&c.m, 0) && !gen_layer_is_windowed(&c.m, 1), "%lld windowed layers", w);
+	char *t = text_of(&c, "window");
+	const char *sw = t ? strstr(t, "def moe_swa_fwd {") : NULL, *full = t ? strstr(t, "def moe_fwd {") : NULL;
+	const char *sw_end = sw ? strstr(sw, "\n}") : NULL, *full_end = full ? strstr(full, "\n}") : NULL;
+	const char *wa = sw ? strstr(sw, " window=128") : NULL, *wf = full ? strstr(full, " window=") : NULL;
+	CHECK(wa && wa < sw_end && (!wf || wf > full_end),
+	      "the windowed layer's attention has window=128, the full one none");
+	CHECK(t && strstr(t, "repeat 18 {"), "18 pairs of a windowed and a full layer as one repeat");
+	free(t);
+	/* the model FLOPs: the windowed layers' pairs, fewer than full attention's, the same with a window as long */
+	double f = gen_model_flops(&c);
+	c.m.window = 0, c.m.window_skip = 0;
+	double full_f = gen_model_flops(&c);
+	c.m.window = c.seq, c.m.window_skip = 2;
+	CHECK(f < full_f && gen_model_flops(&c) == full_f, "model FLOPs %.6g windowed, %.6g full, %.6g window = seq", f,
+	      full_f, gen_model_flops(&c));
+	static const struct refusal bad[] = {
+	    {"llama3-8b --window-skip-freq 2", "--window-skip-freq 2 needs --window"},
+	    {"llama3-8b --window 128 --cp 2 --global-batch 1", "ring attention over a sliding window is not modelled"},
+	    {"llama3-8b --layers 600 --window 128 --window-skip-freq 2", "at most 256"},
+	};
+	check_refusals(bad, sizeof bad / sizeof bad[0]);
+}
+
 int main(void)
 {
 	test_zero();
@@ -1228,6 +1268,7 @@ int main(void)
 	test_tp_overlap();
 	test_layout();
 	test_mcore_flops();
+	test_window();
 	printf("%d checks, %d failed\n", checks, fails);
 	return fails != 0;
 }

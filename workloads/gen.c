@@ -138,6 +138,27 @@ static const struct gen_model presets[] = {
      .rope_dim = 64,
      .nope_dim = 128,
      .v_dim = 128},
+    /* gpt-oss-120b (OpenAI, gpt-oss-120b & gpt-oss-20b Model Card, 2025, and its published config):
+       36 MoE blocks of 128 experts top-4, GQA with 8 key/value heads of 64, banded attention of 128 keys on
+       every other layer (the first windowed), untied embeddings. Its attention sinks (a learned logit per
+       head in each softmax) and biased projections add no kernel of note and are not written. */
+    {.name = "gpt-oss-120b",
+     .layers = 36,
+     .hidden = 2880,
+     .heads = 64,
+     .kv_heads = 8,
+     .head_dim = 64,
+     .ffn = 2880,
+     .vocab = 201088,
+     .seq = 4096,
+     .norm = GEN_RMSNORM,
+     .act = GEN_SWIGLU,
+     .rope = 1,
+     .experts = 128,
+     .topk = 4,
+     .expert_ffn = 2880,
+     .window = 128,
+     .window_skip = 2},
     {.name = "qwen3-235b-a22b",
      .layers = 94,
      .hidden = 4096,
@@ -273,12 +294,29 @@ static int check_shape(const struct gen_config *c, char *why, size_t len)
 	if (m->ffn % p->tp)
 		return fail(why, len, "--ffn %lld is not divisible by --tp %lld (the FFN is split by columns over tp)",
 		            m->ffn, p->tp);
+	if (m->window && p->cp > 1)
+		return fail(
+		    why, len,
+		    "--window with --cp %lld: ring attention over a sliding window is not modelled (use --cp 1)",
+		    p->cp);
 	if (m->experts && m->expert_ffn % p->tp)
 		return fail(why, len, "expert FFN %lld is not divisible by --tp %lld", m->expert_ffn, p->tp);
 	if (m->experts && (m->topk < 1 || m->topk > m->experts))
 		return fail(why, len, "--topk %lld: expected 1 to --experts %lld", m->topk, m->experts);
 	if (m->dense_layers > m->layers)
 		return fail(why, len, "%lld dense layers but only --layers %lld", m->dense_layers, m->layers);
+	if (m->window_skip && !m->window)
+		return fail(why, len, "--window-skip-freq %lld needs --window (the keys a windowed layer sees)",
+		            m->window_skip);
+	long long runs = 0;
+	for (long long l = 0; l < m->layers && m->window; l++)
+		runs += l == 0 || gen_layer_is_windowed(m, l) != gen_layer_is_windowed(m, l - 1) ||
+		        gen_layer_is_moe(m, l) != gen_layer_is_moe(m, l - 1);
+	if (runs > GEN_RUNS_MAX)
+		return fail(
+		    why, len,
+		    "--window-skip-freq %lld over %lld layers: %lld runs of windowed and full layers, at most %d",
+		    m->window_skip, m->layers, runs, GEN_RUNS_MAX);
 	return 0;
 }
 
@@ -546,6 +584,11 @@ long long gen_stage_layers(const struct gen_config *c, long long stage)
 int gen_layer_is_moe(const struct gen_model *m, long long layer)
 {
 	return m->experts > 0 && layer >= m->dense_layers;
+}
+
+int gen_layer_is_windowed(const struct gen_model *m, long long layer)
+{
+	return m->window > 0 && !(m->window_skip > 0 && (layer + 1) % m->window_skip == 0);
 }
 
 /* kv heads one tensor-parallel rank holds (replicated when tp > kv heads) */
@@ -854,12 +897,38 @@ static double block_matmul_params(const struct gen_model *m)
 	return n;
 }
 
-/* attention FLOPs per (query, key) pair over all layers: QK^T and PV */
+/* attention FLOPs per (query, key) pair of one layer: QK^T and PV */
 static double attn_pair_flops(const struct gen_model *m)
 {
 	double dqk = m->attn == GEN_MLA ? (double)(m->nope_dim + m->rope_dim) : (double)m->head_dim;
 	double dv = m->attn == GEN_MLA ? (double)m->v_dim : (double)m->head_dim;
-	return 2.0 * (double)m->layers * m->heads * (dqk + dv);
+	return 2.0 * m->heads * (dqk + dv);
+}
+
+/* (query, key) pairs of s tokens as the model FLOPs count them, summed over the layers: all s^2 (Megatron-LM's
+   count), and in a windowed layer twice the causal pairs inside the window, 2 (s W - W (W - 1) / 2) */
+static double sum_pairs(const struct gen_model *m, double s)
+{
+	double w = (double)m->window, n = 0;
+	for (long long l = 0; l < m->layers; l++)
+		n += gen_layer_is_windowed(m, l) && w < s ? 2 * (s * w - w * (w - 1) / 2) : s * s;
+	return n;
+}
+
+/* keys attended by `steps` decode steps after a prompt of `in` tokens, summed over the layers (step t sees
+   in + t keys, a windowed layer at most its window) */
+static double sum_decode_keys(const struct gen_model *m, double in, double steps)
+{
+	double full = steps * in + steps * (steps + 1) / 2, w = (double)m->window, n = 0;
+	for (long long l = 0; l < m->layers; l++) {
+		if (!gen_layer_is_windowed(m, l) || in + steps <= w) {
+			n += full;
+			continue;
+		}
+		double below = w > in ? w - in : 0; /* steps that see fewer than w keys */
+		n += below * in + below * (below + 1) / 2 + (steps - below) * w;
+	}
+	return n;
 }
 
 double gen_model_flops(const struct gen_config *c)
@@ -871,14 +940,12 @@ double gen_model_flops(const struct gen_config *c)
 		/* each MTP module: a block as the last (its attention pairs a layer's share), eh_proj 2h x h, the head
 		 */
 		double h = (double)m->hidden, last = layer_matmul_params(m, m->layers - 1);
-		double mtp_flops =
-		    (double)m->mtp * (2 * s * (last + 2 * h * h + head) + pair / (double)m->layers * s * s);
-		return 3 * (double)c->p.global_batch * (2 * s * (nb + head) + pair * s * s + mtp_flops);
+		double mtp_flops = (double)m->mtp * (2 * s * (last + 2 * h * h + head) + pair * s * s);
+		return 3 * (double)c->p.global_batch * (2 * s * (nb + head) + pair * sum_pairs(m, s) + mtp_flops);
 	}
 	double in = (double)c->inf.input_len, steps = (double)gen_decode_steps(c);
-	double prefill = 2 * in * nb + 2 * head + pair * in * in;
-	double keys = steps * in + steps * (steps + 1) / 2; /* sum over steps of the keys attended */
-	double decode = steps * 2 * (nb + head) + pair * keys;
+	double prefill = 2 * in * nb + 2 * head + pair * sum_pairs(m, in);
+	double decode = steps * 2 * (nb + head) + pair * sum_decode_keys(m, in, steps);
 	return (double)c->p.dp * (double)c->inf.batch * (prefill + decode);
 }
 
@@ -887,7 +954,7 @@ double gen_mcore_flops(const struct gen_config *c)
 	const struct gen_model *m = &c->m;
 	double s = (double)c->seq, h = (double)m->hidden, a = (double)m->heads, g = (double)m->kv_heads,
 	       d = (double)m->head_dim, mtp = (double)m->mtp, layers = (double)m->layers + mtp;
-	double mats = m->act == GEN_SWIGLU ? 3 : 2, mlp = 0, attn;
+	double mats = m->act == GEN_SWIGLU ? 3 : 2, mlp = 0, attn = 0;
 	for (long long l = 0; l < m->layers; l++)
 		mlp += mats * (gen_layer_is_moe(m, l) ? (double)m->expert_ffn * (double)(m->topk + m->shared)
 		                                      : (double)m->ffn);
@@ -896,14 +963,19 @@ double gen_mcore_flops(const struct gen_config *c)
 	                                           : (double)m->ffn);
 	if (m->attn == GEN_MLA) {
 		double dqk = (double)(m->nope_dim + m->rope_dim), dv = (double)m->v_dim;
-		attn = (double)m->q_lora * (h + a * dqk + 1) +
-		       (double)m->kv_lora * (h + a * ((double)m->nope_dim + dv) + 1) + h * (double)m->rope_dim +
-		       a * dv * h + s * a * (dqk + dv) / 2;
+		attn = layers * ((double)m->q_lora * (h + a * dqk + 1) +
+		                 (double)m->kv_lora * (h + a * ((double)m->nope_dim + dv) + 1) +
+		                 h * (double)m->rope_dim + a * dv * h + s * a * (dqk + dv) / 2);
 	} else {
-		attn = h * (a * d + 2 * g * d) + a * d * h + a * d * s;
+		/* a windowed layer: each query's mean causal context W - W (W - 1) / (2 s), counted twice as the
+		   full layers' s / 2 is */
+		double w = (double)m->window, swa = w < s ? w - w * (w - 1) / (2 * s) : s / 2;
+		for (long long l = 0; l < m->layers + m->mtp; l++)
+			attn +=
+			    h * (a * d + 2 * g * d) + a * d * h + a * d * (gen_layer_is_windowed(m, l) ? 2 * swa : s);
 	}
 	double per_token =
-	    6 * (h * mlp + layers * attn + mtp * (3 * h + 2 * h * h) + h * (double)gen_vocab_padded(c) * (1 + mtp));
+	    6 * (h * mlp + attn + mtp * (3 * h + 2 * h * h) + h * (double)gen_vocab_padded(c) * (1 + mtp));
 	return (double)c->p.global_batch * s * per_token;
 }
 

@@ -80,6 +80,10 @@ struct gen_model {
 	/* multi-token prediction (DeepSeek-V3 section 2.2, Megatron-Core's --mtp-num-layers): modules after the
 	   last block, each predicting one token further (training only; gen_chunk_mtp) */
 	long long mtp;
+	/* sliding-window attention (Mistral, Gemma, GPT-OSS): the keys each query sees in a windowed layer (0: all),
+	   and every window_skip-th layer attends to all (Megatron-Core's window_attn_skip_freq; 0: every layer
+	   windowed); gen_layer_is_windowed */
+	long long window, window_skip;
 };
 
 /* A pipeline layout (--pipeline-layout; workloads/gen_layout.c): which
@@ -133,6 +137,8 @@ struct gen_infer {
 };
 
 #define GEN_PAGE 16
+/* runs of layers of one kind (dense or MoE, windowed or not) a model chunk may hold (gen_check) */
+#define GEN_RUNS_MAX 256
 
 struct gen_config {
 	struct gen_model m;
@@ -235,6 +241,10 @@ long long gen_chunk_first_layer(const struct gen_config *c, long long stage, lon
 long long gen_stage_layers(const struct gen_config *c, long long stage);
 /* Whether transformer block `layer` (0-based) has a mixture-of-experts FFN. */
 int gen_layer_is_moe(const struct gen_model *m, long long layer);
+/* Whether block `layer` attends through the sliding window: every layer with a window but each window_skip-th
+   (layers window_skip - 1, 2 window_skip - 1, ... attend to all keys, as Megatron-Core's pattern
+   [0 if (i + 1) % window_attn_skip_freq == 0 else 1]). */
+int gen_layer_is_windowed(const struct gen_model *m, long long layer);
 
 /* Parameters of one rank of pipeline stage `stage` (0 .. pp-1). */
 struct gen_params gen_stage_params(const struct gen_config *c, long long stage);
@@ -292,7 +302,8 @@ double gen_model_flops(const struct gen_config *c);
  * transformer_flops), training only: per token 6 x (attention + MLPs + MTP
  * + logits) over layers + mtp (an MTP module counts as a layer of the last
  * layer's kind): attention h (a d + 2 g d) + a d h + a d s (causal: half the
- * s x s scores, QK^T and PV), with multi-head latent attention q_lora (h +
+ * s x s scores, QK^T and PV; a windowed layer a d 2 (W - W (W - 1) / (2s))
+ * for W < s, over the source's window_attn_skip_freq pattern), with multi-head latent attention q_lora (h +
  * a (d_nope + d_rope) + 1) + kv_lora (h + a (d_nope + d_v) + 1) + h d_rope
  * + a d_v h + s a (d_nope + d_rope + d_v) / 2; a dense MLP h f (x 3 gated,
  * x 2 not), an MoE layer's topk routed and its shared experts of width f_e

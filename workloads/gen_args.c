@@ -64,6 +64,8 @@ static const struct flag flags[] = {
     {"--topk", F_POS, C(m.topk), 64 * K, M_ANY, NULL},
     {"--expert-ffn", F_POS, C(m.expert_ffn), 16 * M, M_ANY, NULL},
     {"--dense-layers", F_COUNT, C(m.dense_layers), 100 * K, M_ANY, NULL},
+    {"--window", F_COUNT, C(m.window), 16 * M, M_ANY, NULL},
+    {"--window-skip-freq", F_COUNT, C(m.window_skip), 100 * K, M_ANY, NULL},
     {"--qk-norm", F_BOOL, C(m.qk_norm), 0, M_ANY, NULL},
     {"--mtp-num-layers", F_COUNT, C(m.mtp), 16, M_TRAIN, NULL},
     {"--attn-impl", F_ENUM, C(attn_impl), 0, M_ANY, impl_names},

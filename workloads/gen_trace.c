@@ -73,13 +73,15 @@ struct step {
 	long long bytes;                 /* collectives */
 	long long b, h, hkv, sq, skv, d; /* attn */
 	int causal, decode;
-	long long drop; /* attn: scores the dropout passes over (naive attention with dropout; 0: none) */
-	int flash_drop; /* attn: dropout inside the FlashAttention kernel (training with dropout) */
-	int ring;       /* ST_TP_F / ST_TP_G with --tp-comm-overlap: ring steps beside the GEMM next to it */
+	long long drop;   /* attn: scores the dropout passes over (naive attention with dropout; 0: none) */
+	long long window; /* attn: the sliding window (0: none) */
+	int flash_drop;   /* attn: dropout inside the FlashAttention kernel (training with dropout) */
+	int ring;         /* ST_TP_F / ST_TP_G with --tp-comm-overlap: ring steps beside the GEMM next to it */
 };
 
-enum block_kind { BK_EMB, BK_DENSE, BK_MOE, BK_HEAD, BK_MTP, BK_COUNT };
-static const char *const block_names[BK_COUNT] = {"emb", "dense", "moe", "head", "mtp"};
+/* _SWA: the same layer attending through the sliding window (gen_layer_is_windowed) */
+enum block_kind { BK_EMB, BK_DENSE, BK_MOE, BK_HEAD, BK_MTP, BK_DENSE_SWA, BK_MOE_SWA, BK_COUNT };
+static const char *const block_names[BK_COUNT] = {"emb", "dense", "moe", "head", "mtp", "dense_swa", "moe_swa"};
 
 struct block {
 	struct step st[MAX_STEPS];
@@ -105,6 +107,7 @@ struct em {
 	long long nd, ne;     /* data-parallel group sizes: dense weights, experts */
 	const char *cd, *ce;  /* their communicators */
 	int sync;             /* data-parallel gradient collectives exist */
+	int swa;              /* the block being built attends through the sliding window */
 };
 
 /* ---- text output ------------------------------------------------------- */
@@ -301,9 +304,13 @@ static void attn_text(struct em *e, struct lines *L, const struct step *s, const
 	char hkv[32] = "";
 	if (s->hkv != s->h)
 		snprintf(hkv, sizeof hkv, " hkv=%lld", s->hkv);
+	/* a decode step's window: the keys it reads */
+	long long skv = s->decode && s->window > 0 && s->window < s->skv ? s->window : s->skv;
 	add(L, "attn b=%lld h=%lld%s sq=%lld skv=%lld d=%lld causal=%d dtype=%s impl=%s%s%s", s->b, s->h, hkv, s->sq,
-	    s->skv, s->d, s->causal, e->dt, impl, !s->decode && e->c->mode == GEN_TRAIN ? " dir=" : "",
+	    skv, s->d, s->causal, e->dt, impl, !s->decode && e->c->mode == GEN_TRAIN ? " dir=" : "",
 	    !s->decode && e->c->mode == GEN_TRAIN ? dir : "");
+	if (!s->decode && s->window > 0)
+		append(L, " window=%lld", s->window);
 	if (s->decode && e->c->inf.paged)
 		append(L, " page=%d", GEN_PAGE);
 	if (s->flash_drop) /* FlashAttention drops scores out inside its kernel */
@@ -664,6 +671,7 @@ static void s_attn(struct em *e, struct block *B, const struct tok *k, long long
 	                   .causal = !k->decode,
 	                   .decode = k->decode};
 	a->drop = attn_dropout(e, k);
+	a->window = e->swa ? e->m->window : 0;
 	a->flash_drop = e->c->attn_impl != GEN_NAIVE && e->c->dropout > 0 && e->c->mode == GEN_TRAIN && !k->decode;
 }
 
@@ -842,8 +850,9 @@ static double block_weights(const struct gen_config *c, enum block_kind kind, st
 	one.m.mtp = 0;
 	one.m.tied = 0;
 	one.m.layers = 1;
-	one.m.dense_layers = kind == BK_DENSE ? 1 : 0;
-	if (kind == BK_DENSE && c->m.experts && !c->m.dense_layers)
+	int dense = kind == BK_DENSE || kind == BK_DENSE_SWA;
+	one.m.dense_layers = dense ? 1 : 0;
+	if (dense && c->m.experts && !c->m.dense_layers)
 		one.m.dense_layers = 1;
 	struct gen_params all = gen_stage_params(&one, 0);
 	if (kind == BK_MTP) { /* one module, on its stage (not the first: with its embedding copy) */
@@ -869,7 +878,11 @@ static void build_block(struct em *e, enum block_kind kind, const struct tok *k,
 	case BK_EMB: build_emb(e, B, k); break;
 	case BK_HEAD: build_head(e, B, k); break;
 	case BK_MTP: build_mtp(e, B, k); break;
-	default: build_layer(e, B, k, kind == BK_MOE); break;
+	default:
+		e->swa = kind == BK_DENSE_SWA || kind == BK_MOE_SWA;
+		build_layer(e, B, k, kind == BK_MOE || kind == BK_MOE_SWA);
+		e->swa = 0;
+		break;
 	}
 	block_weights(e->c, kind, &B->par);
 }
@@ -912,7 +925,7 @@ static void emit_block_defs(struct em *e, const char *prefix, enum block_kind ki
 	char nm[64];
 	snprintf(nm, sizeof nm, "%s%s", prefix, block_names[kind]);
 	struct lines L;
-	int layer = kind == BK_DENSE || kind == BK_MOE || kind == BK_MTP;
+	int layer = kind != BK_EMB && kind != BK_HEAD;
 	open_block(e, "def %s_fwd", nm);
 	int g = zero3_gather(e, B);
 	L.n = 0;
@@ -1007,10 +1020,18 @@ static int same(const char *a, const char *b)
 	return a && b && !strcmp(a, b);
 }
 
-/* the layers of one chunk as runs of one kind (dense, MoE) */
+/* the kind of block `layer` is */
+static enum block_kind layer_kind(const struct gen_model *m, long long layer)
+{
+	int moe = gen_layer_is_moe(m, layer), swa = gen_layer_is_windowed(m, layer);
+	return moe ? (swa ? BK_MOE_SWA : BK_MOE) : (swa ? BK_DENSE_SWA : BK_DENSE);
+}
+
+/* the layers of one chunk as runs of one kind (dense, MoE, each windowed or not); gen_check bounds the runs
+   of a chunk (GEN_RUNS_MAX) */
 struct runs {
-	enum block_kind kind[8];
-	long long n[8];
+	enum block_kind kind[GEN_RUNS_MAX];
+	long long n[GEN_RUNS_MAX];
 	int count;
 };
 
@@ -1019,28 +1040,70 @@ static void chunk_runs(const struct gen_config *c, long long stage, long long ch
 	long long lc = gen_chunk_layers(c, stage, chunk), first = gen_chunk_first_layer(c, stage, chunk);
 	r->count = 0;
 	for (long long l = first; l < first + lc; l++) {
-		enum block_kind k = gen_layer_is_moe(&c->m, l) ? BK_MOE : BK_DENSE;
+		enum block_kind k = layer_kind(&c->m, l);
 		if (r->count && r->kind[r->count - 1] == k) {
 			r->n[r->count - 1]++;
 			continue;
 		}
-		if (r->count == 8)
-			abort(); /* dense layers come first: at most 2 runs */
+		if (r->count == GEN_RUNS_MAX)
+			abort(); /* gen_check refuses a model with more */
 		r->kind[r->count] = k;
 		r->n[r->count++] = 1;
 	}
 }
 
+/* Writes runs r (reversed for a backward) through one(e, kind, n, ctx), with a periodic stretch of them as
+   one repeat block: the windowed and full layers of a model that alternates them become `repeat 18 { ... }`. */
+typedef void (*run_fn)(struct em *e, enum block_kind kind, long long n, const void *ctx);
+static void emit_runs_of(struct em *e, const struct runs *r, int reverse, run_fn one, const void *ctx)
+{
+	enum block_kind k[GEN_RUNS_MAX];
+	long long n[GEN_RUNS_MAX];
+	int count = r->count;
+	for (int j = 0; j < count; j++) {
+		int i = reverse ? count - 1 - j : j;
+		k[j] = r->kind[i], n[j] = r->n[i];
+	}
+	/* the first offset (0-2) and the shortest period (1-8) that repeat at least twice from there */
+	for (int o = 0; o < 3 && o < count; o++)
+		for (int p = 1; p <= 8 && (count - o) / p >= 2; p++) {
+			int ok = 1;
+			for (int i = o + p; i < count && ok; i++)
+				ok = k[i] == k[o + (i - o) % p] && n[i] == n[o + (i - o) % p];
+			if (!ok)
+				continue;
+			for (int i = 0; i < o; i++)
+				one(e, k[i], n[i], ctx);
+			open_block(e, "repeat %d", (count - o) / p);
+			for (int i = o; i < o + p; i++)
+				one(e, k[i], n[i], ctx);
+			close_block(e);
+			for (int i = o + (count - o) / p * p; i < count; i++)
+				one(e, k[i], n[i], ctx);
+			return;
+		}
+	for (int i = 0; i < count; i++)
+		one(e, k[i], n[i], ctx);
+}
+
+struct call_ctx {
+	const char *prefix, *sfx;
+};
+
+static void call_one(struct em *e, enum block_kind kind, long long n, const void *ctx)
+{
+	const struct call_ctx *x = ctx;
+	if (n > 1)
+		open_block(e, "repeat %lld", n);
+	out(e, "call %s%s_%s", x->prefix, block_names[kind], x->sfx);
+	if (n > 1)
+		close_block(e);
+}
+
 static void call_runs(struct em *e, const struct runs *r, int reverse, const char *prefix, const char *sfx)
 {
-	for (int j = 0; j < r->count; j++) {
-		int i = reverse ? r->count - 1 - j : j;
-		if (r->n[i] > 1)
-			open_block(e, "repeat %lld", r->n[i]);
-		out(e, "call %s%s_%s", prefix, block_names[r->kind[i]], sfx);
-		if (r->n[i] > 1)
-			close_block(e);
-	}
+	struct call_ctx x = {prefix, sfx};
+	emit_runs_of(e, r, reverse, call_one, &x);
 }
 
 /* a chunk's MTP modules, after its layers (backward: before them) */
@@ -1393,10 +1456,14 @@ static int kind_used(const struct em *e, int kind)
 {
 	const struct gen_model *m = e->m;
 	switch (kind) {
-	case BK_DENSE: return !m->experts || m->dense_layers > 0;
-	case BK_MOE: return m->experts > 0 && m->dense_layers < m->layers;
+	case BK_EMB:
+	case BK_HEAD: return 1;
 	case BK_MTP: return e->c->mode == GEN_TRAIN && m->mtp > 0;
-	default: return 1;
+	default:
+		for (long long l = 0; l < m->layers; l++)
+			if (layer_kind(m, l) == (enum block_kind)kind)
+				return 1;
+		return 0;
 	}
 }
 
@@ -1465,7 +1532,7 @@ static int decode_defs(struct em *e, struct step *attn)
 		if (!kind_used(e, kind))
 			continue;
 		build_block(e, (enum block_kind)kind, &k, B);
-		if (kind == BK_DENSE || kind == BK_MOE)
+		if (kind != BK_EMB && kind != BK_HEAD)
 			emit_decode_split(e, (enum block_kind)kind, B, &attn[kind]);
 		else
 			emit_block_defs(e, "decode_", (enum block_kind)kind, B);
@@ -1474,22 +1541,32 @@ static int decode_defs(struct em *e, struct step *attn)
 	return 0;
 }
 
+struct decode_ctx {
+	const struct step *attn;
+	long long kv;
+};
+
+static void decode_one(struct em *e, enum block_kind kind, long long n, const void *ctx)
+{
+	const struct decode_ctx *x = ctx;
+	struct lines L = {.n = 0};
+	struct step a = x->attn[kind];
+	a.skv = x->kv;
+	attn_text(e, &L, &a, "fwd");
+	if (n > 1)
+		open_block(e, "repeat %lld", n);
+	out(e, "call decode_%s_pre", block_names[kind]);
+	flush_lines(e, &L, NULL, NULL);
+	out(e, "call decode_%s_post", block_names[kind]);
+	if (n > 1)
+		close_block(e);
+}
+
 /* the layers r of one decode step at KV length kv */
 static void decode_layers(struct em *e, const struct runs *r, const struct step *attn, long long kv)
 {
-	for (int x = 0; x < r->count; x++) {
-		struct lines L = {.n = 0};
-		struct step a = attn[r->kind[x]];
-		a.skv = kv;
-		attn_text(e, &L, &a, "fwd");
-		if (r->n[x] > 1)
-			open_block(e, "repeat %lld", r->n[x]);
-		out(e, "call decode_%s_pre", block_names[r->kind[x]]);
-		flush_lines(e, &L, NULL, NULL);
-		out(e, "call decode_%s_post", block_names[r->kind[x]]);
-		if (r->n[x] > 1)
-			close_block(e);
-	}
+	struct decode_ctx x = {attn, kv};
+	emit_runs_of(e, r, 0, decode_one, &x);
 }
 
 /* the KV length of decode bin i: steps j (1-based, attending to input_len
@@ -1666,6 +1743,13 @@ static void describe(struct em *e)
 	if (m->experts)
 		out(e, "# experts: %lld routed (top-%lld, ffn %lld), %lld shared, first %lld layer%s dense", m->experts,
 		    m->topk, m->expert_ffn, m->shared, m->dense_layers, m->dense_layers == 1 ? "" : "s");
+	if (m->window) {
+		long long w = 0;
+		for (long long l = 0; l < m->layers; l++)
+			w += gen_layer_is_windowed(m, l);
+		out(e, "# sliding-window attention: %lld keys a query in %lld of the %lld layers", m->window, w,
+		    m->layers);
+	}
 	if (c->mode == GEN_TRAIN && m->mtp)
 		out(e, "# multi-token prediction: %lld module%s after the last layer", m->mtp, m->mtp == 1 ? "" : "s");
 	char extra[64] = "";
