@@ -3,7 +3,11 @@
 # slow machine): wall time, engine activities and peak memory of `sim run`
 # for DeepSeek-V3 with expert parallelism 64 (pp 8, 61 layers as 5 + 6 x 8
 # + 8, ZeRO-1) on 512 and 2,048 H100s (issue 24's target: <= 10 s on one core at
-# 2,048), and the Mixtral 8x7B EP trace the repository ships.
+# 2,048), the same model as Megatron-Bridge's B200 recipe lays it out (pp 8 x 2
+# virtual stages of the layout Et*4|(t*4|)*14tmL with its MTP module, EP 32,
+# 4,096 sequences on 256 B200s: the validation's row T151), GPT-OSS 120B on 64
+# GB200s (EP 64, every other layer windowed: row T067), and the Mixtral 8x7B EP
+# trace the repository ships.
 # usage: bench/moe_replay.sh [BUILD_DIR] [RUNS]
 set -eu
 cd "$(dirname "$0")/.."
@@ -15,6 +19,10 @@ for dp in 64 256; do
 	"$sim" gen deepseek-v3 --tp 1 --pp 8 --ep 64 --dp "$dp" --micro-batch 1 --global-batch $((dp * 4)) --zero 1 \
 		--decoder-first-pipeline-num-layers 5 --decoder-last-pipeline-num-layers 8 -o "$tmp/dsv3_$dp.trace"
 done
+"$sim" gen deepseek-v3 --tp 1 --pp 8 --dp 32 --ep 32 --micro-batch 1 --global-batch 4096 --zero 1 --dtype fp8 \
+	--fp8-recipe mxfp8 --attn-impl flash3 --pipeline-layout 'Et*4|(t*4|)*14tmL' -o "$tmp/dsv3_layout.trace"
+"$sim" gen gpt-oss-120b --dp 64 --ep 64 --micro-batch 4 --global-batch 1280 --zero 1 --dtype fp8 --fp8-recipe mxfp8 \
+	--attn-impl flash3 -o "$tmp/gptoss.trace"
 run() { # label config trace: the median wall time of RUNS
 	local times="" rss=0 t0 t1 m
 	for _ in $(seq "$runs"); do
@@ -32,4 +40,6 @@ run() { # label config trace: the median wall time of RUNS
 }
 run "DeepSeek-V3 step, EP 64, 512 ranks (H100)" configs/h100.cfg "$tmp/dsv3_64.trace"
 run "DeepSeek-V3 step, EP 64, 2048 ranks (H100)" configs/h100.cfg "$tmp/dsv3_256.trace"
+run "DeepSeek-V3 recipe layout, EP 32, 256 B200s" configs/b200.cfg "$tmp/dsv3_layout.trace"
+run "GPT-OSS 120B step, EP 64, 64 GB200s" configs/gb200.cfg "$tmp/gptoss.trace"
 run "Mixtral 8x7B step, EP 8, 64 ranks (H100)" configs/h100.cfg traces/mixtral_8x7b_ep.trace
