@@ -655,6 +655,15 @@ static double vocab_local(const struct gen_config *c)
 	return (double)(gen_vocab_padded(c) / c->p.tp);
 }
 
+/* MTP modules of all the chunks of one stage */
+static long long stage_mtp(const struct gen_config *c, long long stage)
+{
+	long long n = 0;
+	for (long long ch = 0; ch < c->p.vstages; ch++)
+		n += gen_chunk_mtp(c, stage, ch);
+	return n;
+}
+
 struct gen_params gen_mtp_params(const struct gen_config *c, long long stage)
 {
 	const struct gen_model *m = &c->m;
@@ -678,8 +687,8 @@ struct gen_params gen_stage_params(const struct gen_config *c, long long stage)
 			r.dense += lp.dense;
 			r.expert += lp.expert;
 		}
-	for (long long ch = 0; ch < c->p.vstages; ch++) {
-		double n = (double)gen_chunk_mtp(c, stage, ch);
+	double n = (double)stage_mtp(c, stage);
+	if (n > 0) {
 		struct gen_params mp = gen_mtp_params(c, stage);
 		r.dense += n * mp.dense;
 		r.expert += n * mp.expert;
@@ -809,13 +818,12 @@ static void train_activations(const struct gen_config *c, long long stage, struc
 		}
 	/* an MTP module keeps a block's tensors (as the last layer's) and its
 	   eh_proj input, the two normed halves: 4h bytes a token */
-	for (long long ch = 0; ch < c->p.vstages; ch++) {
-		double n = (double)gen_chunk_mtp(c, stage, ch), tok = (double)gen_seq_local(c) * c->p.micro_batch;
+	double n = (double)stage_mtp(c, stage), tok = (double)gen_seq_local(c) * c->p.micro_batch;
+	if (n > 0)
 		per_chunk += n *
 		             (gen_act_layer_bytes(c, c->m.layers - 1, c->p.recompute) +
 		              4.0 * tok * c->m.hidden / (c->p.sp ? (double)c->p.tp : 1)) /
 		             (double)c->p.vstages;
-	}
 	out->activations = in_flight(c, stage) * per_chunk + (c->p.recompute == GEN_RC_FULL ? biggest : 0);
 }
 
@@ -955,12 +963,11 @@ double gen_mcore_flops(const struct gen_config *c)
 	double s = (double)c->seq, h = (double)m->hidden, a = (double)m->heads, g = (double)m->kv_heads,
 	       d = (double)m->head_dim, mtp = (double)m->mtp, layers = (double)m->layers + mtp;
 	double mats = m->act == GEN_SWIGLU ? 3 : 2, mlp = 0, attn = 0;
-	for (long long l = 0; l < m->layers; l++)
-		mlp += mats * (gen_layer_is_moe(m, l) ? (double)m->expert_ffn * (double)(m->topk + m->shared)
+	for (long long l = 0; l < m->layers + m->mtp; l++) { /* an MTP module's MLP is the last layer's */
+		long long k = l < m->layers ? l : m->layers - 1;
+		mlp += mats * (gen_layer_is_moe(m, k) ? (double)m->expert_ffn * (double)(m->topk + m->shared)
 		                                      : (double)m->ffn);
-	mlp += mtp * mats *
-	       (gen_layer_is_moe(m, m->layers - 1) ? (double)m->expert_ffn * (double)(m->topk + m->shared)
-	                                           : (double)m->ffn);
+	}
 	if (m->attn == GEN_MLA) {
 		double dqk = (double)(m->nope_dim + m->rope_dim), dv = (double)m->v_dim;
 		attn = layers * ((double)m->q_lora * (h + a * dqk + 1) +

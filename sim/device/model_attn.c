@@ -253,6 +253,12 @@ struct flash_count {
 /* Inner iterations of CTA i of a head (its blocks in launch order: blockIdx.x). Forward, causal: query rows
    [i*bo, i*bo+bo) see keys < off + row + 1 (queries aligned to the end of keys). Backward, causal: key block i
    is seen by query rows >= i*bo - off. */
+/* With a window, the queries that see a key before key_end (exclusive): none past key_end - 1's window. */
+static long long window_query_end(const struct op *op, long long key_end)
+{
+	return (long long)dmin((double)op->sq, (double)(key_end - (op->skv - op->sq) + op->window - 1));
+}
+
 static long long flash_cta_iters(const struct op *op, const struct flash_shape *s, long long iters_full, long long i)
 {
 	long long bo = s->rows_cta, bi = s->rows_step, w = op->window;
@@ -270,8 +276,8 @@ static long long flash_cta_iters(const struct op *op, const struct flash_shape *
 	if (first >= op->sq)
 		return 0;
 	if (w > 0) { /* a window: the queries past the last key's window are skipped */
-		long long end = (long long)dmin((double)op->sq, (double)((i + 1) * bo - off + w - 1));
-		return (long long)dmin((double)iters_full, (double)cdiv(end, bi)) - first / bi;
+		return (long long)dmin((double)iters_full, (double)cdiv(window_query_end(op, (i + 1) * bo), bi)) -
+		       first / bi;
 	}
 	return iters_full - first / bi;
 }
@@ -832,7 +838,7 @@ static int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm
 	for (long long j = 0; j < nkv; j++) {
 		long long first = op->causal ? (long long)dmax(0, (double)(j * bc - off)) : 0;
 		long long end = op->causal && op->window > 0
-		                    ? (long long)dmin((double)op->sq, (double)((j + 1) * bc - off + op->window - 1))
+		                    ? window_query_end(op, (j + 1) * bc)
 		                    : op->sq; /* a window: no query past the block's last window */
 		total_it += first >= op->sq ? 0 : cdiv(end, bq) - first / bq;
 	}
