@@ -243,17 +243,27 @@ static void test_presets(void)
 		const char *name;
 		double total, active; /* published, billions */
 	} pub[] = {
-	    {"gpt3-125m", 0.125, 0},      {"gpt3-350m", 0.35, 0},
-	    {"gpt3-760m", 0.76, 0},       {"gpt3-1.3b", 1.3, 0},
-	    {"gpt3-2.7b", 2.7, 0},        {"gpt3-6.7b", 6.7, 0},
-	    {"gpt3-13b", 13, 0},          {"gpt3-175b", 175, 0},
-	    {"llama2-7b", 6.74, 0},       {"llama2-13b", 13.0, 0},
-	    {"llama2-70b", 69.0, 0},      {"llama3-8b", 8.03, 0},
-	    {"llama3-70b", 70.6, 0},      {"llama3-405b", 405, 0},
-	    {"mixtral-8x7b", 46.7, 12.9}, {"deepseek-v3", 671, 37},
-	    {"qwen3-30b-a3b", 30.5, 3.3}, {"qwen3-235b-a22b", 235, 22}, /* Qwen3 Technical Report, Table 2 */
-	    {"kimi-k2", 1040, 32.6},                                    /* Kimi K2 report, Table 2 */
-	    {"gpt-oss-120b", 116.83, 0}, /* model card, Table 1 (its 5.13B active leave the input embedding out) */
+	    {"gpt3-125m", 0.125, 0},
+	    {"gpt3-350m", 0.35, 0},
+	    {"gpt3-760m", 0.76, 0},
+	    {"gpt3-1.3b", 1.3, 0},
+	    {"gpt3-2.7b", 2.7, 0},
+	    {"gpt3-6.7b", 6.7, 0},
+	    {"gpt3-13b", 13, 0},
+	    {"gpt3-175b", 175, 0},
+	    {"llama2-7b", 6.74, 0},
+	    {"llama2-13b", 13.0, 0},
+	    {"llama2-70b", 69.0, 0},
+	    {"llama3-8b", 8.03, 0},
+	    {"llama3-70b", 70.6, 0},
+	    {"llama3-405b", 405, 0},
+	    {"mixtral-8x7b", 46.7, 12.9},
+	    {"deepseek-v3", 671, 37},
+	    {"qwen3-30b-a3b", 30.5, 3.3},
+	    {"qwen3-235b-a22b", 235, 22},   /* Qwen3 Technical Report, Table 2 */
+	    {"kimi-k2", 1040, 32.6},        /* Kimi K2 report, Table 2 */
+	    {"gpt-oss-120b", 116.83, 0},    /* model card, Table 1 (its 5.13B active leave the input embedding out) */
+	    {"nemotron-3-nano", 31.6, 3.6}, /* Nemotron 3 Nano technical report: 31.6B, 3.6B active with embeddings */
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
@@ -1162,8 +1172,9 @@ static void test_layout(void)
 
 /* Model FLOPs as Megatron-Bridge counts them, against its own tables: each row of docs/performance-summary*.md
    prints TFLOP/s per GPU beside tokens/s per GPU, so their quotient is the FLOPs a token the source counted
-   (tests/validation/measurements-public.tsv, the notes of T151, T068, T113, T067, T138, T093). DeepSeek-V3 matches with
-   its MTP module (without it the count is 4% short); the dense rows pad the vocabulary as Megatron does. */
+   (tests/validation/measurements-public.tsv, the notes of T151, T068, T113, T257, T067, T138, T093). DeepSeek-V3
+   matches with its MTP module (without it the count is 4% short); the dense rows pad the vocabulary as Megatron does.
+ */
 static void test_mcore_flops(void)
 {
 	static const struct {
@@ -1174,6 +1185,7 @@ static void test_mcore_flops(void)
 	     864, 3328},
 	    {"qwen3-30b-a3b --seq 4096 --dp 8 --ep 8 --micro-batch 4 --global-batch 512", 923, 39936},
 	    {"kimi-k2 --seq 4096 --dp 64 --ep 64 --micro-batch 2 --global-batch 4096", 1099, 5372},
+	    {"nemotron-3-nano --dp 8 --ep 8 --micro-batch 4 --global-batch 512", 798, 35861}, /* T257, hybrid_flops */
 	    {"gpt-oss-120b --seq 4096 --dp 64 --ep 64 --micro-batch 4 --global-batch 1280", 934, 28672},
 	    {"llama3-70b --seq 8192 --tp 2 --pp 4 --dp 8 --global-batch 256", 1664, 3712},
 	    {"llama3-405b --seq 8192 --tp 4 --pp 8 --dp 8 --global-batch 1536 --schedule interleaved --virtual-stages "
@@ -1207,6 +1219,83 @@ static void test_mcore_flops(void)
 	double mtp_b = (mp.dense + mp.expert + (double)c.m.vocab * c.m.hidden) / 1e9;
 	CHECK(fabs(mtp_b / 14 - 1) < 0.04, "DeepSeek-V3's MTP module: %.4g B parameters with the head, published 14 B",
 	      mtp_b);
+}
+
+/* Hybrid Mamba models (--hybrid-pattern): Nemotron 3 Nano's layer counts (its report: 23 Mamba-2, 23 MoE, 6
+   attention layers), the refusals, and a small model's trace, whose GEMMs do what the layers multiply (3 x the
+   forward, as every weight's dgrad and wgrad) plus the SSD scan's GEMMs as mamba_ssm runs them, counted here from
+   its kernels (ssd_combined.py): forward the chunk states (2 N P Q a head and chunk), C B^T (2 Q^2 N a group),
+   the scores times x (2 Q^2 P) and C times the states (2 Q P N); backward C B^T and the chunk states again,
+   dstates, dx through the scores and the states, dB, dC (2 Q N P each), dCB and the decay's gradient (2 Q^2 P
+   each) and the two products through C B^T (2 Q^2 N each, a group). */
+static void test_hybrid(void)
+{
+	struct gen_config c;
+	config(&c, "nemotron-3-nano");
+	long long n[5];
+	gen_layer_counts(&c.m, n);
+	CHECK(n[GEN_LT_MAMBA] == 23 && n[GEN_LT_MOE] == 23 && n[GEN_LT_ATTN] == 6 && n[GEN_LT_MLP] == 0 &&
+	          n[GEN_LT_BLOCK] == 0,
+	      "nemotron-3-nano: %lld Mamba, %lld MoE, %lld attention, %lld MLP layers", n[GEN_LT_MAMBA], n[GEN_LT_MOE],
+	      n[GEN_LT_ATTN], n[GEN_LT_MLP]);
+	CHECK(gen_layer_is_moe(&c.m, 1) && !gen_layer_is_moe(&c.m, 0), "E layers hold the experts, M layers none");
+	c.mode = GEN_INFER;
+	refuse(&c, "written for training only");
+	static const struct {
+		const char *line, *want;
+	} bad[] = {
+	    {"gpt --hidden 1024 --heads 16 --hybrid-pattern M*X-", "'X' at 3 is not a layer"},
+	    {"gpt --layers 3 --hidden 1024 --heads 16 --hybrid-pattern M*M-", "names 4 layers, --layers says 3"},
+	    {"gpt --hidden 1024 --heads 16 --hybrid-pattern M*E-", "its 'E' layers need --experts"},
+	    {"gpt --hidden 1024 --heads 16 --experts 8 --hybrid-pattern M*M-", "has no 'E' layer"},
+	    {"gpt --hidden 1024 --heads 16 --hybrid-pattern M*M- --tp 16", "--mamba-groups 8 is not divisible by --tp"},
+	    {"gpt --hidden 1024 --heads 16 --hybrid-pattern M*M- --mamba-groups 5", "does not divide --mamba-heads"},
+	    {"gpt --hidden 1024 --heads 16 --hybrid-pattern M*M- --cp 2", "--cp 2"},
+	    {"gpt --hidden 1024 --heads 16 --hybrid-pattern M*M- --window 128", "--window"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct gen_args a;
+		char why[512] = "";
+		int rc = parse(bad[i].line, &c, &a, why, sizeof why);
+		CHECK(rc == -1 && strstr(why, bad[i].want), "%s: want a refusal with '%s', got '%s'", bad[i].line,
+		      bad[i].want, why);
+	}
+	/* a small hybrid model: Megatron-Core's MambaModel defaults (64-channel heads over twice the width, state 128
+	   in 8 groups, no position embedding) */
+	struct gen_args a;
+	char why[512];
+	int rc = parse("gpt --hidden 1024 --heads 16 --experts 8 --topk 2 --hybrid-pattern M*-E --seq 2048", &c, &a,
+	               why, sizeof why);
+	CHECK(rc == 0, "hybrid gpt: %s", why);
+	if (rc)
+		return;
+	CHECK(c.m.layers == 4 && c.m.mamba_heads == 32 && c.m.mamba_head_dim == 64 && c.m.mamba_state == 128 &&
+	          c.m.mamba_groups == 8 && c.m.nopos,
+	      "hybrid gpt: %lld layers, %lld heads of %lld, state %lld, %lld groups, nopos %d", c.m.layers,
+	      c.m.mamba_heads, c.m.mamba_head_dim, c.m.mamba_state, c.m.mamba_groups, c.m.nopos);
+	char *text = text_of(&c, "hybrid"), *again = text_of(&c, "hybrid");
+	CHECK(text && again && !strcmp(text, again), "hybrid: the same config gives different text");
+	CHECK(text && strstr(text, "def mamba_bwd") && strstr(text, "def attn_fwd") && strstr(text, "def mlp_fwd") &&
+	          strstr(text, "def experts_fwd") && !strstr(text, "def dense_fwd"),
+	      "hybrid: a def per layer kind");
+	struct trace *t = text ? tr_parse_string(text, "hybrid", why, sizeof why) : NULL;
+	CHECK(t != NULL, "hybrid trace does not parse: %s", why);
+	if (t) {
+		double s = 2048, h = 1024, f = 4096, E = 8, k = 2, V = (double)gen_vocab_padded(&c);
+		double H = 32, P = 64, N = 128, G = 8, Q = GEN_MAMBA_CHUNK, din = H * P;
+		double mats = h * (2 * din + 2 * G * N + H) + din * h /* Mamba in_proj, out_proj */
+		              + 4 * h * h                             /* attention: Q, K, V, out */
+		              + 2 * h * f                             /* the MLP */
+		              + h * E + k * 2 * h * f                 /* the router, two experts a token */
+		              + h * V;                                /* the LM head */
+		double fwd = H * P * (4 * N + 2 * Q) + 2 * Q * N * G, bwd = 6 * Q * N * G + H * P * (10 * N + 6 * Q);
+		double want = 3 * 2 * s * mats + s * (fwd + bwd), got = trace_flops(t);
+		CHECK(near(got, want, 1e-9), "hybrid: the trace's GEMMs do %.6g FLOPs, counted %.6g (ratio %.6f)", got,
+		      want, got / want);
+		tr_free(t);
+	}
+	free(text);
+	free(again);
 }
 
 /* Sliding-window attention (--window, --window-skip-freq) as gpt-oss-120b has it: every other layer banded to
@@ -1268,6 +1357,7 @@ int main(void)
 	test_tp_overlap();
 	test_layout();
 	test_mcore_flops();
+	test_hybrid();
 	test_window();
 	printf("%d checks, %d failed\n", checks, fails);
 	return fails != 0;

@@ -12,6 +12,7 @@
  */
 #include "gen.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -159,6 +160,32 @@ static const struct gen_model presets[] = {
      .expert_ffn = 2880,
      .window = 128,
      .window_skip = 2},
+    /* NVIDIA Nemotron 3 Nano 30B-A3B (Nemotron 3 Nano technical report, 2025; Megatron-Bridge's
+       Nemotron3NanoProvider, models/nemotronh/nemotron_h_provider.py): 52 layers of a hybrid pattern, 23 Mamba-2
+       mixers (64 heads of 64, state 128 in 8 groups), 23 MoE layers of 128 experts top-6 of width 1856 with a
+       shared expert of 3712 (two widths), 6 attention layers of 32 heads with 2 key/value heads of 128, no
+       position embedding, squared-ReLU MLPs, untied embeddings. */
+    {.name = "nemotron-3-nano",
+     .layers = 52,
+     .hidden = 2688,
+     .heads = 32,
+     .kv_heads = 2,
+     .head_dim = 128,
+     .ffn = 1856,
+     .vocab = 131072,
+     .seq = 8192,
+     .norm = GEN_RMSNORM,
+     .act = GEN_RELU2,
+     .nopos = 1,
+     .experts = 128,
+     .topk = 6,
+     .shared = 2,
+     .expert_ffn = 1856,
+     .hybrid = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+     .mamba_heads = 64,
+     .mamba_head_dim = 64,
+     .mamba_state = 128,
+     .mamba_groups = 8},
     {.name = "qwen3-235b-a22b",
      .layers = 94,
      .hidden = 4096,
@@ -496,9 +523,66 @@ static int check_train(const struct gen_config *c, char *why, size_t len)
 	return 0;
 }
 
+/* a hybrid pattern (m->hybrid) against the model, the mode and the layout */
+static int check_hybrid(const struct gen_config *c, char *why, size_t len)
+{
+	const struct gen_model *m = &c->m;
+	const struct gen_parallel *p = &c->p;
+	const char *x = m->hybrid;
+	if (!x[0])
+		return 0;
+	size_t bad = strspn(x, "M*-E");
+	if (x[bad])
+		return fail(why, len,
+		            "--hybrid-pattern '%s': '%c' at %zu is not a layer (M Mamba-2, * attention, - MLP, E "
+		            "mixture of experts)",
+		            x, x[bad], bad + 1);
+	if ((long long)strlen(x) != m->layers)
+		return fail(why, len, "--hybrid-pattern names %zu layers, --layers says %lld", strlen(x), m->layers);
+	if (strchr(x, 'E') && !m->experts)
+		return fail(why, len, "--hybrid-pattern '%s': its 'E' layers need --experts", x);
+	if (!strchr(x, 'E') && m->experts)
+		return fail(why, len, "--experts %lld: the hybrid pattern '%s' has no 'E' layer to hold them",
+		            m->experts, x);
+	if (strchr(x, 'M')) {
+		if (!m->mamba_heads || !m->mamba_head_dim || !m->mamba_state || !m->mamba_groups)
+			return fail(why, len,
+			            "--hybrid-pattern: its Mamba layers need --mamba-heads, --mamba-head-dim, "
+			            "--mamba-state and --mamba-groups");
+		if (m->mamba_heads % m->mamba_groups)
+			return fail(why, len, "--mamba-groups %lld does not divide --mamba-heads %lld", m->mamba_groups,
+			            m->mamba_heads);
+		if (m->mamba_groups % p->tp)
+			return fail(
+			    why, len,
+			    "--mamba-groups %lld is not divisible by --tp %lld (each tensor-parallel rank holds "
+			    "groups/tp groups and their heads)",
+			    m->mamba_groups, p->tp);
+	}
+	if (c->mode != GEN_TRAIN)
+		return fail(why, len,
+		            "%s is a hybrid Mamba model (--hybrid-pattern), written for training only: a Mamba layer's "
+		            "decode step (its recurrent state update) is not modelled",
+		            m->name);
+	if (m->mtp || m->window || m->dense_layers || m->attn == GEN_MLA)
+		return fail(why, len,
+		            "--hybrid-pattern with %s: a hybrid model's layers are its pattern's (no MTP modules, "
+		            "sliding windows, leading dense layers or MLA)",
+		            m->mtp            ? "--mtp-num-layers"
+		            : m->window       ? "--window"
+		            : m->dense_layers ? "--dense-layers"
+		                              : "MLA");
+	if (p->cp > 1)
+		return fail(why, len,
+		            "--hybrid-pattern with --cp %lld: context parallelism over Mamba layers is not "
+		            "modelled (use --cp 1)",
+		            p->cp);
+	return 0;
+}
+
 int gen_check(const struct gen_config *c, char *why, size_t len)
 {
-	if (check_shape(c, why, len) || check_parallel(c, why, len))
+	if (check_hybrid(c, why, len) || check_shape(c, why, len) || check_parallel(c, why, len))
 		return -1;
 	if (!(c->dropout >= 0 && c->dropout < 1))
 		return fail(why, len, "--dropout %g: expected a probability from 0 up to (not including) 1",
@@ -581,9 +665,39 @@ long long gen_stage_layers(const struct gen_config *c, long long stage)
 	return n;
 }
 
+enum gen_layer_type gen_layer_type(const struct gen_model *m, long long layer)
+{
+	if (!m->hybrid[0])
+		return GEN_LT_BLOCK;
+	assert(layer >= 0 && layer < (long long)strlen(m->hybrid));
+	switch (m->hybrid[layer]) {
+	case 'M': return GEN_LT_MAMBA;
+	case '*': return GEN_LT_ATTN;
+	case '-': return GEN_LT_MLP;
+	default: return GEN_LT_MOE; /* 'E' (gen_check refuses any other symbol) */
+	}
+}
+
+void gen_layer_counts(const struct gen_model *m, long long count[5])
+{
+	for (int i = 0; i < 5; i++)
+		count[i] = 0;
+	for (long long l = 0; l < m->layers; l++)
+		count[gen_layer_type(m, l)]++;
+}
+
 int gen_layer_is_moe(const struct gen_model *m, long long layer)
 {
+	if (m->hybrid[0])
+		return gen_layer_type(m, layer) == GEN_LT_MOE;
 	return m->experts > 0 && layer >= m->dense_layers;
+}
+
+/* the layer attends: a transformer block, or a hybrid model's attention layer */
+static int layer_attends(const struct gen_model *m, long long layer)
+{
+	enum gen_layer_type t = gen_layer_type(m, layer);
+	return t == GEN_LT_BLOCK || t == GEN_LT_ATTN;
 }
 
 int gen_layer_is_windowed(const struct gen_model *m, long long layer)
@@ -600,6 +714,49 @@ static double kv_local(const struct gen_model *m, long long t)
 static double ffn_mats(const struct gen_model *m)
 {
 	return m->act == GEN_SWIGLU ? 3 : 2;
+}
+
+/* a learned position embedding: neither RoPE nor a model without positions */
+static int learned_pos(const struct gen_model *m)
+{
+	return !m->rope && !m->nopos;
+}
+
+/* The Mamba-2 mixer's widths (megatron/core/ssm/mamba_mixer.py): d_inner = heads x head_dim; in_proj writes z
+   and x (d_inner each), B and C (groups x state each) and dt (one a head); the convolution runs over x, B, C. */
+static double mamba_inner(const struct gen_model *m)
+{
+	return (double)m->mamba_heads * (double)m->mamba_head_dim;
+}
+
+static double mamba_conv_dim(const struct gen_model *m)
+{
+	return mamba_inner(m) + 2.0 * (double)m->mamba_groups * (double)m->mamba_state;
+}
+
+static double mamba_in_proj(const struct gen_model *m)
+{
+	return mamba_inner(m) + mamba_conv_dim(m) + (double)m->mamba_heads;
+}
+
+/* a Mamba-2 mixer's weights on one of t tensor-parallel ranks (its heads and groups split over them): in_proj
+   and out_proj, the convolution's taps and bias, dt_bias, A_log and D a head, the gated norm's weight */
+static double mamba_params(const struct gen_model *m, long long t)
+{
+	double h = (double)m->hidden;
+	return (h * mamba_in_proj(m) + mamba_conv_dim(m) * (GEN_MAMBA_CONV + 1) + 3.0 * (double)m->mamba_heads +
+	        mamba_inner(m) + mamba_inner(m) * h) /
+	       (double)t;
+}
+
+/* forward FLOPs a token of the SSD scan (Dao and Gu 2024, section 7; mamba_ssm's ssd_combined kernels) over
+   chunks of Q: the chunk states B^T x (2 N P a head), C B^T within the chunk (2 Q N a group), those scores
+   times x (2 Q P a head) and the states back to the outputs (2 N P a head) */
+static double mamba_scan_flops(const struct gen_model *m)
+{
+	double H = (double)m->mamba_heads, P = (double)m->mamba_head_dim, N = (double)m->mamba_state;
+	double G = (double)m->mamba_groups, Q = GEN_MAMBA_CHUNK;
+	return 2 * H * P * (2 * N + Q) + 2 * Q * N * G;
 }
 
 static double norm_params(const struct gen_model *m)
@@ -630,6 +787,13 @@ static struct gen_params layer_params(const struct gen_model *m, long long layer
 {
 	struct gen_params r = {attn_params(m, t) + 2 * norm_params(m) + qk_norm_params(m), 0};
 	double h = m->hidden;
+	switch (gen_layer_type(m, layer)) { /* a hybrid model's layer: one norm and its sublayer */
+	case GEN_LT_BLOCK: break;
+	case GEN_LT_MAMBA: return (struct gen_params){norm_params(m) + mamba_params(m, t), 0};
+	case GEN_LT_ATTN: return (struct gen_params){norm_params(m) + attn_params(m, t) + qk_norm_params(m), 0};
+	case GEN_LT_MLP: return (struct gen_params){norm_params(m) + ffn_mats(m) * h * m->ffn / t, 0};
+	case GEN_LT_MOE: r.dense = norm_params(m); break;
+	}
 	if (!gen_layer_is_moe(m, layer)) {
 		r.dense += ffn_mats(m) * h * m->ffn / t;
 		return r;
@@ -695,7 +859,7 @@ struct gen_params gen_stage_params(const struct gen_config *c, long long stage)
 	}
 	double emb = vocab_local(c) * m->hidden;
 	if (stage == 0)
-		r.dense += emb + (m->rope ? 0 : (double)c->seq * m->hidden);
+		r.dense += emb + (learned_pos(m) ? (double)c->seq * m->hidden : 0);
 	if (stage == c->p.pp - 1)
 		r.dense += norm_params(m) + (m->tied && c->p.pp == 1 ? 0 : emb);
 	return r;
@@ -709,7 +873,7 @@ static double model_params(const struct gen_model *m, int active)
 		n += lp.dense + lp.expert;
 	}
 	double emb = (double)m->vocab * m->hidden;
-	return n + emb * (m->tied ? 1 : 2) + norm_params(m) + (m->rope ? 0 : (double)m->seq * m->hidden);
+	return n + emb * (m->tied ? 1 : 2) + norm_params(m) + (learned_pos(m) ? (double)m->seq * m->hidden : 0);
 }
 
 double gen_total_params(const struct gen_model *m)
@@ -778,6 +942,27 @@ double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen
 	int f8 = c->mode == GEN_TRAIN && c->p.dtype == GEN_FP8;
 	if (rc == GEN_RC_FULL)
 		return 2 * s * b * h / (c->p.sp ? t : 1);
+	enum gen_layer_type lt = gen_layer_type(m, layer);
+	if (lt != GEN_LT_BLOCK) {
+		/* a hybrid model's layer: its norm's input 2h and its sublayer's input 2h (fp8: 1h), a dropout mask 1h,
+		   replicated over tp unless sequence parallel; then the sublayer's own tensors. A Mamba-2 mixer keeps
+		   in_proj's output (z, x, B, C, dt), the convolution's output (x, B, C), the scan's output y, and the
+		   gated norm's output that out_proj multiplies (fp8: 1 byte); the scan recomputes its chunk states in
+		   the backward (mamba_ssm's MambaChunkScanCombinedFn saves none). */
+		double repl = ((drop ? 5 : 4) - (f8 ? 1 : 0)) * s * b * h / (c->p.sp ? t : 1), tok = 0, core = 0;
+		switch (lt) {
+		case GEN_LT_MAMBA:
+			tok = (2 * mamba_in_proj(m) + 2 * mamba_conv_dim(m) + (f8 ? 3 : 4) * mamba_inner(m)) / t;
+			break;
+		case GEN_LT_ATTN:
+			tok = attn_act_token(m, c->p.tp, f8);
+			core = c->attn_impl == GEN_NAIVE ? (rc == GEN_RC_NONE ? (drop ? 5.0 : 2.0) * al * s * s * b : 0)
+			                                 : 4.0 * al * s * b;
+			break;
+		default: tok = ffn_act_token(m, layer, c->p.tp, f8); break;
+		}
+		return repl + s * b * tok + core;
+	}
 	/* norms' inputs 4h, attention and MLP inputs 2h + 2h (fp8: 1h + 1h),
 	   the two hidden dropout masks 1h + 1h (with dropout): 10 s b h (8
 	   without dropout), replicated over tp unless sequence parallel */
@@ -893,6 +1078,12 @@ double gen_memory_total(const struct gen_memory *m)
 static double layer_matmul_params(const struct gen_model *m, long long l)
 {
 	struct gen_params lp = layer_params(m, l, 1, (double)m->topk);
+	switch (gen_layer_type(m, l)) {
+	case GEN_LT_BLOCK: break;
+	case GEN_LT_MAMBA: return (double)m->hidden * (mamba_in_proj(m) + mamba_inner(m)); /* in_proj, out_proj */
+	case GEN_LT_ATTN: return attn_params(m, 1);
+	default: return lp.dense + lp.expert - norm_params(m);
+	}
 	return lp.dense + lp.expert - 2 * norm_params(m) - qk_norm_params(m) -
 	       (m->attn == GEN_MLA ? (double)(m->q_lora + m->kv_lora) : 0);
 }
@@ -919,7 +1110,8 @@ static double sum_pairs(const struct gen_model *m, double s)
 {
 	double w = (double)m->window, n = 0;
 	for (long long l = 0; l < m->layers; l++)
-		n += gen_layer_is_windowed(m, l) && w < s ? 2 * (s * w - w * (w - 1) / 2) : s * s;
+		if (layer_attends(m, l))
+			n += gen_layer_is_windowed(m, l) && w < s ? 2 * (s * w - w * (w - 1) / 2) : s * s;
 	return n;
 }
 
@@ -949,7 +1141,11 @@ double gen_model_flops(const struct gen_config *c)
 		 */
 		double h = (double)m->hidden, last = layer_matmul_params(m, m->layers - 1);
 		double mtp_flops = (double)m->mtp * (2 * s * (last + 2 * h * h + head) + pair * s * s);
-		return 3 * (double)c->p.global_batch * (2 * s * (nb + head) + pair * sum_pairs(m, s) + mtp_flops);
+		long long n[5];
+		gen_layer_counts(m, n);
+		double scan = (double)n[GEN_LT_MAMBA] * s * mamba_scan_flops(m);
+		return 3 * (double)c->p.global_batch *
+		       (2 * s * (nb + head) + pair * sum_pairs(m, s) + mtp_flops + scan);
 	}
 	double in = (double)c->inf.input_len, steps = (double)gen_decode_steps(c);
 	double prefill = 2 * in * nb + 2 * head + pair * sum_pairs(m, in);
@@ -957,9 +1153,33 @@ double gen_model_flops(const struct gen_config *c)
 	return (double)c->p.dp * (double)c->inf.batch * (prefill + decode);
 }
 
+/* A hybrid model's count (Megatron-Bridge training/utils/flop_utils.py, hybrid_flops, and Megatron-LM's
+   training.py): per token 3 x the forward's, attention 4 h p (h + h g / a + s / 2) with p = a d / h, a dense MLP
+   4 h f (x 3/2 gated), a Mamba layer 2 h (2 d_in + 2 G N + H) + 7 d_in N + 2 d_in h with d_in taken as 2h
+   whatever the model's heads (the source's simplification, kept so the figure is the source's), an MoE layer
+   4 h f_e topk and its shared experts' 4 h f_shared (x 3/2 gated), the logits 2 h V. */
+static double hybrid_mcore_flops(const struct gen_config *c)
+{
+	const struct gen_model *m = &c->m;
+	double s = (double)c->seq, h = (double)m->hidden, a = (double)m->heads, g = (double)m->kv_heads;
+	double p = (double)m->head_dim * a / h, gate = m->act == GEN_SWIGLU ? 1.5 : 1, din = 2 * h;
+	double N = (double)m->mamba_state, G = (double)m->mamba_groups, H = (double)m->mamba_heads;
+	long long n[5];
+	gen_layer_counts(m, n);
+	double attn = 4 * h * p * (h + h * g / a + s / 2), mlp = 4 * (double)m->ffn * gate * h;
+	double mamba = 2 * h * (2 * din + 2 * G * N + H) + 7 * din * N + 2 * din * h;
+	double moe = 4 * h * (double)m->expert_ffn * ((double)m->topk + (double)m->shared) * gate;
+	double per_token = (double)n[GEN_LT_ATTN] * attn + (double)n[GEN_LT_MLP] * mlp +
+	                   (double)n[GEN_LT_MAMBA] * mamba + (double)n[GEN_LT_MOE] * moe +
+	                   2 * h * (double)gen_vocab_padded(c);
+	return 3 * (double)c->p.global_batch * s * per_token;
+}
+
 double gen_mcore_flops(const struct gen_config *c)
 {
 	const struct gen_model *m = &c->m;
+	if (m->hybrid[0])
+		return hybrid_mcore_flops(c);
 	double s = (double)c->seq, h = (double)m->hidden, a = (double)m->heads, g = (double)m->kv_heads,
 	       d = (double)m->head_dim, mtp = (double)m->mtp, layers = (double)m->layers + mtp;
 	double mats = m->act == GEN_SWIGLU ? 3 : 2, mlp = 0, attn = 0;

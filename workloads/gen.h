@@ -26,7 +26,8 @@
 #include <stdio.h>
 
 enum gen_norm { GEN_LAYERNORM, GEN_RMSNORM };
-enum gen_act { GEN_GELU, GEN_SWIGLU };
+/* the MLP's activation: GELU (2 matrices), SwiGLU (3, gated), squared ReLU (2; Nemotron-H's relu(x)^2) */
+enum gen_act { GEN_GELU, GEN_SWIGLU, GEN_RELU2 };
 enum gen_attn { GEN_MHA, GEN_MLA }; /* MHA covers GQA and MQA (kv_heads < heads) */
 enum gen_sched { GEN_1F1B, GEN_GPIPE, GEN_INTERLEAVED };
 /* how context parallelism exchanges the sequence (Megatron-Core's --cp-comm-type) */
@@ -53,6 +54,10 @@ enum gen_attn_impl { GEN_FLASH2, GEN_FLASH3, GEN_NAIVE, GEN_FLASH1 };
    before its overlapped reduction) */
 enum gen_grad_sync { GEN_GS_OVERLAP, GEN_GS_AFTER };
 
+#define GEN_HYBRID_MAX  257 /* a pattern of up to 256 layers */
+#define GEN_MAMBA_CONV  4   /* Megatron-Core's MambaMixer d_conv */
+#define GEN_MAMBA_CHUNK 128 /* its chunk_size: the SSD scan's block of tokens */
+
 struct gen_model {
 	char name[48];      /* preset name, or "gpt" */
 	long long layers;   /* transformer blocks */
@@ -66,7 +71,8 @@ struct gen_model {
 	enum gen_norm norm; /* LayerNorm (GPT) or RMSNorm (LLaMA) */
 	enum gen_act act;   /* GELU MLP (2 matrices) or SwiGLU (3 matrices) */
 	enum gen_attn attn; /* MHA/GQA/MQA or MLA */
-	int rope;           /* rotary position embedding (else learned positions) */
+	int rope;           /* rotary position embedding (else learned positions, unless nopos) */
+	int nopos;          /* no position embedding at all (hybrid Mamba models: the Mamba layers order the tokens) */
 	int tied;           /* input and output embeddings share weights */
 	int qk_norm;        /* RMSNorm/LayerNorm over each query and key head (Qwen3) */
 	/* mixture of experts (experts = 0: dense) */
@@ -84,6 +90,15 @@ struct gen_model {
 	   and every window_skip-th layer attends to all (Megatron-Core's window_attn_skip_freq; 0: every layer
 	   windowed); gen_layer_is_windowed */
 	long long window, window_skip;
+	/* hybrid Mamba models (Megatron-Core's MambaModel; Nemotron-H, Nemotron 3): one symbol a layer, as
+	   hybrid_override_pattern writes them ("": every layer a transformer block): 'M' a Mamba-2 mixer, '*'
+	   self-attention, '-' a dense MLP, 'E' a mixture of experts, each with its own norm and residual
+	   (gen_layer_type). The Mamba-2 mixer (Dao and Gu 2024, megatron/core/ssm/mamba_mixer.py): mamba_heads
+	   heads of mamba_head_dim channels (d_inner = their product), B and C of mamba_state over mamba_groups
+	   groups, a causal depthwise convolution of GEN_MAMBA_CONV taps, the SSD scan by chunks of
+	   GEN_MAMBA_CHUNK tokens. */
+	char hybrid[GEN_HYBRID_MAX];
+	long long mamba_heads, mamba_head_dim, mamba_state, mamba_groups;
 };
 
 /* A pipeline layout (--pipeline-layout; workloads/gen_layout.c): which
@@ -239,7 +254,14 @@ int gen_layout_parse(struct gen_layout *L, const char *text, char *why, size_t l
 long long gen_chunk_first_layer(const struct gen_config *c, long long stage, long long chunk);
 /* Layers of all the chunks of one stage. */
 long long gen_stage_layers(const struct gen_config *c, long long stage);
-/* Whether transformer block `layer` (0-based) has a mixture-of-experts FFN. */
+/* What layer `layer` (0-based) is: a transformer block (attention and FFN), or one sublayer of a hybrid model's
+   pattern (m->hybrid): a Mamba-2 mixer, attention, a dense MLP, a mixture of experts. */
+enum gen_layer_type { GEN_LT_BLOCK, GEN_LT_MAMBA, GEN_LT_ATTN, GEN_LT_MLP, GEN_LT_MOE };
+enum gen_layer_type gen_layer_type(const struct gen_model *m, long long layer);
+/* The layers of each type in the model (indexed by enum gen_layer_type). */
+void gen_layer_counts(const struct gen_model *m, long long count[5]);
+/* Whether layer `layer` (0-based) has a mixture-of-experts FFN (a transformer block past the dense ones, or a
+   hybrid model's 'E'). */
 int gen_layer_is_moe(const struct gen_model *m, long long layer);
 /* Whether block `layer` attends through the sliding window: every layer with a window but each window_skip-th
    (layers window_skip - 1, 2 window_skip - 1, ... attend to all keys, as Megatron-Core's pattern

@@ -68,6 +68,11 @@ static const struct flag flags[] = {
     {"--window-skip-freq", F_COUNT, C(m.window_skip), 100 * K, M_ANY, NULL},
     {"--qk-norm", F_BOOL, C(m.qk_norm), 0, M_ANY, NULL},
     {"--mtp-num-layers", F_COUNT, C(m.mtp), 16, M_TRAIN, NULL},
+    {"--hybrid-pattern", F_TEXT, C(m.hybrid), GEN_HYBRID_MAX - 1, M_ANY, NULL},
+    {"--mamba-heads", F_POS, C(m.mamba_heads), 64 * K, M_ANY, NULL},
+    {"--mamba-head-dim", F_POS, C(m.mamba_head_dim), 64 * K, M_ANY, NULL},
+    {"--mamba-state", F_POS, C(m.mamba_state), 64 * K, M_ANY, NULL},
+    {"--mamba-groups", F_POS, C(m.mamba_groups), 64 * K, M_ANY, NULL},
     {"--attn-impl", F_ENUM, C(attn_impl), 0, M_ANY, impl_names},
     {"--tp", F_POS, C(p.tp), M, M_ANY, NULL},
     {"--pp", F_POS, C(p.pp), M, M_ANY, NULL},
@@ -366,6 +371,8 @@ static int complete(struct parse *P, struct gen_config *c, int mha)
 {
 	struct gen_model *m = &c->m;
 	int gpt = !strcmp(m->name, "gpt");
+	if (given(P, "--hybrid-pattern") && !given(P, "--layers")) /* the pattern names the layers */
+		m->layers = (long long)strlen(m->hybrid);
 	if (gpt && (!m->layers || !m->hidden || !m->heads))
 		return fail(P, "gpt needs --layers, --hidden and --heads");
 	if ((gpt || given(P, "--hidden") || given(P, "--heads")) && !given(P, "--head-dim")) {
@@ -382,6 +389,20 @@ static int complete(struct parse *P, struct gen_config *c, int mha)
 		m->topk = m->experts < 2 ? m->experts : 2;
 	if (m->experts && !m->expert_ffn)
 		m->expert_ffn = m->ffn;
+	if (given(P, "--hybrid-pattern")) {
+		/* a model made hybrid here takes Megatron-Core's MambaModel defaults:
+		   no position embedding, heads of 64 channels over twice the width, state 128 in 8 groups */
+		if (gpt)
+			m->nopos = 1;
+		if (!m->mamba_head_dim)
+			m->mamba_head_dim = 64;
+		if (!m->mamba_heads)
+			m->mamba_heads = 2 * m->hidden / m->mamba_head_dim;
+		if (!m->mamba_state)
+			m->mamba_state = 128;
+		if (!m->mamba_groups)
+			m->mamba_groups = 8;
+	}
 	if (!c->seq)
 		c->seq = m->seq;
 	m->seq = c->seq;

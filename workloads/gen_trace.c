@@ -48,6 +48,9 @@ enum step_kind {
 	ST_TP_AR_FWD, /* all-reduce over tp in the forward only (loss statistics) */
 	ST_A2A,       /* all-to-all over ep, both ways */
 	ST_EMB,       /* embedding lookup; backward: scatter-add into the table */
+	ST_CONV1D,    /* Mamba's causal depthwise convolution and SiLU (n elements); backward recomputes it */
+	ST_SSD,       /* Mamba-2's chunked scan (mamba_ssm's kernels, fwd and bwd as they run: ssd_text) */
+	ST_GNORM,     /* Mamba's gated RMSNorm over n elements (norm of y silu(z)) */
 };
 
 /* A GEMM of an fp8 training step (--dtype fp8 --fp8-recipe R), as Megatron-Core
@@ -77,11 +80,28 @@ struct step {
 	long long window; /* attn: the sliding window (0: none) */
 	int flash_drop;   /* attn: dropout inside the FlashAttention kernel (training with dropout) */
 	int ring;         /* ST_TP_F / ST_TP_G with --tp-comm-overlap: ring steps beside the GEMM next to it */
+	long long chunks, heads, groups, p, state, tokens; /* ST_SSD: chunks, this rank's heads and groups, head dim,
+	                                                      state dim, tokens */
 };
 
-/* _SWA: the same layer attending through the sliding window (gen_layer_is_windowed) */
-enum block_kind { BK_EMB, BK_DENSE, BK_MOE, BK_HEAD, BK_MTP, BK_DENSE_SWA, BK_MOE_SWA, BK_COUNT };
-static const char *const block_names[BK_COUNT] = {"emb", "dense", "moe", "head", "mtp", "dense_swa", "moe_swa"};
+/* _SWA: the same layer attending through the sliding window (gen_layer_is_windowed); BK_MAMBA .. BK_EXPERTS: the
+   layers of a hybrid model (gen_layer_type), each a norm, one sublayer and its residual */
+enum block_kind {
+	BK_EMB,
+	BK_DENSE,
+	BK_MOE,
+	BK_HEAD,
+	BK_MTP,
+	BK_DENSE_SWA,
+	BK_MOE_SWA,
+	BK_MAMBA,
+	BK_ATTN,
+	BK_MLP,
+	BK_EXPERTS,
+	BK_COUNT
+};
+static const char *const block_names[BK_COUNT] = {"emb",     "dense", "moe",  "head", "mtp",    "dense_swa",
+                                                  "moe_swa", "mamba", "attn", "mlp",  "experts"};
 
 struct block {
 	struct step st[MAX_STEPS];
@@ -583,6 +603,49 @@ static void elem_text(struct em *e, struct lines *L, const struct step *s)
 	add(L, "elem op=%s n=%lld%s dtype=%s", s->op, s->n, cols, s->dtype ? s->dtype : e->dt);
 }
 
+/* A batched GEMM of the SSD kernels, in the activations' dtype (never fp8). */
+static void ssd_gemm(struct em *e, struct lines *L, long long m, long long n, long long k, long long batch)
+{
+	add(L, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s", m, n, k, batch, e->dt);
+}
+
+/* Mamba-2's chunked scan as mamba_ssm runs it (mamba_ssm/ops/triton/ssd_combined.py, with chunks of Q tokens,
+   H heads of P channels, G groups of B and C of N states): each Triton kernel as the GEMM or the pass over
+   memory it is. Forward (_mamba_chunk_scan_combined_fwd): the dt cumsum a chunk, the chunk states B^T x (N x P
+   over Q a head), their passing from chunk to chunk (a pass over the fp32 states), C B^T (Q x Q over N a group),
+   and the chunk scan: those scores times x (Q x P over Q) and C times the entering states (Q x P over N), a head.
+   Backward (_mamba_chunk_scan_combined_bwd): the cumsum, C B^T, the chunk states and their passing again
+   (recomputed, not saved), dstates (N x P over Q), the states' passing backward (fp32 states and their
+   gradients), dx (the scores' and the states' parts), dB and dC (Q x N over P a head), dCB (Q x Q over P), their
+   two products back through C B^T, the decay's gradient (Q x Q over P) and the cumsum's backward. */
+static void ssd_text(struct em *e, struct lines *L, const struct step *s, int bwd)
+{
+	long long Q = GEN_MAMBA_CHUNK, P = s->p, N = s->state, ch = s->chunks, hb = ch * s->heads, gb = ch * s->groups;
+	long long dt = s->tokens * s->heads, states = hb * P * N;
+	add(L, "elem op=add n=%lld dtype=fp32", dt);
+	if (bwd)
+		ssd_gemm(e, L, Q, Q, N, gb);
+	ssd_gemm(e, L, N, P, Q, hb);
+	add(L, "elem op=copy n=%lld dtype=fp32", states); /* read the chunk states, write the entering ones */
+	if (!bwd) {
+		ssd_gemm(e, L, Q, Q, N, gb);
+		ssd_gemm(e, L, Q, P, Q, hb);
+		ssd_gemm(e, L, Q, P, N, hb);
+		return;
+	}
+	ssd_gemm(e, L, N, P, Q, hb);                     /* dstates */
+	add(L, "elem op=add n=%lld dtype=fp32", states); /* state passing backward: states and dstates in */
+	ssd_gemm(e, L, Q, P, Q, hb);                     /* dx: through the scores */
+	ssd_gemm(e, L, Q, P, N, hb);                     /* dx: through the states */
+	ssd_gemm(e, L, Q, N, P, hb);                     /* dB */
+	ssd_gemm(e, L, Q, N, P, hb);                     /* dC */
+	ssd_gemm(e, L, Q, Q, P, hb);                     /* dCB */
+	ssd_gemm(e, L, Q, N, Q, gb);                     /* dB += dCB^T C */
+	ssd_gemm(e, L, Q, N, Q, gb);                     /* dC += dCB B */
+	ssd_gemm(e, L, Q, Q, P, hb);                     /* the decay's gradient */
+	add(L, "elem op=add n=%lld dtype=fp32", dt);
+}
+
 static void tp_coll(struct em *e, struct lines *L, const char *op, long long bytes)
 {
 	if (e->t > 1)
@@ -608,6 +671,9 @@ static void step_fwd(struct em *e, struct lines *L, const struct step *s)
 	case ST_TP_AR_FWD: tp_coll(e, L, "allreduce", s->bytes); break;
 	case ST_A2A: add(L, "coll op=alltoall comm=ep bytes=%lld", s->bytes); break;
 	case ST_EMB: add(L, "embedding tokens=%lld dim=%lld vocab=%lld dtype=%s", s->m, s->n, s->k, e->dt); break;
+	case ST_CONV1D: add(L, "elem op=silu n=%lld dtype=%s", s->n, e->dt); break;
+	case ST_SSD: ssd_text(e, L, s, 0); break;
+	case ST_GNORM: add(L, "elem op=swiglu n=%lld dtype=%s", s->n, e->dt); break;
 	}
 }
 
@@ -636,6 +702,18 @@ static void step_bwd(struct em *e, struct lines *L, const struct step *s)
 	case ST_TP_AR_FWD: break;
 	case ST_A2A: add(L, "coll op=alltoall comm=ep bytes=%lld", s->bytes); break;
 	case ST_EMB: add(L, "elem op=add n=%lld dtype=fp32", s->m * s->n); break;
+	/* Megatron-Core's Mamba path (mamba_split_conv1d_scan_combined, checkpoint_lvl 1) recomputes the
+	   convolution's output in the backward, then causal_conv1d_bwd reads x and the gradient (dx, and the taps'
+	   gradient reduced); the gated norm's backward reads y, z and the gradient and writes dy and dz */
+	case ST_CONV1D:
+		add(L, "elem op=silu n=%lld dtype=%s", s->n, e->dt);
+		add(L, "elem op=swiglu n=%lld dtype=%s", s->n, e->dt);
+		break;
+	case ST_SSD: ssd_text(e, L, s, 1); break;
+	case ST_GNORM:
+		add(L, "elem op=swiglu n=%lld dtype=%s", s->n, e->dt);
+		add(L, "elem op=add n=%lld dtype=%s", s->n, e->dt);
+		break;
 	}
 }
 
@@ -715,6 +793,9 @@ static void build_mlp(struct em *e, struct block *B, long long T, long long f, l
 	if (e->m->act == GEN_SWIGLU) {
 		s_gemm(B, T, 2 * f / e->t, e->h, batch, 0, in); /* gate and up projections, fused */
 		s_elem(B, "swiglu", T * f / e->t * batch, 0, NULL);
+	} else if (e->m->act == GEN_RELU2) { /* squared ReLU, a kernel of its own (Megatron-Core's fused one) */
+		s_gemm(B, T, f / e->t, e->h, batch, 0, in);
+		s_elem(B, "relu", T * f / e->t * batch, 0, NULL);
 	} else {
 		s_gemm(B, T, f / e->t, e->h, batch, 1, in);
 	}
@@ -792,6 +873,45 @@ static void build_layer(struct em *e, struct block *B, const struct tok *k, int 
 	s_elem(B, "add", Tn * e->h, 0, NULL);
 }
 
+/* A Mamba-2 mixer (Megatron-Core's MambaMixer, megatron/core/ssm/mamba_mixer.py, with mamba_ssm's kernels) on
+   T tokens of b sequences: in_proj (column-parallel: each rank's heads and groups), the causal depthwise
+   convolution over x, B and C with its SiLU (causal_conv1d: one pass, as a SiLU's traffic), the SSD scan by
+   chunks of Q tokens (mamba_chunk_scan_combined: the dt cumsum, the chunk states B^T x a head, the states passed
+   from chunk to chunk, C B^T a group, and the chunk scan: those scores times x and C times the entering state, a
+   head; batched GEMMs in the activations' dtype, never fp8), the gated RMSNorm y silu(z) (one pass reading y and
+   z, as SwiGLU's), and out_proj (row-parallel). */
+static void build_mamba(struct em *e, struct block *B, const struct tok *k)
+{
+	const struct gen_model *m = e->m;
+	long long T = k->b * k->sq, t = e->t, Q = GEN_MAMBA_CHUNK;
+	long long H = m->mamba_heads / t, G = m->mamba_groups / t, P = m->mamba_head_dim, N = m->mamba_state;
+	long long din = H * P, conv = din + 2 * G * N;
+	s_gemm(B, T, din + conv + H, e->h, 1, 0, FP8_NORM);
+	push(B, ST_CONV1D)->n = T * conv;
+	struct step *x = push(B, ST_SSD);
+	x->chunks = k->b * ((k->sq + Q - 1) / Q), x->heads = H, x->groups = G, x->p = P, x->state = N, x->tokens = T;
+	push(B, ST_GNORM)->n = T * din;
+	s_gemm(B, T, e->h, din, 1, 0, FP8_SEP);
+}
+
+/* a hybrid model's layer: norm, one sublayer, residual (Megatron-Core's MambaLayer and the hybrid stack's
+   TransformerLayers with an identity MLP or attention) */
+static void build_sublayer(struct em *e, struct block *B, const struct tok *k, enum block_kind kind)
+{
+	long long T = k->b * k->sq, Tn = e->c->p.sp ? T / e->t : T, act = T * e->h * 2;
+	s_norm(e, B, Tn, e->h);
+	s_coll(B, ST_TP_F, act);
+	switch (kind) {
+	case BK_MAMBA: build_mamba(e, B, k); break;
+	case BK_ATTN: build_attn_mha(e, B, k); break;
+	case BK_MLP: build_mlp(e, B, T, e->m->ffn, 1, FP8_NORM); break;
+	default: build_moe(e, B, T); break;
+	}
+	s_coll(B, ST_TP_G, act);
+	s_dropout(e, B, Tn * e->h);
+	s_elem(B, "add", Tn * e->h, 0, NULL);
+}
+
 static void build_emb(struct em *e, struct block *B, const struct tok *k)
 {
 	long long T = k->b * k->sq;
@@ -800,7 +920,7 @@ static void build_emb(struct em *e, struct block *B, const struct tok *k)
 	s->n = e->h;
 	s->k = e->vl;
 	s_coll(B, ST_TP_G, T * e->h * 2);
-	if (!e->m->rope) /* learned positions */
+	if (!e->m->rope && !e->m->nopos) /* learned positions */
 		s_elem(B, "add", (e->c->p.sp ? T / e->t : T) * e->h, 0, NULL);
 	s_dropout(e, B, (e->c->p.sp ? T / e->t : T) * e->h);
 }
@@ -852,6 +972,13 @@ static double block_weights(const struct gen_config *c, enum block_kind kind, st
 	one.m.layers = 1;
 	int dense = kind == BK_DENSE || kind == BK_DENSE_SWA;
 	one.m.dense_layers = dense ? 1 : 0;
+	if (c->m.hybrid[0]) { /* the layer alone */
+		static const char sym[BK_COUNT] = {
+		    [BK_MAMBA] = 'M', [BK_ATTN] = '*', [BK_MLP] = '-', [BK_EXPERTS] = 'E'};
+		one.m.dense_layers = 0;
+		one.m.hybrid[0] = sym[kind] ? sym[kind] : 'M';
+		one.m.hybrid[1] = '\0';
+	}
 	if (dense && c->m.experts && !c->m.dense_layers)
 		one.m.dense_layers = 1;
 	struct gen_params all = gen_stage_params(&one, 0);
@@ -862,7 +989,7 @@ static double block_weights(const struct gen_config *c, enum block_kind kind, st
 	}
 	double vh = (double)(gen_vocab_padded(c) / c->p.tp) * c->m.hidden;
 	double norm = c->m.norm == GEN_LAYERNORM ? 2.0 * c->m.hidden : (double)c->m.hidden;
-	double pos = c->m.rope ? 0 : (double)c->seq * c->m.hidden;
+	double pos = c->m.rope || c->m.nopos ? 0 : (double)c->seq * c->m.hidden;
 	switch (kind) {
 	case BK_EMB: *out = (struct gen_params){vh + pos, 0}; break;
 	case BK_HEAD: *out = (struct gen_params){norm + (c->m.tied && c->p.pp == 1 ? 0 : vh), 0}; break;
@@ -878,6 +1005,10 @@ static void build_block(struct em *e, enum block_kind kind, const struct tok *k,
 	case BK_EMB: build_emb(e, B, k); break;
 	case BK_HEAD: build_head(e, B, k); break;
 	case BK_MTP: build_mtp(e, B, k); break;
+	case BK_MAMBA:
+	case BK_ATTN:
+	case BK_MLP:
+	case BK_EXPERTS: build_sublayer(e, B, k, kind); break;
 	default:
 		e->swa = kind == BK_DENSE_SWA || kind == BK_MOE_SWA;
 		build_layer(e, B, k, kind == BK_MOE || kind == BK_MOE_SWA);
@@ -1023,6 +1154,11 @@ static int same(const char *a, const char *b)
 /* the kind of block `layer` is */
 static enum block_kind layer_kind(const struct gen_model *m, long long layer)
 {
+	static const enum block_kind hybrid[] = {
+	    [GEN_LT_MAMBA] = BK_MAMBA, [GEN_LT_ATTN] = BK_ATTN, [GEN_LT_MLP] = BK_MLP, [GEN_LT_MOE] = BK_EXPERTS};
+	enum gen_layer_type lt = gen_layer_type(m, layer);
+	if (lt != GEN_LT_BLOCK)
+		return hybrid[lt];
 	int moe = gen_layer_is_moe(m, layer), swa = gen_layer_is_windowed(m, layer);
 	return moe ? (swa ? BK_MOE_SWA : BK_MOE) : (swa ? BK_DENSE_SWA : BK_DENSE);
 }
@@ -1740,9 +1876,21 @@ static void describe(struct em *e)
 	    "params%s%s",
 	    m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim, m->ffn, m->vocab, gen_vocab_padded(c),
 	    tot, m->experts ? ", active " : "", m->experts ? act : "");
-	if (m->experts)
+	if (m->experts && m->hybrid[0])
+		out(e, "# experts: %lld routed (top-%lld, ffn %lld), %lld shared", m->experts, m->topk, m->expert_ffn,
+		    m->shared);
+	else if (m->experts)
 		out(e, "# experts: %lld routed (top-%lld, ffn %lld), %lld shared, first %lld layer%s dense", m->experts,
 		    m->topk, m->expert_ffn, m->shared, m->dense_layers, m->dense_layers == 1 ? "" : "s");
+	if (m->hybrid[0]) {
+		long long n[5];
+		gen_layer_counts(m, n);
+		out(e,
+		    "# hybrid: %lld Mamba-2 (%lld heads of %lld, state %lld in %lld groups), %lld attention, %lld MLP, "
+		    "%lld MoE: %s",
+		    n[GEN_LT_MAMBA], m->mamba_heads, m->mamba_head_dim, m->mamba_state, m->mamba_groups, n[GEN_LT_ATTN],
+		    n[GEN_LT_MLP], n[GEN_LT_MOE], m->hybrid);
+	}
 	if (m->window) {
 		long long w = 0;
 		for (long long l = 0; l < m->layers; l++)
