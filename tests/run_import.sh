@@ -148,5 +148,28 @@ awk -v a="$(step_ms "$tmp/ref200.run")" -v b="$(step_ms "$tmp/small200.run")" 'B
 	fail "--recorded-on h100 replayed on h200 (4.8 TB/s): $(step_ms "$tmp/ref200.run") ms, not below the unscaled $(step_ms "$tmp/small200.run") ms"
 grep -q '^# recorded on NVIDIA H100 80GB HBM3 (132 SMs or CUs, 79.2 GiB)' "$tmp/ref.trace" ||
 	fail "the report does not name the recording GPU of the trace's deviceProperties"
+# A Kineto file is a stream (sim/import/jstream.c): a 200 MB trace whose 1.2 M Python-stack events surround the
+# three events of tests/bad/kineto_rank0.json imports to the same job as those three, in far less memory than the
+# file (a tree of the whole file would take several times it), with members in any order and the events split
+# over lines as a pretty-printer writes them
+big="$tmp/big.json"
+{
+	printf '{"schemaVersion": 1, "traceEvents": [\n'
+	awk 'BEGIN { for (i = 0; i < 1200000; i++)
+		printf "  {\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"torch/nn/modules/module.py(1736): _call_impl\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1, \"args\": {\"Python id\": %d, \"Python parent id\": %d}},\n", i, i, i - 1 }'
+	sed -n '/"cat": "cpu_op"/,/^ \]}/p' tests/bad/kineto_rank0.json | sed '$d'
+	printf ' ],\n "distributedInfo": {"rank": 0, "world_size": 2}}\n'
+} >"$big"
+/usr/bin/time -f %M -o "$tmp/big.rss" "$sim" import kineto "$big" -o "$tmp/big.trace" 2>"$tmp/big.err" ||
+	fail "the streamed trace: $(cat "$tmp/big.err")"
+"$sim" import kineto tests/bad/kineto_rank0.json -o "$tmp/small0.trace" || fail "kineto_rank0.json"
+size=$(wc -c <"$big")
+rss=$(tail -n 1 "$tmp/big.rss")
+[ "$size" -gt 150000000 ] || fail "the streamed trace is only $size bytes"
+[ "$rss" -lt 100000 ] || fail "importing a $size-byte trace took $rss KiB of memory (a stream should take little)"
+diff <(grep -v '^#' "$tmp/big.trace") <(grep -v '^#' "$tmp/small0.trace") >/dev/null ||
+	fail "the streamed trace does not import to the job of its three events"
+echo "streamed: $size bytes in $rss KiB peak"
+
 [ "$fails" = 0 ] && echo "ok import_kineto"
 [ "$fails" = 0 ]

@@ -31,7 +31,7 @@ bad() {
 # close A B TOL: |A - B| <= TOL x |B|
 close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= t * m + 1e-12) }'; }
 
-# 1. burst = static batch
+# 1. burst = static batch (gpt-oss-120b: its windowed layers, whose decode steps read their window's keys)
 while IFS=: read -r cfg model tp b in out; do
 	s=$("$sim" serve "$cfg" "$model" --tp "$tp" --burst --requests "$b" --input-len "$in" --output-len "$out" \
 		--no-chunked-prefill --json | jq -r '[.duration_s, .ttft.mean_s, .tpot.mean_s] | @tsv')
@@ -47,6 +47,7 @@ configs/h100.cfg:llama3-8b:1:16:512:128
 configs/h100.cfg:llama3-70b:4:8:1024:64
 configs/a100_40gb.cfg:llama2-7b:2:64:128:128
 configs/mi300x.cfg:mixtral-8x7b:2:32:256:32
+configs/h100.cfg:gpt-oss-120b:8:16:512:128
 EOF
 
 # 1b. vLLM's host work (--engine vllm, workloads/gen.c: 100 us a sequence before each step's forward): the

@@ -123,7 +123,7 @@ void json_bool(struct json *j, const char *k, int v)
 	fputs(v ? "true" : "false", j->f);
 }
 
-void json_null(struct json *j, const char *k)
+void json_nil(struct json *j, const char *k)
 {
 	key(j, k);
 	fputs("null", j->f);
@@ -134,5 +134,5 @@ void json_num_or_null(struct json *j, const char *k, double v)
 	if (v > 0)
 		json_num(j, k, v);
 	else
-		json_null(j, k);
+		json_nil(j, k);
 }

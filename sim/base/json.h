@@ -27,7 +27,9 @@ void json_str(struct json *j, const char *key, const char *v);
 void json_num(struct json *j, const char *key, double v); /* NaN/inf -> null */
 void json_int(struct json *j, const char *key, long long v);
 void json_bool(struct json *j, const char *key, int v);
-void json_null(struct json *j, const char *key);
+/* (json_nil, not json_null: jansson's json_null() links into the same programs, and a second definition of the
+   name would take its calls) */
+void json_nil(struct json *j, const char *key);
 /* A number, or null when v <= 0 (absent figures). */
 void json_num_or_null(struct json *j, const char *key, double v);
 

@@ -1,7 +1,7 @@
 /*
  * progress.h -- progress lines on stderr for the commands that run long.
  *
- * One policy for every command (run, serve, sweep, compare, plan):
+ * One policy for every command (run, serve, sweep, compare, plan, import):
  *   SIM_PROGRESS unset  on a terminal, one line rewritten in place once the
  *                       work has run 1 s, at most every 0.2 s, cleared when
  *                       it ends; otherwise (a log, a pipe) a line every 10 s

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "import.h"
 #include "outfile.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -65,7 +66,8 @@ const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_R
                                "                   with device-memory bandwidth, gemm and attention with\n"
                                "                   the fp16 matrix peak (delay scale=); without it every\n"
                                "                   carried kernel keeps its measured time\n"
-                               "  --max-bytes N    largest file, uncompressed (default 536870912; exit 65)\n"
+                               "  --max-bytes N    largest file, uncompressed (default: Kineto 4294967296,\n"
+                               "                   read as a stream; Chakra 536870912, read whole; exit 65)\n"
                                "  --max-events N   most traceEvents (kineto) or nodes (chakra) in a file\n"
                                "                   (default 20000000; exit 65)\n"
                                "\n"
@@ -201,8 +203,12 @@ int cmd_import(int argc, char **argv)
 		return SIM_EXIT_CANTCREAT;
 	}
 	struct imp_stats st;
+	struct progress prog;
+	progress_start(&prog, "import");
+	o.progress = &prog;
 	rc = chakra ? imp_chakra(paths, n, &o, f, &st, why, sizeof why)
 	            : imp_kineto(paths, n, &o, f, &st, why, sizeof why);
+	progress_end(&prog);
 	free(paths);
 	if (rc) {
 		out_abort(&of);

@@ -241,7 +241,7 @@ static void print_text(const struct arch_chip *c)
 static void json_mem(struct json *j, const char *key, const struct arch_mem *m)
 {
 	if (!m->present) {
-		json_null(j, key);
+		json_nil(j, key);
 		return;
 	}
 	json_obj(j, key);
@@ -345,7 +345,7 @@ static void print_json(const struct arch_chip *c)
 		json_int(&j, "nodes", c->sys.nodes);
 		json_obj_end(&j);
 	} else {
-		json_null(&j, "system");
+		json_nil(&j, "system");
 	}
 	json_num_or_null(&j, "tdp_w", c->tdp_w);
 	json_num_or_null(&j, "price_usd", c->price_usd);

@@ -606,7 +606,7 @@ static void write_json(const struct arch_chip *c, const struct pl_args *A, const
 		if (timed)
 			json_int(&j, "rank", ++rank);
 		else
-			json_null(&j, "rank");
+			json_nil(&j, "rank");
 		json_str(&j, "state", state_name(q));
 		json_int(&j, "tp", q->c.p.tp);
 		json_int(&j, "pp", q->c.p.pp);
@@ -748,7 +748,7 @@ static void serve_json(const struct arch_chip *c, const struct pl_args *A, const
 		if (!q->rc)
 			json_int(&j, "rank", ++rank);
 		else
-			json_null(&j, "rank");
+			json_nil(&j, "rank");
 		json_str(&j, "state", q->rc == SIM_EXIT_NOFIT ? "does-not-fit" : q->rc ? "failed" : "served");
 		json_int(&j, "tp", q->c.p.tp);
 		json_int(&j, "pp", q->c.p.pp);

@@ -1,8 +1,8 @@
 /*
- * import.c -- the importers' entry points: reads each file whole (gzip or
- * plain, through zlib, at most --max-bytes uncompressed), hands it to the
- * Kineto or the Chakra reader, and writes the job once every rank has been
- * read.
+ * import.c -- the importers' entry points: streams each Kineto file (gzip
+ * or plain, through zlib: jstream.h) through the Kineto reader, or reads each
+ * Chakra file whole for the Chakra reader (at most --max-bytes uncompressed
+ * either way), and writes the job once every rank has been read.
  */
 #include "arch.h"
 #include "chakra_int.h"
@@ -13,7 +13,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#define DEFAULT_MAX_BYTES (512LL << 20)
+#define DEFAULT_MAX_BYTES (512LL << 20) /* a Chakra file, read whole */
+#define KINETO_MAX_BYTES  (4LL << 30)   /* a Kineto file, read as a stream (jstream.h) */
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -117,20 +118,25 @@ int imp_kineto(const char *const *paths, int n, const struct imp_options *o, FIL
 		snprintf(why, whylen, "--ranks %d: given with %d files (it fills a job from one file)", o->ranks, n);
 		return SIM_EXIT_USAGE;
 	}
-	long long max = o && o->max_bytes > 0 ? o->max_bytes : DEFAULT_MAX_BYTES;
+	long long kmax = o && o->max_bytes > 0 ? o->max_bytes : KINETO_MAX_BYTES;
 	struct kin_rank *ranks = calloc((size_t)n, sizeof *ranks);
 	if (!ranks) {
 		snprintf(why, whylen, "out of memory");
 		return SIM_EXIT_INTERNAL;
 	}
 	int rc = 0, done = 0;
-	for (; done < n && !rc; done++) {
-		char *data;
-		size_t len;
-		rc = slurp(paths[done], max, &data, &len, why, whylen);
+	for (; done < n && !rc; done++) { /* each file a stream: never whole in memory, nor one JSON tree */
+		struct js *J = malloc(sizeof *J);
+		if (!J) {
+			snprintf(why, whylen, "%s: out of memory", paths[done]);
+			rc = SIM_EXIT_INTERNAL;
+			break;
+		}
+		rc = js_open_file(J, paths[done], kmax, why, whylen);
 		if (!rc)
-			rc = kin_read(data, len, paths[done], o, done, &ranks[done], why, whylen);
-		free(data);
+			rc = kin_read_js(J, paths[done], o, done, &ranks[done], why, whylen);
+		js_close(J);
+		free(J);
 	}
 	if (!rc)
 		rc = kin_emit(out, ranks, n, o && n == 1 ? o->ranks : 0, o, st, why, whylen);

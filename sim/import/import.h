@@ -20,6 +20,8 @@
 #ifndef SIM_IMPORT_H
 #define SIM_IMPORT_H
 
+struct progress; /* sim/base/progress.h */
+
 #include <stddef.h>
 #include <stdio.h>
 
@@ -31,7 +33,7 @@ const char *imp_family_name(enum imp_family f); /* "gemm" "attention" "elementwi
 #define IMP_MAX_FILES 4096
 
 struct imp_options {
-	long long max_bytes;              /* largest uncompressed file (0: 512 MiB) */
+	long long max_bytes;              /* largest uncompressed file (0: Kineto 4 GiB, Chakra 512 MiB) */
 	long long max_events;             /* most traceEvents per file (0: 20 M) */
 	const char *carry[IMP_MAX_CARRY]; /* kernels whose name holds one of these keep their measured time */
 	int ncarry;
@@ -41,7 +43,8 @@ struct imp_options {
 	/* --recorded-on: the recording chip's device-memory bandwidth (B/s) and fp16 dense matrix peak (FLOP/s);
 	   carried kernels are written to scale with them on another chip (imp_write_scale); 0: kept as is */
 	double ref_dram_Bps, ref_matrix_flops;
-	const char *ref_name; /* the recording chip's name, for the report */
+	const char *ref_name;      /* the recording chip's name, for the report */
+	struct progress *progress; /* progress lines while a file is read (NULL: none) */
 };
 
 /* Measured GPU time of the imported items, and of it what the model now

@@ -19,6 +19,8 @@
 #define SIM_IMPORT_INT_H
 
 #include "import.h"
+#include "jstream.h"
+#include "progress.h"
 
 #include <jansson.h>
 
@@ -87,6 +89,9 @@ int imp_check_group(int g, const int *r, int n, int extra, char *why, size_t why
    code with why. */
 int kin_read(const char *data, size_t len, const char *name, const struct imp_options *o, int index, struct kin_rank *r,
              char *why, size_t whylen);
+/* The same from a stream (jstream.h): its traceEvents one at a time, what is used of each kept. */
+int kin_read_js(struct js *J, const char *name, const struct imp_options *o, int index, struct kin_rank *r, char *why,
+                size_t whylen);
 void kin_rank_free(struct kin_rank *r);
 
 /* kineto_ops.c */

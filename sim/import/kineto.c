@@ -19,9 +19,9 @@
 #include <string.h>
 
 struct gpu_ev {
-	json_t *e;
-	const char *cat, *name;
-	double ts, dur; /* us */
+	json_t *args;     /* its args (a reference of its own) */
+	char *cat, *name; /* owned */
+	double ts, dur;   /* us */
 	long long corr;
 	int stream;
 	long index; /* in traceEvents */
@@ -29,7 +29,7 @@ struct gpu_ev {
 };
 
 struct rt_ev {
-	const char *name;
+	char *name; /* owned */
 	double ts, dur;
 	long long corr, tid;
 	int cpu;  /* enclosing CPU op, -1 none */
@@ -37,8 +37,8 @@ struct rt_ev {
 };
 
 struct cpu_ev {
-	const char *name;
-	json_t *args;
+	char *name;   /* owned */
+	json_t *args; /* a reference of its own */
 	double ts, end;
 	long long tid;
 };
@@ -53,6 +53,7 @@ struct rd {
 	long nrt;
 	struct cpu_ev *c;
 	long nc;
+	long capg, capr, capc; /* allocated */
 };
 
 static int fail(struct rd *R, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -97,6 +98,20 @@ static void short_name(char *dst, const char *src)
 	dst[j] = 0;
 }
 
+/* Room for one more element in *v (n used of *cap, each size bytes); -1 out of memory. */
+static int grow(void **v, long *cap, long n, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	long c = *cap ? 2 * *cap : 1024;
+	void *p = realloc(*v, (size_t)c * size);
+	if (!p)
+		return -1;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
 /* One GPU event: ts, dur, args.stream and args.correlation, or an error. */
 static int take_gpu(struct rd *R, json_t *e, long i, const char *cat, const char *name)
 {
@@ -116,10 +131,16 @@ static int take_gpu(struct rd *R, json_t *e, long i, const char *cat, const char
 	if (!json_is_integer(st) || json_integer_value(st) < 0 || json_integer_value(st) > 1000000000)
 		return fail(R, SIM_EXIT_TRACE,
 		            "traceEvents[%ld]: %s '%.60s' has no args.stream (expected the stream id)", i, cat, name);
-	struct gpu_ev *g = &R->g[R->ng++];
-	g->e = e;
-	g->cat = cat;
-	g->name = name;
+	if (grow((void **)&R->g, &R->capg, R->ng, sizeof *R->g))
+		return fail(R, SIM_EXIT_INTERNAL, "out of memory");
+	struct gpu_ev *g = &R->g[R->ng];
+	memset(g, 0, sizeof *g);
+	g->cat = strdup(cat);
+	g->name = strdup(name);
+	g->args = json_incref(args);
+	R->ng++;
+	if (!g->cat || !g->name)
+		return fail(R, SIM_EXIT_INTERNAL, "out of memory");
 	g->ts = json_number_value(ts);
 	g->dur = json_number_value(dur);
 	g->corr = json_integer_value(corr);
@@ -129,55 +150,54 @@ static int take_gpu(struct rd *R, json_t *e, long i, const char *cat, const char
 	return 0;
 }
 
-static int collect(struct rd *R, json_t *evs)
+/* One element of traceEvents: what the importer uses of it is copied out (GPU items, runtime calls, CPU ops;
+   every other event is dropped), so the element's own tree can go. */
+static int take_event(struct rd *R, json_t *e, long i)
 {
-	size_t n = json_array_size(evs);
-	R->g = calloc(n + 1, sizeof *R->g);
-	R->rt = calloc(n + 1, sizeof *R->rt);
-	R->c = calloc(n + 1, sizeof *R->c);
-	if (!R->g || !R->rt || !R->c)
-		return fail(R, SIM_EXIT_INTERNAL, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		json_t *e = json_array_get(evs, i);
-		if (!json_is_object(e))
-			return fail(R, SIM_EXIT_TRACE, "traceEvents[%zu]: expected an object", i);
-		const char *ph = json_string_value(json_object_get(e, "ph"));
-		const char *cat = json_string_value(json_object_get(e, "cat"));
-		const char *name = json_string_value(json_object_get(e, "name"));
-		if (!ph || strcmp(ph, "X") || !cat)
-			continue;
-		if (!name)
-			name = "";
-		if (is_cat(cat, "kernel", "Kernel") || is_cat(cat, "gpu_memcpy", "Memcpy") ||
-		    is_cat(cat, "gpu_memset", "Memset")) {
-			int rc = take_gpu(R, e, (long)i, cat, name);
-			if (rc)
-				return rc;
-			continue;
-		}
-		json_t *ts = json_object_get(e, "ts"), *dur = json_object_get(e, "dur");
-		if (!json_is_number(ts) || !json_is_number(dur) || !isfinite(json_number_value(ts)) ||
-		    !(json_number_value(dur) >= 0) || !(json_number_value(dur) < 1e12))
-			continue; /* host events without times say nothing we use */
-		if (is_cat(cat, "cuda_runtime", "Runtime") || is_cat(cat, "cuda_driver", NULL)) {
-			json_t *corr = json_object_get(json_object_get(e, "args"), "correlation");
-			if (!json_is_integer(corr))
-				continue;
-			struct rt_ev *r = &R->rt[R->nrt++];
-			r->name = name;
-			r->ts = json_number_value(ts);
-			r->dur = json_number_value(dur);
-			r->corr = json_integer_value(corr);
-			r->tid = tid_of(json_object_get(e, "tid"));
-			r->cpu = -1;
-		} else if (is_cat(cat, "cpu_op", "Operator")) {
-			struct cpu_ev *c = &R->c[R->nc++];
-			c->name = name;
-			c->args = json_object_get(e, "args");
-			c->ts = json_number_value(ts);
-			c->end = c->ts + json_number_value(dur);
-			c->tid = tid_of(json_object_get(e, "tid"));
-		}
+	if (!json_is_object(e))
+		return fail(R, SIM_EXIT_TRACE, "traceEvents[%ld]: expected an object", i);
+	const char *ph = json_string_value(json_object_get(e, "ph"));
+	const char *cat = json_string_value(json_object_get(e, "cat"));
+	const char *name = json_string_value(json_object_get(e, "name"));
+	if (!ph || strcmp(ph, "X") || !cat)
+		return 0;
+	if (!name)
+		name = "";
+	if (is_cat(cat, "kernel", "Kernel") || is_cat(cat, "gpu_memcpy", "Memcpy") ||
+	    is_cat(cat, "gpu_memset", "Memset"))
+		return take_gpu(R, e, i, cat, name);
+	json_t *ts = json_object_get(e, "ts"), *dur = json_object_get(e, "dur");
+	if (!json_is_number(ts) || !json_is_number(dur) || !isfinite(json_number_value(ts)) ||
+	    !(json_number_value(dur) >= 0) || !(json_number_value(dur) < 1e12))
+		return 0; /* host events without times say nothing we use */
+	if (is_cat(cat, "cuda_runtime", "Runtime") || is_cat(cat, "cuda_driver", NULL)) {
+		json_t *corr = json_object_get(json_object_get(e, "args"), "correlation");
+		if (!json_is_integer(corr))
+			return 0;
+		if (grow((void **)&R->rt, &R->capr, R->nrt, sizeof *R->rt))
+			return fail(R, SIM_EXIT_INTERNAL, "out of memory");
+		struct rt_ev *r = &R->rt[R->nrt++];
+		memset(r, 0, sizeof *r);
+		r->name = strdup(name);
+		r->ts = json_number_value(ts);
+		r->dur = json_number_value(dur);
+		r->corr = json_integer_value(corr);
+		r->tid = tid_of(json_object_get(e, "tid"));
+		r->cpu = -1;
+		if (!r->name)
+			return fail(R, SIM_EXIT_INTERNAL, "out of memory");
+	} else if (is_cat(cat, "cpu_op", "Operator")) {
+		if (grow((void **)&R->c, &R->capc, R->nc, sizeof *R->c))
+			return fail(R, SIM_EXIT_INTERNAL, "out of memory");
+		struct cpu_ev *c = &R->c[R->nc++];
+		memset(c, 0, sizeof *c);
+		c->name = strdup(name);
+		c->args = json_incref(json_object_get(e, "args"));
+		c->ts = json_number_value(ts);
+		c->end = c->ts + json_number_value(dur);
+		c->tid = tid_of(json_object_get(e, "tid"));
+		if (!c->name)
+			return fail(R, SIM_EXIT_INTERNAL, "out of memory");
 	}
 	return 0;
 }
@@ -332,7 +352,7 @@ static void decide(struct rd *R, const struct imp_options *o, struct kin_item *i
 		return;
 	}
 	if (it->fam == IF_NCCL) {
-		it->how = kin_coll(json_object_get(g->e, "args"), cargs, it) ? KH_COLL : KH_CARRIED;
+		it->how = kin_coll(g->args, cargs, it) ? KH_COLL : KH_CARRIED;
 		return;
 	}
 	if (c >= 0 && cstate[c] == 1) {
@@ -347,8 +367,8 @@ static void decide(struct rd *R, const struct imp_options *o, struct kin_item *i
 			return;
 		}
 	}
-	if (it->fam == IF_MEMCPY && kin_copy_op(g->name, json_object_get(g->e, "args"),
-	                                        is_cat(g->cat, "gpu_memset", "Memset"), it->text, sizeof it->text)) {
+	if (it->fam == IF_MEMCPY &&
+	    kin_copy_op(g->name, g->args, is_cat(g->cat, "gpu_memset", "Memset"), it->text, sizeof it->text)) {
 		it->how = KH_MODELLED;
 		return;
 	}
@@ -498,68 +518,178 @@ static int build(struct rd *R, const struct imp_options *o, struct kin_rank *r)
 	return rc;
 }
 
-int kin_read(const char *data, size_t len, const char *name, const struct imp_options *o, int index, struct kin_rank *r,
-             char *why, size_t whylen)
+/* distributedInfo.rank and deviceProperties[0], from their values' text */
+static int take_meta(struct rd *R, struct js *J, const char *key, struct kin_rank *r)
+{
+	json_error_t err;
+	json_t *v = json_loadb(J->cap, J->caplen, JSON_ALLOW_NUL, &err);
+	if (!v)
+		return fail(R, SIM_EXIT_TRACE, "not JSON: line %d, column %d: %s", J->cap_line + err.line - 1,
+		            err.line == 1 ? J->cap_col + err.column - 1 : err.column, err.text);
+	int rc = 0;
+	if (!strcmp(key, "distributedInfo")) {
+		json_t *rk = json_object_get(v, "rank");
+		if (json_is_integer(rk)) {
+			if (json_integer_value(rk) < 0 || json_integer_value(rk) >= (1 << 20))
+				rc = fail(R, SIM_EXIT_TRACE, "distributedInfo.rank %lld is out of range (0 to 1048575)",
+				          json_integer_value(rk));
+			else
+				r->job_rank = (int)json_integer_value(rk), r->has_rank = 1;
+		}
+	} else { /* the recording GPU, for the report (it does not change what is imported) */
+		json_t *dev = json_array_get(v, 0);
+		if (json_is_string(json_object_get(dev, "name"))) {
+			snprintf(r->device, sizeof r->device, "%s", json_string_value(json_object_get(dev, "name")));
+			json_t *u = json_object_get(dev, "numSms"), *m = json_object_get(dev, "totalGlobalMem");
+			r->device_units =
+			    json_is_integer(u) && json_integer_value(u) > 0 && json_integer_value(u) < (1 << 20)
+			        ? (int)json_integer_value(u)
+			        : 0;
+			r->device_mem_B = json_is_number(m) && json_number_value(m) > 0 ? json_number_value(m) : 0;
+		}
+	}
+	json_decref(v);
+	return rc;
+}
+
+/* traceEvents, one element at a time: each parsed alone, what is used taken, the rest dropped */
+static int take_events(struct rd *R, struct js *J, long long maxev, const struct imp_options *o)
+{
+	if (js_peek(J) != '[') {
+		if (J->code || js_capture(J))
+			return J->code;
+		return fail(R, SIM_EXIT_TRACE,
+		            "no traceEvents array: not a PyTorch profiler (Kineto) trace (expected an object with "
+		            "\"traceEvents\": [...])");
+	}
+	js_expect(J, '[', "'['");
+	if (js_peek(J) == ']')
+		return js_expect(J, ']', "']'");
+	for (long i = 0;; i++) {
+		if (i >= maxev)
+			return fail(R, SIM_EXIT_TRACE, "more than %lld traceEvents (--max-events)", maxev);
+		if (js_capture(J))
+			return J->code;
+		json_error_t err;
+		json_t *e = json_loadb(J->cap, J->caplen, JSON_ALLOW_NUL, &err);
+		if (!e)
+			return fail(R, SIM_EXIT_TRACE, "not JSON: line %d, column %d: %s", J->cap_line + err.line - 1,
+			            err.line == 1 ? J->cap_col + err.column - 1 : err.column, err.text);
+		int rc = take_event(R, e, i);
+		json_decref(e);
+		if (rc)
+			return rc;
+		if (o && o->progress && progress_due(o->progress))
+			progress_print(o->progress, "%s: %.0f MB read, %ld k events", R->name, (double)J->total / 1e6,
+			               (i + 1) / 1000);
+		int c = js_peek(J);
+		if (c == ']')
+			return js_expect(J, ']', "']'");
+		if (js_expect(J, ',', "',' or ']' after an element of traceEvents"))
+			return J->code;
+	}
+}
+
+int kin_read_js(struct js *J, const char *name, const struct imp_options *o, int index, struct kin_rank *r, char *why,
+                size_t whylen)
 {
 	struct rd R = {.name = name, .why = why, .whylen = whylen};
 	memset(r, 0, sizeof *r);
 	r->path = name;
 	r->job_rank = index;
 	long long maxev = o && o->max_events > 0 ? o->max_events : 20000000;
-	json_error_t err;
-	json_t *root = json_loadb(data, len, JSON_ALLOW_NUL, &err);
-	if (!root)
-		return fail(&R, SIM_EXIT_TRACE, "not JSON: line %d, column %d: %s", err.line, err.column, err.text);
-	int rc = 0;
-	json_t *evs = json_is_object(root) ? json_object_get(root, "traceEvents") : NULL;
-	if (!json_is_array(evs)) {
+	int rc = 0, events = 0;
+	if (J->code)
+		return J->code;
+	int c = js_peek(J);
+	if (c != '{') { /* JSON but not an object, or not JSON */
+		if (!J->code && !js_capture(J) && !js_end(J)) {
+			json_error_t err;
+			json_t *v = json_loadb(J->cap, J->caplen, JSON_ALLOW_NUL, &err);
+			if (v) {
+				json_decref(v);
+				return fail(
+				    &R, SIM_EXIT_TRACE,
+				    "no traceEvents array: not a PyTorch profiler (Kineto) trace (expected an object "
+				    "with \"traceEvents\": [...])");
+			}
+			return fail(&R, SIM_EXIT_TRACE, "not JSON: line %d, column %d: %s", J->cap_line + err.line - 1,
+			            err.line == 1 ? J->cap_col + err.column - 1 : err.column, err.text);
+		}
+		return J->code;
+	}
+	js_expect(J, '{', "'{'");
+	if (js_peek(J) == '}')
+		js_expect(J, '}', "'}'");
+	else
+		for (;;) {
+			char key[64];
+			if (js_key(J, key, sizeof key)) {
+				rc = J->code;
+				break;
+			}
+			if (!strcmp(key, "traceEvents")) {
+				if ((rc = take_events(&R, J, maxev, o)) != 0)
+					break;
+				events = 1;
+			} else if (js_capture(J)) {
+				rc = J->code;
+				break;
+			} else if ((!strcmp(key, "distributedInfo") || !strcmp(key, "deviceProperties")) &&
+			           (rc = take_meta(&R, J, key, r)) != 0) {
+				break;
+			}
+			c = js_peek(J);
+			if (c == '}') {
+				js_expect(J, '}', "'}'");
+				break;
+			}
+			if (js_expect(J, ',', "',' or '}' after an object's member")) {
+				rc = J->code;
+				break;
+			}
+		}
+	if (!rc && js_end(J))
+		rc = J->code;
+	if (!rc && !events)
 		rc = fail(&R, SIM_EXIT_TRACE,
 		          "no traceEvents array: not a PyTorch profiler (Kineto) trace (expected an object with "
 		          "\"traceEvents\": [...])");
-		goto out;
-	}
-	if ((long long)json_array_size(evs) > maxev) {
-		rc = fail(&R, SIM_EXIT_TRACE, "%zu traceEvents, more than the %lld allowed (--max-events)",
-		          json_array_size(evs), maxev);
-		goto out;
-	}
-	json_t *di = json_object_get(root, "distributedInfo");
-	json_t *rk = json_object_get(di, "rank");
-	if (json_is_integer(rk)) {
-		if (json_integer_value(rk) < 0 || json_integer_value(rk) >= (1 << 20)) {
-			rc = fail(&R, SIM_EXIT_TRACE, "distributedInfo.rank %lld is out of range (0 to 1048575)",
-			          json_integer_value(rk));
-			goto out;
-		}
-		r->job_rank = (int)json_integer_value(rk);
-		r->has_rank = 1;
-	}
-	/* the recording GPU, for the report (it does not change what is imported) */
-	json_t *dev = json_array_get(json_object_get(root, "deviceProperties"), 0);
-	if (json_is_string(json_object_get(dev, "name"))) {
-		snprintf(r->device, sizeof r->device, "%s", json_string_value(json_object_get(dev, "name")));
-		json_t *u = json_object_get(dev, "numSms"), *m = json_object_get(dev, "totalGlobalMem");
-		r->device_units = json_is_integer(u) && json_integer_value(u) > 0 && json_integer_value(u) < (1 << 20)
-		                      ? (int)json_integer_value(u)
-		                      : 0;
-		r->device_mem_B = json_is_number(m) && json_number_value(m) > 0 ? json_number_value(m) : 0;
-	}
-	rc = collect(&R, evs);
 	if (!rc)
 		rc = build(&R, o, r);
 	if (!rc && r->n == 0)
 		rc = fail(&R, SIM_EXIT_TRACE,
 		          "no GPU kernel, copy or memset launched inside the trace (expected events of cat \"kernel\" "
 		          "whose args.correlation matches a cuda_runtime call)");
-out:
+	for (long i = 0; i < R.ng; i++) {
+		free(R.g[i].cat);
+		free(R.g[i].name);
+		json_decref(R.g[i].args);
+	}
+	for (long i = 0; i < R.nrt; i++)
+		free(R.rt[i].name);
+	for (long i = 0; i < R.nc; i++) {
+		free(R.c[i].name);
+		json_decref(R.c[i].args);
+	}
 	free(R.g);
 	free(R.rt);
 	free(R.c);
-	json_decref(root);
 	if (rc) {
 		kin_rank_free(r);
 		r->path = name;
 	}
+	return rc;
+}
+
+int kin_read(const char *data, size_t len, const char *name, const struct imp_options *o, int index, struct kin_rank *r,
+             char *why, size_t whylen)
+{
+	struct js J;
+	long long max = o && o->max_bytes > 0 ? o->max_bytes : (long long)len;
+	js_open_mem(&J, data, len, name, max, why, whylen);
+	int rc = kin_read_js(&J, name, o, index, r, why, whylen);
+	js_close(&J);
 	return rc;
 }
 

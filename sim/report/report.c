@@ -734,7 +734,7 @@ static void provenance_json(const struct report *rep, const char *config_path, s
 	if (rep->version)
 		json_str(j, "sim_version", rep->version);
 	else
-		json_null(j, "sim_version");
+		json_nil(j, "sim_version");
 	json_arr(j, "command");
 	if (rep->argc > 0)
 		json_str(j, NULL, "sim");
@@ -773,7 +773,7 @@ void report_json(const struct report *rep, const char *config_path, FILE *f)
 	if (r->dtype >= 0)
 		json_str(&j, "dtype", arch_dtype_name((enum arch_dtype)r->dtype));
 	else
-		json_null(&j, "dtype");
+		json_nil(&j, "dtype");
 	json_num_or_null(&j, "hfu", rep->hfu);
 	json_num_or_null(&j, "mfu", rep->has_workload && rep->peak > 0 && rep->model_mfu > 0 ? rep->model_mfu : NAN);
 	report_work_json(rep, &j);

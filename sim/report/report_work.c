@@ -365,7 +365,7 @@ void report_work_json(const struct report *rep, struct json *j)
 		json_num_or_null(j, "tpot_s", rep->tpot_s > 0 ? rep->tpot_s : NAN);
 		json_obj_end(j);
 	} else {
-		json_null(j, "workload");
+		json_nil(j, "workload");
 	}
 	if (rep->mem_rank >= 0) {
 		const struct rp_mem *m = &r->mem[rep->mem_rank];
@@ -378,14 +378,14 @@ void report_work_json(const struct report *rep, struct json *j)
 		if (r->nofit[0])
 			json_str(j, "does_not_fit", r->nofit);
 		else
-			json_null(j, "does_not_fit");
+			json_nil(j, "does_not_fit");
 		json_obj(j, "peak_by_category");
 		for (int c = 0; c < MEM_COUNT; c++)
 			json_num(j, tr_mem_name((enum tr_mem)c), m->cat[c]);
 		json_obj_end(j);
 		json_obj_end(j);
 	} else {
-		json_null(j, "memory");
+		json_nil(j, "memory");
 	}
 	json_arr(j, "comm_by_communicator");
 	for (int g = 0; g < rep->ngroups; g++) {

@@ -269,13 +269,6 @@ int sv_parse_args(int argc, char **argv, struct sv_args *A, struct sv_options *o
 				*unknown = A->gen_argv[i];
 		return -1;
 	}
-	if (g->m.window) {
-		snprintf(why, whylen,
-		         "%s: a sliding-window model is not served yet (the engine times one attention per layer; "
-		         "sim gen --mode infer writes its windowed layers)",
-		         g->m.name);
-		return -1;
-	}
 	if (o->prefill_replicas && o->prefill_replicas >= o->replicas) {
 		snprintf(why, whylen, "--prefill-replicas %d: must be fewer than --replicas %d (the rest decode)",
 		         o->prefill_replicas, o->replicas);

@@ -62,6 +62,7 @@ struct sv_shape {
 	long long sampled;  /* sequences that produce a token this step */
 	long long decodes;  /* sequences decoding one token */
 	double decode_ctx;  /* their keys (context after the new token), summed */
+	double decode_win;  /* the keys a windowed layer reads of them, min(context, window), summed */
 	long long prefills; /* sequences prefilling a chunk */
 	double chunk_sum;   /* their new tokens, summed */
 	double prior_sum;   /* their keys before the chunk, summed */
@@ -82,6 +83,7 @@ struct sv_geom {
 	double capacity_bytes;  /* device memory */
 	double host_bw;         /* device <-> host, B/s (swap) */
 	double act_token_bytes; /* activation one token passes between stages */
+	long long window;       /* the keys a windowed layer's query sees (0: no windowed layer) */
 };
 void sv_model_geom(const struct sv_model *m, long long max_batched_tokens, struct sv_geom *g);
 /* KV transfer of one request's n tokens from the prefill replica `src` to

@@ -280,7 +280,9 @@ static void shape_of(const struct eng *E, struct sv_shape *sh)
 			sh->sampled++;
 		if (n == 1 && q->generated > 0 && q->computed == known(q) - 1) {
 			sh->decodes++;
-			sh->decode_ctx += (double)(q->computed + 1);
+			long long ctx = q->computed + 1, w = E->in->g.window;
+			sh->decode_ctx += (double)ctx;
+			sh->decode_win += (double)(w > 0 && w < ctx ? w : ctx);
 		} else {
 			sh->prefills++;
 			sh->chunk_sum += (double)n;

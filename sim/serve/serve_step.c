@@ -46,7 +46,8 @@ struct sv_model {
 	struct topo topo;
 	struct op attn; /* the attention template (heads, dim, dtype, kernel of prefill) */
 	int have_attn;
-	long long attn_layers[64]; /* per stage: layers with attention (gen_serve_step's ATTN lines) */
+	long long attn_layers[64]; /* per stage: layers attending to every key (gen_serve_step's ATTN lines) */
+	long long swa_layers[64]; /* per stage: layers attending through the sliding window (ATTN lines with window=) */
 	struct memo_ent *memo;
 	size_t cap, used;
 	long hits, misses;
@@ -234,7 +235,8 @@ static long long ceil_div(double a, double b)
 	return (long long)ceil(a / b - 1e-9);
 }
 
-/* an attention op's time through the step memo: kind 1 decode, 2 prefill */
+/* an attention op's time through the step memo: kind 1 decode, 2 prefill, 3 prefill through the sliding window (a
+   decode step's windowed layers read their window's keys: kind 1 over those) */
 static double attn_op(struct sv_model *m, int kind, long long b, long long sq, long long skv)
 {
 	unsigned long long key = ((unsigned long long)kind << 60) | ((unsigned long long)b << 40) |
@@ -250,7 +252,8 @@ static double attn_op(struct sv_model *m, int kind, long long b, long long sq, l
 	a.b = b;
 	a.sq = sq;
 	a.skv = skv;
-	a.causal = kind == 2;
+	a.causal = kind >= 2;
+	a.window = kind == 3 ? m->g.m.window : 0;
 	if (kind == 1) {
 		a.impl = m->g.inf.paged ? ATTN_PAGED : ATTN_DECODE;
 		a.page = GEN_PAGE;
@@ -269,11 +272,12 @@ static double attn_op(struct sv_model *m, int kind, long long b, long long sq, l
    mean chunk rounded up to 16 tokens and the mean cached keys before it to
    ATTN_GRID. Both keep the shapes a long stream times to a few thousand. */
 #define ATTN_GRID 64
-static double attn_time(struct sv_model *m, const struct sv_shape *sh)
+static double attn_time(struct sv_model *m, const struct sv_shape *sh, int windowed)
 {
 	double t = 0;
 	if (sh->decodes > 0) {
-		long long b = sh->decodes, skv = ceil_div(sh->decode_ctx / (double)b, 16) * 16;
+		double keys = windowed ? sh->decode_win : sh->decode_ctx;
+		long long b = sh->decodes, skv = ceil_div(keys / (double)b, 16) * 16;
 		if (skv <= ATTN_GRID) {
 			t += attn_op(m, 1, b, 1, skv);
 		} else {
@@ -287,7 +291,7 @@ static double attn_time(struct sv_model *m, const struct sv_shape *sh)
 	if (sh->prefills > 0) {
 		long long b = sh->prefills, sq = ceil_div(sh->chunk_sum / (double)b, 16) * 16;
 		long long prior = ceil_div(sh->prior_sum / (double)b, ATTN_GRID) * ATTN_GRID;
-		t += attn_op(m, 2, b, sq, sq + prior);
+		t += attn_op(m, windowed ? 3 : 2, b, sq, sq + prior);
 	}
 	return t;
 }
@@ -297,7 +301,9 @@ static double stage_time(struct sv_model *m, long long s, const struct sv_shape 
 	long long sampled = s == m->g.p.pp - 1 ? sh->sampled : 0;
 	double t = dense_time(m, s, sh->tokens, sampled);
 	if (m->attn_layers[s] > 0)
-		t += (double)m->attn_layers[s] * attn_time(m, sh);
+		t += (double)m->attn_layers[s] * attn_time(m, sh, 0);
+	if (m->swa_layers[s] > 0)
+		t += (double)m->swa_layers[s] * attn_time(m, sh, 1);
 	return t;
 }
 
@@ -349,9 +355,12 @@ double sv_stage_max(struct sv_model *m, const struct sv_shape *sh, char *why, si
 static int count_attn(void *ctx, int what, const char *line, long long times)
 {
 	struct price *P = ctx;
-	(void)line;
-	if (what == GEN_LINE_ATTN)
-		P->m->attn_layers[P->stage] += times;
+	if (what == GEN_LINE_ATTN) {
+		if (strstr(line, " window="))
+			P->m->swa_layers[P->stage] += times;
+		else
+			P->m->attn_layers[P->stage] += times;
+	}
 	return 0;
 }
 
@@ -408,6 +417,7 @@ void sv_model_geom(const struct sv_model *m, long long max_batched_tokens, struc
 	g->pp = (int)c->p.pp;
 	g->capacity_bytes = m->c->dram.size_bytes;
 	g->act_token_bytes = (double)c->m.hidden * 2;
+	g->window = c->m.window;
 	for (long long s = 0; s < c->p.pp; s++) {
 		/* the stage's memory for one sequence of one token (KV per token), and
 		   for vLLM's profiling forward of max_num_batched_tokens tokens */
