@@ -27,7 +27,7 @@
  * gather. Sends run on their own streams (p2p_fwd, p2p_bwd), one peer each,
  * after the op that produced the data; recvs on the compute stream.
  */
-#include "gen.h"
+#include "gen_trace_int.h"
 
 #include <assert.h>
 #include <math.h>
@@ -35,100 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_STEPS 48
-#define MAX_BINS  8 /* decode KV-length groups */
+#define MAX_BINS 8 /* decode KV-length groups */
 
-enum step_kind {
-	ST_NORM,      /* elem norm, same backward */
-	ST_ELEM,      /* elem op, same backward */
-	ST_GEMM,      /* forward gemm; backward dgrad + wgrad (and the GELU epilogue) */
-	ST_ATTN,      /* attn dir=fwd; backward dir=bwd */
-	ST_TP_F,      /* Megatron f: identity (sp: all-gather) fwd, all-reduce (sp: reduce-scatter) bwd */
-	ST_TP_G,      /* Megatron g: all-reduce (sp: reduce-scatter) fwd, identity (sp: all-gather) bwd */
-	ST_TP_AR_FWD, /* all-reduce over tp in the forward only (loss statistics) */
-	ST_A2A,       /* all-to-all over ep, both ways */
-	ST_EMB,       /* embedding lookup; backward: scatter-add into the table */
-	ST_CONV1D,    /* Mamba's causal depthwise convolution and SiLU (n elements); backward recomputes it */
-	ST_SSD,       /* Mamba-2's chunked scan (mamba_ssm's kernels, fwd and bwd as they run: ssd_text) */
-	ST_GNORM,     /* Mamba's gated RMSNorm over n elements (norm of y silu(z)) */
-};
-
-/* A GEMM of an fp8 training step (--dtype fp8 --fp8-recipe R), as Megatron-Core
-   runs its Transformer Engine linear layers: the layers of the transformer
-   blocks compute in fp8, the router and the LM head in bf16 (Megatron's own
-   modules, outside TE's fp8 autocast). An fp8 GEMM's input is quantized by
-   the kernel that produced it when that is TE's norm (the norm kernel writes
-   fp8, or with current scaling bf16 and its amax) and by a kernel of its own
-   otherwise; the backward quantizes the output's gradient. */
-enum fp8_in {
-	FP8_NONE, /* bf16 GEMM */
-	FP8_NORM, /* input from a TE norm (LayerNormLinear) */
-	FP8_SEP,  /* input from attention, the activation, the dispatcher: a quantize kernel */
-};
-
-struct step {
-	enum step_kind kind;
-	const char *op;                  /* elem: op name */
-	const char *dtype;               /* elem: dtype (NULL: activations') */
-	long long m, n, k, batch;        /* gemm (n also elem's elements, k its cols) */
-	int gelu;                        /* gemm: GELU epilogue */
-	enum fp8_in fp8;                 /* gemm: how an fp8 training step quantizes its input */
-	long long bytes;                 /* collectives */
-	long long b, h, hkv, sq, skv, d; /* attn */
-	int causal, decode;
-	long long drop;   /* attn: scores the dropout passes over (naive attention with dropout; 0: none) */
-	long long window; /* attn: the sliding window (0: none) */
-	int flash_drop;   /* attn: dropout inside the FlashAttention kernel (training with dropout) */
-	int ring;         /* ST_TP_F / ST_TP_G with --tp-comm-overlap: ring steps beside the GEMM next to it */
-	long long chunks, heads, groups, p, state, tokens; /* ST_SSD: chunks, this rank's heads and groups, head dim,
-	                                                      state dim, tokens */
-};
-
-/* _SWA: the same layer attending through the sliding window (gen_layer_is_windowed); BK_MAMBA .. BK_EXPERTS: the
-   layers of a hybrid model (gen_layer_type), each a norm, one sublayer and its residual */
-enum block_kind {
-	BK_EMB,
-	BK_DENSE,
-	BK_MOE,
-	BK_HEAD,
-	BK_MTP,
-	BK_DENSE_SWA,
-	BK_MOE_SWA,
-	BK_MAMBA,
-	BK_ATTN,
-	BK_MLP,
-	BK_EXPERTS,
-	BK_COUNT
-};
 static const char *const block_names[BK_COUNT] = {"emb",     "dense", "moe",  "head", "mtp",    "dense_swa",
                                                   "moe_swa", "mamba", "attn", "mlp",  "experts"};
-
-struct block {
-	struct step st[MAX_STEPS];
-	int n;
-	struct gen_params par; /* weights of this block on one rank */
-};
-
-/* tokens one rank works on: b sequences of sq new tokens attending to skv */
-struct tok {
-	long long b, sq, skv;
-	int decode;
-	long long rows; /* inference head: the rows that sample a token (0: b, one per sequence) */
-};
-
-struct em {
-	const struct gen_config *c;
-	const struct gen_model *m;
-	FILE *f;
-	int depth;
-	int err;
-	long long t, al, kvl, h, vl;
-	const char *dt, *gdt; /* activation and GEMM dtype */
-	long long nd, ne;     /* data-parallel group sizes: dense weights, experts */
-	const char *cd, *ce;  /* their communicators */
-	int sync;             /* data-parallel gradient collectives exist */
-	int swa;              /* the block being built attends through the sliding window */
-};
 
 /* ---- text output ------------------------------------------------------- */
 
@@ -224,31 +134,6 @@ static void flush_lines(struct em *e, const struct lines *L, const char *after, 
 
 /* ---- steps ----------------------------------------------------------------- */
 
-static struct step *push(struct block *B, enum step_kind k)
-{
-	if (B->n == MAX_STEPS)
-		abort();
-	struct step *s = &B->st[B->n++];
-	memset(s, 0, sizeof *s);
-	s->kind = k;
-	return s;
-}
-
-static void s_elem(struct block *B, const char *op, long long n, long long cols, const char *dtype)
-{
-	struct step *s = push(B, ST_ELEM);
-	s->op = op;
-	s->n = n;
-	s->k = cols;
-	s->dtype = dtype;
-}
-
-static void s_norm(struct em *e, struct block *B, long long rows, long long cols)
-{
-	s_elem(B, e->m->norm == GEN_RMSNORM ? "rmsnorm" : "layernorm", rows * cols, cols, NULL);
-	B->st[B->n - 1].kind = ST_NORM;
-}
-
 /* the GEMM runs in fp8: an fp8 training step's transformer-block linear
    layer, or any GEMM of fp8 inference (weights and activations quantized
    ahead, as the serving engines do) */
@@ -262,24 +147,6 @@ static const char *gemm_dtype(const struct em *e, const struct step *s)
 	if (e->c->mode == GEN_TRAIN && e->c->p.dtype == GEN_FP8)
 		return s->fp8 != FP8_NONE ? "fp8" : e->dt;
 	return e->gdt;
-}
-
-static struct step *s_gemm(struct block *B, long long m, long long n, long long k, long long batch, int gelu,
-                           enum fp8_in fp8)
-{
-	struct step *s = push(B, ST_GEMM);
-	s->m = m;
-	s->n = n;
-	s->k = k;
-	s->batch = batch;
-	s->gelu = gelu;
-	s->fp8 = fp8;
-	return s;
-}
-
-static void s_coll(struct block *B, enum step_kind k, long long bytes)
-{
-	push(B, k)->bytes = bytes;
 }
 
 static void gemm_text(struct em *e, struct lines *L, const struct step *s, long long m, long long n, long long k,
@@ -715,307 +582,6 @@ static void step_bwd(struct em *e, struct lines *L, const struct step *s)
 		add(L, "elem op=add n=%lld dtype=%s", s->n, e->dt);
 		break;
 	}
-}
-
-/* ---- blocks ---------------------------------------------------------------- */
-
-/* scores the dropout passes over: naive attention in training with dropout */
-static long long attn_dropout(const struct em *e, const struct tok *k)
-{
-	const struct gen_config *c = e->c;
-	if (c->attn_impl != GEN_NAIVE || c->dropout <= 0 || c->mode != GEN_TRAIN)
-		return 0;
-	return k->b * e->al * k->sq * k->skv;
-}
-
-/* hidden dropout on n elements (before a residual add, after the embedding) */
-static void s_dropout(struct em *e, struct block *B, long long n)
-{
-	if (e->c->dropout > 0 && e->c->mode == GEN_TRAIN)
-		s_elem(B, "mul", n, 0, NULL);
-}
-
-/* the attention of k's tokens over al query heads and hkv key/value heads of dimension d */
-static void s_attn(struct em *e, struct block *B, const struct tok *k, long long hkv, long long d)
-{
-	struct step *a = push(B, ST_ATTN);
-	*a = (struct step){.kind = ST_ATTN,
-	                   .b = k->b,
-	                   .h = e->al,
-	                   .hkv = hkv,
-	                   .sq = k->sq,
-	                   .skv = k->skv,
-	                   .d = d,
-	                   .causal = !k->decode,
-	                   .decode = k->decode};
-	a->drop = attn_dropout(e, k);
-	a->window = e->swa ? e->m->window : 0;
-	a->flash_drop = e->c->attn_impl != GEN_NAIVE && e->c->dropout > 0 && e->c->mode == GEN_TRAIN && !k->decode;
-}
-
-static void build_attn_mha(struct em *e, struct block *B, const struct tok *k)
-{
-	long long T = k->b * k->sq, dh = e->m->head_dim;
-	s_gemm(B, T, (e->al + 2 * e->kvl) * dh, e->h, 1, 0, FP8_NORM);
-	if (e->m->qk_norm) { /* over each head's query and key, before RoPE */
-		s_norm(e, B, T * e->al, dh);
-		s_norm(e, B, T * e->kvl, dh);
-	}
-	if (e->m->rope)
-		s_elem(B, "rope", T * (e->al + e->kvl) * dh, 0, NULL);
-	s_attn(e, B, k, e->kvl, dh);
-	s_gemm(B, T, e->h, e->al * dh, 1, 0, FP8_SEP);
-}
-
-/* MLA (DeepSeek-V2/V3): low-rank query and key/value projections (the down
-   projections are replicated over tp), attention on nope+rope dims. */
-static void build_attn_mla(struct em *e, struct block *B, const struct tok *k)
-{
-	const struct gen_model *m = e->m;
-	long long T = k->b * k->sq, dqk = m->nope_dim + m->rope_dim;
-	s_gemm(B, T, m->q_lora, e->h, 1, 0, FP8_NORM);
-	s_norm(e, B, T, m->q_lora);
-	s_gemm(B, T, e->al * dqk, m->q_lora, 1, 0, FP8_NORM);
-	s_gemm(B, T, m->kv_lora + m->rope_dim, e->h, 1, 0, FP8_NORM);
-	s_norm(e, B, T, m->kv_lora);
-	s_gemm(B, T, e->al * (m->nope_dim + m->v_dim), m->kv_lora, 1, 0, FP8_NORM);
-	s_elem(B, "rope", T * (e->al + 1) * m->rope_dim, 0, NULL);
-	s_attn(e, B, k, e->al, dqk);
-	s_gemm(B, T, e->h, e->al * m->v_dim, 1, 0, FP8_SEP);
-}
-
-/* the MLP of width f on T tokens, batch experts at once; `in`: how its
-   input reaches fp8 (the layer's norm, or the dispatcher's tokens). Megatron-
-   Core's SwiGLU/GELU is its own fused kernel writing bf16, so the second
-   GEMM quantizes its input separately. */
-static void build_mlp(struct em *e, struct block *B, long long T, long long f, long long batch, enum fp8_in in)
-{
-	if (e->m->act == GEN_SWIGLU) {
-		s_gemm(B, T, 2 * f / e->t, e->h, batch, 0, in); /* gate and up projections, fused */
-		s_elem(B, "swiglu", T * f / e->t * batch, 0, NULL);
-	} else if (e->m->act == GEN_RELU2) { /* squared ReLU, a kernel of its own (Megatron-Core's fused one) */
-		s_gemm(B, T, f / e->t, e->h, batch, 0, in);
-		s_elem(B, "relu", T * f / e->t * batch, 0, NULL);
-	} else {
-		s_gemm(B, T, f / e->t, e->h, batch, 1, in);
-	}
-	s_gemm(B, T, e->h, f / e->t, batch, 0, FP8_SEP);
-}
-
-/* router, dispatch, the local experts' tokens, combine, shared experts. A
-   rank's local experts receive T x topk token assignments (balanced routing:
-   the ep group's ep T topk spread over all experts, local / experts of them
-   here), so min(local, T topk) experts run, each on its share: a decode step
-   of one sequence reads topk experts' weights, not every expert's.
-   Training moves the token copies as Megatron-Core's all-to-all dispatcher
-   does (megatron/core/transformer/moe/token_dispatcher.py, moe_utils.py):
-   a permute that groups the T x topk copies by expert before the dispatch,
-   with ep > 1 and several local experts a sort of the received chunks by
-   local expert after it, and the mirror images (unsort, unpermute with the
-   routing weights) around the combine: one copy kernel of T x topk x h
-   elements each. Inference engines fuse the gather into the expert GEMM
-   (vLLM's fused_moe), so inference has none. */
-static void build_moe(struct em *e, struct block *B, long long T)
-{
-	const struct gen_model *m = e->m;
-	long long ep = e->c->p.ep, local = m->experts / ep, hits = T * m->topk;
-	long long active = hits < local ? hits : local, per = (hits + active - 1) / active;
-	long long a2a = T * m->topk * e->h * 2;
-	int train = e->c->mode == GEN_TRAIN, sort = train && ep > 1 && local > 1;
-	s_gemm(B, T, m->experts, e->h, 1, 0, FP8_NONE);
-	s_elem(B, "softmax", T * m->experts, m->experts, "fp32");
-	if (train)
-		s_elem(B, "copy", hits * e->h, 0, NULL); /* permute */
-	if (ep > 1)
-		s_coll(B, ST_A2A, a2a);
-	if (sort)
-		s_elem(B, "copy", hits * e->h, 0, NULL); /* sort chunks by local expert */
-	build_mlp(e, B, per, m->expert_ffn, active, FP8_SEP);
-	if (sort)
-		s_elem(B, "copy", hits * e->h, 0, NULL); /* unsort */
-	if (ep > 1)
-		s_coll(B, ST_A2A, a2a);
-	if (train)
-		s_elem(B, "copy", hits * e->h, 0, NULL); /* unpermute */
-	if (m->shared)
-		build_mlp(e, B, T, m->expert_ffn * m->shared, 1, FP8_SEP);
-}
-
-/* a transformer layer: norm, attention, residual, norm, FFN, residual */
-static void build_layer(struct em *e, struct block *B, const struct tok *k, int moe)
-{
-	long long T = k->b * k->sq, Tn = e->c->p.sp ? T / e->t : T, act = T * e->h * 2;
-	/* --tp-comm-overlap: Transformer Engine's linear layers of a dense layer (QKV, out-projection, FC1, FC2)
-	   ring-exchange their all-gathers and reduce-scatters; MLA's projections and MoE's dispatch do not */
-	int ring = e->c->p.tp_overlap && e->c->p.sp && e->t > 1 && e->c->mode == GEN_TRAIN;
-	int ring_attn = ring && e->m->attn != GEN_MLA, ring_mlp = ring && !moe;
-	s_norm(e, B, Tn, e->h);
-	s_coll(B, ST_TP_F, act);
-	B->st[B->n - 1].ring = ring_attn;
-	if (e->m->attn == GEN_MLA)
-		build_attn_mla(e, B, k);
-	else
-		build_attn_mha(e, B, k);
-	s_coll(B, ST_TP_G, act);
-	B->st[B->n - 1].ring = ring_attn;
-	s_dropout(e, B, Tn * e->h);
-	s_elem(B, "add", Tn * e->h, 0, NULL);
-	s_norm(e, B, Tn, e->h);
-	s_coll(B, ST_TP_F, act);
-	B->st[B->n - 1].ring = ring_mlp;
-	if (moe)
-		build_moe(e, B, T);
-	else
-		build_mlp(e, B, T, e->m->ffn, 1, FP8_NORM);
-	s_coll(B, ST_TP_G, act);
-	B->st[B->n - 1].ring = ring_mlp;
-	s_dropout(e, B, Tn * e->h);
-	s_elem(B, "add", Tn * e->h, 0, NULL);
-}
-
-/* A Mamba-2 mixer (Megatron-Core's MambaMixer, megatron/core/ssm/mamba_mixer.py, with mamba_ssm's kernels) on
-   T tokens of b sequences: in_proj (column-parallel: each rank's heads and groups), the causal depthwise
-   convolution over x, B and C with its SiLU (causal_conv1d: one pass, as a SiLU's traffic), the SSD scan by
-   chunks of Q tokens (mamba_chunk_scan_combined: the dt cumsum, the chunk states B^T x a head, the states passed
-   from chunk to chunk, C B^T a group, and the chunk scan: those scores times x and C times the entering state, a
-   head; batched GEMMs in the activations' dtype, never fp8), the gated RMSNorm y silu(z) (one pass reading y and
-   z, as SwiGLU's), and out_proj (row-parallel). */
-static void build_mamba(struct em *e, struct block *B, const struct tok *k)
-{
-	const struct gen_model *m = e->m;
-	long long T = k->b * k->sq, t = e->t, Q = GEN_MAMBA_CHUNK;
-	long long H = m->mamba_heads / t, G = m->mamba_groups / t, P = m->mamba_head_dim, N = m->mamba_state;
-	long long din = H * P, conv = din + 2 * G * N;
-	s_gemm(B, T, din + conv + H, e->h, 1, 0, FP8_NORM);
-	push(B, ST_CONV1D)->n = T * conv;
-	struct step *x = push(B, ST_SSD);
-	x->chunks = k->b * ((k->sq + Q - 1) / Q), x->heads = H, x->groups = G, x->p = P, x->state = N, x->tokens = T;
-	push(B, ST_GNORM)->n = T * din;
-	s_gemm(B, T, e->h, din, 1, 0, FP8_SEP);
-}
-
-/* a hybrid model's layer: norm, one sublayer, residual (Megatron-Core's MambaLayer and the hybrid stack's
-   TransformerLayers with an identity MLP or attention) */
-static void build_sublayer(struct em *e, struct block *B, const struct tok *k, enum block_kind kind)
-{
-	long long T = k->b * k->sq, Tn = e->c->p.sp ? T / e->t : T, act = T * e->h * 2;
-	s_norm(e, B, Tn, e->h);
-	s_coll(B, ST_TP_F, act);
-	switch (kind) {
-	case BK_MAMBA: build_mamba(e, B, k); break;
-	case BK_ATTN: build_attn_mha(e, B, k); break;
-	case BK_MLP: build_mlp(e, B, T, e->m->ffn, 1, FP8_NORM); break;
-	default: build_moe(e, B, T); break;
-	}
-	s_coll(B, ST_TP_G, act);
-	s_dropout(e, B, Tn * e->h);
-	s_elem(B, "add", Tn * e->h, 0, NULL);
-}
-
-static void build_emb(struct em *e, struct block *B, const struct tok *k)
-{
-	long long T = k->b * k->sq;
-	struct step *s = push(B, ST_EMB);
-	s->m = T;
-	s->n = e->h;
-	s->k = e->vl;
-	s_coll(B, ST_TP_G, T * e->h * 2);
-	if (!e->m->rope && !e->m->nopos) /* learned positions */
-		s_elem(B, "add", (e->c->p.sp ? T / e->t : T) * e->h, 0, NULL);
-	s_dropout(e, B, (e->c->p.sp ? T / e->t : T) * e->h);
-}
-
-/* final norm, LM head (vocab-parallel), softmax cross-entropy in fp32 over
-   the local vocabulary slice (its max and sum reduced over tp); inference
-   computes the logits of the last token of each sequence only */
-static void build_head(struct em *e, struct block *B, const struct tok *k)
-{
-	long long T = k->b * k->sq, rows = e->c->mode == GEN_INFER ? (k->rows ? k->rows : k->b) : T;
-	s_norm(e, B, e->c->p.sp ? T / e->t : T, e->h);
-	s_coll(B, ST_TP_F, T * e->h * 2);
-	s_gemm(B, rows, e->vl, e->h, 1, 0, FP8_NONE);
-	s_elem(B, "softmax", rows * e->vl, e->vl, "fp32");
-	s_coll(B, ST_TP_AR_FWD, rows * 8);
-}
-
-/* a multi-token-prediction module (Megatron-Core's MultiTokenPredictionLayer,
-   megatron/core/transformer/multi_token_prediction.py; DeepSeek-V3 section
-   2.2): the embedding of the tokens one further, RMSNorms of it and of the
-   hidden state, their concatenation projected from 2h to h (eh_proj, a
-   column-parallel linear whose output is gathered over tp), a transformer
-   block as the model's last, and its prediction through the shared LM head
-   and loss. Megatron-Core computes that head on the loss's chunk; here it
-   is part of the module (the same chunk unless a layout puts 'm' apart). */
-static void build_mtp(struct em *e, struct block *B, const struct tok *k)
-{
-	long long T = k->b * k->sq, Tn = e->c->p.sp ? T / e->t : T;
-	build_emb(e, B, k);
-	s_norm(e, B, Tn, e->h);
-	s_norm(e, B, Tn, e->h);
-	s_elem(B, "copy", 2 * Tn * e->h, 0, NULL); /* concatenation */
-	s_coll(B, ST_TP_F, 2 * T * e->h * 2);
-	s_gemm(B, T, e->h / e->t, 2 * e->h, 1, 0, FP8_NONE);
-	s_coll(B, ST_TP_G, T * e->h * 2);
-	build_layer(e, B, k, gen_layer_is_moe(e->m, e->m->layers - 1));
-	build_head(e, B, k);
-}
-
-static double block_weights(const struct gen_config *c, enum block_kind kind, struct gen_params *out)
-{
-	/* a representative layer's weights: stage params of a 1-layer model */
-	struct gen_config one = *c;
-	one.p.pp = 1;
-	one.p.vstages = 1;
-	one.p.layout.chunks = 0;
-	one.m.mtp = 0;
-	one.m.tied = 0;
-	one.m.layers = 1;
-	int dense = kind == BK_DENSE || kind == BK_DENSE_SWA;
-	one.m.dense_layers = dense ? 1 : 0;
-	if (c->m.hybrid[0]) { /* the layer alone */
-		static const char sym[BK_COUNT] = {
-		    [BK_MAMBA] = 'M', [BK_ATTN] = '*', [BK_MLP] = '-', [BK_EXPERTS] = 'E'};
-		one.m.dense_layers = 0;
-		one.m.hybrid[0] = sym[kind] ? sym[kind] : 'M';
-		one.m.hybrid[1] = '\0';
-	}
-	if (dense && c->m.experts && !c->m.dense_layers)
-		one.m.dense_layers = 1;
-	struct gen_params all = gen_stage_params(&one, 0);
-	if (kind == BK_MTP) { /* one module, on its stage (not the first: with its embedding copy) */
-		const struct gen_layout *L = &c->p.layout;
-		*out = gen_mtp_params(c, L->chunks ? L->mtp_chunk % c->p.pp : c->p.pp - 1);
-		return out->dense + out->expert;
-	}
-	double vh = (double)(gen_vocab_padded(c) / c->p.tp) * c->m.hidden;
-	double norm = c->m.norm == GEN_LAYERNORM ? 2.0 * c->m.hidden : (double)c->m.hidden;
-	double pos = c->m.rope || c->m.nopos ? 0 : (double)c->seq * c->m.hidden;
-	switch (kind) {
-	case BK_EMB: *out = (struct gen_params){vh + pos, 0}; break;
-	case BK_HEAD: *out = (struct gen_params){norm + (c->m.tied && c->p.pp == 1 ? 0 : vh), 0}; break;
-	default: *out = (struct gen_params){all.dense - 2 * vh - pos - norm, all.expert}; break;
-	}
-	return out->dense + out->expert;
-}
-
-static void build_block(struct em *e, enum block_kind kind, const struct tok *k, struct block *B)
-{
-	B->n = 0;
-	switch (kind) {
-	case BK_EMB: build_emb(e, B, k); break;
-	case BK_HEAD: build_head(e, B, k); break;
-	case BK_MTP: build_mtp(e, B, k); break;
-	case BK_MAMBA:
-	case BK_ATTN:
-	case BK_MLP:
-	case BK_EXPERTS: build_sublayer(e, B, k, kind); break;
-	default:
-		e->swa = kind == BK_DENSE_SWA || kind == BK_MOE_SWA;
-		build_layer(e, B, k, kind == BK_MOE || kind == BK_MOE_SWA);
-		e->swa = 0;
-		break;
-	}
-	block_weights(e->c, kind, &B->par);
 }
 
 /* ---- block defs ------------------------------------------------------------ */
@@ -1613,7 +1179,7 @@ static int write_train(struct em *e)
 	for (int kind = 0; kind < BK_COUNT; kind++) {
 		if (!kind_used(e, kind))
 			continue;
-		build_block(e, (enum block_kind)kind, &k, B);
+		gt_build_block(e, (enum block_kind)kind, &k, B);
 		emit_block_defs(e, "", (enum block_kind)kind, B);
 	}
 	free(B);
@@ -1667,7 +1233,7 @@ static int decode_defs(struct em *e, struct step *attn)
 	for (int kind = 0; kind < BK_COUNT; kind++) {
 		if (!kind_used(e, kind))
 			continue;
-		build_block(e, (enum block_kind)kind, &k, B);
+		gt_build_block(e, (enum block_kind)kind, &k, B);
 		if (kind != BK_EMB && kind != BK_HEAD)
 			emit_decode_split(e, (enum block_kind)kind, B, &attn[kind]);
 		else
@@ -1843,7 +1409,7 @@ static int write_infer(struct em *e)
 	for (int kind = 0; kind < BK_COUNT; kind++) {
 		if (!kind_used(e, kind))
 			continue;
-		build_block(e, (enum block_kind)kind, &k, B);
+		gt_build_block(e, (enum block_kind)kind, &k, B);
 		emit_block_defs(e, "prefill_", (enum block_kind)kind, B);
 	}
 	free(B);
@@ -2037,16 +1603,16 @@ int gen_serve_step(const struct gen_config *c, long long stage, int part, long l
 	   one sequence of one token over one key, which the caller replaces */
 	struct tok k = {1, tokens, tokens, 0, sampled};
 	if (part == GEN_STEP_BODY && stage == 0) {
-		build_block(&e, BK_EMB, &k, B);
+		gt_build_block(&e, BK_EMB, &k, B);
 		rc = step_lines(&e, B, 1, fn, ctx);
 	}
 	chunk_runs(c, stage, 0, &r);
 	for (int x = 0; x < r.count && !rc && part == GEN_STEP_BODY; x++) {
-		build_block(&e, r.kind[x], &k, B);
+		gt_build_block(&e, r.kind[x], &k, B);
 		rc = step_lines(&e, B, r.n[x], fn, ctx);
 	}
 	if (!rc && part == GEN_STEP_HEAD && stage == c->p.pp - 1 && sampled > 0) {
-		build_block(&e, BK_HEAD, &k, B);
+		gt_build_block(&e, BK_HEAD, &k, B);
 		rc = step_lines(&e, B, 1, fn, ctx);
 	}
 	free(B);

@@ -1,0 +1,109 @@
+/*
+ * gen_trace_int.h -- private to the trace writer of `sim gen` (workloads/gen_trace.c) and its model blocks
+ * (workloads/gen_blocks.c): a block is the list of steps of one kind of layer (embedding, transformer layer,
+ * MoE layer, Mamba mixer, LM head ...) in forward order; gen_blocks.c builds them, gen_trace.c writes each step's
+ * forward and backward ops and lays the blocks out into a training step or an inference batch.
+ */
+#ifndef SIM_GEN_TRACE_INT_H
+#define SIM_GEN_TRACE_INT_H
+
+#include "gen.h"
+
+#include <stdio.h>
+
+#define MAX_STEPS 48
+
+enum step_kind {
+	ST_NORM,      /* elem norm, same backward */
+	ST_ELEM,      /* elem op, same backward */
+	ST_GEMM,      /* forward gemm; backward dgrad + wgrad (and the GELU epilogue) */
+	ST_ATTN,      /* attn dir=fwd; backward dir=bwd */
+	ST_TP_F,      /* Megatron f: identity (sp: all-gather) fwd, all-reduce (sp: reduce-scatter) bwd */
+	ST_TP_G,      /* Megatron g: all-reduce (sp: reduce-scatter) fwd, identity (sp: all-gather) bwd */
+	ST_TP_AR_FWD, /* all-reduce over tp in the forward only (loss statistics) */
+	ST_A2A,       /* all-to-all over ep, both ways */
+	ST_EMB,       /* embedding lookup; backward: scatter-add into the table */
+	ST_CONV1D,    /* Mamba's causal depthwise convolution and SiLU (n elements); backward recomputes it */
+	ST_SSD,       /* Mamba-2's chunked scan (mamba_ssm's kernels, fwd and bwd as they run: ssd_text) */
+	ST_GNORM,     /* Mamba's gated RMSNorm over n elements (norm of y silu(z)) */
+};
+
+/* A GEMM of an fp8 training step (--dtype fp8 --fp8-recipe R), as Megatron-Core
+   runs its Transformer Engine linear layers: the layers of the transformer
+   blocks compute in fp8, the router and the LM head in bf16 (Megatron's own
+   modules, outside TE's fp8 autocast). An fp8 GEMM's input is quantized by
+   the kernel that produced it when that is TE's norm (the norm kernel writes
+   fp8, or with current scaling bf16 and its amax) and by a kernel of its own
+   otherwise; the backward quantizes the output's gradient. */
+enum fp8_in {
+	FP8_NONE, /* bf16 GEMM */
+	FP8_NORM, /* input from a TE norm (LayerNormLinear) */
+	FP8_SEP,  /* input from attention, the activation, the dispatcher: a quantize kernel */
+};
+
+struct step {
+	enum step_kind kind;
+	const char *op;                  /* elem: op name */
+	const char *dtype;               /* elem: dtype (NULL: activations') */
+	long long m, n, k, batch;        /* gemm (n also elem's elements, k its cols) */
+	int gelu;                        /* gemm: GELU epilogue */
+	enum fp8_in fp8;                 /* gemm: how an fp8 training step quantizes its input */
+	long long bytes;                 /* collectives */
+	long long b, h, hkv, sq, skv, d; /* attn */
+	int causal, decode;
+	long long drop;   /* attn: scores the dropout passes over (naive attention with dropout; 0: none) */
+	long long window; /* attn: the sliding window (0: none) */
+	int flash_drop;   /* attn: dropout inside the FlashAttention kernel (training with dropout) */
+	int ring;         /* ST_TP_F / ST_TP_G with --tp-comm-overlap: ring steps beside the GEMM next to it */
+	long long chunks, heads, groups, p, state, tokens; /* ST_SSD: chunks, this rank's heads and groups, head dim,
+	                                                      state dim, tokens */
+};
+
+/* _SWA: the same layer attending through the sliding window (gen_layer_is_windowed); BK_MAMBA .. BK_EXPERTS: the
+   layers of a hybrid model (gen_layer_type), each a norm, one sublayer and its residual */
+enum block_kind {
+	BK_EMB,
+	BK_DENSE,
+	BK_MOE,
+	BK_HEAD,
+	BK_MTP,
+	BK_DENSE_SWA,
+	BK_MOE_SWA,
+	BK_MAMBA,
+	BK_ATTN,
+	BK_MLP,
+	BK_EXPERTS,
+	BK_COUNT
+};
+
+struct block {
+	struct step st[MAX_STEPS];
+	int n;
+	struct gen_params par; /* weights of this block on one rank */
+};
+
+/* tokens one rank works on: b sequences of sq new tokens attending to skv */
+struct tok {
+	long long b, sq, skv;
+	int decode;
+	long long rows; /* inference head: the rows that sample a token (0: b, one per sequence) */
+};
+
+struct em {
+	const struct gen_config *c;
+	const struct gen_model *m;
+	FILE *f;
+	int depth;
+	int err;
+	long long t, al, kvl, h, vl;
+	const char *dt, *gdt; /* activation and GEMM dtype */
+	long long nd, ne;     /* data-parallel group sizes: dense weights, experts */
+	const char *cd, *ce;  /* their communicators */
+	int sync;             /* data-parallel gradient collectives exist */
+	int swa;              /* the block being built attends through the sliding window */
+};
+
+/* The steps of one block of that kind for k's tokens into B, and its weights on one rank (gen_blocks.c). */
+void gt_build_block(struct em *e, enum block_kind kind, const struct tok *k, struct block *B);
+
+#endif
