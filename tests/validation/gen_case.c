@@ -213,6 +213,51 @@ int vcase_import(struct vcase *v, const char *root, char *why, size_t len)
 	return 0;
 }
 
+/* An imported trace's modelled ops against the kernels they stand for, per family: each device op's replayed
+   time (its spans, every replayed rank) beside the measured time its line's comment gives ("  # gemm modelled
+   42.154us ...", sim/import/kineto_emit.c). */
+static void import_families(const char *text, const struct rp_result *r, struct vgen_result *res)
+{
+	static const char head[] = "simtrace 1\n# imported by `sim import";
+	if (strncmp(text, head, sizeof head - 1))
+		return;
+	long nlines = 1;
+	for (const char *p = text; *p; p++)
+		nlines += *p == '\n';
+	signed char *fam = malloc((size_t)nlines + 1);
+	double *meas = malloc(((size_t)nlines + 1) * sizeof *meas);
+	if (!fam || !meas) {
+		free(fam);
+		free(meas);
+		return;
+	}
+	long line = 1;
+	for (const char *p = text; *p; line++) {
+		const char *nl = strchr(p, '\n'), *c = strstr(p, "  # ");
+		fam[line] = -1;
+		if (c && (!nl || c < nl)) {
+			char name[32], how[16];
+			double us;
+			if (sscanf(c + 4, "%31s %15s %lfus", name, how, &us) == 3 && !strcmp(how, "modelled"))
+				for (int f = 0; f < IF_COUNT && f < VGEN_FAMS; f++)
+					if (!strcmp(name, imp_family_name((enum imp_family)f)))
+						fam[line] = (signed char)f, meas[line] = us * 1e-6;
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	for (long i = 0; i < r->nspans; i++) {
+		const struct rp_span *s = &r->spans[i];
+		if (s->line < 1 || s->line > line || fam[s->line] < 0)
+			continue;
+		res->fam_replay_s[fam[s->line]] += s->t1 - s->t0;
+		res->fam_meas_s[fam[s->line]] += meas[s->line];
+	}
+	free(fam);
+	free(meas);
+}
+
 static void replay_one(long i, void *ctx, void *out)
 {
 	const struct vgen_batch *b = ctx;
@@ -240,6 +285,7 @@ static void replay_one(long i, void *ctx, void *out)
 		res->time_s = r.time_s;
 		res->ranks = r.ranks;
 		res->nrep = r.nrep;
+		import_families(b->texts[i], &r, res);
 		rp_result_free(&r);
 	}
 	tr_free(t);

@@ -43,11 +43,15 @@ char *vcase_trace(const struct vcase *v, const struct gen_config *c, const char 
 int vcase_import(struct vcase *v, const char *root, char *why, size_t len);
 
 /* What the replay of one trace gave. */
+#define VGEN_FAMS 6 /* enum imp_family's IF_COUNT (sim/import/import.h) */
 struct vgen_result {
 	int rc;          /* 0, or rp_run's exit code (-1: the child died) */
 	double time_s;   /* step time */
 	int ranks, nrep; /* ranks of the trace, representatives replayed */
 	double wall_s;   /* wall-clock time of the child */
+	/* an imported trace (`sim import kineto`): per kernel family (enum imp_family), the replayed time of the
+	   modelled ops, all ranks, and the measured time of the kernels they stand for (the trace's comments) */
+	double fam_replay_s[VGEN_FAMS], fam_meas_s[VGEN_FAMS];
 	char why[512];
 };
 
