@@ -259,6 +259,8 @@ int js_capture(struct js *J)
 		return J->code;
 	if (c == -1)
 		return js_syntax(J, "unexpected end of input (expected a value)");
+	if (c == ',' || c == '}' || c == ']' || c == ':')
+		return js_syntax(J, "expected a value");
 	J->cap_line = J->line;
 	J->cap_col = J->col;
 	for (;;) {

@@ -522,7 +522,7 @@ static int build(struct rd *R, const struct imp_options *o, struct kin_rank *r)
 static int take_meta(struct rd *R, struct js *J, const char *key, struct kin_rank *r)
 {
 	json_error_t err;
-	json_t *v = json_loadb(J->cap, J->caplen, JSON_ALLOW_NUL, &err);
+	json_t *v = json_loadb(J->cap, J->caplen, JSON_ALLOW_NUL | JSON_DECODE_ANY, &err);
 	if (!v)
 		return fail(R, SIM_EXIT_TRACE, "not JSON: line %d, column %d: %s", J->cap_line + err.line - 1,
 		            err.line == 1 ? J->cap_col + err.column - 1 : err.column, err.text);
@@ -571,7 +571,7 @@ static int take_events(struct rd *R, struct js *J, long long maxev, const struct
 		if (js_capture(J))
 			return J->code;
 		json_error_t err;
-		json_t *e = json_loadb(J->cap, J->caplen, JSON_ALLOW_NUL, &err);
+		json_t *e = json_loadb(J->cap, J->caplen, JSON_ALLOW_NUL | JSON_DECODE_ANY, &err);
 		if (!e)
 			return fail(R, SIM_EXIT_TRACE, "not JSON: line %d, column %d: %s", J->cap_line + err.line - 1,
 			            err.line == 1 ? J->cap_col + err.column - 1 : err.column, err.text);
@@ -605,7 +605,7 @@ int kin_read_js(struct js *J, const char *name, const struct imp_options *o, int
 	if (c != '{') { /* JSON but not an object, or not JSON */
 		if (!J->code && !js_capture(J) && !js_end(J)) {
 			json_error_t err;
-			json_t *v = json_loadb(J->cap, J->caplen, JSON_ALLOW_NUL, &err);
+			json_t *v = json_loadb(J->cap, J->caplen, JSON_ALLOW_NUL | JSON_DECODE_ANY, &err);
 			if (v) {
 				json_decref(v);
 				return fail(
