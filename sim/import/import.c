@@ -16,12 +16,6 @@
 #define DEFAULT_MAX_BYTES (512LL << 20) /* a Chakra file, read whole */
 #define KINETO_MAX_BYTES  (4LL << 30)   /* a Kineto file, read as a stream (jstream.h) */
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-	return a >= b && !strcmp(s + a - b, suffix);
-}
-
 /* The file's bytes, uncompressed; 0 or an exit code with why. */
 static int slurp(const char *path, long long max, char **data, size_t *len, char *why, size_t whylen)
 {
@@ -36,7 +30,7 @@ static int slurp(const char *path, long long max, char **data, size_t *len, char
 	size_t got = fread(magic, 1, 2, f);
 	fclose(f);
 	int gz = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-	if (ends_with(path, ".gz") && !gz) {
+	if (imp_ends_with(path, ".gz") && !gz) {
 		snprintf(why, whylen, "%s: not gzip (the name ends in .gz but the file does not start with 1f 8b)",
 		         path);
 		return SIM_EXIT_TRACE;
@@ -163,7 +157,7 @@ static int rank_of_name(const char *path)
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	size_t n = strlen(base);
-	size_t end = ends_with(base, ".et.gz") ? n - 6 : ends_with(base, ".et") ? n - 3 : 0;
+	size_t end = imp_ends_with(base, ".et.gz") ? n - 6 : imp_ends_with(base, ".et") ? n - 3 : 0;
 	size_t k = end;
 	while (k > 0 && base[k - 1] >= '0' && base[k - 1] <= '9')
 		k--;

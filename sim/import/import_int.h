@@ -70,6 +70,8 @@ struct kin_rank {
 /* import_util.c: 1 when a kernel of this name keeps its measured time by
    --carry. */
 int imp_carry_named(const struct imp_options *o, const char *kernel);
+/* 1 when s ends with suffix (a file's ".gz", ".et") */
+int imp_ends_with(const char *s, const char *suffix);
 /* The rule a carried kernel of family fam scales by on another chip, as a
    delay's keys (" scale=dram ref=2.039e+12B/s"), when --recorded-on gave
    the recording chip: elementwise kernels and copies with device-memory

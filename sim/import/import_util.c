@@ -12,6 +12,12 @@
 #include <stdio.h>
 #include <string.h>
 
+int imp_ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
 int imp_carry_named(const struct imp_options *o, const char *kernel)
 {
 	for (int i = 0; o && i < o->ncarry; i++)

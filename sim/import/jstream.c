@@ -7,6 +7,7 @@
 #include "jstream.h"
 
 #include "arch.h"
+#include "import_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,12 +15,6 @@
 #include <string.h>
 
 #define DEPTH_MAX 512 /* nesting a captured value may have */
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-	return a >= b && !strcmp(s + a - b, suffix);
-}
 
 /* the first error: "NAME: msg" and its exit code */
 static int fail(struct js *J, int code, const char *msg)
@@ -64,7 +59,7 @@ int js_open_file(struct js *J, const char *path, long long max, char *why, size_
 	size_t got = fread(magic, 1, 2, f);
 	fclose(f);
 	int gz = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-	if (ends_with(path, ".gz") && !gz)
+	if (imp_ends_with(path, ".gz") && !gz)
 		return fail(J, SIM_EXIT_TRACE,
 		            "not gzip (the name ends in .gz but the file does not start with 1f 8b)");
 	errno = 0;

@@ -239,7 +239,7 @@ static void import_families(const char *text, const struct rp_result *r, struct 
 			char name[32], how[16];
 			double us;
 			if (sscanf(c + 4, "%31s %15s %lfus", name, how, &us) == 3 && !strcmp(how, "modelled"))
-				for (int f = 0; f < IF_COUNT && f < VGEN_FAMS; f++)
+				for (int f = 0; f < IF_COUNT; f++)
 					if (!strcmp(name, imp_family_name((enum imp_family)f)))
 						fam[line] = (signed char)f, meas[line] = us * 1e-6;
 		}

@@ -9,6 +9,7 @@
 
 #include "arch.h"
 #include "gen.h"
+#include "import.h"
 #include "serve.h"
 
 #include <stddef.h>
@@ -43,7 +44,6 @@ char *vcase_trace(const struct vcase *v, const struct gen_config *c, const char 
 int vcase_import(struct vcase *v, const char *root, char *why, size_t len);
 
 /* What the replay of one trace gave. */
-#define VGEN_FAMS 6 /* enum imp_family's IF_COUNT (sim/import/import.h) */
 struct vgen_result {
 	int rc;          /* 0, or rp_run's exit code (-1: the child died) */
 	double time_s;   /* step time */
@@ -51,7 +51,7 @@ struct vgen_result {
 	double wall_s;   /* wall-clock time of the child */
 	/* an imported trace (`sim import kineto`): per kernel family (enum imp_family), the replayed time of the
 	   modelled ops, all ranks, and the measured time of the kernels they stand for (the trace's comments) */
-	double fam_replay_s[VGEN_FAMS], fam_meas_s[VGEN_FAMS];
+	double fam_replay_s[IF_COUNT], fam_meas_s[IF_COUNT];
 	char why[512];
 };
 

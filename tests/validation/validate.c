@@ -1602,9 +1602,6 @@ static void write_conditioned(FILE *f, int fit)
    within 10%), a table apart from the steps' errors: where the device model errs on kernels nobody fitted it to. */
 static void write_families(FILE *f)
 {
-	static const char *const names[6] = {"gemm", "attention", "elementwise", "memcpy", "nccl", "other"};
-	_Static_assert(sizeof names / sizeof names[0] == sizeof vs[0].fam_replay_s / sizeof vs[0].fam_replay_s[0],
-	               "a name per family");
 	int any = 0;
 	for (int i = 0; i < nvs && !any; i++)
 		any = vs[i].ok && vs[i].import_path[0];
@@ -1621,13 +1618,14 @@ static void write_families(FILE *f)
 		const struct vcase *v = &vs[i];
 		if (!v->ok || !v->import_path[0])
 			continue;
-		for (int k = 0; k < 6; k++) {
+		for (int k = 0; k < IF_COUNT; k++) {
 			if (!(v->fam_meas_s[k] > 0))
 				continue;
 			char e[32];
 			spct(e, sizeof e, v->fam_replay_s[k] / v->fam_meas_s[k] - 1);
-			fprintf(f, "| %s | `%s` | %s | %.3f | %.3f | %s |\n", v->id, v->import_path, names[k],
-			        v->fam_replay_s[k] * 1e3, v->fam_meas_s[k] * 1e3, e);
+			fprintf(f, "| %s | `%s` | %s | %.3f | %.3f | %s |\n", v->id, v->import_path,
+			        imp_family_name((enum imp_family)k), v->fam_replay_s[k] * 1e3, v->fam_meas_s[k] * 1e3,
+			        e);
 		}
 	}
 	fprintf(f, "\n");

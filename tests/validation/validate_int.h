@@ -112,7 +112,7 @@ struct vcase {
 	int nomem;             /* case option memory=unchecked: the trace's memory statements are dropped */
 	double step_s, wall_s;
 	/* an import case: the modelled ops' replayed time and their kernels' measured time per family (gen_case.h) */
-	double fam_replay_s[6], fam_meas_s[6];
+	double fam_replay_s[IF_COUNT], fam_meas_s[IF_COUNT];
 	int ranks, nrep;
 	/* a conditioned row: its case sets a constant of the model (a per-call
 	   overhead of its harness, which only that harness's own measurements
