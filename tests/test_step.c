@@ -26,7 +26,13 @@
  * behind it (21% faster). Measured on an H100 (rows LA001-LA048 of
  * tests/validation/measurements-lent.tsv), the kernel is slower than the
  * model at both head dims (by 14-17% on long non-causal sequences): the
- * stepper's overlap is the optimistic one.
+ * stepper's overlap is the optimistic one. And FlashAttention-3: the stepper
+ * plays its ping-pong (a warpgroup's softmax while the other's GEMMs run) and
+ * hides the softmax almost entirely; the model adds one warpgroup's share of
+ * the lane work to the matrix time (sim/device/model_attn.c, flash_step_time),
+ * which is what published FlashAttention-3 forwards (rows A042, A057 of
+ * tests/validation/measurements-public.tsv; pytorch/benchmark #2391) and
+ * cuDNN's kernel measured on an H100 show (the stepper is 25-30% faster).
  *
  * Also: skipping idle cycles gives the same result as stepping each cycle;
  * runs are deterministic; LRR and GTO give different schedules; a whole
@@ -116,7 +122,6 @@ int main(int argc, char **argv)
 	    {"h100", "gemm m=8192 n=8192 k=8192 dtype=bf16", 1 - tol, 1 + tol},
 	    {"h100", "gemm m=4096 n=4096 k=4096 dtype=fp16", 1 - tol, 1 + tol},
 	    {"a100", "attn b=4 h=16 sq=4096 skv=4096 d=128 dtype=fp16 impl=flash2", 1 - tol, 1 + tol},
-	    {"h100", "attn b=4 h=16 sq=4096 skv=4096 d=128 dtype=bf16 impl=flash3", 1 - tol, 1 + tol},
 	    {"a100", "elem op=gelu n=268435456 dtype=fp16", 1 - tol, 1 + tol},
 	    {"h100", "elem op=add n=268435456 dtype=bf16", 1 - tol, 1 + tol},
 	    /* known: the model's serial SFU + lane time for the softmax (see the top of this file) */
@@ -124,6 +129,9 @@ int main(int argc, char **argv)
 	    {"h100", "attn b=4 h=16 sq=8192 skv=8192 d=64 dtype=bf16 impl=flash2", 0.5, 1 - tol},
 	    /* known: mma.sync at 2/3 of the rate on H100, the other pipes hidden in the stepper (see the top) */
 	    {"h100", "attn b=4 h=16 sq=4096 skv=4096 d=128 dtype=bf16 impl=flash2", 0.5, 1 - tol},
+	    /* known: the stepper's ping-pong hides one warpgroup's softmax behind the other's GEMMs; measured
+	       FlashAttention-3 and cuDNN kernels do not (see the top) */
+	    {"h100", "attn b=4 h=16 sq=4096 skv=4096 d=128 dtype=bf16 impl=flash3", 0.5, 1 - tol},
 	};
 	printf("stepper vs device model, cycles per CTA-iteration (accepted ratio 1 +- %.2f unless marked):\n", tol);
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -26,8 +26,8 @@
 static const char *const kind_names[OP_KIND_COUNT] = {"gemm", "attn", "elem", "copy", "conv", "embedding"};
 static const char *const trans_names[] = {"nn", "nt", "tn", "tt", NULL};
 static const char *const epi_names[] = {"none", "bias", "gelu", "relu", "bias_gelu", "bias_relu", NULL};
-static const char *const impl_names[] = {"flash2", "flash3", "naive",         "decode",
-                                         "paged",  "flash1", "flash2_decode", NULL};
+static const char *const impl_names[] = {"flash2", "flash3",        "naive", "decode", "paged",
+                                         "flash1", "flash2_decode", "cudnn", NULL};
 static const char *const dir_names[] = {"fwd", "bwd", NULL};
 static const char *const conv_dir_names[] = {"fwd", "bwd", "dgrad", "wgrad", NULL};
 static const char *const place_names[] = {"hbm", "host", NULL};
@@ -493,6 +493,7 @@ static int build_attn(struct op *o, const struct pstate *st, char *why, size_t w
 		            op_attn_impl_name(o->impl),
 		            o->impl == ATTN_NAIVE    ? "its dropout is an elementwise pass of its own, an elem op"
 		            : o->impl == ATTN_FLASH3 ? "FlashAttention-3 has no dropout"
+		            : o->impl == ATTN_CUDNN  ? "the model's cuDNN kernel has no dropout"
 		                                     : "inference has no dropout");
 	if (o->impl == ATTN_DECODE || o->impl == ATTN_PAGED || o->impl == ATTN_FLASH2_DECODE) {
 		if (o->sq > 16)

@@ -35,6 +35,8 @@ enum op_attn_impl {
 	ATTN_PAGED,
 	ATTN_FLASH1,
 	ATTN_FLASH2_DECODE, /* FlashAttention-2's decode path (flash_api.cpp), as torch SDPA's flash backend runs it */
+	ATTN_CUDNN, /* cuDNN's fused flash attention (torch SDPA's cuDNN backend, Transformer Engine's FusedAttention)
+	             */
 	ATTN_IMPL_COUNT
 };
 enum op_dir {

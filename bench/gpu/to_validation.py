@@ -16,8 +16,8 @@ id), to be appended by hand after review:
     TRACE_DIR (relative to the repository root) holds them, as
     `kineto_<model>_mb<N>.json.gz`; skipped otherwise (`sim gen` writes a
     Megatron-style step, not this one);
-  - cuDNN attention rows and PyTorch's eager row kernels (LayerNorm, RMSNorm,
-    softmax): skipped, with the reason;
+  - cuDNN attention rows: cases of impl=cudnn; PyTorch's eager row kernels
+    (LayerNorm, RMSNorm, softmax): skipped, with the reason;
   - GEMMs given fewer SMs (units=, the SM carveout) or beside a copy kernel
     that holds some (busy=; measure.py of 2026-11-28 wrote them sms= and
     beside=copy:): cases; convolutions (cuDNN forward, dgrad, wgrad, both):
@@ -127,12 +127,10 @@ def measure_rows(run, config, prefix, traces, date, device, software, out, cases
         elif kind == "memory" and "op=batchnorm" in op:
             skipped.append(f"{mid}\tPyTorch's batch norm (statistics, then the transform; the backward's "
                            f"reductions): the model has no batch-norm op")
-        elif impl == "cudnn":
-            skipped.append(f"{mid}\tcuDNN's fused attention (torch SDPA cuDNN backend): the model has no "
-                           f"kernel of cuDNN's (impl=flash3 is FlashAttention-3's, a different kernel)")
         else:
-            # torch SDPA's flash backend runs FlashAttention-2: its own decode path for one query token
-            ops = op + {"flash2": " impl=flash2", "decode": " impl=flash2_decode"}.get(impl, "")
+            # torch SDPA's flash backend runs FlashAttention-2: its own decode path for one query token;
+            # its cuDNN backend cuDNN's fused attention
+            ops = op + {"flash2": " impl=flash2", "decode": " impl=flash2_decode", "cudnn": " impl=cudnn"}.get(impl, "")
             cases.append(f"{mid}\t{config}\t-\tus\t{ops}")
 
 

@@ -80,14 +80,26 @@ static const char *drop_txt(const struct op *op, double t_int, char *buf, size_t
 /* What tells FlashAttention-3 from -2 in the model. */
 struct flash_variant {
 	const char *name; /* kernel name prefix */
-	int async; /* needs asynchronous matrix units; its warpgroups ping-pong, so the pipes overlap fully and each
-	              warpgroup (2) reads the streamed blocks from shared memory once */
+	int async;        /* needs asynchronous matrix units; warp-specialized: a producer warpgroup loads, consumer
+	                     warpgroups compute (flash_step_time: how their pipes overlap), each reading the streamed blocks
+	                     from shared memory once */
 	int warps_fwd, warps_bwd; /* warps of one CTA */
 	int splitkv;              /* FlashAttention-2's split-KV forward kernel: 64 query rows per CTA */
+	int fwd_rows;             /* the forward's query rows per CTA when fixed (0: by head dim) */
+	int gqa_reduce; /* the backward with fewer K/V heads writes dK and dV per query head, then reduces them */
 };
-static const struct flash_variant flash2_variant = {"flash2", 0, 4, 8, 0};
-static const struct flash_variant flash3_variant = {"flash3", 1, 12, 12, 0};
-static const struct flash_variant flash2_splitkv_variant = {"flash2_splitkv", 0, 4, 8, 1};
+static const struct flash_variant flash2_variant = {"flash2", 0, 4, 8, 0, 0, 1};
+static const struct flash_variant flash3_variant = {"flash3", 1, 12, 12, 0, 0, 0};
+static const struct flash_variant flash2_splitkv_variant = {"flash2_splitkv", 0, 4, 8, 1, 0, 1};
+/* cuDNN's fused flash attention on Hopper (cuDNN 9; the kernels torch SDPA's cuDNN backend runs, recorded in
+   traces/kineto/h100-*: cudnn_generated_fort_native_sdpa_sm90_flash_{fprop,bprop}_wgmma_f16_knob_*): wgmma and
+   TMA, 384 threads (a producer and two consumer warpgroups), a persistent grid of one CTA per SM. Its forward
+   tiles are 64-row warpgroup blocks against 128 keys at head dims 64 and 128 (..._64x128x{64,128}_...): 128
+   query rows per CTA and no head-dim-dependent tile, unlike FlashAttention-3's. The backward runs beside the
+   main kernel the dO.O row sums (cudnn::fusion::compute_dot_do_o_specialized) and the fp32-to-16-bit dQ
+   conversion (convert_dq_to_16bits), and with fewer K/V heads two reductions of the per-query-head dK and dV
+   (fmha_reduce_head). Its inner step is modelled as FlashAttention-3's (flash_step_time). */
+static const struct flash_variant cudnn_variant = {"cudnn", 1, 12, 12, 0, 128, 1};
 
 /* One direction's kernel: the block a CTA keeps, the block an iteration streams, and what an iteration costs. */
 struct flash_shape {
@@ -128,16 +140,42 @@ static int flash2_splitkv_block_n(long long d)
 	return d <= 64 ? 256 : d <= 128 ? 128 : 64;
 }
 
+/* FlashAttention-3's forward tiles (hopper/tile_size.h, tile_size_fwd_sm90; the July 2024 release's
+   flash_fwd_launch_template.h had the same for head dims 64, 128 and 256): kBlockM query rows, one consumer
+   warpgroup per 64 of them, and kBlockN keys per iteration, by head dim, causal masking and input width */
+static void flash3_fwd_tile(const struct op *op, int *br, int *bc)
+{
+	long long d = op->d;
+	if (dt_bytes(op->dtype) < 2) { /* fp8 */
+		*br = d <= 96 ? 192 : 128;
+		*bc = d <= 64 ? 160 : d <= 96 ? 128 : d <= 128 ? 224 : d <= 192 ? 160 : 128;
+		return;
+	}
+	*br = d <= 96 ? 192 : 128;
+	*bc = d <= 64    ? (op->causal ? 128 : 192)
+	      : d <= 96  ? 144
+	      : d <= 128 ? (op->causal ? 128 : 176)
+	      : d <= 192 ? 112
+	                 : 80;
+}
+
 /* forward: Q block resident, K and V blocks streamed (double-buffered) */
 static void flash_fwd_shape(const struct op *op, const struct flash_variant *v, struct flash_shape *s)
 {
 	double ea = dt_bytes(op->dtype), d = (double)op->d;
-	int br = op->d <= 128 ? 128 : 64;            /* query rows per CTA */
-	int bc = op->d <= 64 || v->async ? 128 : 64; /* keys per iteration */
-	if (v->splitkv)                              /* run_mha_fwd_splitkv_dispatch: kBlockM 64, kBlockN by head dim */
+	int br = op->d <= 128 ? 128 : 64; /* query rows per CTA */
+	int bc = op->d <= 64 ? 128 : 64;  /* keys per iteration */
+	int warps = v->warps_fwd;
+	if (v->splitkv) /* run_mha_fwd_splitkv_dispatch: kBlockM 64, kBlockN by head dim */
 		br = 64, bc = flash2_splitkv_block_n(op->d);
+	if (v->async) {
+		flash3_fwd_tile(op, &br, &bc);
+		if (v->fwd_rows)
+			br = v->fwd_rows, bc = 128;
+		warps = 4 * (br / 64 + 1); /* a producer warpgroup and br/64 consumer warpgroups */
+	}
 	s->bwd = 0;
-	s->rows_cta = br, s->rows_step = bc, s->warps = v->warps_fwd;
+	s->rows_cta = br, s->rows_step = bc, s->warps = warps;
 	s->smem_B = ((double)br * d + 2.0 * bc * d) * ea;
 	s->len_cta = op->sq, s->len_step = op->skv;
 	s->mma_products = 2, s->smem_products = 2.0;
@@ -179,9 +217,9 @@ static void flash_bwd_shape(const struct op *op, const struct flash_variant *v, 
 	double acc_B = (double)op->b * op->h * op->sq * d * 4;
 	s->passes_B = 2 * s->q_B + 2 * acc_B + s->q_B;
 	s->kernels = 3, s->passes = 2; /* dO.O row sums, the main kernel, dQ conversion */
-	if (!v->async && op->hkv != op->h) {
-		/* FlashAttention-2 with fewer K/V heads (flash_api.cpp, mha_bwd): the main kernel writes dK and dV for
-		   every query head, then two reductions (at::sum_out) read them and write the groups' sums */
+	if (v->gqa_reduce && op->hkv != op->h) {
+		/* fewer K/V heads (FlashAttention-2: flash_api.cpp, mha_bwd; cuDNN: fmha_reduce_head): the main kernel
+		   writes dK and dV for every query head, then two reductions read them and write the groups' sums */
 		double expanded_B = s->kv_B * (double)op->h / (double)op->hkv;
 		s->dram_B += expanded_B - s->kv_B;
 		s->passes_B += expanded_B + s->kv_B;
@@ -229,15 +267,34 @@ static void flash_step_time(const struct arch_chip *c, const struct arch_unit *u
 	st->vec_s = lanes_per_s > 0 ? lane_ops / lanes_per_s : 0;
 	st->int_s = int_lanes(u) > 0 ? (double)bo * bi * int_score / (int_lanes(u) * clock) : 0;
 	/* shared memory: every warp reads the streamed blocks for its rows (fwd: K and V; bwd: Q and dO
-	   through five products); async matrix units read them once per warpgroup */
-	st->smem_B = s->smem_products * (v->async ? 2 : s->warps) * bi * d * ea;
+	   through five products); async matrix units read them once per consumer warpgroup (forward: one per 64
+	   rows; backward: two) */
+	int wgs = s->bwd ? 2 : bo / 64;
+	st->smem_B = s->smem_products * (v->async ? wgs : s->warps) * bi * d * ea;
 	st->smem_s = st->smem_B / (u->smem_Bpc * clock);
-	/* pipes overlap as far as independent instructions allow: within a warp (ILP) and across the
-	   warps sharing a scheduler; FlashAttention-3 overlaps them by design (ping-pong warpgroups) */
-	double warps_per_sched = occ * s->warps / (double)u->schedulers;
-	st->overlap = v->async ? 1 : 1 - 1 / (1 + warps_per_sched);
-	st->step_s = step_overlap(st->mma_s, st->smem_s, st->sfu_s + st->vec_s, st->int_s, st->overlap);
-	assert(st->overlap >= 0 && st->overlap <= 1 && dm_ok(st->step_s));
+	double lanes_s = st->sfu_s + st->vec_s + st->int_s;
+	double tmax = dmax(dmax(st->mma_s, st->smem_s), dmax(st->sfu_s + st->vec_s, st->int_s));
+	if (v->async) {
+		/* FlashAttention-3 (Shah et al. 2024, section 3.1): the consumer warpgroups' matrix work is issued in
+		   turn (ping-pong) and runs on the shared matrix units, so a warpgroup's products end after all of
+		   theirs, and its softmax follows: the forward step is the matrix time plus one warpgroup's share of
+		   the lane work (never less than the longest pipe). The backward has no ping-pong: its step is the
+		   matrix time, the shared-memory reads of the streamed blocks and one warpgroup's share of the lane
+		   work in sequence. No FlashAttention-3 backward is measured in public; that form was chosen against
+		   cuDNN's backward on H100 and H200 (a kernel of the same design: wgmma, TMA, a producer warpgroup;
+		   tests/validation/measured/README.md), and it puts FlashAttention-3's backward at head dim 128 at
+		   1.7x FlashAttention-2's measured one, within the 1.5-1.75x its authors state. */
+		st->step_s = s->bwd ? st->mma_s + st->smem_s + lanes_s / wgs : dmax(tmax, st->mma_s + lanes_s / wgs);
+		double all = st->mma_s + st->smem_s + lanes_s;
+		st->overlap = all > tmax ? (all - st->step_s) / (all - tmax) : 1;
+	} else {
+		/* pipes overlap as far as independent instructions allow: within a warp (ILP) and across the
+		   warps sharing a scheduler */
+		double warps_per_sched = occ * s->warps / (double)u->schedulers;
+		st->overlap = 1 - 1 / (1 + warps_per_sched);
+		st->step_s = step_overlap(st->mma_s, st->smem_s, st->sfu_s + st->vec_s, st->int_s, st->overlap);
+	}
+	assert(st->overlap >= -1e-12 && st->overlap <= 1 + 1e-12 && dm_ok(st->step_s));
 	assert(st->step_s >= st->mma_s && st->step_s >= st->smem_s && st->step_s >= st->sfu_s + st->vec_s &&
 	       st->step_s >= st->int_s); /* an iteration takes at least what each pipe alone needs */
 }
@@ -472,7 +529,9 @@ static void flash_explain(FILE *ex, const struct arch_unit *u, const struct op *
 	   "overlap %.0f%% (%s) -> %.0f ns\n",
 	   st->mma_s * 1e9, st->smem_s * 1e9, st->sfu_s * 1e9, st->vec_s * 1e9,
 	   drop_txt(op, st->int_s, dtxt, sizeof dtxt), st->overlap * 100,
-	   v->async ? "FlashAttention-3 ping-pong on async matrix units" : "other warps on the same scheduler",
+	   v->async ? (s->bwd ? "warp-specialized backward: matrix, shared memory, one warpgroup's lane work in turn"
+	                      : "warp-specialized: one consumer warpgroup's lane work after the matrix time")
+	            : "other warps on the same scheduler",
 	   st->step_s * 1e9);
 	if (ms->dies > 1)
 		xp(ex,
@@ -556,6 +615,12 @@ static int flash3_time(const struct arch_chip *c, const struct op *op, struct dm
                        size_t wl)
 {
 	return flash_time(c, op, &flash3_variant, r, ex, why, wl, NULL);
+}
+
+static int cudnn_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
+                      size_t wl)
+{
+	return flash_time(c, op, &cudnn_variant, r, ex, why, wl, NULL);
 }
 
 static int flash2_iter(const struct arch_chip *c, const struct op *op, struct dm_result *r, struct dm_iter *it,
@@ -1017,6 +1082,7 @@ static const struct attn_kernel_ops attn_kernels[] = {
     {"paged", attn_decode, NULL},
     {"naive", attn_naive, NULL},
     {"flash2_decode", attn_flash2_decode, NULL},
+    {"cudnn", cudnn_time, NULL},
 };
 
 static const struct attn_kernel_ops *attn_kernel(const struct op *op, char *why, size_t wl)

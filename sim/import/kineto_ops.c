@@ -230,16 +230,19 @@ static int attn_op(const struct attn_form *f, json_t *args, const char *kernel, 
 		    json_string_value(json_array_get(json_object_get(args, "Concrete Inputs"), (size_t)f->causal));
 		causal = v && isdigit((unsigned char)v[0]) && strcmp(v, "0") ? 1 : 0;
 	}
-	/* Hopper kernels of the FlashAttention-3 kind (cuDNN's sm90 wgmma SDPA,
-	   FA3) run as impl=flash3; a FlashAttention-2 forward of one query token
-	   (a decode step) runs its decode path, the query heads of a KV head
-	   moved into the rows of one tile (flash_api.cpp, seqlenq_ngroups_swapped)
-	   and the keys split when that does not fill the chip: impl=flash2_decode;
-	   every other as FlashAttention-2 */
-	const char *impl = has(kernel, "sm90") || has(kernel, "wgmma") || has(kernel, "flash3") || has(kernel, "hopper")
-	                       ? "flash3"
-	                   : sq == 1 && !f->bwd ? "flash2_decode"
-	                                        : "flash2";
+	/* cuDNN's Hopper SDPA kernels (cudnn_generated_..._sm90_flash_...) run
+	   as impl=cudnn; the other Hopper kernels of the warp-specialized kind
+	   (FlashAttention-3: a name with sm90, wgmma, flash3 or hopper) as
+	   impl=flash3; a FlashAttention-2 forward of one query token (a decode
+	   step) runs its decode path, the query heads of a KV head moved into the
+	   rows of one tile (flash_api.cpp, seqlenq_ngroups_swapped) and the keys
+	   split when that does not fill the chip: impl=flash2_decode; every other
+	   as FlashAttention-2 */
+	int hopper = has(kernel, "sm90") || has(kernel, "wgmma") || has(kernel, "flash3") || has(kernel, "hopper");
+	const char *impl = hopper && has(kernel, "cudnn") ? "cudnn"
+	                   : hopper                       ? "flash3"
+	                   : sq == 1 && !f->bwd           ? "flash2_decode"
+	                                                  : "flash2";
 	int w = snprintf(buf, len, "attn b=%lld h=%lld hkv=%lld sq=%lld skv=%lld d=%lld causal=%d dtype=%s impl=%s%s",
 	                 b, h, hkv, sq, skv, d, causal, dt, impl, f->bwd ? " dir=bwd" : "");
 	return checked(buf, len, w);

@@ -216,7 +216,7 @@ static int eval(struct step_sim *s, struct step_warp *w, int64_t t)
 		}
 		break;
 	case I_PPWAIT:
-		if (ct->pp_turn < 2 * w->iter + w->wg)
+		if (ct->pp_turn < (long long)s->pp_groups * w->iter + w->wg)
 			return SS_BAR;
 		break;
 	default: break;

@@ -120,7 +120,7 @@ struct step_cta {
 	int64_t full_at[2][STEP_MAX_STAGES];
 	int rel_count[2][STEP_MAX_STAGES];
 	int64_t *it_start; /* cycle each main-loop iteration began (iters + 1) */
-	long long pp_turn; /* ping-pong: turn 2j + g belongs to warpgroup g in iteration j */
+	long long pp_turn; /* ping-pong: turn n j + g belongs to warpgroup g of n in iteration j */
 	int pp_count;      /* warps of the warpgroup whose turn it is that have arrived */
 	int pp_warps;      /* warps per warpgroup */
 };
@@ -175,6 +175,7 @@ struct step_sim {
 	int marker_wid;    /* the warp whose iterations are timed */
 	uint8_t wprog[64]; /* program of each warp of a CTA */
 	uint8_t wwg[64];   /* ping-pong warpgroup of each warp of a CTA */
+	int pp_groups;     /* warpgroups taking turns (0: none) */
 	uint8_t *ready;    /* scratch of step_tick, one per warp */
 };
 

@@ -531,8 +531,9 @@ static void attn_async(struct kc *k)
 	const struct dm_iter *it = k->it;
 	struct step_prog *pr = &s->progs[0], *p = &s->progs[1], *idle = &s->progs[2];
 	int br = it->tile_m, bc = it->tile_n, d = it->tile_k;
-	int cons = 8;       /* two consumer warpgroups */
-	int rw = br / cons; /* 16 query rows per warp: m64 per warpgroup */
+	int groups = br / 64 > 1 ? br / 64 : 1; /* consumer warpgroups: m64 each (FlashAttention-3's tile) */
+	int cons = 4 * groups;
+	int rw = br / cons; /* 16 query rows per warp */
 	int kk = (int)dmx(1, 32 / k->ea);
 	int nSi = (int)dmx(1, d / kk), nPi = (int)dmx(1, bc / kk);
 	double macS = (double)rw * bc * kk, macP = (double)rw * d * kk;
@@ -595,16 +596,17 @@ static void attn_async(struct kc *k)
 	rescale(k, p, &x);
 	store_tile(k, p, (double)rw * d * k->ea, x.oacc, x.noacc);
 	ctl(k, p, I_EXIT, "exit", 0);
-	/* warp 0: producer; 1-3: the rest of the producer warpgroup (idle); 4-11: consumers */
+	/* warp 0: producer; 1-3: the rest of the producer warpgroup (idle); 4 on: consumers, 4 warps a group */
 	s->cta_nw = 4 + cons, s->cta_barw = 4 + cons, s->cta_consumers = cons, s->marker_wid = 4;
 	memset(s->wprog, 1, sizeof s->wprog);
 	s->wprog[0] = 0, s->wprog[1] = s->wprog[2] = s->wprog[3] = 2;
 	for (int i = 0; i < 64; i++)
-		s->wwg[i] = (uint8_t)(i >= 8 && i < 12);
+		s->wwg[i] = (uint8_t)(i >= 4 && i < 4 + cons ? (i - 4) / 4 : 0);
+	s->pp_groups = groups;
 	snprintf(s->shape, sizeof s->shape,
-	         "producer warp (TMA) + 2 consumer warpgroups of %d query rows; per block of keys %d + %d x wgmma per "
+	         "producer warp (TMA) + %d consumer warpgroups of %d query rows; per block of keys %d + %d x wgmma per "
 	         "warp, %d scores per thread",
-	         4 * rw, nSi, nPi, x.ns);
+	         groups, 4 * rw, nSi, nPi, x.ns);
 }
 
 /* ------------------------------------------------------------------ */

@@ -72,7 +72,7 @@ static const double pj_lo = 0.5, pj_hi = 10;
 
 /* evaluations of the fit error per free parameter, restarts included */
 #ifndef FIT_EVALS
-#define FIT_EVALS 40
+#define FIT_EVALS 80
 #endif
 #define MAX_FAMS 16
 #define FIT_MAXP (NFITKEYS + MAX_FAMS)
