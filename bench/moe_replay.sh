@@ -20,9 +20,9 @@ for dp in 64 256; do
 		--decoder-first-pipeline-num-layers 5 --decoder-last-pipeline-num-layers 8 -o "$tmp/dsv3_$dp.trace"
 done
 "$sim" gen deepseek-v3 --tp 1 --pp 8 --dp 32 --ep 32 --micro-batch 1 --global-batch 4096 --zero 1 --dtype fp8 \
-	--fp8-recipe mxfp8 --attn-impl flash3 --pipeline-layout 'Et*4|(t*4|)*14tmL' -o "$tmp/dsv3_layout.trace"
+	--fp8-recipe mxfp8 --attn-impl cudnn --pipeline-layout 'Et*4|(t*4|)*14tmL' -o "$tmp/dsv3_layout.trace"
 "$sim" gen gpt-oss-120b --dp 64 --ep 64 --micro-batch 4 --global-batch 1280 --zero 1 --dtype fp8 --fp8-recipe mxfp8 \
-	--attn-impl flash3 -o "$tmp/gptoss.trace"
+	--attn-impl cudnn -o "$tmp/gptoss.trace"
 run() { # label config trace: the median wall time of RUNS
 	local times="" rss=0 t0 t1 m
 	for _ in $(seq "$runs"); do

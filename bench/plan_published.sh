@@ -45,19 +45,19 @@ while IFS='|' read -r rows cfg gpus run lists pub; do
 		"$(cut -d, -f13 <<<"$best" | awk '{ printf "%.3f s", $1 }')" \
 		"$(awk -F, 'NR > 1 && $2 == "replayed"' "$tmp/p.csv" | wc -l)"
 done <<'EOF2'
-T293|gb300|8|llama3-8b --seq 8192 --global-batch 128 --dtype fp8 --fp8-recipe current --attn-impl flash3||1,1,1,8,1,2,none,1
-T294|gb300|8|llama3-8b --seq 8192 --global-batch 128 --dtype fp8 --fp8-recipe mxfp8 --attn-impl flash3||1,1,1,8,1,2,none,1
-T301|gb200|8|llama3-8b --seq 8192 --global-batch 128 --dtype fp8 --fp8-recipe current --attn-impl flash3||1,1,1,8,1,2,none,1
-T307|b200|8|llama3-8b --seq 8192 --global-batch 128 --dtype fp8 --fp8-recipe mxfp8 --attn-impl flash3||1,1,1,8,1,2,none,1
-T138, T184, T228, T263|gb200|64|llama3-70b --seq 8192 --global-batch 256 --dtype fp8 --fp8-recipe mxfp8 --attn-impl flash3 --schedule interleaved --virtual-stages 5|--tp 1,2,4,8 --pp 1,2,4,8 --micro-batch 1,2 --zero 1|2,4,1,8,1,1,none,1
-T135, T183, T262|gb300|64|llama3-70b --seq 8192 --global-batch 256 --dtype fp8 --fp8-recipe mxfp8 --attn-impl flash3 --schedule interleaved --virtual-stages 5|--tp 1,2,4,8 --pp 1,2,4,8 --micro-batch 1,2 --zero 1|1,4,1,16,1,1,none,1
-T227|gb300|64|llama3-70b --seq 8192 --global-batch 256 --dtype fp8 --fp8-recipe mxfp8 --attn-impl flash3|--tp 1,2,4,8 --pp 1,2,4,8 --micro-batch 1,2 --zero 1|1,4,1,16,1,2,none,1
-T093, T141, T192, T271|gb300|256|llama3-405b --seq 8192 --global-batch 1536 --dtype fp8 --fp8-recipe current --attn-impl flash3 --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split --schedule interleaved --virtual-stages 4|--tp 2,4,8 --pp 4,8 --micro-batch 1 --zero 1|4,8,1,8,1,1,none,1
-T236, T295|gb300|256|llama3-405b --seq 8192 --global-batch 1536 --dtype fp8 --fp8-recipe current --attn-impl flash3 --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split --schedule interleaved --virtual-stages 4|--tp 2,4 --pp 4,8 --cp 1,2 --micro-batch 1 --zero 1|2,8,2,8,1,1,none,1
-T096, T144, T193, T237, T272|gb200|256|llama3-405b --seq 8192 --global-batch 1536 --dtype fp8 --fp8-recipe current --attn-impl flash3 --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split --schedule interleaved --virtual-stages 4|--tp 2,4 --pp 8,16 --micro-batch 1 --zero 1|4,16,1,4,1,1,none,1
-T068, T084, T108, T305|gb200|8|qwen3-30b-a3b --seq 4096 --global-batch 512 --dtype fp8 --fp8-recipe mxfp8 --attn-impl flash3|--zero 1|1,1,1,8,8,4,none,1
-T157, T203, T247, T283|gb300|8|qwen3-30b-a3b --seq 4096 --global-batch 512 --dtype fp8 --fp8-recipe mxfp8 --attn-impl flash3|--zero 1|1,1,1,8,8,8,none,1
-T109|b300|8|qwen3-30b-a3b --seq 4096 --global-batch 512 --dtype fp8 --fp8-recipe mxfp8 --attn-impl flash3|--zero 1|1,1,1,8,8,8,none,1
-T286|b200|8|qwen3-30b-a3b --seq 4096 --global-batch 512 --dtype fp8 --fp8-recipe mxfp8 --attn-impl flash3|--zero 1|1,1,1,8,8,1,none,1
-T110, T161, T207|h100|16|qwen3-30b-a3b --seq 4096 --global-batch 1024 --dtype fp8 --fp8-recipe current --attn-impl flash3|--zero 1|1,1,1,16,16,1,none,1
+T293|gb300|8|llama3-8b --seq 8192 --global-batch 128 --dtype fp8 --fp8-recipe current --attn-impl cudnn||1,1,1,8,1,2,none,1
+T294|gb300|8|llama3-8b --seq 8192 --global-batch 128 --dtype fp8 --fp8-recipe mxfp8 --attn-impl cudnn||1,1,1,8,1,2,none,1
+T301|gb200|8|llama3-8b --seq 8192 --global-batch 128 --dtype fp8 --fp8-recipe current --attn-impl cudnn||1,1,1,8,1,2,none,1
+T307|b200|8|llama3-8b --seq 8192 --global-batch 128 --dtype fp8 --fp8-recipe mxfp8 --attn-impl cudnn||1,1,1,8,1,2,none,1
+T138, T184, T228, T263|gb200|64|llama3-70b --seq 8192 --global-batch 256 --dtype fp8 --fp8-recipe mxfp8 --attn-impl cudnn --schedule interleaved --virtual-stages 5|--tp 1,2,4,8 --pp 1,2,4,8 --micro-batch 1,2 --zero 1|2,4,1,8,1,1,none,1
+T135, T183, T262|gb300|64|llama3-70b --seq 8192 --global-batch 256 --dtype fp8 --fp8-recipe mxfp8 --attn-impl cudnn --schedule interleaved --virtual-stages 5|--tp 1,2,4,8 --pp 1,2,4,8 --micro-batch 1,2 --zero 1|1,4,1,16,1,1,none,1
+T227|gb300|64|llama3-70b --seq 8192 --global-batch 256 --dtype fp8 --fp8-recipe mxfp8 --attn-impl cudnn|--tp 1,2,4,8 --pp 1,2,4,8 --micro-batch 1,2 --zero 1|1,4,1,16,1,2,none,1
+T093, T141, T192, T271|gb300|256|llama3-405b --seq 8192 --global-batch 1536 --dtype fp8 --fp8-recipe current --attn-impl cudnn --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split --schedule interleaved --virtual-stages 4|--tp 2,4,8 --pp 4,8 --micro-batch 1 --zero 1|4,8,1,8,1,1,none,1
+T236, T295|gb300|256|llama3-405b --seq 8192 --global-batch 1536 --dtype fp8 --fp8-recipe current --attn-impl cudnn --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split --schedule interleaved --virtual-stages 4|--tp 2,4 --pp 4,8 --cp 1,2 --micro-batch 1 --zero 1|2,8,2,8,1,1,none,1
+T096, T144, T193, T237, T272|gb200|256|llama3-405b --seq 8192 --global-batch 1536 --dtype fp8 --fp8-recipe current --attn-impl cudnn --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split --schedule interleaved --virtual-stages 4|--tp 2,4 --pp 8,16 --micro-batch 1 --zero 1|4,16,1,4,1,1,none,1
+T068, T084, T108, T305|gb200|8|qwen3-30b-a3b --seq 4096 --global-batch 512 --dtype fp8 --fp8-recipe mxfp8 --attn-impl cudnn|--zero 1|1,1,1,8,8,4,none,1
+T157, T203, T247, T283|gb300|8|qwen3-30b-a3b --seq 4096 --global-batch 512 --dtype fp8 --fp8-recipe mxfp8 --attn-impl cudnn|--zero 1|1,1,1,8,8,8,none,1
+T109|b300|8|qwen3-30b-a3b --seq 4096 --global-batch 512 --dtype fp8 --fp8-recipe mxfp8 --attn-impl cudnn|--zero 1|1,1,1,8,8,8,none,1
+T286|b200|8|qwen3-30b-a3b --seq 4096 --global-batch 512 --dtype fp8 --fp8-recipe mxfp8 --attn-impl cudnn|--zero 1|1,1,1,8,8,1,none,1
+T110, T161, T207|h100|16|qwen3-30b-a3b --seq 4096 --global-batch 1024 --dtype fp8 --fp8-recipe current --attn-impl cudnn|--zero 1|1,1,1,16,16,1,none,1
 EOF2

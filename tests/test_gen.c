@@ -122,7 +122,7 @@ static void test_act_variants(struct gen_config *c)
 		double p, want; /* bytes over s b h, one rank */
 	} v[] = {
 	    {GEN_NAIVE, 0.1, 34 + 5 * a * s / h}, {GEN_NAIVE, 0, 32 + 2 * a * s / h}, {GEN_FLASH2, 0.1, 34 + 4 * a / h},
-	    {GEN_FLASH2, 0, 32 + 4 * a / h},      {GEN_FLASH3, 0, 32 + 4 * a / h},
+	    {GEN_FLASH2, 0, 32 + 4 * a / h},      {GEN_FLASH3, 0, 32 + 4 * a / h},    {GEN_CUDNN, 0, 32 + 4 * a / h},
 	};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		c->attn_impl = v[i].impl;
@@ -642,6 +642,7 @@ static void test_dropout_ops(void)
 	} v[] = {
 	    /* no dropout: today's ops */
 	    {GEN_FLASH2, 0, GEN_RC_NONE, {L, L, 0, 0, 0, 0}},
+	    {GEN_CUDNN, 0, GEN_RC_SELECTIVE, {2 * L, L, 0, 0, 0, 0}},
 	    {GEN_NAIVE, 0, GEN_RC_SELECTIVE, {2 * L, L, 0, 0, 0, 0}},
 	    /* flash: the attention's dropout is in its kernel (dropout= on every attn op, the recomputed
 	       forward's too); hidden dropout before both residual adds and after the embedding, forward and
@@ -653,7 +654,7 @@ static void test_dropout_ops(void)
 	    {GEN_NAIVE, 0.1, GEN_RC_SELECTIVE, {2 * L, L, 0, 3 * L, 4 * L + 2, 0}},
 	    {GEN_NAIVE, 0.1, GEN_RC_FULL, {2 * L, L, 0, 3 * L, 6 * L + 2, 0}},
 	};
-	static const enum op_attn_impl op_impl[] = {ATTN_FLASH2, ATTN_FLASH3, ATTN_NAIVE, ATTN_FLASH1};
+	static const enum op_attn_impl op_impl[] = {ATTN_FLASH2, ATTN_FLASH3, ATTN_NAIVE, ATTN_FLASH1, ATTN_CUDNN};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		c.attn_impl = v[i].impl;
 		c.dropout = v[i].p;

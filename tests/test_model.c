@@ -222,6 +222,17 @@ int main(int argc, char **argv)
 	struct dm_result cp = run(a, "elem op=relu n=134217728 dtype=fp16");
 	CHECK(sm.time_s > cp.time_s, "softmax %.3g vs relu %.3g", sm.time_s, cp.time_s);
 
+	/* strided operands (PyTorch's element-by-element kernel): the same bytes, slower than the vectorized kernel
+	   (4 elements a thread, their addresses computed); a permute is a strided copy; a binary op's index
+	   arithmetic covers three operands, a copy's two */
+	struct dm_result vmul = run(h, "elem op=mul n=46137344 dtype=bf16");
+	struct dm_result smul = run(h, "elem op=mul n=46137344 dtype=bf16 strided=1");
+	struct dm_result scp = run(h, "elem op=copy n=46137344 dtype=bf16 strided=1");
+	struct dm_result perm = run(h, "elem op=permute n=46137344 dtype=bf16");
+	CHECK(smul.bytes_dram == vmul.bytes_dram && smul.time_s > vmul.time_s, "strided mul %.3g s vs %.3g s",
+	      smul.time_s, vmul.time_s);
+	CHECK(scp.time_s == perm.time_s, "strided copy %.6g s vs permute %.6g s", scp.time_s, perm.time_s);
+
 	/* Little's law: tiny elementwise ops cannot reach full bandwidth */
 	struct dm_result tiny = run(h, "elem op=add n=65536 dtype=fp16");
 	CHECK(tiny.bound == B_LAUNCH, "tiny op bound by %s", dm_bound_name(tiny.bound));

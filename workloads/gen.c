@@ -257,7 +257,11 @@ const char *gen_recompute_name(enum gen_recompute r)
 
 const char *gen_attn_impl_name(enum gen_attn_impl i)
 {
-	return i == GEN_NAIVE ? "naive" : i == GEN_FLASH3 ? "flash3" : i == GEN_FLASH1 ? "flash1" : "flash2";
+	return i == GEN_NAIVE    ? "naive"
+	       : i == GEN_FLASH3 ? "flash3"
+	       : i == GEN_FLASH1 ? "flash1"
+	       : i == GEN_CUDNN  ? "cudnn"
+	                         : "flash2";
 }
 
 const char *gen_engine_name(enum gen_engine e)
@@ -589,9 +593,10 @@ int gen_check(const struct gen_config *c, char *why, size_t len)
 		            c->dropout);
 	if (c->dropout > 0 && c->mode != GEN_TRAIN)
 		return fail(why, len, "--dropout belongs to --mode train");
-	if (c->dropout > 0 && c->attn_impl == GEN_FLASH3)
-		return fail(why, len,
-		            "--dropout with --attn-impl flash3: FlashAttention-3 has no dropout (use flash2)");
+	if (c->dropout > 0 && (c->attn_impl == GEN_FLASH3 || c->attn_impl == GEN_CUDNN))
+		return fail(why, len, "--dropout with --attn-impl %s: %s has no dropout (use flash2)",
+		            gen_attn_impl_name(c->attn_impl),
+		            c->attn_impl == GEN_FLASH3 ? "FlashAttention-3" : "the model's cuDNN kernel");
 	long long hd = c->m.attn == GEN_MLA ? c->m.nope_dim + c->m.rope_dim : c->m.head_dim; /* of Q and K */
 	if (c->attn_impl == GEN_FLASH1 && (hd > 128 || hd % 8))
 		return fail(why, len,

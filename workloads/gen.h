@@ -46,9 +46,10 @@ enum gen_fp8_recipe { GEN_FP8_DELAYED, GEN_FP8_CURRENT, GEN_FP8_MX, GEN_FP8_NONE
    scheduler step per forward: gen_engine_host_s) */
 enum gen_engine { GEN_ENGINE_NONE, GEN_ENGINE_VLLM };
 /* the attention kernels of prefill and training (decode is decode/paged):
-   fused FlashAttention-2/-3, or the separate kernels of an eager framework
-   (Q K^T, mask, softmax, P V), which keep the s x s scores */
-enum gen_attn_impl { GEN_FLASH2, GEN_FLASH3, GEN_NAIVE, GEN_FLASH1 };
+   fused FlashAttention-2/-3, cuDNN's fused attention (what Transformer
+   Engine runs on Hopper and later), or the separate kernels of an eager
+   framework (Q K^T, mask, softmax, P V), which keep the s x s scores */
+enum gen_attn_impl { GEN_FLASH2, GEN_FLASH3, GEN_NAIVE, GEN_FLASH1, GEN_CUDNN };
 /* when data-parallel gradients are reduced: bucket by bucket during the
    backward (DDP, default), or all at once after it (Megatron-LM's local DDP
    before its overlapped reduction) */

@@ -123,10 +123,11 @@ static const struct key attn_keys[A_COUNT + 1] = {
     [A_WARM] = {"warm", V_BOOL, 0, NULL},
 };
 
-enum { E_OP, E_N, E_COLS, E_DTYPE, E_TO, E_WARM, E_COUNT };
+enum { E_OP, E_N, E_COLS, E_DTYPE, E_TO, E_WARM, E_STRIDED, E_COUNT };
 static const struct key elem_keys[E_COUNT + 1] = {
-    [E_OP] = {"op", V_CHOICE, 1, elem_names}, [E_N] = {"n", V_POS, 1, NULL},     [E_COLS] = {"cols", V_POS, 0, NULL},
-    [E_DTYPE] = {"dtype", V_DTYPE, 1, NULL},  [E_TO] = {"to", V_DTYPE, 0, NULL}, [E_WARM] = {"warm", V_BOOL, 0, NULL},
+    [E_OP] = {"op", V_CHOICE, 1, elem_names},   [E_N] = {"n", V_POS, 1, NULL},     [E_COLS] = {"cols", V_POS, 0, NULL},
+    [E_DTYPE] = {"dtype", V_DTYPE, 1, NULL},    [E_TO] = {"to", V_DTYPE, 0, NULL}, [E_WARM] = {"warm", V_BOOL, 0, NULL},
+    [E_STRIDED] = {"strided", V_BOOL, 0, NULL},
 };
 
 enum { Y_BYTES, Y_SRC, Y_DST, Y_COUNT };
@@ -532,6 +533,15 @@ static int build_elem(struct op *o, const struct pstate *st, char *why, size_t w
 		if (o->elems % o->cols)
 			return fail(why, whylen, "elem: cols=%lld must divide n=%lld", o->cols, o->elems);
 	}
+	o->strided = (int)v[E_STRIDED];
+	if (o->strided && (is_row_op(o->elem) || o->elem == EL_CAST_TRANSPOSE || o->elem == EL_ADAM ||
+	                   o->elem == EL_READ || o->elem == EL_TRIAD))
+		return fail(
+		    why, whylen,
+		    "elem: strided= applies to the pointwise ops of a framework (not op=%s, a kernel of its own)",
+		    op_elem_name(o->elem));
+	if (o->elem == EL_PERMUTE)
+		o->strided = 0; /* a permute is one: the same op either way */
 	if (o->elem == EL_CAST || o->elem == EL_CAST_TRANSPOSE)
 		o->to_dtype = st->seen[E_TO] ? (int)v[E_TO] : DT_FP32;
 	else if (st->seen[E_TO])
@@ -756,8 +766,8 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 			snprintf(a, sizeof a, " cols=%lld", op->cols);
 		if (op->elem == EL_CAST || op->elem == EL_CAST_TRANSPOSE)
 			snprintf(b, sizeof b, " to=%s", dtype_name(op->to_dtype));
-		n = snprintf(buf, len, "elem op=%s n=%lld%s dtype=%s%s warm=%d", op_elem_name(op->elem), op->elems, a,
-		             dtype_name(op->dtype), b, op->warm);
+		n = snprintf(buf, len, "elem op=%s n=%lld%s dtype=%s%s warm=%d%s", op_elem_name(op->elem), op->elems, a,
+		             dtype_name(op->dtype), b, op->warm, op->strided ? " strided=1" : "");
 		break;
 	case OP_COPY:
 		n = snprintf(buf, len, "copy bytes=%.0f src=%s dst=%s", op->bytes,

@@ -92,6 +92,8 @@ struct op {
 	enum op_elem elem;
 	long long elems, cols;
 	int to_dtype; /* cast target, -1 = default (fp32); op_parse fills it in for cast */
+	int strided;  /* a pointwise op whose operands are not contiguous or are broadcast (strided=1): PyTorch's
+	                 element-by-element kernel with index arithmetic, not the vectorized one (a permute is one) */
 
 	/* copy */
 	double bytes;

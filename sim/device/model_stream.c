@@ -107,17 +107,22 @@ struct elem_cost {
 	double rd, wr, vec, sfu, ints;
 };
 
-/* A permute (`x.transpose(1, 2).contiguous()`, as torch SDPA's backward makes its inputs contiguous) runs as
-   PyTorch's TensorIterator runs a copy of non-contiguous operands (aten/src/ATen/native/cuda/Loops.cuh,
-   elementwise_kernel<128, 4>, not vectorized): each thread takes 4 elements, and finds each one's address in
-   both operands with an OffsetCalculator (aten/src/ATen/cuda/detail/OffsetCalculator.cuh) over the 4 dims,
-   which do not coalesce. Per dim: IntDivider's divmod (IntegerDivider.cuh: a high multiply, an add and a shift
-   for the quotient, a multiply-subtract for the remainder), a multiply-add per operand for its offset, the
-   loop's compare-and-branch: 7. Per element: its linear index (1), two 64-bit addresses (2 each), the bound
-   check (2). 4 x 7 + 7 = 35 integer operations. */
-#define PERMUTE_DIMS       4
-#define PERMUTE_INT_OPS    (PERMUTE_DIMS * 7 + 7)
-#define PERMUTE_PER_THREAD 4 /* elements a thread loads before it stores (thread_work_size) */
+/* A permute (`x.transpose(1, 2).contiguous()`, as torch SDPA's backward makes its inputs contiguous), and any
+   pointwise op whose operands are not contiguous or are broadcast (strided=1), runs as PyTorch's TensorIterator
+   runs them (aten/src/ATen/native/cuda/Loops.cuh: gpu_kernel_impl takes the vectorized kernel only when every
+   operand is contiguous, else elementwise_kernel<128, 4>): each thread takes 4 elements, and finds each one's
+   address in every operand with an OffsetCalculator (aten/src/ATen/cuda/detail/OffsetCalculator.cuh) over the 4
+   dims, which do not coalesce. Per dim: IntDivider's divmod (IntegerDivider.cuh: a high multiply, an add and a
+   shift for the quotient, a multiply-subtract for the remainder), a multiply-add per operand for its offset, the
+   loop's compare-and-branch: 5 + operands. Per element: its linear index (1), a 64-bit address per operand (2
+   each), the bound check (2). A copy (2 operands): 4 x 7 + 7 = 35 integer operations. */
+#define STRIDED_DIMS       4
+#define STRIDED_PER_THREAD 4 /* elements a thread loads before it stores (thread_work_size) */
+
+static double strided_int_ops(double operands)
+{
+	return STRIDED_DIMS * (5 + operands) + 3 + 2 * operands;
+}
 
 static struct elem_cost elem_cost_of(const struct op *op)
 {
@@ -142,9 +147,11 @@ static struct elem_cost elem_cost_of(const struct op *op)
 	case EL_READ: k.wr = 0; break;
 	case EL_TRIAD: k.rd = 2 * e, k.vec = 1; break;
 	case EL_COPY: k.vec = 0; break;
-	case EL_PERMUTE: k.vec = 0, k.ints = PERMUTE_INT_OPS; break;
+	case EL_PERMUTE: k.vec = 0; break;
 	case EL_COUNT: break;
 	}
+	if (op->elem == EL_PERMUTE || op->strided) /* the inputs and the output */
+		k.ints += strided_int_ops(k.rd / e + 1);
 	return k;
 }
 
@@ -160,11 +167,11 @@ void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	struct stream_in s = {0};
 	s.rd = n * k.rd, s.wr = n * k.wr, s.vec_ops = n * k.vec, s.sfu_ops = n * k.sfu, s.int_ops = n * k.ints;
 	s.warm = op->warm;
-	/* elements a thread takes: one vector load per input stream, or a permute's element loads */
-	int permute = op->elem == EL_PERMUTE;
-	double per_thread = permute ? PERMUTE_PER_THREAD : c->model.bytes_per_thread / e;
+	/* elements a thread takes: one vector load per input stream, or the element loads of a strided op */
+	int strided = op->elem == EL_PERMUTE || op->strided;
+	double per_thread = strided ? STRIDED_PER_THREAD : c->model.bytes_per_thread / e;
 	s.threads = ceil(n / per_thread);
-	s.fly_per_thread = permute ? PERMUTE_PER_THREAD * e : c->model.bytes_per_thread * (k.rd / e);
+	s.fly_per_thread = strided ? STRIDED_PER_THREAD * k.rd : c->model.bytes_per_thread * (k.rd / e);
 	int rowop = op->elem == EL_LAYERNORM || op->elem == EL_RMSNORM || op->elem == EL_SOFTMAX;
 	if (rowop) {
 		double rows = n / (double)op->cols;

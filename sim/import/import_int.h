@@ -100,7 +100,8 @@ void kin_rank_free(struct kin_rank *r);
 enum imp_family kin_family(const char *cat, const char *kernel);
 /* The op line of a CPU op's work (gemm, attn, elem) from its recorded
    shapes, into buf; 1 when it could be made, 0 when not. The kernel's name
-   picks the attention implementation. */
+   picks the attention implementation, and whether a pointwise op runs on
+   strided operands. */
 int kin_cpu_op(const char *cpu_name, json_t *cpu_args, const char *kernel, char *buf, size_t len);
 /* A copy or memset item's op line; 1 or 0. */
 int kin_copy_op(const char *kernel, json_t *args, int memset, char *buf, size_t len);

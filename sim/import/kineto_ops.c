@@ -260,9 +260,17 @@ static int last_dim(json_t *args, int i, long long *cols)
 	return 1;
 }
 
-static int elem_op(const char *name, json_t *args, char *buf, size_t len)
+/* PyTorch's element-by-element kernel (at::native::elementwise_kernel<128, 4>, Loops.cuh), which TensorIterator
+   launches when an operand is not contiguous or is broadcast, not the vectorized or unrolled ones of contiguous
+   operands: the op's strided=1 (its index arithmetic, sim/device/model_stream.c) */
+static const char *strided(const char *kernel)
 {
-	const char *dt = dtype(args, 0);
+	return kernel && strstr(kernel, "at::native::elementwise_kernel<") ? " strided=1" : "";
+}
+
+static int elem_op(const char *name, json_t *args, const char *kernel, char *buf, size_t len)
+{
+	const char *dt = dtype(args, 0), *st = strided(kernel);
 	long long n = numel(args, 0), cols;
 	int w = -1;
 	static const char *const binary[] = {"aten::add",  "aten::add_", "aten::sub",  "aten::sub_", "aten::mul",
@@ -275,8 +283,8 @@ static int elem_op(const char *name, json_t *args, char *buf, size_t len)
 			n = n1;
 		if (!dt || n <= 0)
 			return 0;
-		w = snprintf(buf, len, "elem op=%s n=%lld dtype=%s",
-		             strstr(name, "add") || strstr(name, "sub") ? "add" : "mul", n, dt);
+		w = snprintf(buf, len, "elem op=%s n=%lld dtype=%s%s",
+		             strstr(name, "add") || strstr(name, "sub") ? "add" : "mul", n, dt, st);
 		return checked(buf, len, w);
 	}
 	if (!strcmp(name, "aten::copy_")) { /* copy_(dst, src): a cast when the types differ */
@@ -284,20 +292,20 @@ static int elem_op(const char *name, json_t *args, char *buf, size_t len)
 		if (!dt || !src || n <= 0)
 			return 0;
 		if (strcmp(dt, src))
-			w = snprintf(buf, len, "elem op=cast n=%lld dtype=%s to=%s", n, src, dt);
+			w = snprintf(buf, len, "elem op=cast n=%lld dtype=%s to=%s%s", n, src, dt, st);
 		else
-			w = snprintf(buf, len, "elem op=copy n=%lld dtype=%s", n, dt);
+			w = snprintf(buf, len, "elem op=copy n=%lld dtype=%s%s", n, dt, st);
 		return checked(buf, len, w);
 	}
 	if (!dt || n <= 0)
 		return 0;
 	if (!strcmp(name, "aten::gelu") || !strcmp(name, "aten::silu") || !strcmp(name, "aten::relu"))
-		w = snprintf(buf, len, "elem op=%s n=%lld dtype=%s", name + 6, n, dt);
+		w = snprintf(buf, len, "elem op=%s n=%lld dtype=%s%s", name + 6, n, dt, st);
 	else if (!strcmp(name, "aten::gelu_backward") || !strcmp(name, "aten::silu_backward") ||
 	         !strcmp(name, "aten::threshold_backward") || !strcmp(name, "aten::_softmax_backward_data") ||
 	         !strcmp(name, "aten::_log_softmax_backward_data") || !strcmp(name, "aten::native_layer_norm_backward"))
 		/* read two tensors of n, write one: the bytes of a multiply */
-		w = snprintf(buf, len, "elem op=mul n=%lld dtype=%s", n, dt);
+		w = snprintf(buf, len, "elem op=mul n=%lld dtype=%s%s", n, dt, st);
 	else if ((!strcmp(name, "aten::native_layer_norm") || !strcmp(name, "aten::_fused_rms_norm") ||
 	          !strcmp(name, "aten::_softmax") || !strcmp(name, "aten::_log_softmax")) &&
 	         last_dim(args, 0, &cols))
@@ -399,7 +407,7 @@ int kin_cpu_op(const char *name, json_t *args, const char *kernel, char *buf, si
 			   a list where conv2d has its bias tells them apart */
 			return conv_op(&convs[i], args, buf, len) ||
 			       (i == 0 && concrete_same(args, 2) >= 0 && conv_op(&convs[3], args, buf, len));
-	return elem_op(name, args, buf, len);
+	return elem_op(name, args, kernel, buf, len);
 }
 
 int kin_copy_op(const char *kernel, json_t *args, int memset, char *buf, size_t len)
