@@ -11,7 +11,8 @@
  * the op-level cases that are not conditioned, and not this project's own
  * measurements (--also files: a held-out set) (cv_minimize, Nelder-Mead),
  * the collective constants and the others as two blocks. A microarchitecture with no GEMM row to fit takes the
- * geometric mean of the fitted ones (the prior for a chip nobody measured).
+ * geometric mean of the fitted ones on its process node (chip.process), or of all fitted ones when none shares
+ * it (the prior for a chip nobody measured: the energy of a MAC is set mostly by the process).
  *
  * Scores: "in-sample", every row predicted with the fit over all fit rows;
  * "cross-validated", every row predicted with the fit over the rows of the
@@ -78,6 +79,7 @@ static const double pj_lo = 0.5, pj_hi = 10;
 #define FIT_MAXP (NFITKEYS + MAX_FAMS)
 
 static char fams[MAX_FAMS][ARCH_NAME_MAX];
+static char fam_process[MAX_FAMS][ARCH_NAME_MAX]; /* chip.process of the family's first chip */
 static int nfams;
 
 /* A chip entry as loaded: what the fit scales. */
@@ -91,6 +93,24 @@ struct chipbase {
 static struct chipbase *cb;
 static double key_default[NFITKEYS];
 static double fam_default[MAX_FAMS];
+
+/* The energy per MAC a microarchitecture without GEMM rows takes (x: the fitted values, fitted: which
+   families were): the geometric mean of the other fitted families on its process node, or of all the other
+   fitted ones when none shares it; 0 when none was fitted. */
+static double prior_pj(const double *x, const int *fitted, int fam)
+{
+	for (int same = 1; same >= 0; same--) {
+		double lsum = 0;
+		int n = 0;
+		for (int f = 0; f < nfams; f++)
+			if (f != fam && fitted[f] &&
+			    (!same || (fam_process[f][0] && !strcmp(fam_process[f], fam_process[fam]))))
+				lsum += log(x[NFITKEYS + f]), n++;
+		if (n)
+			return exp(lsum / n);
+	}
+	return 0;
+}
 
 /* One fit: values of the parameters (NFITKEYS keys, then nfams energies),
    and which energies the fit rows constrained. */
@@ -177,6 +197,7 @@ static int fit_setup(void)
 			if (nfams == MAX_FAMS)
 				continue;
 			snprintf(fams[nfams], sizeof fams[nfams], "%s", c->archname);
+			snprintf(fam_process[nfams], sizeof fam_process[nfams], "%s", c->process);
 			fam_default[nfams++] = cb[ci].pj;
 		}
 		cb[ci].fam = f;
@@ -299,15 +320,13 @@ static void fit_on(int out, struct fitres *r)
 		if (fitkeys[k].coll)
 			freei[nfree++] = k;
 	r->err = cv_minimize(fit_error, &ctx, NFITKEYS + nfams, p, freei, nfree, r->x, FIT_EVALS * nfree);
-	/* the energies of microarchitectures without a row: the geometric mean of the fitted ones */
-	double lsum = 0;
-	int nf = 0;
+	/* the energies of microarchitectures without a row: the prior */
+	double pj[MAX_FAMS];
 	for (int f = 0; f < nfams; f++)
-		if (r->fitted[f])
-			lsum += log(r->x[NFITKEYS + f]), nf++;
+		pj[f] = r->fitted[f] ? r->x[NFITKEYS + f] : prior_pj(r->x, r->fitted, f);
 	for (int f = 0; f < nfams; f++)
-		if (!r->fitted[f] && nf)
-			r->x[NFITKEYS + f] = exp(lsum / nf);
+		if (pj[f] > 0)
+			r->x[NFITKEYS + f] = pj[f];
 }
 
 static struct fitres fit_all;
@@ -406,7 +425,7 @@ static void fit_job_done(long i, void *ctx, int ok, int status, double wall_s)
  * predicted without them. The other constants stay at the full fit; the
  * chip's microarchitecture is refitted on the GEMM rows of its other chips
  * (H100 from H200 and H800 ...), or, alone in its family, takes the
- * geometric mean of the other microarchitectures' fitted energies.
+ * prior of a microarchitecture without rows (prior_pj).
  */
 #define MAX_LOCO 32
 struct loco {
@@ -492,13 +511,9 @@ static void leave_chips_out(void)
 			cv_minimize(loco_error, &ctx, NFITKEYS + nfams, p, freei, 1, x, 60);
 			L->from_family = 1;
 		} else {
-			double lsum = 0;
-			int nf = 0;
-			for (int f = 0; f < nfams; f++)
-				if (f != fam && fit_all.fitted[f])
-					lsum += log(fit_all.x[NFITKEYS + f]), nf++;
-			if (nf)
-				x[NFITKEYS + fam] = exp(lsum / nf);
+			double prior = prior_pj(fit_all.x, fit_all.fitted, fam);
+			if (prior > 0)
+				x[NFITKEYS + fam] = prior;
 		}
 		L->pj = x[NFITKEYS + fam];
 		loco_score(x, L->config, fam, &L->mape_out, &L->bias_out);
@@ -510,13 +525,16 @@ static void write_loco(FILE *f)
 {
 	if (!nlocos)
 		return;
-	fprintf(f, "### Leave one chip out: the energy per MAC\n\nEach chip's GEMM fit rows predicted with its "
-	           "microarchitecture's energy per MAC fitted without them: on the GEMM rows of the family's other "
-	           "chips, or, where it is alone in its family, the geometric mean of the other families' fitted "
-	           "energies; every other constant as fitted on all rows.\n\n"
-	           "| chip | microarchitecture | GEMM rows | pJ/MAC (all rows) | pJ/MAC without the chip | from | MAPE "
-	           "in-sample | MAPE without the chip | bias without the chip |\n"
-	           "|---|---|---:|---:|---:|---|---:|---:|---:|\n");
+	fprintf(
+	    f,
+	    "### Leave one chip out: the energy per MAC\n\nEach chip's GEMM fit rows predicted with its "
+	    "microarchitecture's energy per MAC fitted without them: on the GEMM rows of the family's other "
+	    "chips, or, where it is alone in its family, the prior of a family without rows (the geometric mean of the "
+	    "other fitted families on its process node, or of all of them); every other constant as fitted on all "
+	    "rows.\n\n"
+	    "| chip | microarchitecture | GEMM rows | pJ/MAC (all rows) | pJ/MAC without the chip | from | MAPE "
+	    "in-sample | MAPE without the chip | bias without the chip |\n"
+	    "|---|---|---:|---:|---:|---|---:|---:|---:|\n");
 	for (int i = 0; i < nlocos; i++) {
 		const struct loco *L = &locos[i];
 		char b1[32], b2[32], b3[32];
@@ -599,7 +617,9 @@ void fit_write(FILE *f)
 	    "converged, so a figure can move by a point when a constant is added; the collective constants and the "
 	    "others as two blocks, from the shipped values), once on all %d fit rows and once per source left out "
 	    "(%d folds). An energy is fitted per microarchitecture where a GEMM row of it is in the fit; one without "
-	    "(in a fold, or at all) takes the geometric mean of the fitted ones. A constant whose folds spread by "
+	    "(in a fold, or at all) takes the geometric mean of the fitted ones on its process node (`chip.process`; "
+	    "of "
+	    "all fitted ones when none shares it). A constant whose folds spread by "
 	    "more than a quarter of its median is marked: the rows do not pin it down, or one source pulls it.\n\n",
 	    FIT_EVALS, fit_all.nrows, nfold);
 	fprintf(f, "| constant | shipped | fitted (all rows) | folds: median | folds: min .. max | |\n"

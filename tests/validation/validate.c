@@ -87,13 +87,18 @@ static const struct {
        fitted on: held out like the first lease's): H200's FlashAttention-2
        rows -13% to -40%, its decode kernel -45%, the GEMVs and GEMMs under
        10 us -20% to -50% on both chips, and eager steps whose profiled host
-       is slower than the timed one (tests/validation/measured/README.md) */
+       is slower than the timed one (tests/validation/measured/README.md).
+       attention's and training's lowered on 2026-11-29, when the warp-specialized kernels' step (one consumer
+       warpgroup's lane work after the matrix time), impl=cudnn with the 104 cuDNN rows measured here, and the
+       energy prior by process node came in: attention 13.1% to 9.8% cross-validated (bias -8.7% to -5.9%, p90
+       20.2% to 17.5%), training 8.6% to 7.2% (bias -0.4% to -1.8%, p90 20.1% to 14.3%), which meets the targets,
+       so its MAPE guard is the target's */
     {"gemm", 0.10, 0.12, 0.05, 0.31},
-    {"attention", 0.12, 0.18, 0.14, 0.35},
+    {"attention", 0.12, 0.11, 0.07, 0.19},
     {"memory", 0.10, 0.11, 0.03, 0.27},
     {"sim_validation", 0.12, 0.14, 0.08, 0.20},
     {"collective", 0.10, 0.40, 0.10, 0.80},
-    {"training", 0.10, 0.10, 0.06, 0.22},
+    {"training", 0.10, 0.08, 0.03, 0.16},
     {"inference", 0.10, 0.41, 0.38, 0.70},
     /* cuDNN's convolutions (forward, dgrad, wgrad, and the two together), measured here on 2026-11-28 on an
        H200 (ResNet-50's layers at batch 64): never fitted on, scored apart from the GEMMs they are lowered to;
