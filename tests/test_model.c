@@ -406,9 +406,19 @@ int main(int argc, char **argv)
 	/* a causal sliding window (window=): FlashAttention skips the key blocks outside it, so a window as long
 	   as the keys changes nothing and a shorter one costs less, forward and backward, in every kernel that
 	   skips blocks; a decode step reads only its window's keys; eager attention computes every score */
-	static const char *const impls[] = {"flash2", "flash3", "flash1"};
+	static const char *const impls[] = {"flash2", "flash3", "flash1", "cudnn"};
 	for (size_t i = 0; i < sizeof impls / sizeof impls[0]; i++)
 		for (int bwd = 0; bwd < 2; bwd++) {
+			/* an inner step takes at least its longest pipe (asserted in the model): at small head dims the
+			   lane work is most of it */
+			for (int d = 16; d <= (strcmp(impls[i], "flash1") ? 256 : 128); d *= 2) {
+				char l[256];
+				snprintf(l, sizeof l,
+				         "attn b=2 h=8 sq=2048 skv=2048 d=%d causal=1 dtype=bf16 impl=%s dir=%s", d,
+				         impls[i], bwd ? "bwd" : "fwd");
+				struct dm_result r = run(h, l);
+				CHECK(r.time_s > 0, "%s: no time", l);
+			}
 			char l[256];
 			double t[4];
 			static const char *const win[4] = {"", " window=4096", " window=1024", " window=128"};

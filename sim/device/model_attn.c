@@ -278,13 +278,14 @@ static void flash_step_time(const struct arch_chip *c, const struct arch_unit *u
 		/* FlashAttention-3 (Shah et al. 2024, section 3.1): the consumer warpgroups' matrix work is issued in
 		   turn (ping-pong) and runs on the shared matrix units, so a warpgroup's products end after all of
 		   theirs, and its softmax follows: the forward step is the matrix time plus one warpgroup's share of
-		   the lane work (never less than the longest pipe). The backward has no ping-pong: its step is the
-		   matrix time, the shared-memory reads of the streamed blocks and one warpgroup's share of the lane
-		   work in sequence. No FlashAttention-3 backward is measured in public; that form was chosen against
-		   cuDNN's backward on H100 and H200 (a kernel of the same design: wgmma, TMA, a producer warpgroup;
-		   tests/validation/measured/README.md), and it puts FlashAttention-3's backward at head dim 128 at
-		   1.7x FlashAttention-2's measured one, within the 1.5-1.75x its authors state. */
-		st->step_s = s->bwd ? st->mma_s + st->smem_s + lanes_s / wgs : dmax(tmax, st->mma_s + lanes_s / wgs);
+		   the lane work. The backward has no ping-pong: its step is the matrix time, the shared-memory reads
+		   of the streamed blocks and one warpgroup's share of the lane work in sequence. Neither is less than
+		   the longest pipe (small head dims, where the lane work is most of the step). No FlashAttention-3
+		   backward is measured in public; that form was chosen against cuDNN's backward on H100 and H200 (a
+		   kernel of the same design: wgmma, TMA, a producer warpgroup; tests/validation/measured/README.md),
+		   and it puts FlashAttention-3's backward at head dim 128 at 1.7x FlashAttention-2's measured one,
+		   within the 1.5-1.75x its authors state. */
+		st->step_s = dmax(tmax, st->mma_s + (s->bwd ? st->smem_s : 0) + lanes_s / wgs);
 		double all = st->mma_s + st->smem_s + lanes_s;
 		st->overlap = all > tmax ? (all - st->step_s) / (all - tmax) : 1;
 	} else {
