@@ -105,12 +105,12 @@ static const struct arch_param unit_params[] = {
 	INT("schedulers", arch_unit, schedulers, 0, "4", 1, 64, "warp schedulers (issue slots) per unit", R_DEV_STEP),
 	INT("max_warps", arch_unit, max_warps, 0, "64", 1, 4096, "resident warps per unit", R_DEV_STEP),
 	INT("max_ctas", arch_unit, max_ctas, 0, "32", 1, 1024, "resident CTAs (thread blocks) per unit",
-	    "device model: occupancy (sim/device/model_gemm.c, model_attn.c, model_stream.c)"),
+	    "device model: occupancy (sim/device/model_gemm.c, model_attn.c, model_flash.c, model_stream.c)"),
 	QTY("registers", UNIT_BYTES, arch_unit, regfile_bytes, 0, NULL, 0, 1e9, "register file per unit",
-	    "device model: occupancy (sim/device/model_gemm.c, model_attn.c)"),
+	    "device model: occupancy (sim/device/model_gemm.c, model_attn.c, model_flash.c)"),
 	QTY("shared_mem", UNIT_BYTES, arch_unit, smem_bytes, 0, NULL, 0, 1e9,
 	    "shared memory / LDS / local buffer usable per unit",
-	    "device model: tile sizes and occupancy (sim/device/model_gemm.c, model_attn.c)"),
+	    "device model: tile sizes and occupancy (sim/device/model_gemm.c, model_attn.c, model_flash.c)"),
 	VEC(DT_FP64, "fp64"), VEC(DT_FP32, "fp32"), VEC(DT_FP16, "fp16"), VEC(DT_BF16, "bf16"),
 	VEC(DT_INT32, "int32"),
 	FLT("vector.int8", arch_unit, vec[DT_INT8], 0, NULL, 0, 1e6, "vector int8 dot-product MACs per clock per unit (dp4a: 4 x int32 lanes)",
@@ -137,7 +137,7 @@ static const struct arch_param unit_params[] = {
 	    "warp-level instruction reaches (mma.sync, as FlashAttention-2 and other kernels written for sm_80 issue "
 	    "it); 1 where the unit has only that instruction. H100: 1365 of 2048 MAC/clk/SM, 2/3 "
 	    "(bench/gpu/mma_sync.cu, docs/validation.md)",
-	    "device model: FlashAttention-1/-2 and decode kernels (sim/device/model_attn.c) and warp stepper (sim/step)"),
+	    "device model: FlashAttention-1/-2 and decode kernels (sim/device/model_attn.c, model_flash.c) and warp stepper (sim/step)"),
 	FLT("matrix.fallback_load_cycles", arch_unit, mat_narrow_clk, 0, "0", 0, 1000,
 	    "unit cycles per warp-wide global load of the GEMM kernel the library falls back to when a leading "
 	    "dimension of A, B or C is not a multiple of 16 bytes: cuBLAS then runs CUTLASS sm_75/sm_80 kernels "

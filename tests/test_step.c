@@ -1,7 +1,7 @@
 /*
  * test_step.c -- the warp-level stepper (sim/step/step.h), and the one-engine
  * check: its steady-state cycles per main-loop iteration against the cost
- * the CTA-level device model (sim/device/model_gemm.c, model_attn.c,
+ * the CTA-level device model (sim/device/model_gemm.c, model_attn.c, model_flash.c,
  * model_stream.c) gives the same iteration of the same kernel on the same
  * chip (struct dm_iter, dm_iteration()).
  *
@@ -29,7 +29,7 @@
  * stepper's overlap is the optimistic one. And FlashAttention-3: the stepper
  * plays its ping-pong (a warpgroup's softmax while the other's GEMMs run) and
  * hides the softmax almost entirely; the model adds one warpgroup's share of
- * the lane work to the matrix time (sim/device/model_attn.c, flash_step_time),
+ * the lane work to the matrix time (sim/device/model_flash.c, flash_step_time),
  * which is what published FlashAttention-3 forwards (rows A042, A057 of
  * tests/validation/measurements-public.tsv; pytorch/benchmark #2391) and
  * cuDNN's kernel measured on an H100 show (the stepper is 25-30% faster).

@@ -9,12 +9,13 @@
  * no cycle (tests/run_layering.sh checks it on the objects):
  *
  *   model.c         dispatch: an op to its kernel family; dm_iteration; the memo (struct dm)
- *   model_attn.c    attention: FlashAttention-2/-3 and -1, decode and paged, naive
+ *   model_attn.c    attention: the kernels by impl= name; decode and paged, naive, FlashAttention-1
+ *   model_flash.c   FlashAttention-2/-3 and cuDNN's fused attention, FlashAttention-2's decode
  *   model_gemm.c    GEMM and conv: the kernel search, traffic, power limit
  *   model_stream.c  memory-bound kernels: elementwise, row ops, embedding, copies
  *   common.c        dtype sizes, the unit that runs a dtype, bound names, xp()
  *   memsys.c        struct memsys: the chip's memory (and chiplets) as kernels see it
- *   waves.c         CTAs dispatched in waves; the bound of a kernel
+ *   waves.c         CTAs dispatched in waves; the bound of a kernel; split counts by wave fill
  */
 #ifndef SIM_MODEL_INT_H
 #define SIM_MODEL_INT_H
@@ -93,6 +94,11 @@ struct wave_cost {
 };
 double waves_time(long long ctas, long units, int occ, const struct wave_cost *k, const struct memsys *m, double *t,
                   enum dm_bound pipe);
+/* the fewest splits s in 1..most (at most 128) of blocks whose waves of blocks x s CTAs on `slots` come within
+   `within` of the best count's wave fill (strictly above it when strict); with n_blocks > 0, a count that leaves
+   each split as many of the n_blocks as one split fewer is skipped (FlashAttention's num_splits heuristics) */
+long long waves_split_count(long long blocks, long long slots, long long most, double within, int strict,
+                            long long n_blocks);
 enum dm_bound bound_of(const double *t, double launch, double total);
 
 struct gemm_in {

@@ -1,8 +1,9 @@
 /*
  * waves.c -- CTAs of equal work dispatched onto units x occupancy slots in
  * waves (full waves, then the tail), each wave timed by the slowest of its
- * resources, and the bound of a kernel from its resources' times. A leaf: it
- * calls nothing else in sim/device/.
+ * resources, and the bound of a kernel from its resources' times; the split
+ * count a kernel's launcher picks to fill its waves. A leaf: it calls nothing
+ * else in sim/device/.
  *
  * Invariants: a wave's time >= each of its resources' times; the full waves
  * and the tail dispatch every CTA (full x slots + tail = ctas).
@@ -66,4 +67,27 @@ enum dm_bound bound_of(const double *t, double launch, double total)
 		if (i != B_LAUNCH && t[i] > t[b])
 			b = (enum dm_bound)i;
 	return b;
+}
+
+/* The split count the FlashAttention kernels' launchers pick: the fewest s in 1..most (at most 128) whose waves of
+   blocks x s CTAs on `slots` are within `within` of the best count's wave efficiency (strictly above it when
+   strict). With n_blocks > 0, a count that leaves each split as many of the n_blocks as one split fewer is not
+   eligible (FlashAttention-2's num_splits_heuristic). */
+long long waves_split_count(long long blocks, long long slots, long long most, double within, int strict,
+                            long long n_blocks)
+{
+	double best = 0, eff[128] = {0};
+	if (most > 128)
+		most = 128;
+	for (long long s = 1; s <= most; s++) {
+		if (n_blocks > 0 && s > 1 && cdiv(n_blocks, s) == cdiv(n_blocks, s - 1))
+			continue;
+		double waves = (double)(blocks * s) / (double)slots;
+		eff[s - 1] = waves / ceil(waves);
+		best = dmax(best, eff[s - 1]);
+	}
+	for (long long s = 1; s <= most; s++)
+		if (eff[s - 1] > 0 && (strict ? eff[s - 1] > within * best : eff[s - 1] >= within * best))
+			return s;
+	return 1;
 }
