@@ -619,6 +619,41 @@ static void test_fp8_recipes(void)
 	}
 }
 
+/* every norm of the forward has its backward, over the same rows (a LLaMA-style layer: the attention's and the
+   MLP's RMSNorm; the final norm before the head), as Transformer Engine's fused kernel (no split=) */
+static void test_norm_backward(void)
+{
+	struct gen_config c;
+	config(&c, "llama3-8b");
+	c.m.layers = 2;
+	c.seq = c.m.seq = 512;
+	layout(&c, 1, 1, 1, 1, 1);
+	char *txt = text_of(&c, NULL), why[TR_MSG_MAX];
+	struct trace *t = txt ? tr_parse_string(txt, "norms", why, sizeof why) : NULL;
+	CHECK(t != NULL, "trace does not parse: %s", why);
+	long long fwd = 0, bwd = 0, fwd_el = 0, bwd_el = 0, split = 0, T = 512, h = c.m.hidden;
+	if (t) {
+		struct tr_cursor *cur = tr_cursor_new(t, 0);
+		struct tr_event ev;
+		while (tr_next(cur, &ev, why, sizeof why) == 1) {
+			if (ev.kind != TK_OP || ev.op.kind != OP_ELEM)
+				continue;
+			if (ev.op.elem == EL_RMSNORM)
+				fwd++, fwd_el += ev.op.elems;
+			if (ev.op.elem == EL_RMSNORM_BWD) {
+				bwd++, bwd_el += ev.op.elems, split += ev.op.split;
+				CHECK(ev.op.cols == h, "rmsnorm_bwd over rows of %lld, want %lld", ev.op.cols, h);
+			}
+		}
+		tr_cursor_free(cur);
+		tr_free(t);
+	}
+	free(txt);
+	CHECK(fwd == 2 * 2 + 1 && bwd == fwd && fwd_el == 5 * T * h && bwd_el == fwd_el && split == 0,
+	      "%lld norms of %lld elements forward, %lld of %lld backward (%lld split), want 5 of %lld each", fwd,
+	      fwd_el, bwd, bwd_el, split, 5 * T * h);
+}
+
 static void test_dropout_ops(void)
 {
 	struct gen_config c;
@@ -1349,6 +1384,7 @@ int main(void)
 	test_vocab();
 	test_traces();
 	test_dropout_ops();
+	test_norm_backward();
 	test_fp8_recipes();
 	test_grad_sync();
 	test_infer_pp();

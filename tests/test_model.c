@@ -233,6 +233,32 @@ int main(int argc, char **argv)
 	      smul.time_s, vmul.time_s);
 	CHECK(scp.time_s == perm.time_s, "strided copy %.6g s vs permute %.6g s", scp.time_s, perm.time_s);
 
+	/* a fill writes its bytes and reads none (a memset of n int8 is one); a norm's backward reads x and dy and
+	   writes dx (3 tensors to the forward's 2, so it takes longer), its weight gradient's partials reduced in a
+	   second kernel; PyTorch's (split=1) reads x and dy again for the weight gradient: 2 tensors more */
+	struct dm_result fl = run(h, "elem op=fill n=67108864 dtype=fp32");
+	struct dm_result ms = run(h, "elem op=fill n=268435456 dtype=int8");
+	CHECK(fl.bytes_dram == 4.0 * 67108864 && fl.bytes_l2 == fl.bytes_dram && ms.bytes_dram == fl.bytes_dram,
+	      "fill %.0f bytes (L2 %.0f), memset %.0f", fl.bytes_dram, fl.bytes_l2, ms.bytes_dram);
+	struct dm_result cpy = run(h, "elem op=copy n=67108864 dtype=fp32");
+	CHECK(fl.time_s < 0.6 * cpy.time_s, "fill %.3g s vs copy %.3g s (half the bytes)", fl.time_s, cpy.time_s);
+	const double nn = 67108864, ee = 2, cc = 8192;
+	struct dm_result lnf = run(h, "elem op=layernorm n=67108864 cols=8192 dtype=bf16");
+	struct dm_result lnb = run(h, "elem op=layernorm_bwd n=67108864 cols=8192 dtype=bf16");
+	struct dm_result lns = run(h, "elem op=layernorm_bwd n=67108864 cols=8192 dtype=bf16 split=1");
+	struct dm_result rmb = run(h, "elem op=rmsnorm_bwd n=67108864 cols=8192 dtype=bf16");
+	double parts = 2 * 132 * cc * 4; /* two weights' fp32 partial rows, one per SM of H100 */
+	/* the partials were just written: the second kernel reads them, and writes the weights' gradient, in L2 */
+	CHECK(lnb.bytes_dram == 3 * nn * ee && lnb.bytes_l2 == 3 * nn * ee + parts + 2 * cc * ee &&
+	          lnb.kern.kernels == 2,
+	      "layernorm_bwd %.0f DRAM bytes, %.0f L2, %d kernels", lnb.bytes_dram, lnb.bytes_l2, lnb.kern.kernels);
+	CHECK(lns.bytes_dram == 5 * nn * ee + 2 * cc * ee, "layernorm_bwd split=1 %.0f bytes", lns.bytes_dram);
+	CHECK(lnb.time_s > 1.3 * lnf.time_s && lns.time_s > 1.3 * lnb.time_s && rmb.time_s <= lnb.time_s,
+	      "layernorm fwd %.3g, bwd %.3g, bwd split %.3g, rmsnorm bwd %.3g s", lnf.time_s, lnb.time_s, lns.time_s,
+	      rmb.time_s);
+	struct dm_result smb = run(h, "elem op=softmax_bwd n=67108864 cols=8192 dtype=bf16");
+	CHECK(smb.bytes_dram == 3 * nn * ee, "softmax_bwd %.0f bytes", smb.bytes_dram);
+
 	/* Little's law: tiny elementwise ops cannot reach full bandwidth */
 	struct dm_result tiny = run(h, "elem op=add n=65536 dtype=fp16");
 	CHECK(tiny.bound == B_LAUNCH, "tiny op bound by %s", dm_bound_name(tiny.bound));

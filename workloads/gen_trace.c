@@ -544,11 +544,19 @@ static void step_fwd(struct em *e, struct lines *L, const struct step *s)
 	}
 }
 
+/* A norm's backward as Transformer Engine runs it (its fused ln_bwd / rmsnorm_bwd kernels: dx, and the weight
+   gradient's partial sums, from x and dy; then the partials reduced) */
+static void norm_bwd_text(struct em *e, struct lines *L, const struct step *s)
+{
+	add(L, "elem op=%s_bwd n=%lld cols=%lld dtype=%s", s->op, s->n, s->k ? s->k : s->n,
+	    s->dtype ? s->dtype : e->dt);
+}
+
 static void step_bwd(struct em *e, struct lines *L, const struct step *s)
 {
 	int sp = e->c->p.sp;
 	switch (s->kind) {
-	case ST_NORM:
+	case ST_NORM: norm_bwd_text(e, L, s); break;
 	case ST_ELEM: elem_text(e, L, s); break;
 	case ST_GEMM: gemm_bwd(e, L, s, 0); break;
 	case ST_ATTN:

@@ -31,9 +31,10 @@ static const char *const impl_names[] = {"flash2", "flash3",        "naive", "de
 static const char *const dir_names[] = {"fwd", "bwd", NULL};
 static const char *const conv_dir_names[] = {"fwd", "bwd", "dgrad", "wgrad", NULL};
 static const char *const place_names[] = {"hbm", "host", NULL};
-static const char *const elem_names[] = {"add",       "mul",     "gelu",    "silu",           "swiglu",  "relu",
-                                         "layernorm", "rmsnorm", "softmax", "rope",           "cast",    "adam",
-                                         "read",      "triad",   "copy",    "cast_transpose", "permute", NULL};
+static const char *const elem_names[] = {
+    "add",     "mul",  "gelu",          "silu",        "swiglu",      "relu",  "layernorm", "rmsnorm",
+    "softmax", "rope", "cast",          "adam",        "read",        "triad", "copy",      "cast_transpose",
+    "permute", "fill", "layernorm_bwd", "rmsnorm_bwd", "softmax_bwd", NULL};
 _Static_assert(sizeof elem_names / sizeof elem_names[0] == EL_COUNT + 1, "one name per enum op_elem");
 _Static_assert(sizeof impl_names / sizeof impl_names[0] == ATTN_IMPL_COUNT + 1, "one name per enum op_attn_impl");
 _Static_assert(sizeof epi_names / sizeof epi_names[0] == EPI_COUNT + 1, "one name per enum op_epilogue");
@@ -41,9 +42,12 @@ _Static_assert(sizeof epi_names / sizeof epi_names[0] == EPI_COUNT + 1, "one nam
 
 /* FLOPs per element of each elementwise op (as the usual benchmarks count). */
 static const double elem_flops[EL_COUNT] = {
-    [EL_ADD] = 1,       [EL_MUL] = 1,     [EL_GELU] = 8,    [EL_SILU] = 4,           [EL_SWIGLU] = 5,  [EL_RELU] = 1,
-    [EL_LAYERNORM] = 8, [EL_RMSNORM] = 5, [EL_SOFTMAX] = 5, [EL_ROPE] = 3,           [EL_CAST] = 0,    [EL_ADAM] = 12,
-    [EL_READ] = 1,      [EL_TRIAD] = 2,   [EL_COPY] = 0,    [EL_CAST_TRANSPOSE] = 0, [EL_PERMUTE] = 0,
+    [EL_ADD] = 1,         [EL_MUL] = 1,   [EL_GELU] = 8,           [EL_SILU] = 4,
+    [EL_SWIGLU] = 5,      [EL_RELU] = 1,  [EL_LAYERNORM] = 8,      [EL_RMSNORM] = 5,
+    [EL_SOFTMAX] = 5,     [EL_ROPE] = 3,  [EL_CAST] = 0,           [EL_ADAM] = 12,
+    [EL_READ] = 1,        [EL_TRIAD] = 2, [EL_COPY] = 0,           [EL_CAST_TRANSPOSE] = 0,
+    [EL_PERMUTE] = 0,     [EL_FILL] = 0,  [EL_LAYERNORM_BWD] = 10, [EL_RMSNORM_BWD] = 7,
+    [EL_SOFTMAX_BWD] = 3,
 };
 
 static const char *name_in(const char *const *names, int count, int i)
@@ -123,11 +127,12 @@ static const struct key attn_keys[A_COUNT + 1] = {
     [A_WARM] = {"warm", V_BOOL, 0, NULL},
 };
 
-enum { E_OP, E_N, E_COLS, E_DTYPE, E_TO, E_WARM, E_STRIDED, E_COUNT };
+enum { E_OP, E_N, E_COLS, E_DTYPE, E_TO, E_WARM, E_STRIDED, E_SPLIT, E_COUNT };
 static const struct key elem_keys[E_COUNT + 1] = {
-    [E_OP] = {"op", V_CHOICE, 1, elem_names},   [E_N] = {"n", V_POS, 1, NULL},     [E_COLS] = {"cols", V_POS, 0, NULL},
-    [E_DTYPE] = {"dtype", V_DTYPE, 1, NULL},    [E_TO] = {"to", V_DTYPE, 0, NULL}, [E_WARM] = {"warm", V_BOOL, 0, NULL},
-    [E_STRIDED] = {"strided", V_BOOL, 0, NULL},
+    [E_OP] = {"op", V_CHOICE, 1, elem_names},   [E_N] = {"n", V_POS, 1, NULL},
+    [E_COLS] = {"cols", V_POS, 0, NULL},        [E_DTYPE] = {"dtype", V_DTYPE, 1, NULL},
+    [E_TO] = {"to", V_DTYPE, 0, NULL},          [E_WARM] = {"warm", V_BOOL, 0, NULL},
+    [E_STRIDED] = {"strided", V_BOOL, 0, NULL}, [E_SPLIT] = {"split", V_BOOL, 0, NULL},
 };
 
 enum { Y_BYTES, Y_SRC, Y_DST, Y_COUNT };
@@ -512,9 +517,10 @@ static int build_attn(struct op *o, const struct pstate *st, char *why, size_t w
 	return 0;
 }
 
-static int is_row_op(enum op_elem e)
+int op_elem_is_row(enum op_elem e)
 {
-	return e == EL_LAYERNORM || e == EL_RMSNORM || e == EL_SOFTMAX;
+	return e == EL_LAYERNORM || e == EL_RMSNORM || e == EL_SOFTMAX || e == EL_LAYERNORM_BWD ||
+	       e == EL_RMSNORM_BWD || e == EL_SOFTMAX_BWD;
 }
 
 static int build_elem(struct op *o, const struct pstate *st, char *why, size_t whylen)
@@ -526,15 +532,18 @@ static int build_elem(struct op *o, const struct pstate *st, char *why, size_t w
 	o->dtype = (int)v[E_DTYPE];
 	o->warm = (int)v[E_WARM];
 	if (st->seen[E_COLS]) {
-		if (!is_row_op(o->elem))
-			return fail(why, whylen, "elem: cols= applies only to op=layernorm|rmsnorm|softmax (not op=%s)",
-			            op_elem_name(o->elem));
+		if (!op_elem_is_row(o->elem))
+			return fail(
+			    why, whylen,
+			    "elem: cols= applies only to the row ops layernorm|rmsnorm|softmax and their _bwd (not "
+			    "op=%s)",
+			    op_elem_name(o->elem));
 		o->cols = v[E_COLS];
 		if (o->elems % o->cols)
 			return fail(why, whylen, "elem: cols=%lld must divide n=%lld", o->cols, o->elems);
 	}
 	o->strided = (int)v[E_STRIDED];
-	if (o->strided && (is_row_op(o->elem) || o->elem == EL_CAST_TRANSPOSE || o->elem == EL_ADAM ||
+	if (o->strided && (op_elem_is_row(o->elem) || o->elem == EL_CAST_TRANSPOSE || o->elem == EL_ADAM ||
 	                   o->elem == EL_READ || o->elem == EL_TRIAD))
 		return fail(
 		    why, whylen,
@@ -542,6 +551,13 @@ static int build_elem(struct op *o, const struct pstate *st, char *why, size_t w
 		    op_elem_name(o->elem));
 	if (o->elem == EL_PERMUTE)
 		o->strided = 0; /* a permute is one: the same op either way */
+	o->split = (int)v[E_SPLIT];
+	if (o->split && o->elem != EL_LAYERNORM_BWD && o->elem != EL_RMSNORM_BWD)
+		return fail(
+		    why, whylen,
+		    "elem: split= applies only to op=layernorm_bwd and op=rmsnorm_bwd (a weight gradient of its "
+		    "own), not op=%s",
+		    op_elem_name(o->elem));
 	if (o->elem == EL_CAST || o->elem == EL_CAST_TRANSPOSE)
 		o->to_dtype = st->seen[E_TO] ? (int)v[E_TO] : DT_FP32;
 	else if (st->seen[E_TO])
@@ -762,12 +778,13 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 		             op_attn_impl_name(op->impl), a, name_in(dir_names, 2, (int)op->dir), op->warm);
 		break;
 	case OP_ELEM:
-		if (is_row_op(op->elem))
+		if (op_elem_is_row(op->elem))
 			snprintf(a, sizeof a, " cols=%lld", op->cols);
 		if (op->elem == EL_CAST || op->elem == EL_CAST_TRANSPOSE)
 			snprintf(b, sizeof b, " to=%s", dtype_name(op->to_dtype));
-		n = snprintf(buf, len, "elem op=%s n=%lld%s dtype=%s%s warm=%d%s", op_elem_name(op->elem), op->elems, a,
-		             dtype_name(op->dtype), b, op->warm, op->strided ? " strided=1" : "");
+		n = snprintf(buf, len, "elem op=%s n=%lld%s dtype=%s%s warm=%d%s%s", op_elem_name(op->elem), op->elems,
+		             a, dtype_name(op->dtype), b, op->warm, op->strided ? " strided=1" : "",
+		             op->split ? " split=1" : "");
 		break;
 	case OP_COPY:
 		n = snprintf(buf, len, "copy bytes=%.0f src=%s dst=%s", op->bytes,

@@ -63,6 +63,10 @@ enum op_elem {
 	EL_COPY,           /* b = a inside device memory, by a kernel */
 	EL_CAST_TRANSPOSE, /* dtype -> to, written twice: row-wise and transposed (fp8 GEMM operands) */
 	EL_PERMUTE,        /* b = a with its 4 dims permuted (a transposed tensor made contiguous), not vectorized */
+	EL_FILL,           /* a = constant: n elements written, none read (zero_, fill_, a memset of n int8) */
+	EL_LAYERNORM_BWD,  /* row-wise over `cols`: dx from x and dy, with the weight gradient's partial sums */
+	EL_RMSNORM_BWD,    /* row-wise over `cols`: as layernorm_bwd, without the mean */
+	EL_SOFTMAX_BWD,    /* row-wise over `cols`: dx from the output y and dy */
 	EL_COUNT
 };
 enum op_place { PLACE_HBM, PLACE_HOST };
@@ -94,6 +98,9 @@ struct op {
 	int to_dtype; /* cast target, -1 = default (fp32); op_parse fills it in for cast */
 	int strided;  /* a pointwise op whose operands are not contiguous or are broadcast (strided=1): PyTorch's
 	                 element-by-element kernel with index arithmetic, not the vectorized one (a permute is one) */
+	int split;    /* a norm's backward whose weight gradient is a kernel of its own that reads x and dy again
+	                 (split=1: PyTorch's GammaBetaBackward), not partial sums of the input gradient's pass
+	                 (Transformer Engine's and Apex's fused kernels) */
 
 	/* copy */
 	double bytes;
@@ -144,6 +151,8 @@ double op_flops(const struct op *op);
 
 const char *op_kind_name(enum op_kind k);
 const char *op_elem_name(enum op_elem e);
+/* a row op (layernorm, rmsnorm, softmax and their backward): one CTA a row of `cols` */
+int op_elem_is_row(enum op_elem e);
 const char *op_attn_impl_name(enum op_attn_impl i);
 
 #endif

@@ -148,11 +148,60 @@ static struct elem_cost elem_cost_of(const struct op *op)
 	case EL_TRIAD: k.rd = 2 * e, k.vec = 1; break;
 	case EL_COPY: k.vec = 0; break;
 	case EL_PERMUTE: k.vec = 0; break;
+	case EL_FILL: k.rd = 0, k.vec = 0; break;
+	/* the backward of a norm, per element: x - mean and its scale (2), dy times the weight (1), the two row sums
+	   (2), dx from them (3), the weight gradient's partial sums (2), conversions (2); RMSNorm has no mean */
+	case EL_LAYERNORM_BWD: k.rd = 2 * e, k.vec = 12; break;
+	case EL_RMSNORM_BWD: k.rd = 2 * e, k.vec = 9; break;
+	case EL_SOFTMAX_BWD: k.rd = 2 * e, k.vec = 4; break; /* dy times y, its row sum, (dy - sum) times y */
 	case EL_COUNT: break;
 	}
 	if (op->elem == EL_PERMUTE || op->strided) /* the inputs and the output */
 		k.ints += strided_int_ops(k.rd / e + 1);
 	return k;
+}
+
+/* A second kernel of an op, run after the first: its time, bytes and resources add to r's. */
+static void add_kernel(struct dm_result *r, const struct dm_result *k)
+{
+	r->time_s += k->time_s;
+	r->bytes_dram += k->bytes_dram, r->bytes_l2 += k->bytes_l2, r->bytes_d2d += k->bytes_d2d;
+	for (int i = 0; i < B_COUNT; i++)
+		r->t_res[i] += k->t_res[i];
+	r->kern.kernels += k->kern.kernels;
+}
+
+/* A norm's weight gradient (the sums over rows of dy * x-hat, and of dy for LayerNorm's bias), the kernel after
+   the input gradient's. Transformer Engine's and Apex's fused backward (ln_bwd / rmsnorm_bwd kernels, then
+   ln_bwd_finalize) keep per-CTA partial sums in the input gradient's pass and reduce them in a small kernel,
+   about one partial row per unit; PyTorch's (layer_norm_kernel.cu: the grad-input kernel, then
+   GammaBetaBackward; split=1) reads x and dy again in a column reduction of its own. */
+static void norm_wgrad(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex)
+{
+	double n = (double)op->elems, cols = (double)op->cols, e = dt_bytes(op->dtype);
+	double weights = op->elem == EL_LAYERNORM_BWD ? 2 : 1, fp32 = 4;
+	const struct arch_unit *u = &c->units[pick_vector_unit(c)];
+	struct stream_in s = {0};
+	if (op->split) {
+		s.rd = 2 * n * e, s.vec_ops = n * (weights + 2);
+		s.threads = ceil(n / (c->model.bytes_per_thread / e));
+		s.fly_per_thread = 2 * c->model.bytes_per_thread;
+	} else {
+		double parts = (double)u->count * weights * cols; /* just written: read from L2 */
+		s.rd = parts * fp32, s.vec_ops = parts, s.warm = 1;
+		s.threads = ceil(s.rd / c->model.bytes_per_thread);
+		s.fly_per_thread = c->model.bytes_per_thread;
+	}
+	s.wr = weights * cols * e;
+	struct dm_result w;
+	memset(&w, 0, sizeof w);
+	stream_time(c, &s, &w, NULL);
+	add_kernel(r, &w);
+	if (ex)
+		xp(ex, "weight gradient: %s, %.4g MB read (%.2f us)\n",
+		   op->split ? "a column reduction that reads x and dy again (split=1)"
+		             : "the partial sums of the input gradient's CTAs reduced",
+		   s.rd / 1e6, w.time_s * 1e6);
 }
 
 void elem_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex)
@@ -171,8 +220,10 @@ void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	int strided = op->elem == EL_PERMUTE || op->strided;
 	double per_thread = strided ? STRIDED_PER_THREAD : c->model.bytes_per_thread / e;
 	s.threads = ceil(n / per_thread);
-	s.fly_per_thread = strided ? STRIDED_PER_THREAD * k.rd : c->model.bytes_per_thread * (k.rd / e);
-	int rowop = op->elem == EL_LAYERNORM || op->elem == EL_RMSNORM || op->elem == EL_SOFTMAX;
+	/* bytes a thread has in flight: a vector load per input stream (a fill: its one store) */
+	double streams = k.rd > 0 ? k.rd / e : k.wr / e;
+	s.fly_per_thread = strided ? STRIDED_PER_THREAD * k.rd : c->model.bytes_per_thread * streams;
+	int rowop = op_elem_is_row(op->elem);
 	if (rowop) {
 		double rows = n / (double)op->cols;
 		double tpr = dmin(1024, ceil((double)op->cols / per_thread)); /* a CTA per row */
@@ -184,6 +235,8 @@ void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 		s.sfu_ops += rows; /* rsqrt or reciprocal per row */
 	}
 	stream_time(c, &s, r, ex);
+	if (op->elem == EL_LAYERNORM_BWD || op->elem == EL_RMSNORM_BWD)
+		norm_wgrad(c, op, r, ex);
 	if (it) { /* a CTA of 256 threads, each one vector load per input stream: the model's time per CTA */
 		int gi = pick_vector_unit(c);
 		const struct arch_unit *u = &c->units[gi];

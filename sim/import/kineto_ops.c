@@ -302,10 +302,20 @@ static int elem_op(const char *name, json_t *args, const char *kernel, char *buf
 	if (!strcmp(name, "aten::gelu") || !strcmp(name, "aten::silu") || !strcmp(name, "aten::relu"))
 		w = snprintf(buf, len, "elem op=%s n=%lld dtype=%s%s", name + 6, n, dt, st);
 	else if (!strcmp(name, "aten::gelu_backward") || !strcmp(name, "aten::silu_backward") ||
-	         !strcmp(name, "aten::threshold_backward") || !strcmp(name, "aten::_softmax_backward_data") ||
-	         !strcmp(name, "aten::_log_softmax_backward_data") || !strcmp(name, "aten::native_layer_norm_backward"))
+	         !strcmp(name, "aten::threshold_backward"))
 		/* read two tensors of n, write one: the bytes of a multiply */
 		w = snprintf(buf, len, "elem op=mul n=%lld dtype=%s%s", n, dt, st);
+	else if ((!strcmp(name, "aten::_softmax_backward_data") || !strcmp(name, "aten::_log_softmax_backward_data")) &&
+	         last_dim(args, 0, &cols))
+		w = snprintf(buf, len, "elem op=softmax_bwd n=%lld cols=%lld dtype=%s", n, cols, dt);
+	else if ((!strcmp(name, "aten::native_layer_norm_backward") ||
+	          !strcmp(name, "aten::_fused_rms_norm_backward")) &&
+	         last_dim(args, 0, &cols))
+		/* PyTorch's: the input gradient's kernel, then GammaBetaBackward reads x and dy again (split=1) */
+		w = snprintf(buf, len, "elem op=%s_bwd n=%lld cols=%lld dtype=%s split=1",
+		             strstr(name, "rms") ? "rmsnorm" : "layernorm", n, cols, dt);
+	else if (!strcmp(name, "aten::fill_") || !strcmp(name, "aten::zero_"))
+		w = snprintf(buf, len, "elem op=fill n=%lld dtype=%s%s", n, dt, st);
 	else if ((!strcmp(name, "aten::native_layer_norm") || !strcmp(name, "aten::_fused_rms_norm") ||
 	          !strcmp(name, "aten::_softmax") || !strcmp(name, "aten::_log_softmax")) &&
 	         last_dim(args, 0, &cols))
@@ -415,15 +425,17 @@ int kin_copy_op(const char *kernel, json_t *args, int memset, char *buf, size_t 
 	json_t *b = json_object_get(args, "bytes");
 	if (!json_is_integer(b) || json_integer_value(b) <= 0 || json_integer_value(b) > (1LL << 50))
 		return 0;
-	const char *src = "hbm", *dst = "hbm";
-	if (!memset) {
-		if (strstr(kernel, "HtoD"))
-			src = "host";
-		else if (strstr(kernel, "DtoH"))
-			dst = "host";
-		else if (!strstr(kernel, "DtoD"))
-			return 0; /* peer and unknown copies keep their time */
+	if (memset) { /* cudaMemset: a kernel that writes the bytes */
+		int w = snprintf(buf, len, "elem op=fill n=%lld dtype=int8", json_integer_value(b));
+		return checked(buf, len, w);
 	}
+	const char *src = "hbm", *dst = "hbm";
+	if (strstr(kernel, "HtoD"))
+		src = "host";
+	else if (strstr(kernel, "DtoH"))
+		dst = "host";
+	else if (!strstr(kernel, "DtoD"))
+		return 0; /* peer and unknown copies keep their time */
 	int w = snprintf(buf, len, "copy bytes=%lld src=%s dst=%s", json_integer_value(b), src, dst);
 	return checked(buf, len, w);
 }
