@@ -561,6 +561,43 @@ static struct counts count_ops(const struct gen_config *c, enum op_attn_impl imp
    SwiGLU, tp 1, one micro-batch): QKV and gate/up follow a norm, the output
    projection and the down projection do not; the router and LM head stay
    bf16. Elements: T tokens, h hidden, f FFN. */
+/* What quantizes a low-precision training step's GEMM operands, and the GEMMs by dtype. */
+struct quant_count {
+	long long ct_n, ct_el, rd_n, rd_el; /* cast_transpose ops and their elements, amax reads and theirs */
+	int ct_to;                          /* the dtype every cast_transpose writes (-1: none, -2: several) */
+	long long gemms[DT_COUNT];
+};
+
+static struct quant_count count_quant(const struct gen_config *c)
+{
+	struct quant_count q;
+	memset(&q, 0, sizeof q);
+	q.ct_to = -1;
+	char *txt = text_of(c, NULL), why[TR_MSG_MAX];
+	struct trace *t = txt ? tr_parse_string(txt, "quant", why, sizeof why) : NULL;
+	CHECK(t != NULL, "trace does not parse: %s", why);
+	if (t) {
+		struct tr_cursor *cur = tr_cursor_new(t, 0);
+		struct tr_event ev;
+		while (tr_next(cur, &ev, why, sizeof why) == 1) {
+			if (ev.kind != TK_OP)
+				continue;
+			if (ev.op.kind == OP_ELEM && ev.op.elem == EL_CAST_TRANSPOSE) {
+				q.ct_n++, q.ct_el += ev.op.elems;
+				q.ct_to = q.ct_to == -1 || q.ct_to == ev.op.to_dtype ? ev.op.to_dtype : -2;
+			}
+			if (ev.op.kind == OP_ELEM && ev.op.elem == EL_READ)
+				q.rd_n++, q.rd_el += ev.op.elems;
+			if (ev.op.kind == OP_GEMM && ev.op.dtype >= 0 && ev.op.dtype < DT_COUNT)
+				q.gemms[ev.op.dtype]++;
+		}
+		tr_cursor_free(cur);
+		tr_free(t);
+	}
+	free(txt);
+	return q;
+}
+
 static void test_fp8_recipes(void)
 {
 	struct gen_config c;
@@ -570,53 +607,43 @@ static void test_fp8_recipes(void)
 	layout(&c, 1, 1, 1, 1, 1);
 	c.p.dtype = GEN_FP8;
 	long long T = 512, h = c.m.hidden, f = c.m.ffn, L = 2, qkv_out = (c.m.heads + 2 * c.m.kv_heads) * c.m.head_dim;
+	long long sep = L * (T * h + T * f + T * qkv_out + T * h + T * 2 * f + T * h), all = sep + L * 2 * T * h;
 	struct {
 		enum gen_fp8_recipe r;
 		long long ct_n, ct_elems, rd_n, rd_elems;
 	} v[] = {
 	    /* forward: proj and down inputs; backward: every GEMM's output gradient */
-	    {GEN_FP8_DELAYED, 6 * L, L * (T * h + T * f + T * qkv_out + T * h + T * 2 * f + T * h), 0, 0},
-	    {GEN_FP8_MX, 6 * L, L * (T * h + T * f + T * qkv_out + T * h + T * 2 * f + T * h), 0, 0},
+	    {GEN_FP8_DELAYED, 6 * L, sep, 0, 0},
+	    {GEN_FP8_MX, 6 * L, sep, 0, 0},
 	    /* current scaling: the norm-fed inputs too (their amax came with the norm); an amax read before
 	       every other quantization */
-	    {GEN_FP8_CURRENT, 8 * L, L * (2 * T * h + T * h + T * f + T * qkv_out + T * h + T * 2 * f + T * h), 6 * L,
-	     L * (T * h + T * f + T * qkv_out + T * h + T * 2 * f + T * h)},
+	    {GEN_FP8_CURRENT, 8 * L, all, 6 * L, sep},
 	};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		c.p.fp8_recipe = v[i].r;
-		char *txt = text_of(&c, NULL), why[TR_MSG_MAX];
-		struct trace *t = txt ? tr_parse_string(txt, "fp8", why, sizeof why) : NULL;
-		CHECK(t != NULL, "fp8 trace does not parse: %s", why);
-		long long ct_n = 0, ct_elems = 0, rd_n = 0, rd_elems = 0, fp8_gemms = 0, bf16_gemms = 0;
-		if (t) {
-			struct tr_cursor *cur = tr_cursor_new(t, 0);
-			struct tr_event ev;
-			while (tr_next(cur, &ev, why, sizeof why) == 1) {
-				if (ev.kind != TK_OP)
-					continue;
-				if (ev.op.kind == OP_ELEM && ev.op.elem == EL_CAST_TRANSPOSE)
-					ct_n++, ct_elems += ev.op.elems;
-				if (ev.op.kind == OP_ELEM && ev.op.elem == EL_READ)
-					rd_n++, rd_elems += ev.op.elems;
-				if (ev.op.kind == OP_GEMM)
-					*(ev.op.dtype == DT_FP8 ? &fp8_gemms : &bf16_gemms) += 1;
-			}
-			tr_cursor_free(cur);
-			tr_free(t);
-		}
-		free(txt);
-		CHECK(ct_n == v[i].ct_n && ct_elems == v[i].ct_elems,
-		      "recipe %zu: %lld cast_transpose of %lld elements, "
-		      "want %lld of %lld",
-		      i, ct_n, ct_elems, v[i].ct_n, v[i].ct_elems);
-		CHECK(rd_n == v[i].rd_n && rd_elems == v[i].rd_elems,
-		      "recipe %zu: %lld amax reads of %lld elements, "
-		      "want %lld of %lld",
-		      i, rd_n, rd_elems, v[i].rd_n, v[i].rd_elems);
+		struct quant_count q = count_quant(&c);
+		CHECK(q.ct_n == v[i].ct_n && q.ct_el == v[i].ct_elems && q.ct_to == DT_FP8,
+		      "recipe %zu: %lld cast_transpose of %lld elements to %d, want %lld of %lld to fp8", i, q.ct_n,
+		      q.ct_el, q.ct_to, v[i].ct_n, v[i].ct_elems);
+		CHECK(q.rd_n == v[i].rd_n && q.rd_el == v[i].rd_elems,
+		      "recipe %zu: %lld amax reads of %lld elements, want %lld of %lld", i, q.rd_n, q.rd_el, v[i].rd_n,
+		      v[i].rd_elems);
 		/* 4 linear layers x 3 GEMMs (forward, dgrad, wgrad) per layer in fp8; the LM head's 3 in bf16 */
-		CHECK(fp8_gemms == 12 * L && bf16_gemms == 3,
-		      "recipe %zu: %lld fp8 and %lld bf16 GEMMs, want %lld and 3", i, fp8_gemms, bf16_gemms, 12 * L);
+		CHECK(q.gemms[DT_FP8] == 12 * L && q.gemms[DT_BF16] == 3,
+		      "recipe %zu: %lld fp8 and %lld bf16 GEMMs, want %lld and 3", i, q.gemms[DT_FP8], q.gemms[DT_BF16],
+		      12 * L);
 	}
+	/* NVFP4 (--dtype fp4): the same GEMMs in fp4; every quantization reads its tensor's amax first (taken after
+	   the Hadamard transform of the wgrad copy, so the norm's own amax does not do), then writes both copies */
+	c.p.dtype = GEN_FP4;
+	c.p.fp8_recipe = GEN_FP8_DELAYED;
+	struct quant_count q = count_quant(&c);
+	CHECK(q.ct_n == 8 * L && q.ct_el == all && q.ct_to == DT_FP4 && q.rd_n == q.ct_n && q.rd_el == all,
+	      "fp4: %lld quantizations of %lld elements to %d and %lld amax reads of %lld, want %lld of %lld each",
+	      q.ct_n, q.ct_el, q.ct_to, q.rd_n, q.rd_el, 8 * L, all);
+	CHECK(q.gemms[DT_FP4] == 12 * L && q.gemms[DT_BF16] == 3 && q.gemms[DT_FP8] == 0,
+	      "fp4: %lld fp4, %lld fp8 and %lld bf16 GEMMs, want %lld, 0 and 3", q.gemms[DT_FP4], q.gemms[DT_FP8],
+	      q.gemms[DT_BF16], 12 * L);
 }
 
 /* every norm of the forward has its backward, over the same rows (a LLaMA-style layer: the attention's and the

@@ -242,7 +242,7 @@ void gen_defaults(struct gen_config *c)
 
 const char *gen_dtype_name(enum gen_dtype d)
 {
-	return d == GEN_FP16 ? "fp16" : d == GEN_FP8 ? "fp8" : "bf16";
+	return d == GEN_FP16 ? "fp16" : d == GEN_FP8 ? "fp8" : d == GEN_FP4 ? "fp4" : "bf16";
 }
 
 const char *gen_sched_name(enum gen_sched s)
@@ -943,8 +943,9 @@ double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen
 	   inputs of its fp8 GEMMs quantized, 1 byte a value: the norms' outputs,
 	   the second MLP GEMM's input, an expert's input (Transformer Engine's
 	   LayerNormLinear, LayerNormMLP and GroupedLinear save what they
-	   multiplied), and the out-projection's input beside the bf16 one */
-	int f8 = c->mode == GEN_TRAIN && c->p.dtype == GEN_FP8;
+	   multiplied), and the out-projection's input beside the bf16 one; NVFP4 (fp4) is counted as fp8, an upper
+	   bound: its copies are half a byte and a scale per 16 */
+	int f8 = c->mode == GEN_TRAIN && (c->p.dtype == GEN_FP8 || c->p.dtype == GEN_FP4);
 	if (rc == GEN_RC_FULL)
 		return 2 * s * b * h / (c->p.sp ? t : 1);
 	enum gen_layer_type lt = gen_layer_type(m, layer);
@@ -1043,7 +1044,7 @@ static void infer_memory(const struct gen_config *c, long long stage, struct gen
 {
 	const struct gen_model *m = &c->m;
 	struct gen_params ps = gen_stage_params(c, stage);
-	double wbytes = c->p.dtype == GEN_FP8 ? 1 : 2;
+	double wbytes = c->p.dtype == GEN_FP8 ? 1 : c->p.dtype == GEN_FP4 ? 0.5 + 1.0 / 16 : 2; /* fp4: e4m3 scales */
 	double b = (double)c->inf.batch, in = (double)c->inf.input_len;
 	double bm = b / (double)gen_infer_microbatches(c); /* activations: one micro-batch at a time */
 	long long tokens = c->inf.input_len + c->inf.output_len;

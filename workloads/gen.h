@@ -34,7 +34,10 @@ enum gen_sched { GEN_1F1B, GEN_GPIPE, GEN_INTERLEAVED };
 enum gen_cp_comm { GEN_CP_P2P, GEN_CP_A2A };
 enum gen_recompute { GEN_RC_NONE, GEN_RC_SELECTIVE, GEN_RC_FULL };
 enum gen_mode { GEN_TRAIN, GEN_INFER };
-enum gen_dtype { GEN_BF16, GEN_FP16, GEN_FP8 };
+/* the GEMMs' dtype: fp8 training runs Transformer Engine's fp8 recipes (--fp8-recipe); fp4 training its NVFP4
+   recipe (NVFP4BlockScaling: 16-element blocks with e4m3 scales and a per-tensor scale, random Hadamard
+   transforms on the wgrad operands), inference the GEMMs in that dtype */
+enum gen_dtype { GEN_BF16, GEN_FP16, GEN_FP8, GEN_FP4 };
 /* Transformer Engine's fp8 training recipes (--fp8-recipe, with --dtype fp8):
    DelayedScaling, Float8CurrentScaling, MXFP8BlockScaling; none: the GEMMs
    alone, no quantization kernel (a bound no recipe reaches, to show what

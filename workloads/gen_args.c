@@ -41,7 +41,7 @@ _Static_assert(sizeof(enum gen_sched) == sizeof(int) && sizeof(enum gen_mode) ==
 static const char *const sched_names[] = {"1f1b", "gpipe", "interleaved", NULL};
 static const char *const rc_names[] = {"none", "selective", "full", NULL};
 static const char *const mode_names[] = {"train", "infer", NULL};
-static const char *const dtype_names[] = {"bf16", "fp16", "fp8", NULL};
+static const char *const dtype_names[] = {"bf16", "fp16", "fp8", "fp4", NULL};
 static const char *const impl_names[] = {"flash2", "flash3", "naive", "flash1", "cudnn", NULL};
 static const char *const gs_names[] = {"overlap", "after", NULL};
 static const char *const recipe_names[] = {"delayed", "current", "mxfp8", "none", NULL};

@@ -137,15 +137,20 @@ static void flush_lines(struct em *e, const struct lines *L, const char *after, 
 /* the GEMM runs in fp8: an fp8 training step's transformer-block linear
    layer, or any GEMM of fp8 inference (weights and activations quantized
    ahead, as the serving engines do) */
+static int lowp_train(const struct em *e)
+{
+	return e->c->mode == GEN_TRAIN && (e->c->p.dtype == GEN_FP8 || e->c->p.dtype == GEN_FP4);
+}
+
 static int fp8_step(const struct em *e, const struct step *s)
 {
-	return e->c->mode == GEN_TRAIN && e->c->p.dtype == GEN_FP8 && s->fp8 != FP8_NONE;
+	return lowp_train(e) && s->fp8 != FP8_NONE;
 }
 
 static const char *gemm_dtype(const struct em *e, const struct step *s)
 {
-	if (e->c->mode == GEN_TRAIN && e->c->p.dtype == GEN_FP8)
-		return s->fp8 != FP8_NONE ? "fp8" : e->dt;
+	if (lowp_train(e))
+		return s->fp8 != FP8_NONE ? e->gdt : e->dt;
 	return e->gdt;
 }
 
@@ -166,21 +171,28 @@ static void gemm_text(struct em *e, struct lines *L, const struct step *s, long 
    scaling takes the scale from past steps' amax; current scaling first
    reduces this tensor's amax (a read of it) unless its producer did; MXFP8
    derives a scale per 32 elements in the same pass (the 1-byte scales, 1/32
-   of the output, are not counted). */
+   of the output, are not counted). NVFP4 (fp4: TE's NVFP4BlockScaling,
+   common/recipe/__init__.py) scales blocks of 16 under a per-tensor scale:
+   the tensor's amax first, taken after the random Hadamard transform that
+   the column-wise (wgrad) copy of inputs and gradients gets, so a read of
+   it even after a norm; then one kernel writes both copies (the e4m3 scales,
+   1/16 of the output, are not counted). */
 static void quantize(struct em *e, struct lines *L, long long n, int amax_known)
 {
-	if (e->c->p.fp8_recipe == GEN_FP8_NONE)
+	int fp4 = e->c->p.dtype == GEN_FP4;
+	if (!fp4 && e->c->p.fp8_recipe == GEN_FP8_NONE)
 		return;
-	if (e->c->p.fp8_recipe == GEN_FP8_CURRENT && !amax_known)
+	if (fp4 || (e->c->p.fp8_recipe == GEN_FP8_CURRENT && !amax_known))
 		add(L, "elem op=read n=%lld dtype=%s", n, e->dt);
-	add(L, "elem op=cast_transpose n=%lld dtype=%s to=fp8", n, e->dt);
+	add(L, "elem op=cast_transpose n=%lld dtype=%s to=%s", n, e->dt, fp4 ? "fp4" : "fp8");
 }
 
 /* the fp8 quantization before a forward GEMM: TE's norm writes fp8 itself
    (delayed scaling, MXFP8) or bf16 and its amax (current scaling) */
 static void quantize_input(struct em *e, struct lines *L, const struct step *s)
 {
-	if (!fp8_step(e, s) || (s->fp8 == FP8_NORM && e->c->p.fp8_recipe != GEN_FP8_CURRENT))
+	if (!fp8_step(e, s) ||
+	    (s->fp8 == FP8_NORM && e->c->p.dtype == GEN_FP8 && e->c->p.fp8_recipe != GEN_FP8_CURRENT))
 		return;
 	quantize(e, L, s->m * s->k * (s->batch > 1 ? s->batch : 1), s->fp8 == FP8_NORM);
 }
@@ -1555,7 +1567,7 @@ static void em_init(struct em *e, FILE *f, const struct gen_config *c)
 	e->h = c->m.hidden;
 	e->vl = gen_vocab_padded(c) / c->p.tp;
 	e->dt = c->p.dtype == GEN_FP16 ? "fp16" : "bf16";
-	e->gdt = c->p.dtype == GEN_FP8 ? "fp8" : e->dt;
+	e->gdt = c->p.dtype == GEN_FP8 ? "fp8" : c->p.dtype == GEN_FP4 ? "fp4" : e->dt;
 	/* gradients reduce over the data-parallel ranks and, with --cp, the context-parallel ones */
 	long long cp = c->mode == GEN_TRAIN ? c->p.cp : 1;
 	e->nd = c->p.dp * cp;

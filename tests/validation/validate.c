@@ -421,9 +421,12 @@ static int parse_gen_case(struct vcase *v, char *why, size_t whylen)
 	if (!strncmp(v->op_text[0], "import ", 7)) {
 		/* `import PATH ; gen ...`: the recorded step, and what it computes */
 		snprintf(v->import_path, sizeof v->import_path, "%s", v->op_text[0] + 7);
+		if (v->nops == 1 && v->metric == M_MS) /* the step time: nothing to count */
+			return 0;
 		if (v->nops != 2 || strncmp(v->op_text[1], "gen ", 4)) {
 			snprintf(why, whylen,
-			         "an import case is 'import PATH ; gen ARGS' (the gen command gives its tokens)");
+			         "an import case is 'import PATH ; gen ARGS' (the gen command gives its tokens), or "
+			         "'import PATH' alone with metric ms (its step time)");
 			return -1;
 		}
 		first = 1;
@@ -613,7 +616,8 @@ static void case_row(char **fl, int lineno)
 	}
 	v->serve = !strncmp(v->op_text[0], "serve ", 6);
 	v->gen = v->serve || !strncmp(v->op_text[0], "gen ", 4) || !strncmp(v->op_text[0], "import ", 7);
-	if (v->gen != GEN_METRIC(v->metric)) {
+	/* ms: the op lines' summed time, or an imported step's time */
+	if (v->gen != GEN_METRIC(v->metric) && !(v->metric == M_MS && !strncmp(v->op_text[0], "import ", 7))) {
 		fail("cases.tsv:%d: %s: metric %s is for %s", lineno, v->id, trim(fl[3]),
 		     v->gen ? "op lines, not a gen case" : "a gen case, not op lines");
 		return;
@@ -904,6 +908,7 @@ int predict(const struct arch_chip *c, const struct vcase *v, double *out, char 
  *   tokens     tokens/s: the step's tokens (training: B s; inference: the
  *              generated ones, batch x output length x replicas) / t
  *   latency    seconds: t itself (an inference batch's end-to-end latency)
+ *   ms         milliseconds: t itself (an imported step's time)
  *   mcore      model TFLOP/s per GPU as Megatron-LM and Megatron-Bridge count
  *              them (gen_mcore_flops, workloads/gen.h), divided by t x GPUs
  */
@@ -919,6 +924,7 @@ double gen_metric(const struct vcase *v, double t)
 		       (t * gpus * v->metric_arg * 1e12);
 	case M_TOKENS: return (v->serve ? v->served_tokens : gen_tokens(c)) / t;
 	case M_LATENCY: return t;
+	case M_MS: return t * 1e3;
 	case M_MCORE: return gen_mcore_flops(c) / (t * gpus) / 1e12;
 	default: return NAN;
 	}
@@ -930,6 +936,8 @@ double gen_metric(const struct vcase *v, double t)
 static double gen_cost(const struct vcase *v)
 {
 	const struct gen_config *c = &v->gc;
+	if (v->import_path[0] && v->nops == 1) /* an imported step alone: no gen command to size it */
+		return 1;
 	double steps = c->mode == GEN_TRAIN ? (double)gen_microbatches(c) : (double)gen_decode_steps(c) + 1;
 	return steps * (double)c->m.layers;
 }
