@@ -160,6 +160,12 @@ static void test_act_variants(struct gen_config *c)
 	c->p.dtype = GEN_FP8;
 	double got = gen_act_layer_bytes(c, 0, GEN_RC_NONE);
 	CHECK(near(got, sbh * (27 + 4 * a / h), 1e-15), "fp8: %.17g bytes, want s b h x (27 + 4a/h)", got);
+	/* NVFP4: the same tensors at half a byte and an e4m3 scale per 16 values, q = 0.5625 where fp8 has 1: the
+	   norms' outputs 2q, the GELU output 4q, the out-projection's copy q: 32 - 6 (2 - q) + q = 20 + 7q */
+	c->p.dtype = GEN_FP4;
+	got = gen_act_layer_bytes(c, 0, GEN_RC_NONE);
+	CHECK(near(got, sbh * (20 + 7 * 0.5625 + 4 * a / h), 1e-15), "fp4: %.17g bytes, want s b h x (20 + 7q + 4a/h)",
+	      got);
 	c->p.dtype = GEN_BF16;
 }
 

@@ -906,31 +906,34 @@ double gen_dp_comm_elems(double psi, long long n, int zero)
 }
 
 /* bytes per token of the attention tensors one rank keeps (Q, K, V, the
-   out-projection input; MLA: also the latent vectors). f8: fp8 training,
-   where the out-projection (a Transformer Engine Linear) also keeps the
-   fp8 copy of its input it multiplied, beside the attention's bf16 output. */
-static double attn_act_token(const struct gen_model *m, long long t, int f8)
+   out-projection input; MLA: also the latent vectors). q: the bytes of a
+   value Transformer Engine keeps quantized (2: none; fp8 1; NVFP4 half a
+   byte and an e4m3 scale per 16), where the out-projection (a TE Linear)
+   also keeps the quantized copy of its input it multiplied, beside the
+   attention's bf16 output. */
+static double attn_act_token(const struct gen_model *m, long long t, double q)
 {
+	double copy = q < 2 ? q : 0;
 	double al = (double)(m->heads / t);
 	if (m->attn == GEN_MLA)
 		return 2.0 * m->q_lora + 2.0 * (m->kv_lora + m->rope_dim) + 4 * al * (m->nope_dim + m->rope_dim) +
-		       (f8 ? 5 : 4) * al * m->v_dim;
+		       (4 + copy) * al * m->v_dim;
 	/* with QK-norm, the norms' inputs too */
-	return (m->qk_norm ? 6 : 4) * (al + kv_local(m, t)) * m->head_dim + (f8 ? al * m->head_dim : 0);
+	return (m->qk_norm ? 6 : 4) * (al + kv_local(m, t)) * m->head_dim + copy * al * m->head_dim;
 }
 
 /* bytes per token of the FFN tensors one rank keeps: GELU in and out
    (2 x 2 ffn), SwiGLU gate and up outputs and their product (3 x 2 ffn);
    MoE: each of topk experts' input copy and intermediates, shared experts.
-   f8: the activation's output is the second GEMM's input, kept in fp8 (1
-   byte a value: Transformer Engine's LayerNormMLP and GroupedLinear save
+   q (attn_act_token): the activation's output is the second GEMM's input,
+   kept quantized (Transformer Engine's LayerNormMLP and GroupedLinear save
    the quantized tensor they multiplied), and so is an expert's input. */
-static double ffn_act_token(const struct gen_model *m, long long layer, long long t, int f8)
+static double ffn_act_token(const struct gen_model *m, long long layer, long long t, double q)
 {
-	double per = (m->act == GEN_SWIGLU ? 4.0 : 2.0) + (f8 ? 1 : 2);
+	double per = (m->act == GEN_SWIGLU ? 4.0 : 2.0) + q;
 	if (!gen_layer_is_moe(m, layer))
 		return per * m->ffn / t;
-	return m->topk * ((f8 ? 1.0 : 2.0) * m->hidden + per * m->expert_ffn / t) + m->shared * per * m->expert_ffn / t;
+	return m->topk * (q * m->hidden + per * m->expert_ffn / t) + m->shared * per * m->expert_ffn / t;
 }
 
 double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen_recompute rc)
@@ -939,13 +942,14 @@ double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen
 	double s = (double)gen_seq_local(c), b = (double)c->p.micro_batch, h = (double)m->hidden, t = (double)c->p.tp;
 	double al = (double)(m->heads / c->p.tp);
 	int drop = c->dropout > 0;
-	/* 2-byte activations; fp8 training (Transformer Engine) keeps the
-	   inputs of its fp8 GEMMs quantized, 1 byte a value: the norms' outputs,
-	   the second MLP GEMM's input, an expert's input (Transformer Engine's
-	   LayerNormLinear, LayerNormMLP and GroupedLinear save what they
-	   multiplied), and the out-projection's input beside the bf16 one; NVFP4 (fp4) is counted as fp8, an upper
-	   bound: its copies are half a byte and a scale per 16 */
-	int f8 = c->mode == GEN_TRAIN && (c->p.dtype == GEN_FP8 || c->p.dtype == GEN_FP4);
+	/* 2-byte activations; fp8 and fp4 training (Transformer Engine) keep
+	   the inputs of their quantized GEMMs quantized, q bytes a value (fp8 1;
+	   NVFP4 half a byte and an e4m3 scale per 16 values): the norms'
+	   outputs, the second MLP GEMM's input, an expert's input (Transformer
+	   Engine's LayerNormLinear, LayerNormMLP and GroupedLinear save what
+	   they multiplied), and the out-projection's input beside the bf16 one */
+	int train = c->mode == GEN_TRAIN;
+	double q = train && c->p.dtype == GEN_FP8 ? 1 : train && c->p.dtype == GEN_FP4 ? 0.5 + 1.0 / 16 : 2;
 	if (rc == GEN_RC_FULL)
 		return 2 * s * b * h / (c->p.sp ? t : 1);
 	enum gen_layer_type lt = gen_layer_type(m, layer);
@@ -955,25 +959,25 @@ double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen
 		   in_proj's output (z, x, B, C, dt), the convolution's output (x, B, C), the scan's output y, and the
 		   gated norm's output that out_proj multiplies (fp8: 1 byte); the scan recomputes its chunk states in
 		   the backward (mamba_ssm's MambaChunkScanCombinedFn saves none). */
-		double repl = ((drop ? 5 : 4) - (f8 ? 1 : 0)) * s * b * h / (c->p.sp ? t : 1), tok = 0, core = 0;
+		double repl = ((drop ? 5 : 4) - (2 - q)) * s * b * h / (c->p.sp ? t : 1), tok = 0, core = 0;
 		switch (lt) {
 		case GEN_LT_MAMBA:
-			tok = (2 * mamba_in_proj(m) + 2 * mamba_conv_dim(m) + (f8 ? 3 : 4) * mamba_inner(m)) / t;
+			tok = (2 * mamba_in_proj(m) + 2 * mamba_conv_dim(m) + (2 + q) * mamba_inner(m)) / t;
 			break;
 		case GEN_LT_ATTN:
-			tok = attn_act_token(m, c->p.tp, f8);
+			tok = attn_act_token(m, c->p.tp, q);
 			core = c->attn_impl == GEN_NAIVE ? (rc == GEN_RC_NONE ? (drop ? 5.0 : 2.0) * al * s * s * b : 0)
 			                                 : 4.0 * al * s * b;
 			break;
-		default: tok = ffn_act_token(m, layer, c->p.tp, f8); break;
+		default: tok = ffn_act_token(m, layer, c->p.tp, q); break;
 		}
 		return repl + s * b * tok + core;
 	}
-	/* norms' inputs 4h, attention and MLP inputs 2h + 2h (fp8: 1h + 1h),
+	/* norms' inputs 4h, attention and MLP inputs 2h + 2h (quantized: q h + q h),
 	   the two hidden dropout masks 1h + 1h (with dropout): 10 s b h (8
 	   without dropout), replicated over tp unless sequence parallel */
-	double repl = ((drop ? 10 : 8) - (f8 ? 2 : 0)) * s * b * h / (c->p.sp ? t : 1);
-	double shard = s * b * (attn_act_token(m, c->p.tp, f8) + ffn_act_token(m, layer, c->p.tp, f8));
+	double repl = ((drop ? 10 : 8) - 2 * (2 - q)) * s * b * h / (c->p.sp ? t : 1);
+	double shard = s * b * (attn_act_token(m, c->p.tp, q) + ffn_act_token(m, layer, c->p.tp, q));
 	double core;
 	if (c->attn_impl == GEN_NAIVE) /* softmax output 2, with dropout its mask 1 and output 2 bytes per score */
 		core = rc == GEN_RC_NONE ? (drop ? 5.0 : 2.0) * al * s * s * b : 0;
@@ -1058,7 +1062,7 @@ static void infer_memory(const struct gen_config *c, long long stage, struct gen
 	out->kv = 2 * layers * per_token * b * (double)tokens;
 	/* prefill's live set of one block: input and residual, and the larger of
 	   the attention and FFN intermediates */
-	double a = attn_act_token(m, c->p.tp, 0), f = ffn_act_token(m, m->layers - 1, c->p.tp, 0);
+	double a = attn_act_token(m, c->p.tp, 2), f = ffn_act_token(m, m->layers - 1, c->p.tp, 2); /* unquantized */
 	if (c->attn_impl == GEN_NAIVE) /* the scores and the softmax output, 2 bytes each, per query */
 		a += 4.0 * (double)(m->heads / c->p.tp) * in;
 	out->activations = bm * in * (4.0 * m->hidden + (a > f ? a : f));
