@@ -240,6 +240,9 @@ int main(int argc, char **argv)
 	struct dm_result ms = run(h, "elem op=fill n=268435456 dtype=int8");
 	CHECK(fl.bytes_dram == 4.0 * 67108864 && fl.bytes_l2 == fl.bytes_dram && ms.bytes_dram == fl.bytes_dram,
 	      "fill %.0f bytes (L2 %.0f), memset %.0f", fl.bytes_dram, fl.bytes_l2, ms.bytes_dram);
+	struct dm_result sfl = run(h, "elem op=fill n=67108864 dtype=fp32 strided=1");
+	CHECK(isfinite(sfl.time_s) && sfl.time_s > fl.time_s, "strided fill %.3g s vs fill %.3g s", sfl.time_s,
+	      fl.time_s);
 	struct dm_result cpy = run(h, "elem op=copy n=67108864 dtype=fp32");
 	CHECK(fl.time_s < 0.6 * cpy.time_s, "fill %.3g s vs copy %.3g s (half the bytes)", fl.time_s, cpy.time_s);
 	const double nn = 67108864, ee = 2, cc = 8192;

@@ -220,9 +220,10 @@ void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	int strided = op->elem == EL_PERMUTE || op->strided;
 	double per_thread = strided ? STRIDED_PER_THREAD : c->model.bytes_per_thread / e;
 	s.threads = ceil(n / per_thread);
-	/* bytes a thread has in flight: a vector load per input stream (a fill: its one store) */
+	/* bytes a thread has in flight: a vector load per input stream, or a strided op's element loads (a fill: its
+	   one store stream) */
 	double streams = k.rd > 0 ? k.rd / e : k.wr / e;
-	s.fly_per_thread = strided ? STRIDED_PER_THREAD * k.rd : c->model.bytes_per_thread * streams;
+	s.fly_per_thread = strided ? STRIDED_PER_THREAD * streams * e : c->model.bytes_per_thread * streams;
 	int rowop = op_elem_is_row(op->elem);
 	if (rowop) {
 		double rows = n / (double)op->cols;
