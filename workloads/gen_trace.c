@@ -134,14 +134,16 @@ static void flush_lines(struct em *e, const struct lines *L, const char *after, 
 
 /* ---- steps ----------------------------------------------------------------- */
 
-/* the GEMM runs in fp8: an fp8 training step's transformer-block linear
-   layer, or any GEMM of fp8 inference (weights and activations quantized
-   ahead, as the serving engines do) */
+/* a training step in fp8 or fp4 (NVFP4): Transformer Engine's quantized GEMMs */
 static int lowp_train(const struct em *e)
 {
 	return e->c->mode == GEN_TRAIN && (e->c->p.dtype == GEN_FP8 || e->c->p.dtype == GEN_FP4);
 }
 
+/* the GEMM runs quantized (in fp8, or fp4): a low-precision training step's
+   transformer-block linear layer (gemm_dtype: also any GEMM of fp8 or fp4
+   inference, weights and activations quantized ahead, as the serving
+   engines do) */
 static int fp8_step(const struct em *e, const struct step *s)
 {
 	return lowp_train(e) && s->fp8 != FP8_NONE;
