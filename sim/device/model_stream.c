@@ -236,8 +236,6 @@ void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 		s.sfu_ops += rows; /* rsqrt or reciprocal per row */
 	}
 	stream_time(c, &s, r, ex);
-	if (op->elem == EL_LAYERNORM_BWD || op->elem == EL_RMSNORM_BWD)
-		norm_wgrad(c, op, r, ex);
 	if (it) { /* a CTA of 256 threads, each one vector load per input stream: the model's time per CTA */
 		int gi = pick_vector_unit(c);
 		const struct arch_unit *u = &c->units[gi];
@@ -266,6 +264,9 @@ void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 	}
 	if (ex && rowop)
 		xp(ex, "row op: %lld rows of %lld, one CTA per row\n", op->elems / op->cols, op->cols);
+	/* a norm's backward: its weight gradient's kernel after the pass above (the iteration is that pass's) */
+	if (op->elem == EL_LAYERNORM_BWD || op->elem == EL_RMSNORM_BWD)
+		norm_wgrad(c, op, r, ex);
 }
 
 /* ------------------------------------------------------------------ */
