@@ -567,6 +567,24 @@ static struct counts count_ops(const struct gen_config *c, enum op_attn_impl imp
    SwiGLU, tp 1, one micro-batch): QKV and gate/up follow a norm, the output
    projection and the down projection do not; the router and LM head stay
    bf16. Elements: T tokens, h hidden, f FFN. */
+/* Calls visit on every op rank 0 of c's trace runs. */
+static void each_op(const struct gen_config *c, void (*visit)(const struct op *op, void *arg), void *arg)
+{
+	char *txt = text_of(c, NULL), why[TR_MSG_MAX];
+	struct trace *t = txt ? tr_parse_string(txt, "ops", why, sizeof why) : NULL;
+	CHECK(t != NULL, "trace does not parse: %s", why);
+	if (t) {
+		struct tr_cursor *cur = tr_cursor_new(t, 0);
+		struct tr_event ev;
+		while (tr_next(cur, &ev, why, sizeof why) == 1)
+			if (ev.kind == TK_OP)
+				visit(&ev.op, arg);
+		tr_cursor_free(cur);
+		tr_free(t);
+	}
+	free(txt);
+}
+
 /* What quantizes a low-precision training step's GEMM operands, and the GEMMs by dtype. */
 struct quant_count {
 	long long ct_n, ct_el, rd_n, rd_el; /* cast_transpose ops and their elements, amax reads and theirs */
@@ -574,33 +592,25 @@ struct quant_count {
 	long long gemms[DT_COUNT];
 };
 
+static void count_quant_op(const struct op *op, void *arg)
+{
+	struct quant_count *q = arg;
+	if (op->kind == OP_ELEM && op->elem == EL_CAST_TRANSPOSE) {
+		q->ct_n++, q->ct_el += op->elems;
+		q->ct_to = q->ct_to == -1 || q->ct_to == op->to_dtype ? op->to_dtype : -2;
+	}
+	if (op->kind == OP_ELEM && op->elem == EL_READ)
+		q->rd_n++, q->rd_el += op->elems;
+	if (op->kind == OP_GEMM && op->dtype >= 0 && op->dtype < DT_COUNT)
+		q->gemms[op->dtype]++;
+}
+
 static struct quant_count count_quant(const struct gen_config *c)
 {
 	struct quant_count q;
 	memset(&q, 0, sizeof q);
 	q.ct_to = -1;
-	char *txt = text_of(c, NULL), why[TR_MSG_MAX];
-	struct trace *t = txt ? tr_parse_string(txt, "quant", why, sizeof why) : NULL;
-	CHECK(t != NULL, "trace does not parse: %s", why);
-	if (t) {
-		struct tr_cursor *cur = tr_cursor_new(t, 0);
-		struct tr_event ev;
-		while (tr_next(cur, &ev, why, sizeof why) == 1) {
-			if (ev.kind != TK_OP)
-				continue;
-			if (ev.op.kind == OP_ELEM && ev.op.elem == EL_CAST_TRANSPOSE) {
-				q.ct_n++, q.ct_el += ev.op.elems;
-				q.ct_to = q.ct_to == -1 || q.ct_to == ev.op.to_dtype ? ev.op.to_dtype : -2;
-			}
-			if (ev.op.kind == OP_ELEM && ev.op.elem == EL_READ)
-				q.rd_n++, q.rd_el += ev.op.elems;
-			if (ev.op.kind == OP_GEMM && ev.op.dtype >= 0 && ev.op.dtype < DT_COUNT)
-				q.gemms[ev.op.dtype]++;
-		}
-		tr_cursor_free(cur);
-		tr_free(t);
-	}
-	free(txt);
+	each_op(c, count_quant_op, &q);
 	return q;
 }
 
@@ -654,6 +664,19 @@ static void test_fp8_recipes(void)
 
 /* every norm of the forward has its backward, over the same rows (a LLaMA-style layer: the attention's and the
    MLP's RMSNorm; the final norm before the head), as Transformer Engine's fused kernel (no split=) */
+struct norm_count {
+	long long fwd, bwd, fwd_el, bwd_el, split, bad_cols, h;
+};
+
+static void count_norm_op(const struct op *op, void *arg)
+{
+	struct norm_count *n = arg;
+	if (op->kind == OP_ELEM && op->elem == EL_RMSNORM)
+		n->fwd++, n->fwd_el += op->elems;
+	if (op->kind == OP_ELEM && op->elem == EL_RMSNORM_BWD)
+		n->bwd++, n->bwd_el += op->elems, n->split += op->split, n->bad_cols += op->cols != n->h;
+}
+
 static void test_norm_backward(void)
 {
 	struct gen_config c;
@@ -661,30 +684,13 @@ static void test_norm_backward(void)
 	c.m.layers = 2;
 	c.seq = c.m.seq = 512;
 	layout(&c, 1, 1, 1, 1, 1);
-	char *txt = text_of(&c, NULL), why[TR_MSG_MAX];
-	struct trace *t = txt ? tr_parse_string(txt, "norms", why, sizeof why) : NULL;
-	CHECK(t != NULL, "trace does not parse: %s", why);
-	long long fwd = 0, bwd = 0, fwd_el = 0, bwd_el = 0, split = 0, T = 512, h = c.m.hidden;
-	if (t) {
-		struct tr_cursor *cur = tr_cursor_new(t, 0);
-		struct tr_event ev;
-		while (tr_next(cur, &ev, why, sizeof why) == 1) {
-			if (ev.kind != TK_OP || ev.op.kind != OP_ELEM)
-				continue;
-			if (ev.op.elem == EL_RMSNORM)
-				fwd++, fwd_el += ev.op.elems;
-			if (ev.op.elem == EL_RMSNORM_BWD) {
-				bwd++, bwd_el += ev.op.elems, split += ev.op.split;
-				CHECK(ev.op.cols == h, "rmsnorm_bwd over rows of %lld, want %lld", ev.op.cols, h);
-			}
-		}
-		tr_cursor_free(cur);
-		tr_free(t);
-	}
-	free(txt);
-	CHECK(fwd == 2 * 2 + 1 && bwd == fwd && fwd_el == 5 * T * h && bwd_el == fwd_el && split == 0,
-	      "%lld norms of %lld elements forward, %lld of %lld backward (%lld split), want 5 of %lld each", fwd,
-	      fwd_el, bwd, bwd_el, split, 5 * T * h);
+	long long T = 512, h = c.m.hidden;
+	struct norm_count n = {0, 0, 0, 0, 0, 0, h};
+	each_op(&c, count_norm_op, &n);
+	CHECK(n.bad_cols == 0, "%lld rmsnorm_bwd not over rows of %lld", n.bad_cols, h);
+	CHECK(n.fwd == 2 * 2 + 1 && n.bwd == n.fwd && n.fwd_el == 5 * T * h && n.bwd_el == n.fwd_el && n.split == 0,
+	      "%lld norms of %lld elements forward, %lld of %lld backward (%lld split), want 5 of %lld each", n.fwd,
+	      n.fwd_el, n.bwd, n.bwd_el, n.split, 5 * T * h);
 }
 
 static void test_dropout_ops(void)
