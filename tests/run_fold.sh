@@ -5,8 +5,10 @@
 # --no-fold --no-memo agree on the step time, per-rank means, memory,
 # workload figures and communication per communicator. A trace written as
 # memo:PATH must also take fewer engine activities than with --no-memo (the
-# shortcut is in use).
-# usage: run_fold.sh SIM ROOT CONFIG [memo:]TRACE...
+# shortcut is in use); one written as prune:PATH must take fewer folded than
+# folded with --no-memo (the flows of folded members are pruned from its
+# phases, replay_plan.c).
+# usage: run_fold.sh SIM ROOT CONFIG [memo:|prune:]TRACE...
 set -u
 sim=$1 root=$2 cfg=$3
 shift 3
@@ -14,6 +16,7 @@ fail=0
 q='[.time_s, .flops, .rank_mean, .rank_max, .workload, .memory, .comm_by_communicator, .marks, .by_kind]'
 for arg in "$@"; do
 	t=${arg#memo:}
+	t=${t#prune:}
 	run() { "$sim" run "$root/$cfg" "$root/$t" --json "$@"; }
 	a=$(run) || { echo "FAIL $t: folded run failed"; fail=1; continue; }
 	b=$(run --no-fold) || { echo "FAIL $t: --no-fold run failed"; fail=1; continue; }
@@ -31,9 +34,14 @@ for arg in "$@"; do
 		echo "FAIL $t: replays with and without --no-memo differ"
 		diff <(jq "$q" <<<"$b") <(jq "$q" <<<"$c") | head -20
 		fail=1
-	elif [ "$arg" != "$t" ] && [ "$(jq .engine.activities <<<"$b")" -ge "$(jq .engine.activities <<<"$c")" ]; then
+	elif [ "${arg#memo:}" != "$arg" ] && [ "$(jq .engine.activities <<<"$b")" -ge "$(jq .engine.activities <<<"$c")" ]; then
 		echo "FAIL $t: the replay did not reuse any collective's time (engine activities" \
 			"$(jq .engine.activities <<<"$b") with, $(jq .engine.activities <<<"$c") without --no-memo)"
+		fail=1
+	elif [ "${arg#prune:}" != "$arg" ] &&
+		d=$(run --no-memo | jq .engine.activities) && [ "$(jq .engine.activities <<<"$a")" -ge "$d" ]; then
+		echo "FAIL $t: the folded replay pruned no flow (engine activities" \
+			"$(jq .engine.activities <<<"$a") with, $d without --no-memo)"
 		fail=1
 	else
 		echo "ok $t on $cfg (each replayed rank stands for $folded; engine activities" \

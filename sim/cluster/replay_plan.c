@@ -119,13 +119,16 @@ static int regular_phase(struct run *R, const struct flow *f, int n, int gn)
  * but the representative, so their links carry only this group's flows
  * (of this collective, and of another of the group in flight beside it, which
  * loads a replayed member's links as it loads theirs).
- *  - In a phase that is a permutation (a member sends at most one flow and
- *    receives at most one), a flow between two folded members shares no link
- *    with this phase's other flows: it takes the time it takes alone, or with
- *    the group's other collective, which depends only on its bytes and on
- *    whether it stays in a node (the links of a kind are alike), and a flow of
- *    the same kind that touches a replayed member, whose links carry that and
- *    other work besides, takes at least that long.
+ *  - In a phase that is a permutation of each kind (a member sends at most
+ *    one flow inside its node and one across nodes, and receives at most one
+ *    of each: a ring, or a tree's chains with their rails between nodes), a
+ *    flow between two folded members shares no link with this phase's other
+ *    flows (a flow inside a node takes the port or direct links, one across
+ *    nodes the device's own NIC and the non-blocking core): it takes the time
+ *    it takes alone, or with the group's other collective, which depends only
+ *    on its bytes and on whether it stays in a node (the links of a kind are
+ *    alike), and a flow of the same kind that touches a replayed member, whose
+ *    links carry that and other work besides, takes at least that long.
  *  - In a regular phase (regular_phase: every member sends and receives the
  *    same flows, as an all-to-all does), every member's links carry the same
  *    load from the phase, and a replayed member's carry other work besides:
@@ -149,13 +152,14 @@ static int prune_phase(struct run *R, struct flow *f, int nf, int gn)
 			f[n - 1].bytes += f[i].bytes;
 		else
 			f[n++] = f[i];
-	for (int i = 0; i < n && perm; i++) { /* tmp_idx: bit 0 sends, bit 1 receives */
+	for (int i = 0; i < n && perm; i++) { /* tmp_idx: bit 2 kind sends, bit 2 kind + 1 receives */
 		int *s = &R->tmp_idx[f[i].src], *d = &R->tmp_idx[f[i].dst];
+		int kind = f[i].src / dpn != f[i].dst / dpn, sends = 1 << 2 * kind, recvs = 2 << 2 * kind;
 		*s = *s < 0 ? 0 : *s;
 		*d = *d < 0 ? 0 : *d;
-		perm = !(*s & 1) && !(*d & 2);
-		*s |= 1;
-		*d |= 2;
+		perm = !(*s & sends) && !(*d & recvs);
+		*s |= sends;
+		*d |= recvs;
 	}
 	for (int i = 0; i < n; i++)
 		R->tmp_idx[f[i].src] = R->tmp_idx[f[i].dst] = -1;
