@@ -123,6 +123,59 @@ static void topo_table(void)
 	}
 }
 
+/* The chance that member j of 8 (2 of 16 experts each) gets a token whose 3 experts are drawn among those of 2 of
+   4 groups of 4, by counting every draw (6 group pairs x 56 expert triples, equally likely). */
+static double routed_brute(int j)
+{
+	int hit = 0, all = 0;
+	for (int g1 = 0; g1 < 4; g1++)
+		for (int g2 = g1 + 1; g2 < 4; g2++)
+			for (int a = 0; a < 8; a++)
+				for (int b = a + 1; b < 8; b++)
+					for (int d = b + 1; d < 8; d++) {
+						int x[3] = {a, b, d}, h = 0;
+						for (int i = 0; i < 3; i++) {
+							int e =
+							    x[i] < 4 ? g1 * 4 + x[i] : g2 * 4 + x[i] - 4; /* expert */
+							h |= e / 2 == j;
+						}
+						hit += h;
+						all++;
+					}
+	return (double)hit / all;
+}
+
+/* A routed all-to-all (an MoE dispatch) in one switch node: member i sends member j the S / topk x P(j) bytes of
+   the tokens that reach j, as one flow of its 7 peers' share to i + 1 (every port carries the same), so the
+   bandwidth term is 7 S / topk P / port; P from counting every draw. */
+static void routed_closed_form(const struct topo *t, const int *m)
+{
+	char why[512];
+	struct coll_plan p;
+	struct tr_route r = {3, 16, 4, 2};
+	double S = 96e6, P = routed_brute(0);
+	for (int j = 1; j < 8; j++)
+		CHECK(fabs(routed_brute(j) - P) < 1e-15, "member %d's chance %.15g, member 0's %.15g", j,
+		      routed_brute(j), P);
+	CHECK(fabs(P - 0.5 * (1 - 20.0 / 56)) < 1e-15,
+	      "a member's chance of a token %.15g: its group drawn (3 of 6 "
+	      "pairs), then not both of its 2 missed (C(6,3) / C(8,3))",
+	      P);
+	CHECK(!coll_plan(t, CO_ALLTOALL, coll_algo_find("direct"), S, &r, m, 8, 1, &p, why, sizeof why), "%s", why);
+	double want = 7 * S / 3 * P / t->port_bw;
+	CHECK(fabs(p.bw_s - want) <= 1e-12 * want, "routed all-to-all bandwidth term %.12g s, closed form %.12g s",
+	      p.bw_s, want);
+	CHECK(p.nphases == 1 && p.nflows[0] == 8, "a routed all-to-all of 8 in a switch is 8 flows, got %d",
+	      p.nflows[0]);
+	for (int i = 0; i < p.nflows[0]; i++)
+		CHECK(fabs(p.flows[0][i].bytes - 7 * S / 3 * P) < 1e-6 * S, "flow %d carries %g B", i,
+		      p.flows[0][i].bytes);
+	coll_plan_free(&p);
+	struct coll_plan q;
+	CHECK(!coll_plan(t, CO_ALLTOALL, coll_algo_find("direct"), S, NULL, m, 8, 0, &q, why, sizeof why), "%s", why);
+	CHECK(p.bw_s < q.bw_s, "the dispatch (%g s) moves less than the plain all-to-all (%g s)", p.bw_s, q.bw_s);
+}
+
 static void closed_forms(const struct arch_chip *c)
 {
 	char why[512];
@@ -133,7 +186,8 @@ static void closed_forms(const struct arch_chip *c)
 	if (t.ops == topo_find("switch")) {
 		const struct arch_link *l = arch_find_link(c, c->sys.link);
 		double B = arch_link_bw(l) * (double)l->count * c->model.link_eff, S = 1 << 30;
-		CHECK(!coll_plan(&t, CO_ALLREDUCE, coll_algo_find("ring"), S, m, 8, 1, &p, why, sizeof why), "%s", why);
+		CHECK(!coll_plan(&t, CO_ALLREDUCE, coll_algo_find("ring"), S, NULL, m, 8, 1, &p, why, sizeof why), "%s",
+		      why);
 		CHECK(p.proto == PR_SIMPLE, "1 GiB should use Simple, got %s", coll_proto_name(p.proto));
 		double want = 2.0 * 7 / 8 * S / B;
 		CHECK(fabs(p.bw_s - want) <= 1e-12 * want, "ring bandwidth term %.12g s, closed form %.12g s", p.bw_s,
@@ -144,18 +198,19 @@ static void closed_forms(const struct arch_chip *c)
 			      p.flows[0][i].bytes);
 		coll_plan_free(&p);
 		if (!t.nvls)
-			CHECK(coll_plan(&t, CO_ALLREDUCE, coll_algo_find("nvls"), S, m, 8, 0, &p, why, sizeof why) &&
+			CHECK(coll_plan(&t, CO_ALLREDUCE, coll_algo_find("nvls"), S, NULL, m, 8, 0, &p, why,
+			                sizeof why) &&
 			          strstr(why, "nvls"),
 			      "nvls without in-switch reduction must be refused (%s)", why);
 	}
-	CHECK(coll_plan(&t, CO_ALLREDUCE, coll_algo_find("tree"), 1e6, m, 8, 0, &p, why, sizeof why) != 0,
+	CHECK(coll_plan(&t, CO_ALLREDUCE, coll_algo_find("tree"), 1e6, NULL, m, 8, 0, &p, why, sizeof why) != 0,
 	      "a tree inside one node must be refused");
 	CHECK(fabs(coll_busbw_factor(CO_ALLREDUCE, 8) - 1.75) < 1e-15, "allreduce busbw factor");
 	CHECK(fabs(coll_busbw_factor(CO_ALLGATHER, 8) - 0.875) < 1e-15, "allgather busbw factor");
 	/* oneshot: each member's buffer to the 7 others, through its switch port */
 	int one = coll_algo_find("oneshot");
 	if (t.ops == topo_find("switch")) {
-		CHECK(!coll_plan(&t, CO_ALLREDUCE, one, 1e6, m, 8, 0, &p, why, sizeof why), "%s", why);
+		CHECK(!coll_plan(&t, CO_ALLREDUCE, one, 1e6, NULL, m, 8, 0, &p, why, sizeof why), "%s", why);
 		double want = 7 * 1e6 / t.port_bw;
 		CHECK(fabs(p.bw_s - want) <= 1e-12 * want, "oneshot bandwidth term %.12g s, closed form %.12g s",
 		      p.bw_s, want);
@@ -165,7 +220,7 @@ static void closed_forms(const struct arch_chip *c)
 	if (t.ops == topo_find("switch")) {
 		const struct arch_link *l = arch_find_link(c, c->sys.link);
 		double B = arch_link_bw(l) * (double)l->count * c->model.link_eff, S = 1 << 24;
-		CHECK(!coll_plan(&t, CO_SHIFT, COLL_AUTO, S, m, 8, 1, &p, why, sizeof why), "%s", why);
+		CHECK(!coll_plan(&t, CO_SHIFT, COLL_AUTO, S, NULL, m, 8, 1, &p, why, sizeof why), "%s", why);
 		CHECK(p.algo == coll_algo_find("ring") && p.proto == PR_SIMPLE, "a 16 MiB shift runs as ring/Simple");
 		CHECK(fabs(p.bw_s - S / B) <= 1e-12 * S / B, "shift bandwidth term %.12g s, closed form %.12g s",
 		      p.bw_s, S / B);
@@ -175,12 +230,14 @@ static void closed_forms(const struct arch_chip *c)
 			CHECK(p.flows[0][i].dst == (p.flows[0][i].src + 1) % 8 && fabs(p.flows[0][i].bytes - S) < 1,
 			      "flow %d: %d to %d, %g B", i, p.flows[0][i].src, p.flows[0][i].dst, p.flows[0][i].bytes);
 		coll_plan_free(&p);
-		CHECK(coll_plan(&t, CO_SHIFT, coll_algo_find("direct"), S, m, 8, 0, &p, why, sizeof why) != 0,
+		CHECK(coll_plan(&t, CO_SHIFT, coll_algo_find("direct"), S, NULL, m, 8, 0, &p, why, sizeof why) != 0,
 		      "direct does not serve a shift");
 	}
+	if (t.ops == topo_find("switch"))
+		routed_closed_form(&t, m);
 	double prev = 0;
 	for (double S = 8; S <= 16.0 * (1 << 30); S *= 4) {
-		CHECK(!coll_plan(&t, CO_ALLREDUCE, COLL_AUTO, S, m, 8, 0, &p, why, sizeof why), "%s", why);
+		CHECK(!coll_plan(&t, CO_ALLREDUCE, COLL_AUTO, S, NULL, m, 8, 0, &p, why, sizeof why), "%s", why);
 		CHECK(p.algo != one, "algo=auto picked oneshot, which runs by name only");
 		double tt = p.lat_s + p.bw_s;
 		CHECK(tt >= prev, "%g B takes %g s, less than a smaller message (%g s)", S, tt, prev);
@@ -207,7 +264,11 @@ int main(int argc, char **argv)
 	topo_table();
 	closed_forms(c);
 	int n = atoi(argv[3]);
-	const char *op = argc == 7 ? argv[6] : "allreduce";
+	/* OP may carry keys, comma-separated (alltoall,topk=8,experts=256: an MoE dispatch) */
+	char op[256];
+	snprintf(op, sizeof op, "%s", argc == 7 ? argv[6] : "allreduce");
+	for (char *q = op; *q; q++)
+		*q = *q == ',' ? ' ' : *q;
 	snprintf(text, sizeof text, "simtrace 1\nranks %d\ncoll op=%s comm=world bytes=%s algo=%s\n", n, op, argv[5],
 	         argv[4]);
 	struct trace *t = tr_parse_string(text, "test.trace", why, sizeof why);
@@ -225,7 +286,7 @@ int main(int argc, char **argv)
 	int algo = coll_algo_find(argv[4]);
 	CHECK(algo != COLL_UNKNOWN, "no algorithm %s", argv[4]);
 	CHECK(ev.algo == (algo == COLL_AUTO ? TR_ALGO_AUTO : 0), "the trace keeps algo=%s", argv[4]);
-	CHECK(!coll_plan(&tp, ev.coll, algo, ev.bytes, m, n, 0, &p, why, sizeof why), "%s", why);
+	CHECK(!coll_plan(&tp, ev.coll, algo, ev.bytes, &ev.route, m, n, 0, &p, why, sizeof why), "%s", why);
 	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0};
 	struct rp_result r;
 	int rc = rp_run(c, t, &o, &r, why, sizeof why);

@@ -568,7 +568,7 @@ static struct counts count_ops(const struct gen_config *c, enum op_attn_impl imp
    projection and the down projection do not; the router and LM head stay
    bf16. Elements: T tokens, h hidden, f FFN. */
 /* Calls visit on every op rank 0 of c's trace runs. */
-static void each_op(const struct gen_config *c, void (*visit)(const struct op *op, void *arg), void *arg)
+static void each_event(const struct gen_config *c, void (*visit)(const struct tr_event *ev, void *arg), void *arg)
 {
 	char *txt = text_of(c, NULL), why[TR_MSG_MAX];
 	struct trace *t = txt ? tr_parse_string(txt, "ops", why, sizeof why) : NULL;
@@ -577,12 +577,29 @@ static void each_op(const struct gen_config *c, void (*visit)(const struct op *o
 		struct tr_cursor *cur = tr_cursor_new(t, 0);
 		struct tr_event ev;
 		while (tr_next(cur, &ev, why, sizeof why) == 1)
-			if (ev.kind == TK_OP)
-				visit(&ev.op, arg);
+			visit(&ev, arg);
 		tr_cursor_free(cur);
 		tr_free(t);
 	}
 	free(txt);
+}
+
+struct op_visit {
+	void (*visit)(const struct op *op, void *arg);
+	void *arg;
+};
+
+static void op_only(const struct tr_event *ev, void *arg)
+{
+	const struct op_visit *v = arg;
+	if (ev->kind == TK_OP)
+		v->visit(&ev->op, v->arg);
+}
+
+static void each_op(const struct gen_config *c, void (*visit)(const struct op *op, void *arg), void *arg)
+{
+	struct op_visit v = {visit, arg};
+	each_event(c, op_only, &v);
 }
 
 /* What quantizes a low-precision training step's GEMM operands, and the GEMMs by dtype. */
@@ -691,6 +708,86 @@ static void test_norm_backward(void)
 	CHECK(n.fwd == 2 * 2 + 1 && n.bwd == n.fwd && n.fwd_el == 5 * T * h && n.bwd_el == n.fwd_el && n.split == 0,
 	      "%lld norms of %lld elements forward, %lld of %lld backward (%lld split), want 5 of %lld each", n.fwd,
 	      n.fwd_el, n.bwd, n.bwd_el, n.split, 5 * T * h);
+}
+
+/* An MoE layer's token movement by dispatcher (Megatron-Core's token_dispatcher.py): what goes over ep, and the
+   token copies around it. */
+struct moe_count {
+	long long a2a, a2a_bytes, routed, ag, ag_bytes, rs, rs_bytes, copies, copy_el;
+	struct tr_route route; /* the last routed all-to-all's */
+};
+
+static void count_moe_event(const struct tr_event *ev, void *arg)
+{
+	struct moe_count *n = arg;
+	if (ev->kind == TK_COLL && ev->coll == CO_ALLTOALL) {
+		n->a2a++, n->a2a_bytes += (long long)ev->bytes;
+		if (ev->route.topk)
+			n->routed++, n->route = ev->route;
+	}
+	if (ev->kind == TK_COLL && ev->coll == CO_ALLGATHER)
+		n->ag++, n->ag_bytes += (long long)ev->bytes;
+	if (ev->kind == TK_COLL && ev->coll == CO_REDUCESCATTER)
+		n->rs++, n->rs_bytes += (long long)ev->bytes;
+	if (ev->kind == TK_OP && ev->op.kind == OP_ELEM && ev->op.elem == EL_COPY)
+		n->copies++, n->copy_el += ev->op.elems;
+}
+
+static struct moe_count count_moe(const char *preset, enum gen_dispatcher d)
+{
+	struct gen_config c;
+	config(&c, preset);
+	c.m.layers = c.m.dense_layers + 1; /* one MoE layer */
+	c.m.mtp = 0;
+	c.seq = c.m.seq = 1024;
+	layout(&c, 1, 1, 8, 1, 8);
+	c.p.ep = 8;
+	c.p.dispatcher = d;
+	c.p.zero = 1; /* the expert gradients' reduce-scatter goes over dp / ep, not ep */
+	struct moe_count n;
+	memset(&n, 0, sizeof n);
+	each_event(&c, count_moe_event, &n);
+	return n;
+}
+
+static void test_moe_dispatchers(void)
+{
+	long long T = 1024, h = 7168, K = 8, E = 256;
+	/* all-to-all: dispatch and combine, forward and backward, a copy per chosen expert; a permute, a sort,
+	   an unsort and an unpermute of T K h elements each way */
+	struct moe_count a = count_moe("deepseek-v3", GEN_DISP_ALLTOALL);
+	CHECK(a.a2a == 4 && a.a2a_bytes == 4 * T * K * h * 2 && a.routed == 0,
+	      "alltoall: %lld all-to-alls of %lld bytes (%lld routed), want 4 of %lld", a.a2a, a.a2a_bytes, a.routed,
+	      4 * T * K * h * 2);
+	CHECK(a.copies == 8 && a.copy_el == 8 * T * K * h, "alltoall: %lld copies of %lld elements, want 8 of %lld",
+	      a.copies, a.copy_el, 8 * T * K * h);
+	/* flex: the same buffers, carrying the model's routing (group-limited: 8 groups, 4 a token); only the
+	   permute after the dispatch and the unpermute before the combine */
+	struct moe_count f = count_moe("deepseek-v3", GEN_DISP_FLEX);
+	CHECK(f.a2a == 4 && f.a2a_bytes == a.a2a_bytes && f.routed == 4 && f.route.topk == K && f.route.experts == E &&
+	          f.route.groups == 8 && f.route.group_topk == 4,
+	      "flex: %lld all-to-alls (%lld routed: topk %d experts %d groups %d of %d)", f.a2a, f.routed, f.route.topk,
+	      f.route.experts, f.route.group_topk, f.route.groups);
+	CHECK(f.copies == 4 && f.copy_el == 4 * T * K * h, "flex: %lld copies of %lld elements, want 4 of %lld",
+	      f.copies, f.copy_el, 4 * T * K * h);
+	/* allgather: the routing map (a byte per token and expert), the probabilities (fp32) and the tokens gathered
+	   over ep; the outputs reduce-scattered; backward the tokens' and probabilities' gradients reduce-scattered and
+	   the outputs' gathered */
+	struct moe_count g = count_moe("deepseek-v3", GEN_DISP_ALLGATHER);
+	long long ep = 8, map = T * ep * E, probs = map * 4, tok = T * ep * h * 2;
+	CHECK(g.a2a == 0 && g.ag - a.ag == 3 + 1 && g.ag_bytes - a.ag_bytes == map + probs + tok + tok,
+	      "allgather: %lld more all-gathers of %lld bytes, want 4 of %lld", g.ag - a.ag, g.ag_bytes - a.ag_bytes,
+	      map + probs + 2 * tok);
+	CHECK(g.rs - a.rs == 1 + 2 && g.rs_bytes - a.rs_bytes == tok + probs + tok,
+	      "allgather: %lld more reduce-scatters of %lld bytes, want 3 of %lld", g.rs - a.rs,
+	      g.rs_bytes - a.rs_bytes, tok + probs + tok);
+	CHECK(g.copies == 4 && g.copy_el == 4 * T * K * h, "allgather: %lld copies of %lld elements, want 4 of %lld",
+	      g.copies, g.copy_el, 4 * T * K * h);
+	/* a model without group-limited routing: the routing alone */
+	struct moe_count q = count_moe("qwen3-30b-a3b", GEN_DISP_FLEX);
+	CHECK(q.routed == 4 && q.route.topk == 8 && q.route.experts == 128 && q.route.groups == 1 &&
+	          q.route.group_topk == 1,
+	      "flex qwen3: %lld routed (groups %d of %d)", q.routed, q.route.group_topk, q.route.groups);
 }
 
 static void test_dropout_ops(void)
@@ -1424,6 +1521,7 @@ int main(void)
 	test_traces();
 	test_dropout_ops();
 	test_norm_backward();
+	test_moe_dispatchers();
 	test_fp8_recipes();
 	test_grad_sync();
 	test_infer_pp();

@@ -473,7 +473,8 @@ static const struct {
     {"simtrace 1\nranks 8\ndef a {\n repeat 2 {\n  call a\n }\n}\n",
      "t.trace:5: call a inside def a: a def cannot call itself (cycle a -> a)"},
     {"simtrace 1\nranks 8\ncoll op=allreduce comm=world bytse=1GiB\n",
-     "t.trace:3: coll: unknown key 'bytse' (expected op, comm, bytes, algo, root, stream, id, after)"},
+     "t.trace:3: coll: unknown key 'bytse' (expected op, comm, bytes, algo, root, topk, experts, groups, group_topk, "
+     "stream, id, after)"},
     {"simtrace 1\nranks 8\ngemm m=1 n=1 k=1 dtype=fp16 steam=x\n", "t.trace:3: gemm: unknown key 'steam'"},
     {"simtrace 1\nranks 8\nsend peer=1 bytes=1 tga=3\n", "t.trace:3: send: unknown key 'tga'"},
     {"simtrace 1\nranks 8\ndelay time=1us duration=2us\n", "t.trace:3: delay: unknown key 'duration'"},

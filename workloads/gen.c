@@ -88,6 +88,8 @@ static const struct gen_model presets[] = {
      .shared = 1,
      .expert_ffn = 2048,
      .dense_layers = 3,
+     .router_groups = 8, /* n_group and topk_group of its published config */
+     .router_group_topk = 4,
      .mtp = 1,
      .q_lora = 1536,
      .kv_lora = 512,
@@ -334,6 +336,26 @@ static int check_shape(const struct gen_config *c, char *why, size_t len)
 		return fail(why, len, "expert FFN %lld is not divisible by --tp %lld", m->expert_ffn, p->tp);
 	if (m->experts && (m->topk < 1 || m->topk > m->experts))
 		return fail(why, len, "--topk %lld: expected 1 to --experts %lld", m->topk, m->experts);
+	if (m->experts && (m->router_groups > 0 || m->router_group_topk > 0)) {
+		long long G = m->router_groups, g = m->router_group_topk;
+		if (G < 1 || g < 1)
+			return fail(why, len,
+			            "--router-groups and --router-group-topk go together (group-limited routing)");
+		if (m->experts % G)
+			return fail(why, len, "--router-groups %lld does not divide --experts %lld", G, m->experts);
+		if (g > G)
+			return fail(why, len, "--router-group-topk %lld is more than --router-groups %lld", g, G);
+		if (m->topk > g * (m->experts / G))
+			return fail(why, len,
+			            "--topk %lld is more than the %lld experts of --router-group-topk %lld groups",
+			            m->topk, g * (m->experts / G), g);
+	}
+	if (m->experts && p->dispatcher == GEN_DISP_ALLGATHER && p->tp > 1)
+		return fail(
+		    why, len,
+		    "--moe-dispatcher allgather with --tp %lld: it gathers over tp x ep, which sim gen does not "
+		    "lay out (use alltoall or flex)",
+		    p->tp);
 	if (m->dense_layers > m->layers)
 		return fail(why, len, "%lld dense layers but only --layers %lld", m->dense_layers, m->layers);
 	if (m->window_skip && !m->window)

@@ -32,6 +32,10 @@ enum gen_attn { GEN_MHA, GEN_MLA }; /* MHA covers GQA and MQA (kv_heads < heads)
 enum gen_sched { GEN_1F1B, GEN_GPIPE, GEN_INTERLEAVED };
 /* how context parallelism exchanges the sequence (Megatron-Core's --cp-comm-type) */
 enum gen_cp_comm { GEN_CP_P2P, GEN_CP_A2A };
+/* how an MoE layer moves its tokens to the experts' ranks and back (Megatron-Core's --moe-token-dispatcher-type):
+   an all-to-all of a copy per chosen expert; all-gathers of every rank's tokens and a reduce-scatter of the
+   results; the flex dispatcher's deduplicating all-to-all (DeepEP, HybridEP) */
+enum gen_dispatcher { GEN_DISP_ALLTOALL, GEN_DISP_ALLGATHER, GEN_DISP_FLEX };
 enum gen_recompute { GEN_RC_NONE, GEN_RC_SELECTIVE, GEN_RC_FULL };
 enum gen_mode { GEN_TRAIN, GEN_INFER };
 /* the GEMMs' dtype: fp8 training runs Transformer Engine's fp8 recipes (--fp8-recipe); fp4 training its NVFP4
@@ -85,6 +89,9 @@ struct gen_model {
 	long long shared;       /* shared experts, always active */
 	long long expert_ffn;   /* FFN width of one expert */
 	long long dense_layers; /* the first dense_layers blocks have a dense FFN */
+	/* group-limited routing (DeepSeek-V3; Megatron-Core's --moe-router-num-groups and --moe-router-group-topk):
+	   a token's experts lie in router_group_topk of router_groups expert groups (0: not group-limited) */
+	long long router_groups, router_group_topk;
 	/* multi-head latent attention (DeepSeek-V2/V3) */
 	long long q_lora, kv_lora, rope_dim, nope_dim, v_dim;
 	/* multi-token prediction (DeepSeek-V3 section 2.2, Megatron-Core's --mtp-num-layers): modules after the
@@ -123,10 +130,11 @@ struct gen_layout {
 };
 
 struct gen_parallel {
-	long long tp, pp, dp, ep; /* ranks = tp * cp * pp * dp; ep divides dp */
-	long long cp;             /* context parallelism: each rank holds seq / cp tokens of a sequence */
-	enum gen_cp_comm cp_comm; /* its exchange: the ring of K/V blocks, or all-to-alls over the heads */
-	long long vstages;        /* model chunks per pipeline rank (interleaved) */
+	long long tp, pp, dp, ep;       /* ranks = tp * cp * pp * dp; ep divides dp */
+	long long cp;                   /* context parallelism: each rank holds seq / cp tokens of a sequence */
+	enum gen_cp_comm cp_comm;       /* its exchange: the ring of K/V blocks, or all-to-alls over the heads */
+	enum gen_dispatcher dispatcher; /* MoE token dispatch (default all-to-all) */
+	long long vstages;              /* model chunks per pipeline rank (interleaved) */
 	/* Megatron-Core's uneven split (gen_chunk_layers): the first and last
 	   stage's layer counts (0: not given), or the embedding and the loss
 	   counted as one layer each of the first and the last model chunk */

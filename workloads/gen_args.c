@@ -46,7 +46,8 @@ static const char *const impl_names[] = {"flash2", "flash3", "naive", "flash1", 
 static const char *const gs_names[] = {"overlap", "after", NULL};
 static const char *const recipe_names[] = {"delayed", "current", "mxfp8", "none", NULL};
 static const char *const engine_names[] = {"none", "vllm", NULL};
-static const char *const cp_comm_names[] = {"p2p", "a2a", NULL}; /* enum gen_cp_comm order */
+static const char *const cp_comm_names[] = {"p2p", "a2a", NULL};                 /* enum gen_cp_comm order */
+static const char *const disp_names[] = {"alltoall", "allgather", "flex", NULL}; /* enum gen_dispatcher order */
 
 #define C(f) offsetof(struct gen_config, f)
 #define K    (1LL << 10)
@@ -64,6 +65,9 @@ static const struct flag flags[] = {
     {"--topk", F_POS, C(m.topk), 64 * K, M_ANY, NULL},
     {"--expert-ffn", F_POS, C(m.expert_ffn), 16 * M, M_ANY, NULL},
     {"--dense-layers", F_COUNT, C(m.dense_layers), 100 * K, M_ANY, NULL},
+    {"--router-groups", F_POS, C(m.router_groups), 64 * K, M_ANY, NULL},
+    {"--router-group-topk", F_POS, C(m.router_group_topk), 64 * K, M_ANY, NULL},
+    {"--moe-dispatcher", F_ENUM, C(p.dispatcher), 0, M_ANY, disp_names},
     {"--window", F_COUNT, C(m.window), 16 * M, M_ANY, NULL},
     {"--window-skip-freq", F_COUNT, C(m.window_skip), 100 * K, M_ANY, NULL},
     {"--qk-norm", F_BOOL, C(m.qk_norm), 0, M_ANY, NULL},

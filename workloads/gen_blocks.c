@@ -54,6 +54,13 @@ static void s_coll(struct block *B, enum step_kind k, long long bytes)
 	push(B, k)->bytes = bytes;
 }
 
+static void s_a2a(struct block *B, long long bytes, int route)
+{
+	struct step *s = push(B, ST_A2A);
+	s->bytes = bytes;
+	s->route = route;
+}
+
 /* ---- blocks ---------------------------------------------------------------- */
 
 /* scores the dropout passes over: naive attention in training with dropout */
@@ -139,6 +146,32 @@ static void build_mlp(struct em *e, struct block *B, long long T, long long f, l
 	s_gemm(B, T, e->h, f / e->t, batch, 0, FP8_SEP);
 }
 
+/* Megatron-Core's all-gather dispatcher (MoEAllGatherTokenDispatcher, token_dispatcher.py): every rank gathers
+   the ep group's tokens, their routing map (one byte per token and expert, no gradient) and probabilities (fp32),
+   picks the copies its local experts need (a permute: one copy per token and local expert), and after them
+   scatters the weighted outputs back into the gathered order (unpermute) and reduce-scatters them to their ranks.
+   With ep 1 there is nothing to gather. */
+static void moe_allgather(struct em *e, struct block *B, long long T, long long per, long long active)
+{
+	const struct gen_model *m = e->m;
+	long long ep = e->c->p.ep, hits = T * m->topk;
+	int train = e->c->mode == GEN_TRAIN;
+	if (ep > 1) {
+		s_coll(B, ST_EP_AG, T * ep * m->experts);     /* routing map */
+		s_coll(B, ST_EP_AG, T * ep * m->experts * 4); /* probabilities */
+		B->st[B->n - 1].grad = 1;
+		s_coll(B, ST_EP_AG, T * ep * e->h * 2); /* tokens */
+		B->st[B->n - 1].grad = 1;
+	}
+	if (train || ep > 1)
+		s_elem(B, "copy", hits * e->h, 0, NULL); /* permute */
+	build_mlp(e, B, per, m->expert_ffn, active, FP8_SEP);
+	if (train || ep > 1)
+		s_elem(B, "copy", hits * e->h, 0, NULL); /* unpermute */
+	if (ep > 1)
+		s_coll(B, ST_EP_RS, T * ep * e->h * 2);
+}
+
 /* router, dispatch, the local experts' tokens, combine, shared experts. A
    rank's local experts receive T x topk token assignments (balanced routing:
    the ep group's ep T topk spread over all experts, local / experts of them
@@ -158,22 +191,27 @@ static void build_moe(struct em *e, struct block *B, long long T)
 	long long ep = e->c->p.ep, local = m->experts / ep, hits = T * m->topk;
 	long long active = hits < local ? hits : local, per = (hits + active - 1) / active;
 	long long a2a = T * m->topk * e->h * 2;
+	enum gen_dispatcher d = e->c->p.dispatcher;
 	int train = e->c->mode == GEN_TRAIN, sort = train && ep > 1 && local > 1;
 	s_gemm(B, T, m->experts, e->h, 1, 0, FP8_NONE);
 	s_elem(B, "softmax", T * m->experts, m->experts, "fp32");
-	if (train)
-		s_elem(B, "copy", hits * e->h, 0, NULL); /* permute */
-	if (ep > 1)
-		s_coll(B, ST_A2A, a2a);
-	if (sort)
-		s_elem(B, "copy", hits * e->h, 0, NULL); /* sort chunks by local expert */
-	build_mlp(e, B, per, m->expert_ffn, active, FP8_SEP);
-	if (sort)
-		s_elem(B, "copy", hits * e->h, 0, NULL); /* unsort */
-	if (ep > 1)
-		s_coll(B, ST_A2A, a2a);
-	if (train)
-		s_elem(B, "copy", hits * e->h, 0, NULL); /* unpermute */
+	if (d == GEN_DISP_ALLGATHER) {
+		moe_allgather(e, B, T, per, active);
+	} else {
+		if (train && d == GEN_DISP_ALLTOALL)
+			s_elem(B, "copy", hits * e->h, 0, NULL); /* permute */
+		if (ep > 1)
+			s_a2a(B, a2a, d == GEN_DISP_FLEX);
+		if (sort || (train && d == GEN_DISP_FLEX))
+			s_elem(B, "copy", hits * e->h, 0, NULL); /* sort chunks by local expert; flex: permute */
+		build_mlp(e, B, per, m->expert_ffn, active, FP8_SEP);
+		if (sort || (train && d == GEN_DISP_FLEX))
+			s_elem(B, "copy", hits * e->h, 0, NULL); /* unsort; flex: unpermute */
+		if (ep > 1)
+			s_a2a(B, a2a, d == GEN_DISP_FLEX);
+		if (train && d == GEN_DISP_ALLTOALL)
+			s_elem(B, "copy", hits * e->h, 0, NULL); /* unpermute */
+	}
 	if (m->shared)
 		build_mlp(e, B, T, m->expert_ffn * m->shared, 1, FP8_SEP);
 }

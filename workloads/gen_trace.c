@@ -533,6 +533,20 @@ static void tp_coll(struct em *e, struct lines *L, const char *op, long long byt
 		add(L, "coll op=%s comm=tp bytes=%lld", op, bytes);
 }
 
+/* an MoE layer's all-to-all; the flex dispatcher's carries the routing, which makes the replay move a token
+   once per rank and node it reaches (DeepEP, HybridEP) */
+static void a2a_text(struct em *e, struct lines *L, const struct step *s)
+{
+	const struct gen_model *m = e->m;
+	if (!s->route) {
+		add(L, "coll op=alltoall comm=ep bytes=%lld", s->bytes);
+		return;
+	}
+	add(L, "coll op=alltoall comm=ep bytes=%lld topk=%lld experts=%lld", s->bytes, m->topk, m->experts);
+	if (m->router_groups > 1)
+		append(L, " groups=%lld group_topk=%lld", m->router_groups, m->router_group_topk);
+}
+
 static void step_fwd(struct em *e, struct lines *L, const struct step *s)
 {
 	int sp = e->c->p.sp;
@@ -550,7 +564,9 @@ static void step_fwd(struct em *e, struct lines *L, const struct step *s)
 		break;
 	case ST_TP_G: tp_coll(e, L, sp ? "reducescatter" : "allreduce", s->bytes); break;
 	case ST_TP_AR_FWD: tp_coll(e, L, "allreduce", s->bytes); break;
-	case ST_A2A: add(L, "coll op=alltoall comm=ep bytes=%lld", s->bytes); break;
+	case ST_A2A: a2a_text(e, L, s); break;
+	case ST_EP_AG: add(L, "coll op=allgather comm=ep bytes=%lld", s->bytes); break;
+	case ST_EP_RS: add(L, "coll op=reducescatter comm=ep bytes=%lld", s->bytes); break;
 	case ST_EMB: add(L, "embedding tokens=%lld dim=%lld vocab=%lld dtype=%s", s->m, s->n, s->k, e->dt); break;
 	case ST_CONV1D: add(L, "elem op=silu n=%lld dtype=%s", s->n, e->dt); break;
 	case ST_SSD: ssd_text(e, L, s, 0); break;
@@ -589,7 +605,12 @@ static void step_bwd(struct em *e, struct lines *L, const struct step *s)
 			tp_coll(e, L, "allgather", s->bytes);
 		break;
 	case ST_TP_AR_FWD: break;
-	case ST_A2A: add(L, "coll op=alltoall comm=ep bytes=%lld", s->bytes); break;
+	case ST_A2A: a2a_text(e, L, s); break;
+	case ST_EP_AG:
+		if (s->grad)
+			add(L, "coll op=reducescatter comm=ep bytes=%lld", s->bytes);
+		break;
+	case ST_EP_RS: add(L, "coll op=allgather comm=ep bytes=%lld", s->bytes); break;
 	case ST_EMB: add(L, "elem op=add n=%lld dtype=fp32", s->m * s->n); break;
 	/* Megatron-Core's Mamba path (mamba_split_conv1d_scan_combined, checkpoint_lvl 1) recomputes the
 	   convolution's output in the backward, then causal_conv1d_bwd reads x and the gradient (dx, and the taps'

@@ -21,7 +21,9 @@ enum step_kind {
 	ST_TP_F,      /* Megatron f: identity (sp: all-gather) fwd, all-reduce (sp: reduce-scatter) bwd */
 	ST_TP_G,      /* Megatron g: all-reduce (sp: reduce-scatter) fwd, identity (sp: all-gather) bwd */
 	ST_TP_AR_FWD, /* all-reduce over tp in the forward only (loss statistics) */
-	ST_A2A,       /* all-to-all over ep, both ways */
+	ST_A2A,       /* all-to-all over ep, both ways (route: the flex dispatcher's, deduplicated) */
+	ST_EP_AG,     /* all-gather over ep; backward reduce-scatters the gradient (grad) or nothing */
+	ST_EP_RS,     /* reduce-scatter over ep; backward all-gathers the gradient */
 	ST_EMB,       /* embedding lookup; backward: scatter-add into the table */
 	ST_CONV1D,    /* Mamba's causal depthwise convolution and SiLU (n elements); backward recomputes it */
 	ST_SSD,       /* Mamba-2's chunked scan (mamba_ssm's kernels, fwd and bwd as they run: ssd_text) */
@@ -55,6 +57,8 @@ struct step {
 	long long window; /* attn: the sliding window (0: none) */
 	int flash_drop;   /* attn: dropout inside the FlashAttention kernel (training with dropout) */
 	int ring;         /* ST_TP_F / ST_TP_G with --tp-comm-overlap: ring steps beside the GEMM next to it */
+	int route;        /* ST_A2A: the model's routing on the line (the flex dispatcher) */
+	int grad;         /* ST_EP_AG: what it gathers has a gradient */
 	long long chunks, heads, groups, p, state, tokens; /* ST_SSD: chunks, this rank's heads and groups, head dim,
 	                                                      state dim, tokens */
 };

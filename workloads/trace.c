@@ -1186,13 +1186,45 @@ static int st_op(struct parser *P)
 	return add_event(P, &en);
 }
 
+/* An MoE dispatch's routing (struct tr_route): v holds topk=, experts=,
+   groups=, group_topk= in that order. */
+static int route_keys(struct parser *P, const char *stmt, int size, const struct span *v, struct tr_route *r)
+{
+	static const char *const names[] = {"topk", "experts", "groups", "group_topk"};
+	long long x[4] = {0, 0, 1, 1};
+	char s[SHOW_MAX + 4];
+	if (!v[0].p || !v[1].p)
+		return perr(P,
+		            "%s: an MoE dispatch needs both topk= and experts= (groups= and group_topk= are optional)",
+		            stmt);
+	if (!v[2].p != !v[3].p)
+		return perr(P, "%s: groups= and group_topk= go together (group-limited routing)", stmt);
+	for (int i = 0; i < 4; i++)
+		if (v[i].p && (parse_uint(v[i], 1 << 20, &x[i]) || x[i] < 1))
+			return perr(P, "%s: %s=%s must be a positive integer (at most 1048576)", stmt, names[i],
+			            show(s, v[i]));
+	if (x[1] % size)
+		return perr(P, "%s: experts=%lld must be a multiple of the group size %d (each member holds as many)",
+		            stmt, x[1], size);
+	if (x[1] % x[2])
+		return perr(P, "%s: groups=%lld must divide experts=%lld", stmt, x[2], x[1]);
+	if (x[3] > x[2])
+		return perr(P, "%s: group_topk=%lld must be at most groups=%lld", stmt, x[3], x[2]);
+	if (x[0] > x[3] * (x[1] / x[2]))
+		return perr(P, "%s: topk=%lld is more experts than the %lld of group_topk=%lld groups", stmt, x[0],
+		            x[3] * (x[1] / x[2]), x[3]);
+	*r = (struct tr_route){(int)x[0], (int)x[1], (int)x[2], (int)x[3]};
+	return 0;
+}
+
 static int st_coll(struct parser *P)
 {
-	static const char *const keys[] = {"op", "comm", "bytes", "algo", "root", "stream", "id", "after", NULL};
-	enum { K_OP, K_COMM, K_BYTES, K_ALGO, K_ROOT, K_STREAM, K_ID, K_AFTER };
+	static const char *const keys[] = {"op",     "comm",       "bytes",  "algo", "root",  "topk", "experts",
+	                                   "groups", "group_topk", "stream", "id",   "after", NULL};
+	enum { K_OP, K_COMM, K_BYTES, K_ALGO, K_ROOT, K_TOPK, K_EXPERTS, K_GROUPS, K_GTOPK, K_STREAM, K_ID, K_AFTER };
 	struct trace *t = P->t;
 	char s[SHOW_MAX + 4], list[160];
-	struct span v[8];
+	struct span v[12];
 	struct evnode en;
 	init_event(&en, TK_COLL);
 	if (parse_keys(P, "coll", 1, P->ntok, keys, v))
@@ -1244,6 +1276,12 @@ static int st_coll(struct parser *P)
 			return perr(P, "%s: root=%lld must be below the size of the group (comm %s has %d ranks)", stmt,
 			            r, names_get(&t->commnames, c), size);
 		en.ev.root = (int)r;
+	}
+	if (v[K_TOPK].p || v[K_EXPERTS].p || v[K_GROUPS].p || v[K_GTOPK].p) {
+		if (op != CO_ALLTOALL)
+			return perr(P, "%s: topk=, experts=, groups= and group_topk= apply only to op=alltoall", stmt);
+		if (route_keys(P, stmt, comm_size(t, c), v + K_TOPK, &en.ev.route))
+			return -1;
 	}
 	if (sched(P, stmt, v[K_STREAM], v[K_ID], v[K_AFTER], &en.ev))
 		return -1;

@@ -89,6 +89,18 @@ enum tr_coll {
 enum tr_dim { DIM_TP, DIM_CP, DIM_EP, DIM_DP, DIM_PP, DIM_COUNT };
 
 /* One op as a rank issues it (after expansion). */
+/* An all-to-all that is an MoE token dispatch or combine as DeepEP and
+   HybridEP run it (coll topk= experts= groups= group_topk=): the send buffer
+   holds each token topk times (one per chosen expert, as a plain all-to-all
+   sends it); the experts are spread evenly over the group's members in rank
+   order; a token picks topk of them uniformly (within group_topk of the
+   groups expert groups when groups > 1: DeepSeek-V3's group-limited
+   routing), and moves once to each member and once to each node that holds
+   one of its experts (sim/cluster/coll/direct.c). topk 0: not routed. */
+struct tr_route {
+	int topk, experts, groups, group_topk;
+};
+
 struct tr_event {
 	enum tr_kind kind;
 	int line;   /* line of the statement in the trace file */
@@ -101,6 +113,7 @@ struct tr_event {
 	int algo;                /* TK_COLL: TR_ALGO_AUTO, or index of the algo= name (tr_algo_name) */
 	int comm;                /* TK_COLL: communicator index (tr_comm_name) */
 	int root;                /* TK_COLL broadcast/reduce: index in the group, default 0 */
+	struct tr_route route;   /* TK_COLL alltoall: an MoE dispatch's routing (all 0: a plain all-to-all) */
 	double bytes;            /* TK_COLL, TK_SEND, TK_RECV */
 	int peer;                /* TK_SEND, TK_RECV: absolute rank, resolved for this rank */
 	long tag;                /* TK_SEND, TK_RECV: default 0 */

@@ -405,6 +405,9 @@ size_t tr_event_format(const struct trace *t, const struct tr_event *ev, char *b
 		out(&o, " algo=%s", tr_algo_name(t, ev->algo));
 		if (ev->coll == CO_BROADCAST || ev->coll == CO_REDUCE)
 			out(&o, " root=%d", ev->root);
+		if (ev->route.topk)
+			out(&o, " topk=%d experts=%d groups=%d group_topk=%d", ev->route.topk, ev->route.experts,
+			    ev->route.groups, ev->route.group_topk);
 		break;
 	case TK_SEND:
 	case TK_RECV:

@@ -192,8 +192,8 @@ static int build_flows(const struct coll_algo_ops *al, const struct coll_args *a
 	return 0;
 }
 
-int coll_plan(const struct topo *t, enum tr_coll c, int algo, double bytes, const int *members, int n, int want_flows,
-              struct coll_plan *p, char *why, size_t whylen)
+int coll_plan(const struct topo *t, enum tr_coll c, int algo, double bytes, const struct tr_route *route,
+              const int *members, int n, int want_flows, struct coll_plan *p, char *why, size_t whylen)
 {
 	memset(p, 0, sizeof *p);
 	assert(algo == COLL_AUTO || (algo >= 0 && algo < NALGOS));
@@ -205,6 +205,10 @@ int coll_plan(const struct topo *t, enum tr_coll c, int algo, double bytes, cons
 		return 0;
 	struct coll_args best_args = {0};
 	struct coll_args args = {.t = t, .c = c, .S = bytes, .s = group_shape(t, members, n)};
+	if (route && route->topk > 0) {
+		assert(c == CO_ALLTOALL && route->experts % n == 0); /* the trace parser's checks */
+		args.route = route;
+	}
 	double best = INFINITY;
 	for (int a = 0; a < NALGOS; a++) {
 		if (algo == COLL_AUTO ? algos[a]->by_name_only : a != algo)

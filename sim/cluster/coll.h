@@ -75,14 +75,16 @@ struct coll_plan {
 
 /*
  * Plans collective c of `bytes` (nccl-tests convention, trace.h) over the
- * sorted member ranks. algo COLL_AUTO picks the fastest allowed (algorithm,
+ * sorted member ranks; route (NULL, or topk 0: none) makes an all-to-all an
+ * MoE dispatch that moves each token once per member and node it reaches
+ * (struct tr_route). algo COLL_AUTO picks the fastest allowed (algorithm,
  * protocol) by the cost model, as NCCL's tuner does; a forced algo that the
  * topology cannot run (nvls without an in-switch reduction, tree or hier in
  * one node) returns -1 with the reason in why. want_flows = 0 skips building
  * the flow lists (cost only).
  */
-int coll_plan(const struct topo *t, enum tr_coll c, int algo, double bytes, const int *members, int n, int want_flows,
-              struct coll_plan *p, char *why, size_t whylen);
+int coll_plan(const struct topo *t, enum tr_coll c, int algo, double bytes, const struct tr_route *route,
+              const int *members, int n, int want_flows, struct coll_plan *p, char *why, size_t whylen);
 void coll_plan_free(struct coll_plan *p);
 
 /* Whether devices a and b (ranks) of one node share a direct link (mesh,

@@ -34,6 +34,7 @@ struct coll_args {
 	double base;    /* launch latency of this (algorithm, protocol), s: base_us x 1e-6 x model.coll_latency_scale */
 	double pf;      /* payload share of the link bandwidth under protocol p */
 	double scale;   /* the flows' bytes x this: a protocol's bandwidth cap (coll.c), 1 when none binds */
+	const struct tr_route *route; /* an MoE dispatch's routing (all-to-all), NULL: none (direct.c) */
 };
 
 /* A growing flow list (one per phase). */

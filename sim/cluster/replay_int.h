@@ -114,6 +114,7 @@ struct cplan {
 	struct cplan *next;
 	int comm, group, coll, algo;
 	double bytes;
+	struct tr_route route;
 	struct coll_plan p;
 	int h[COLL_MAX_PHASES];
 	sg_host_t *hosts[COLL_MAX_PHASES];

@@ -247,7 +247,7 @@ struct cplan *rp_plan_find(struct run *R, const struct tr_event *ev, int group)
 {
 	for (struct cplan *p = R->plans[plan_hash(ev, group)]; p; p = p->next)
 		if (p->comm == ev->comm && p->group == group && p->coll == (int)ev->coll && p->algo == (int)ev->algo &&
-		    p->bytes == ev->bytes)
+		    p->bytes == ev->bytes && !memcmp(&p->route, &ev->route, sizeof p->route))
 			return p;
 	return NULL;
 }
@@ -265,7 +265,7 @@ struct cplan *rp_plan_get(struct run *R, const struct tr_event *ev, int group, c
 		return NULL;
 	}
 	int algo = ev->algo == TR_ALGO_AUTO ? COLL_AUTO : R->algo_of[ev->algo];
-	if (coll_plan(&R->topo, ev->coll, algo, ev->bytes, members, n, 1, &p->p, why, sizeof why)) {
+	if (coll_plan(&R->topo, ev->coll, algo, ev->bytes, &ev->route, members, n, 1, &p->p, why, sizeof why)) {
 		rp_fail(R, SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), ev->line, why);
 		free(p);
 		return NULL;
@@ -281,6 +281,7 @@ struct cplan *rp_plan_get(struct run *R, const struct tr_event *ev, int group, c
 	p->coll = ev->coll;
 	p->algo = ev->algo;
 	p->bytes = ev->bytes;
+	p->route = ev->route;
 	p->next = R->plans[h];
 	R->plans[h] = p;
 	return p;

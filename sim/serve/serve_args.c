@@ -13,9 +13,19 @@
 #include <string.h>
 
 /* sim gen's options that have no meaning for a stream */
-static const char *const not_serve[] = {"--mode",        "--batch",        "--dp",    "--ep",
-                                        "--micro-batch", "--global-batch", "--paged", "--zero",
-                                        "--schedule",    "--recompute",    "-o",      NULL};
+static const char *const not_serve[] = {"--mode",
+                                        "--batch",
+                                        "--dp",
+                                        "--ep",
+                                        "--moe-dispatcher",
+                                        "--micro-batch",
+                                        "--global-batch",
+                                        "--paged",
+                                        "--zero",
+                                        "--schedule",
+                                        "--recompute",
+                                        "-o",
+                                        NULL};
 
 struct ctx {
 	char *why;

@@ -120,7 +120,7 @@ static double coll_time(struct sv_model *m, enum tr_coll k, double bytes, int fi
 		n = 1024;
 	for (int i = 0; i < n; i++)
 		members[i] = first + i;
-	if (coll_plan(&m->topo, k, COLL_AUTO, bytes, members, n, 0, &p, why, sizeof why)) {
+	if (coll_plan(&m->topo, k, COLL_AUTO, bytes, NULL, members, n, 0, &p, why, sizeof why)) {
 		snprintf(m->why, sizeof m->why, "%s", why);
 		m->err = 1;
 		return 0;

@@ -501,7 +501,7 @@ static int predict_coll(const struct arch_chip *c, const struct vcoll *vc, doubl
 		mem[i] = i;
 	int rc = platform_topo(c, vc->ranks, &tp, why, whylen);
 	if (!rc)
-		rc = coll_plan(&tp, vc->c, vc->algo, vc->bytes, mem, vc->ranks, 0, &p, why, whylen);
+		rc = coll_plan(&tp, vc->c, vc->algo, vc->bytes, NULL, mem, vc->ranks, 0, &p, why, whylen);
 	free(mem);
 	if (!rc)
 		*t = p.lat_s + p.bw_s;

@@ -3,8 +3,160 @@
  * at once, in one step (all-to-all, as MoE dispatch does) or two (one-shot
  * reduce-scatter then all-gather: all-reduce, all-gather, reduce-scatter on
  * a full mesh, where every peer is one link away). Not LL128.
+ *
+ * An all-to-all with routing (coll topk= experts=, struct tr_route) is an
+ * MoE token dispatch or combine as DeepEP's and HybridEP's kernels run it
+ * (Megatron-Core's flex dispatcher): a token moves once to each member that
+ * holds one of its experts, and between nodes once to each node that holds
+ * one, to the member of its sender's rail there, which forwards it over the
+ * node's links to the members that need it (DeepEP's internode dispatch:
+ * RDMA to the same local rank, then NVLink). The bytes follow from the
+ * chance that a token hits a member or a node under uniform routing (the
+ * force-balanced routing of the published benchmark runs).
  */
 #include "coll_int.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+/* C(n, k) as a double; 0 outside 0 <= k <= n */
+static double choose(int n, int k)
+{
+	if (k < 0 || k > n)
+		return 0;
+	double r = 1;
+	for (int i = 1; i <= k; i++)
+		r = r * (n - k + i) / i;
+	return r;
+}
+
+/* The chance that none of m given experts is among K drawn without
+   replacement from N: C(N - m, K) / C(N, K). */
+static double none_drawn(double N, double m, int K)
+{
+	double p = 1;
+	for (int i = 0; i < K && p > 0; i++)
+		p = N - m - i > 0 ? p * (N - m - i) / (N - i) : 0;
+	return p;
+}
+
+/* The chance that a token's topk experts include one of experts [lo, hi):
+   its group_topk groups drawn uniformly from the groups (contiguous, of
+   experts / groups each), then its topk experts uniformly among theirs.
+   The range covers f whole groups and at most two parts of others (c[]);
+   the sum runs over which parts and how many whole groups were drawn. */
+static double route_hit(const struct tr_route *r, long lo, long hi)
+{
+	int G = r->groups, g = r->group_topk, K = r->topk;
+	long gs = r->experts / G, g0 = lo / gs, g1 = (hi - 1) / gs;
+	int f = 0, np = 0;
+	long c[2];
+	for (long q = g0; q <= g1; q++) {
+		long a = q * gs > lo ? q * gs : lo, b = (q + 1) * gs < hi ? (q + 1) * gs : hi;
+		if (b - a == gs)
+			f++;
+		else
+			c[np++] = b - a;
+	}
+	assert(np <= 2 && lo < hi);
+	double miss = 0, all = choose(G, g);
+	for (int A = 0; A < 1 << np; A++) {
+		int na = 0;
+		long m = 0;
+		for (int j = 0; j < np; j++)
+			if (A >> j & 1)
+				na++, m += c[j];
+		for (int i = 0; i <= f; i++)
+			miss += choose(f, i) * choose(G - f - np, g - i - na) / all *
+			        none_drawn((double)g * gs, (double)(m + i * gs), K);
+	}
+	return 1 - miss;
+}
+
+/* Member j's chance of a token (n members), and that of the members
+   [lo, hi) together (a node's). */
+static double member_hit(const struct tr_route *r, int n, int j)
+{
+	return route_hit(r, (long)j * (r->experts / n), (long)(j + 1) * (r->experts / n));
+}
+
+static double span_hit(const struct tr_route *r, int n, int lo, int hi)
+{
+	return route_hit(r, (long)lo * (r->experts / n), (long)hi * (r->experts / n));
+}
+
+/* A routed all-to-all on an idle platform: inside a node each member sends
+   each other member the tokens it needs, its own and those it forwards for
+   the other m - 1 nodes' rails, (S / topk) m P(member); across nodes each
+   member sends the member of its rail in each other node (S / topk) P(node),
+   which receives that from each member of the other nodes that maps to it
+   (one of each with nodes of equal size). Nodes taken as blocks of k members
+   in member order, as group_shape counts them. */
+static void routed_cost(const struct coll_args *a, double *ti, double *tn)
+{
+	const struct topo *t = a->t;
+	const struct tr_route *r = a->route;
+	int n = a->s.n, m = a->s.m, k = a->s.k;
+	double tok = a->S / r->topk, pm = 0, sum = 0, least = 1, down = 0;
+	for (int j = 0; j < n; j++) {
+		double p = member_hit(r, n, j);
+		pm = p > pm ? p : pm;
+	}
+	*ti = *tn = 0;
+	if (k > 1)
+		*ti = t->ops->all_pairs ? tok * m * pm / (t->pair_bw * a->pf)
+		                        : (k - 1) * tok * m * pm / (coll_intra_bw(t, a->s.deg) * a->pf);
+	if (m < 2)
+		return;
+	for (int b = 0; b < m; b++) {
+		int lo = b * k, kb = n - lo < k ? n - lo : k;
+		double p = span_hit(r, n, lo, lo + kb), from = 0;
+		for (int q = 0; q < m; q++) /* flows into one member of node b: ceil(kq / kb) from each other node */
+			if (q != b)
+				from += (double)(((n - q * k < k ? n - q * k : k) + kb - 1) / kb);
+		sum += p;
+		least = p < least ? p : least;
+		down = from * p > down ? from * p : down;
+	}
+	/* a member sends to every node but its own: at most all but the least likely */
+	double up = sum - least;
+	*tn = tok * (up > down ? up : down) / (coll_inter_bw(t, k) / k * a->pf);
+}
+
+/* The flows of a routed all-to-all: inside a node member i's tokens for its
+   k - 1 peers (and those it forwards) as one flow to member i + 1 through a
+   port, or a flow per peer; across nodes one flow per rail and node. */
+static int routed_flows(const struct coll_args *a, const int *mem, const int *starts, struct fl *f)
+{
+	const struct tr_route *r = a->route;
+	int n = a->s.n, m = a->s.m;
+	double tok = a->S / r->topk / a->pf;
+	for (int A = 0; A < m; A++) {
+		int a0 = starts[A], ka = starts[A + 1] - a0;
+		for (int i = a0; i < a0 + ka; i++) {
+			double sum = 0;
+			for (int j = a0; j < a0 + ka; j++)
+				if (j != i) {
+					double v = tok * m * member_hit(r, n, j);
+					sum += v;
+					if ((!a->t->ops->port || ka <= 2) && coll_fl_add(f, mem[i], mem[j], v))
+						return -1;
+				}
+			if (a->t->ops->port && ka > 2 && coll_fl_add(f, mem[i], mem[a0 + (i - a0 + 1) % ka], sum))
+				return -1;
+		}
+		for (int B = 0; B < m; B++) {
+			int b0 = starts[B], kb = starts[B + 1] - b0;
+			if (B == A)
+				continue;
+			double v = tok * span_hit(r, n, b0, b0 + kb);
+			for (int i = 0; i < ka; i++)
+				if (coll_fl_add(f, mem[a0 + i], mem[b0 + i % kb], v))
+					return -1;
+		}
+	}
+	return 1;
+}
 
 /* Bytes a member sends to each other member. */
 static double direct_share(enum tr_coll c, double S, int n)
@@ -21,14 +173,16 @@ static int direct_cost(const struct coll_args *a, double *lat, double *bw)
 	if (c != CO_ALLTOALL && (!t->ops->all_pairs || m > 1))
 		return 0; /* one-shot reductions need a direct link to every peer */
 	double ti = 0, tn = 0;
-	if (k > 1)
+	if (a->route)
+		routed_cost(a, &ti, &tn);
+	else if (k > 1)
 		ti =
 		    t->ops->all_pairs ? share / (t->pair_bw * pf) : (k - 1) * share / (coll_intra_bw(t, a->s.deg) * pf);
 	/* A member of the fullest node sends (n - k) shares over its NIC, its
 	   node k (n - k) over the uplink (the most of any node, as x (n - x) is
 	   at most k (n - k) for every node's x members); a member of the
 	   emptiest node sends n - kmin over its NIC. */
-	if (m > 1) {
+	if (m > 1 && !a->route) {
 		tn = (n - k) * share / (coll_inter_bw(t, k) / k * pf);
 		if (c == CO_ALLTOALL && (n - a->s.kmin) * share / (t->nic_bw * pf) > tn)
 			tn = (n - a->s.kmin) * share / (t->nic_bw * pf);
@@ -60,6 +214,8 @@ static int direct_flows(const struct coll_args *a, const int *mem, const int *st
 {
 	int n = a->s.n, m = a->s.m;
 	double share = direct_share(a->c, a->S, n) / a->pf;
+	if (a->route)
+		return routed_flows(a, mem, starts, &f[0]);
 	for (int A = 0; A < m; A++)
 		for (int B = 0; B < m; B++) {
 			int a0 = starts[A], ka = starts[A + 1] - a0, b0 = starts[B], kb = starts[B + 1] - b0;
