@@ -350,6 +350,17 @@ static int check_shape(const struct gen_config *c, char *why, size_t len)
 			            "--topk %lld is more than the %lld experts of --router-group-topk %lld groups",
 			            m->topk, g * (m->experts / G), g);
 	}
+	/* Megatron-Core's own checks (megatron/training/arguments.py) */
+	if (p->moe_overlap && (!m->experts || p->ep < 2))
+		return fail(why, len,
+		            "--moe-a2a-overlap overlaps expert-parallel all-to-alls: it needs --ep 2 or more");
+	if (p->moe_overlap && p->dispatcher == GEN_DISP_ALLGATHER)
+		return fail(why, len, "--moe-a2a-overlap works with --moe-dispatcher alltoall or flex, not allgather");
+	if (p->moe_overlap && p->recompute == GEN_RC_FULL)
+		return fail(why, len, "--moe-a2a-overlap: not with --recompute full (Megatron-Core refuses it)");
+	if (p->moe_overlap && p->sched == GEN_GPIPE)
+		return fail(why, len,
+		            "--moe-a2a-overlap pairs 1F1B's forwards and backwards: not with --schedule gpipe");
 	if (m->experts && p->dispatcher == GEN_DISP_ALLGATHER && p->tp > 1)
 		return fail(
 		    why, len,
@@ -1015,10 +1026,13 @@ static double in_flight(const struct gen_config *c, long long stage)
 	switch (c->p.sched) {
 	case GEN_GPIPE: return (double)mb;
 	case GEN_INTERLEAVED: {
-		long long w = (p - stage - 1) * 2 + (v - 1) * p + 1;
+		long long w = (p - stage - 1) * 2 + (v - 1) * p + 1 + c->p.moe_overlap;
 		return (double)(w < mb * v ? w : mb * v);
 	}
-	default: return (double)(p - stage < mb ? p - stage : mb);
+	default: {
+		long long w = p - stage + c->p.moe_overlap; /* the overlap's extra warm-up forward (gen_trace.c) */
+		return (double)(w < mb ? w : mb);
+	}
 	}
 }
 

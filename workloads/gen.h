@@ -134,7 +134,9 @@ struct gen_parallel {
 	long long cp;                   /* context parallelism: each rank holds seq / cp tokens of a sequence */
 	enum gen_cp_comm cp_comm;       /* its exchange: the ring of K/V blocks, or all-to-alls over the heads */
 	enum gen_dispatcher dispatcher; /* MoE token dispatch (default all-to-all) */
-	long long vstages;              /* model chunks per pipeline rank (interleaved) */
+	int moe_overlap; /* --moe-a2a-overlap: a forward's and a backward's layers interleaved, all-to-alls on a stream
+	                  */
+	long long vstages; /* model chunks per pipeline rank (interleaved) */
 	/* Megatron-Core's uneven split (gen_chunk_layers): the first and last
 	   stage's layer counts (0: not given), or the embedding and the loss
 	   counted as one layer each of the first and the last model chunk */

@@ -68,6 +68,7 @@ static const struct flag flags[] = {
     {"--router-groups", F_POS, C(m.router_groups), 64 * K, M_ANY, NULL},
     {"--router-group-topk", F_POS, C(m.router_group_topk), 64 * K, M_ANY, NULL},
     {"--moe-dispatcher", F_ENUM, C(p.dispatcher), 0, M_ANY, disp_names},
+    {"--moe-a2a-overlap", F_BOOL, C(p.moe_overlap), 0, M_TRAIN, NULL},
     {"--window", F_COUNT, C(m.window), 16 * M, M_ANY, NULL},
     {"--window-skip-freq", F_COUNT, C(m.window_skip), 100 * K, M_ANY, NULL},
     {"--qk-norm", F_BOOL, C(m.qk_norm), 0, M_ANY, NULL},

@@ -22,6 +22,11 @@
  * that uses them; each stage's schedule is a run-length-encoded list of
  * calls in an `on pp=K` block (stages with the same text share one block).
  *
+ * With --moe-a2a-overlap a MoE block is also cut at its all-to-alls
+ * (B_fwd_a/_m/_r, B_bwd_r/_m/_a) and each steady step of the schedule is
+ * one def fb_... that runs a forward and a backward layer against layer,
+ * the all-to-alls on stream ep (see "the MoE all-to-all overlap" below).
+ *
  * Labels: lo = a block's last forward op, wg = its last backward op (its
  * gradients are complete), dpg = a gradient collective, ag = a ZeRO-3
  * gather. Sends run on their own streams (p2p_fwd, p2p_bwd), one peer each,
@@ -660,6 +665,21 @@ static void grad_bucket(struct em *e, const struct block *B)
 		    ceil_ll(2 * B->par.expert));
 }
 
+/* gradient accumulation: each micro-batch's weight gradients are added into the step's (PyTorch's
+   AccumulateGrad, Megatron's main_grad hook), a pass over the block's gradients in the model dtype that the
+   wgrad GEMMs do not fuse (ZeRO-2/3: over this rank's shard, reduce-scattered every micro-batch); with one
+   micro-batch they are the step's gradients */
+static void grad_accumulate(struct em *e, struct lines *L, const struct block *B)
+{
+	if (gen_microbatches(e->c) > 1 && B->par.dense + B->par.expert > 0) {
+		int shard = e->c->p.zero >= 2;
+		double n = B->par.dense / (shard ? (double)e->nd : 1) + B->par.expert / (shard ? (double)e->ne : 1);
+		add(L, "elem op=add n=%lld dtype=%s", ceil_ll(n), e->dt);
+	}
+}
+
+static void emit_moe_segments(struct em *e, const char *nm, const struct block *B);
+
 static void emit_block_defs(struct em *e, const char *prefix, enum block_kind kind, const struct block *B)
 {
 	char nm[64];
@@ -684,15 +704,7 @@ static void emit_block_defs(struct em *e, const char *prefix, enum block_kind ki
 	if (layer && e->c->p.recompute == GEN_RC_FULL)
 		steps_fwd(e, &L, B);
 	steps_bwd(e, &L, B);
-	/* gradient accumulation: each micro-batch's weight gradients are added into the step's (PyTorch's
-	   AccumulateGrad, Megatron's main_grad hook), a pass over the block's gradients in the model dtype
-	   that the wgrad GEMMs do not fuse (ZeRO-2/3: over this rank's shard, reduce-scattered every
-	   micro-batch); with one micro-batch they are the step's gradients */
-	if (gen_microbatches(e->c) > 1 && B->par.dense + B->par.expert > 0) {
-		int shard = e->c->p.zero >= 2;
-		double n = B->par.dense / (shard ? (double)e->nd : 1) + B->par.expert / (shard ? (double)e->ne : 1);
-		add(&L, "elem op=add n=%lld dtype=%s", ceil_ll(n), e->dt);
-	}
+	grad_accumulate(e, &L, B);
 	flush_lines(e, &L, g ? "ag" : NULL, "wg");
 	if (e->c->p.zero >= 2)
 		grad_bucket(e, B);
@@ -703,6 +715,117 @@ static void emit_block_defs(struct em *e, const char *prefix, enum block_kind ki
 		grad_bucket(e, B);
 		close_block(e);
 	}
+	if (e->c->p.moe_overlap)
+		emit_moe_segments(e, nm, B);
+}
+
+/* ---- the MoE all-to-all overlap (--moe-a2a-overlap) ---------------------------
+ *
+ * Megatron-Core's --overlap-moe-expert-parallel-comm (Megatron-Bridge's moe_a2a_overlap; megatron/core/pipeline_
+ * parallel/combined_1f1b.py and models/gpt/fine_grained_callables.py): in the steady state of the pipeline
+ * schedule a forward and a backward of two other micro-batches run as one step, layer against layer, and each
+ * layer is cut into its attention (with the router), dispatch, experts and combine, so that one micro-batch's
+ * all-to-all runs on a communication stream while the other's compute runs:
+ *
+ *   compute  B.r   F.a         B.m         F.m         B.a         F.r
+ *   comm           B.combine   F.dispatch  B.dispatch  F.combine
+ *
+ * (F the forward layer, B the backward one; .a attention, router and what precedes the dispatch, .m what lies
+ * between dispatch and combine, the experts; .r what follows the combine, shared experts and residual; B's
+ * segments are their backward.) A MoE block's defs are also written cut there: K_fwd_a, K_fwd_m, K_fwd_r and
+ * K_bwd_r, K_bwd_m, K_bwd_a (the gradient accumulation and, as K_bwd_sync_a, the gradient bucket at the end),
+ * their all-to-alls written in the step with stream=ep and the waits as zero-time delays. */
+
+/* the indices of a block's dispatch and combine all-to-alls; 0 when it has not both */
+static int a2a_cut(const struct block *B, int *d, int *c)
+{
+	*d = *c = -1;
+	for (int i = 0; i < B->n; i++)
+		if (B->st[i].kind == ST_A2A)
+			*(*d < 0 ? d : c) = i;
+	return *d >= 0 && *c > *d;
+}
+
+/* steps [lo, hi) of B as a block of their own (its weights kept: the gradient accumulation is over all) */
+static void sub_block(struct block *S, const struct block *B, int lo, int hi)
+{
+	S->n = hi - lo;
+	S->par = B->par;
+	memcpy(S->st, B->st + lo, (size_t)(hi - lo) * sizeof *S->st);
+}
+
+static void emit_segment(struct em *e, const char *name, const struct block *S, int bwd, const char *after,
+                         const char *id)
+{
+	struct lines L = {.n = 0};
+	open_block(e, "def %s", name);
+	if (bwd)
+		steps_bwd(e, &L, S);
+	else
+		steps_fwd(e, &L, S);
+	if (!L.n)
+		add(&L, "delay time=0ns");
+	flush_lines(e, &L, after, id);
+	close_block(e);
+}
+
+static void emit_moe_segments(struct em *e, const char *nm, const struct block *B)
+{
+	int d, c;
+	if (!a2a_cut(B, &d, &c))
+		return;
+	struct block *S = malloc(sizeof *S);
+	if (!S) {
+		e->err = 1;
+		return;
+	}
+	char name[80];
+	int g;
+	snprintf(name, sizeof name, "%s_fwd_a", nm);
+	open_block(e, "def %s", name);
+	g = zero3_gather(e, B);
+	sub_block(S, B, 0, d);
+	struct lines L = {.n = 0};
+	steps_fwd(e, &L, S);
+	flush_lines(e, &L, g ? "ag" : NULL, NULL);
+	close_block(e);
+	sub_block(S, B, d + 1, c);
+	snprintf(name, sizeof name, "%s_fwd_m", nm);
+	emit_segment(e, name, S, 0, NULL, NULL);
+	sub_block(S, B, c + 1, B->n);
+	snprintf(name, sizeof name, "%s_fwd_r", nm);
+	emit_segment(e, name, S, 0, NULL, "lo");
+	snprintf(name, sizeof name, "%s_bwd_r", nm);
+	open_block(e, "def %s", name);
+	g = zero3_gather(e, B);
+	L.n = 0;
+	L.wait = NULL;
+	steps_bwd(e, &L, S);
+	if (!L.n)
+		add(&L, "delay time=0ns");
+	flush_lines(e, &L, g ? "ag" : NULL, NULL);
+	close_block(e);
+	sub_block(S, B, d + 1, c);
+	snprintf(name, sizeof name, "%s_bwd_m", nm);
+	emit_segment(e, name, S, 1, NULL, NULL);
+	sub_block(S, B, 0, d);
+	snprintf(name, sizeof name, "%s_bwd_a", nm);
+	open_block(e, "def %s", name);
+	L.n = 0;
+	L.wait = NULL;
+	steps_bwd(e, &L, S);
+	grad_accumulate(e, &L, B);
+	flush_lines(e, &L, NULL, "wg");
+	if (e->c->p.zero >= 2)
+		grad_bucket(e, B);
+	close_block(e);
+	if (e->sync && e->c->p.zero < 2) {
+		open_block(e, "def %s_bwd_sync_a", nm);
+		out(e, "call %s_bwd_a", nm);
+		grad_bucket(e, B);
+		close_block(e);
+	}
+	free(S);
 }
 
 /* ---- training: stages and schedule ----------------------------------------- */
@@ -921,10 +1044,12 @@ static void def_name(const struct em *e, char *buf, size_t len, enum pass p, lon
 
 /* stage defs: text[(stage * v + chunk) * PASS_COUNT + pass], and the first
    stage whose text is the same (it names the def) */
+struct merged_defs;
 struct stage_defs {
 	char **text;
 	long long *first;
 	long long n;
+	struct merged_defs *md; /* --moe-a2a-overlap: the steady steps' merged defs (NULL: none) */
 };
 
 static long long sd_index(const struct gen_config *c, long long stage, long long chunk, enum pass p)
@@ -973,6 +1098,145 @@ static void free_stage_defs(struct stage_defs *sd)
 	free(sd->first);
 }
 
+/* ---- --moe-a2a-overlap: a steady step's forward and backward as one ------------ */
+
+/* a MoE block's all-to-all on the communication stream, after label `after`, labelled `id` */
+static void a2a_on_stream(struct em *e, enum block_kind k, const char *after, const char *id)
+{
+	struct lines L = {.n = 0};
+	a2a_text(e, &L, &e->a2a[k]);
+	append(&L, " stream=ep after=%s id=%s", after, id);
+	flush_lines(e, &L, NULL, NULL);
+}
+
+/* forward layer fk against backward layer bk, both cut at their all-to-alls (see emit_moe_segments) */
+static void pair_layers(struct em *e, enum block_kind fk, enum block_kind bk, const char *bpass)
+{
+	const char *f = block_names[fk], *b = block_names[bk];
+	out(e, "call %s_bwd_r", b);
+	out(e, "delay time=0ns id=xbr");
+	a2a_on_stream(e, bk, "xbr", "xbc"); /* B's combine, backward */
+	out(e, "call %s_fwd_a", f);
+	out(e, "delay time=0ns id=xfa");
+	a2a_on_stream(e, fk, "xfa", "xfd"); /* F's dispatch */
+	out(e, "delay time=0ns after=xbc");
+	out(e, "call %s_bwd_m", b);
+	out(e, "delay time=0ns id=xbm");
+	a2a_on_stream(e, bk, "xbm", "xbd"); /* B's dispatch, backward */
+	out(e, "delay time=0ns after=xfd");
+	out(e, "call %s_fwd_m", f);
+	out(e, "delay time=0ns id=xfm");
+	a2a_on_stream(e, fk, "xfm", "xfc"); /* F's combine */
+	out(e, "delay time=0ns after=xbd");
+	out(e, "call %s_%s_a", b, bpass);
+	out(e, "delay time=0ns after=xfc");
+	out(e, "call %s_fwd_r", f);
+}
+
+/* a chunk's layers one by one in the order they run (a backward's last first); returns the count */
+static long long layer_list(const struct gen_config *c, long long stage, long long chunk, int reverse,
+                            enum block_kind *out_k)
+{
+	struct runs r;
+	long long n = 0;
+	chunk_runs(c, stage, chunk, &r);
+	for (int j = 0; j < r.count; j++) {
+		int i = reverse ? r.count - 1 - j : j;
+		for (long long q = 0; q < r.n[i]; q++)
+			out_k[n++] = r.kind[i];
+	}
+	return n;
+}
+
+/* the forward of chunk fch and the backward (pass bp) of chunk bch of stage `stage` as one step: both prologues,
+   then layer against layer (cut MoE layers interleaved, others one after the other; a run of like pairs as a
+   repeat), what is left of either, then the epilogues. The region is marked backward. */
+static void merged_body(struct em *e, long long stage, long long fch, long long bch, enum pass bp)
+{
+	const struct gen_config *c = e->c;
+	long long pp = c->p.pp, v = c->p.vstages, bytes = p2p_bytes(e);
+	int ffirst = stage == 0 && fch == 0, flast = stage == pp - 1 && fch == v - 1;
+	int bfirst = stage == 0 && bch == 0, blast = stage == pp - 1 && bch == v - 1;
+	char wrap[32], next[32], prev[32];
+	snprintf(wrap, sizeof wrap, stage ? "pp-%lld" : "pp+%lld", pp - 1);
+	snprintf(next, sizeof next, "%s", stage < pp - 1 ? "pp+1" : wrap);
+	snprintf(prev, sizeof prev, "%s", stage > 0 ? "pp-1" : wrap);
+	const char *bpn = pass_names[bp];
+	enum block_kind *fl = malloc(2 * (size_t)(c->m.layers + 1) * sizeof *fl), *bl = fl + c->m.layers + 1;
+	if (!fl) {
+		e->err = 1;
+		return;
+	}
+	long long nf = layer_list(c, stage, fch, 0, fl), nb = layer_list(c, stage, bch, 1, bl), k = 0;
+	out(e, "mark name=forward");
+	if (ffirst)
+		out(e, "call emb_fwd");
+	else
+		out(e, "recv peer=%s bytes=%lld", prev, bytes);
+	out(e, "mark name=backward");
+	if (blast)
+		out(e, "call head_%s", bpn);
+	else
+		out(e, "recv peer=%s bytes=%lld", next, bytes);
+	call_mtp(e, gen_chunk_mtp(c, stage, bch), bpn);
+	while (k < nf && k < nb) {
+		long long r = 1;
+		while (k + r < nf && k + r < nb && fl[k + r] == fl[k] && bl[k + r] == bl[k])
+			r++;
+		if (r > 1)
+			open_block(e, "repeat %lld", r);
+		if (e->cut[fl[k]] && e->cut[bl[k]]) {
+			pair_layers(e, fl[k], bl[k], bpn);
+		} else {
+			out(e, "call %s_fwd", block_names[fl[k]]);
+			out(e, "call %s_%s", block_names[bl[k]], bpn);
+		}
+		if (r > 1)
+			close_block(e);
+		k += r;
+	}
+	for (long long i = k; i < nf; i++)
+		out(e, "call %s_fwd", block_names[fl[i]]);
+	call_mtp(e, gen_chunk_mtp(c, stage, fch), "fwd");
+	if (flast)
+		out(e, "call head_fwd");
+	else
+		out(e, "send peer=%s bytes=%lld stream=p2p_fwd after=lo", next, bytes);
+	for (long long i = k; i < nb; i++)
+		out(e, "call %s_%s", block_names[bl[i]], bpn);
+	if (bfirst)
+		out(e, "call emb_%s", bpn);
+	else
+		out(e, "send peer=%s bytes=%lld stream=p2p_bwd after=wg", prev, bytes);
+	free(fl);
+}
+
+/* the merged defs, text[((stage * v + fch) * v + bch) * PASS_COUNT + pass] for the steps a schedule has, named
+   by the first stage with the same text: fb_cF_bwd_cB_ppS */
+struct merged_defs {
+	char **text;
+	long long *first;
+	long long n;
+};
+
+static long long md_index(const struct gen_config *c, long long stage, long long fch, long long bch, enum pass p)
+{
+	return ((stage * c->p.vstages + fch) * c->p.vstages + bch) * PASS_COUNT + p;
+}
+
+static void merged_name(const struct em *e, char *buf, size_t len, long long fch, long long bch, enum pass p,
+                        long long stage)
+{
+	char fc[32] = "", bc[32] = "", ss[32] = "";
+	if (e->c->p.vstages > 1) {
+		snprintf(fc, sizeof fc, "_c%lld", fch);
+		snprintf(bc, sizeof bc, "_c%lld", bch);
+	}
+	if (e->c->p.pp > 1)
+		snprintf(ss, sizeof ss, "_pp%lld", stage);
+	snprintf(buf, len, "fb%s_%s%s%s", fc, pass_names[p], bc, ss);
+}
+
 /* one step of a stage's schedule: a forward, a backward, or both (1F1B's
    steady state); each is a call index pass * v + chunk, -1 for none */
 struct unit {
@@ -1002,6 +1266,11 @@ static long long schedule(const struct gen_config *c, long long stage, struct un
 		w = (c->p.pp - stage - 1) * 2 + (v - 1) * c->p.pp;
 	else
 		w = c->p.pp - stage - 1;
+	/* --moe-a2a-overlap: one more warm-up forward, so that each steady step's forward and backward are of two
+	   micro-batches (Megatron-Core's schedules.py: "we schedule one extra micro-batch forward step before the
+	   1f1b stages") */
+	if (c->p.sched != GEN_GPIPE)
+		w += c->p.moe_overlap;
 	w = w < mb ? w : mb;
 	for (long long i = 0; i < w; i++)
 		u[n++] = (struct unit){PASS_F * v + fchunk(c, i), -1};
@@ -1029,6 +1298,73 @@ static int mark_sync(const struct gen_config *c, struct unit *u, long long n)
 		}
 	free(seen);
 	return 0;
+}
+
+/* the step of a stage's schedule u[0..n) (the last backward of each chunk marked for the gradient buckets);
+   returns n, or -1 when memory runs out (*u freed by the caller) */
+static long long stage_units(struct em *e, long long stage, struct unit **u)
+{
+	long long cap = 2 * gen_microbatches(e->c) * e->c->p.vstages + 2;
+	*u = malloc((size_t)cap * sizeof **u);
+	if (!*u)
+		return -1;
+	long long n = schedule(e->c, stage, *u);
+	if (e->sync && e->c->p.zero < 2 && mark_sync(e->c, *u, n))
+		return -1;
+	return n;
+}
+
+static int build_merged_defs(struct em *e, struct merged_defs *md)
+{
+	const struct gen_config *c = e->c;
+	long long v = c->p.vstages;
+	md->n = c->p.pp * v * v * PASS_COUNT;
+	md->text = calloc((size_t)md->n, sizeof *md->text);
+	md->first = calloc((size_t)md->n, sizeof *md->first);
+	if (!md->text || !md->first)
+		return -1;
+	for (long long s = 0; s < c->p.pp; s++) {
+		struct unit *u = NULL;
+		long long n = stage_units(e, s, &u);
+		for (long long i = 0; i < n; i++) {
+			if (u[i].a < 0 || u[i].b < 0)
+				continue;
+			enum pass p = (enum pass)(u[i].b / v);
+			long long fch = u[i].a % v, bch = u[i].b % v, x = md_index(c, s, fch, bch, p);
+			if (md->text[x])
+				continue;
+			struct cap k;
+			cap_begin(e, &k);
+			merged_body(e, s, fch, bch, p);
+			md->text[x] = cap_end(e, &k);
+			md->first[x] = s;
+			long long y = s > 0 ? md_index(c, s - 1, fch, bch, p) : -1;
+			if (y >= 0 && same(md->text[x], md->text[y]))
+				md->first[x] = md->first[y];
+		}
+		free(u);
+		if (n < 0)
+			return -1;
+	}
+	for (long long x = 0; x < md->n; x++) {
+		long long s = x / PASS_COUNT / v / v, fch = x / PASS_COUNT / v % v, bch = x / PASS_COUNT % v;
+		if (!md->text[x] || md->first[x] != s)
+			continue;
+		char nm[80];
+		merged_name(e, nm, sizeof nm, fch, bch, (enum pass)(x % PASS_COUNT), s);
+		open_block(e, "def %s", nm);
+		put_text(e, md->text[x]);
+		close_block(e);
+	}
+	return e->err ? -1 : 0;
+}
+
+static void free_merged_defs(struct merged_defs *md)
+{
+	for (long long i = 0; md->text && i < md->n; i++)
+		free(md->text[i]);
+	free(md->text);
+	free(md->first);
 }
 
 static void call_unit(struct em *e, const struct stage_defs *sd, long long stage, long long x)
@@ -1060,9 +1396,17 @@ static void emit_run(struct em *e, const struct stage_defs *sd, long long stage,
 {
 	if (r->n > 1)
 		open_block(e, "repeat %lld", r->n);
-	call_unit(e, sd, stage, r->u.a);
-	if (r->u.b >= 0)
-		call_unit(e, sd, stage, r->u.b);
+	if (sd->md && r->u.a >= 0 && r->u.b >= 0) { /* --moe-a2a-overlap: the two as one */
+		long long v = e->c->p.vstages, fch = r->u.a % v, bch = r->u.b % v;
+		enum pass p = (enum pass)(r->u.b / v);
+		char nm[80];
+		merged_name(e, nm, sizeof nm, fch, bch, p, sd->md->first[md_index(e->c, stage, fch, bch, p)]);
+		out(e, "call %s", nm);
+	} else {
+		call_unit(e, sd, stage, r->u.a);
+		if (r->u.b >= 0)
+			call_unit(e, sd, stage, r->u.b);
+	}
 	if (r->n > 1)
 		close_block(e);
 }
@@ -1094,14 +1438,12 @@ static void emit_runs(struct em *e, const struct stage_defs *sd, long long stage
 
 static int emit_schedule(struct em *e, const struct stage_defs *sd, long long stage)
 {
-	long long cap = 2 * gen_microbatches(e->c) * e->c->p.vstages + 2, n = 0, nr = 0;
-	struct unit *u = malloc((size_t)cap * sizeof *u);
+	long long cap = 2 * gen_microbatches(e->c) * e->c->p.vstages + 2, nr = 0;
+	struct unit *u = NULL;
 	struct run *r = malloc((size_t)cap * sizeof *r);
+	long long n = stage_units(e, stage, &u);
 	int rc = -1;
-	if (!u || !r)
-		goto out;
-	n = schedule(e->c, stage, u);
-	if (e->sync && e->c->p.zero < 2 && mark_sync(e->c, u, n))
+	if (!r || n < 0)
 		goto out;
 	for (long long i = 0; i < n; i++) {
 		if (nr && r[nr - 1].u.a == u[i].a && r[nr - 1].u.b == u[i].b)
@@ -1223,14 +1565,24 @@ static int write_train(struct em *e)
 		if (!kind_used(e, kind))
 			continue;
 		gt_build_block(e, (enum block_kind)kind, &k, B);
+		int d, cut;
+		e->cut[kind] = c->p.moe_overlap && a2a_cut(B, &d, &cut);
+		if (e->cut[kind])
+			e->a2a[kind] = B->st[d];
 		emit_block_defs(e, "", (enum block_kind)kind, B);
 	}
 	free(B);
 	struct stage_defs sd = {0};
+	struct merged_defs md = {0};
 	int rc = build_stage_defs(e, &sd, e->sync && c->p.zero < 2 ? PASS_COUNT : PASS_BS);
+	if (!rc && c->p.moe_overlap) {
+		sd.md = &md;
+		rc = build_merged_defs(e, &md);
+	}
 	if (!rc)
 		rc = stage_blocks(e, &sd);
 	free_stage_defs(&sd);
+	free_merged_defs(&md);
 	return rc;
 }
 

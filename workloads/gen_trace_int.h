@@ -105,6 +105,9 @@ struct em {
 	const char *cd, *ce;  /* their communicators */
 	int sync;             /* data-parallel gradient collectives exist */
 	int swa;              /* the block being built attends through the sliding window */
+	/* --moe-a2a-overlap: the block kinds cut at their all-to-alls (gen_trace.c), and each one's dispatch */
+	int cut[BK_COUNT];
+	struct step a2a[BK_COUNT];
 };
 
 /* The steps of one block of that kind for k's tokens into B, and its weights on one rank (gen_blocks.c). */
