@@ -110,6 +110,24 @@ struct em {
 	struct step a2a[BK_COUNT];
 };
 
+/* A list of op lines; the first may get an after=, the last an id=. */
+struct lines {
+	char v[16 * MAX_STEPS][256]; /* a block's steps; with --cp 16 its attention takes 400 (gen_check's bound) */
+	int n;
+	const char *wait; /* a label the next op added waits for (after=), or NULL */
+};
+
+/* gen_steps.c: adds a line to L (it takes L->wait as an after=, then clears it); appends to the last one */
+void gt_add(struct lines *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gt_append(struct lines *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* the forward ops of a block's steps, and their backward ops (last step first); one step's forward; an attention
+   step as the op of direction dir; an MoE layer's all-to-all (the flex dispatcher's with its routing) */
+void gt_steps_fwd(struct em *e, struct lines *L, const struct block *B);
+void gt_steps_bwd(struct em *e, struct lines *L, const struct block *B);
+void gt_step_fwd(struct em *e, struct lines *L, const struct step *s);
+void gt_attn_text(struct em *e, struct lines *L, const struct step *s, const char *dir);
+void gt_a2a_text(struct em *e, struct lines *L, const struct step *s);
+
 /* The steps of one block of that kind for k's tokens into B, and its weights on one rank (gen_blocks.c). */
 void gt_build_block(struct em *e, enum block_kind kind, const struct tok *k, struct block *B);
 
