@@ -21,6 +21,9 @@ for dp in 64 256; do
 done
 "$sim" gen deepseek-v3 --tp 1 --pp 8 --dp 32 --ep 32 --micro-batch 1 --global-batch 4096 --zero 1 --dtype fp8 \
 	--fp8-recipe mxfp8 --attn-impl cudnn --pipeline-layout 'Et*4|(t*4|)*14tmL' -o "$tmp/dsv3_layout.trace"
+"$sim" gen deepseek-v3 --tp 1 --pp 8 --dp 32 --ep 32 --micro-batch 1 --global-batch 4096 --zero 1 --dtype fp8 \
+	--fp8-recipe mxfp8 --attn-impl cudnn --pipeline-layout 'Et*4|(t*4|)*14tmL' --moe-dispatcher flex --moe-a2a-overlap \
+	-o "$tmp/dsv3_overlap.trace"
 "$sim" gen gpt-oss-120b --dp 64 --ep 64 --micro-batch 4 --global-batch 1280 --zero 1 --dtype fp8 --fp8-recipe mxfp8 \
 	--attn-impl cudnn -o "$tmp/gptoss.trace"
 run() { # label config trace: the median wall time of RUNS
@@ -41,5 +44,6 @@ run() { # label config trace: the median wall time of RUNS
 run "DeepSeek-V3 step, EP 64, 512 ranks (H100)" configs/h100.cfg "$tmp/dsv3_64.trace"
 run "DeepSeek-V3 step, EP 64, 2048 ranks (H100)" configs/h100.cfg "$tmp/dsv3_256.trace"
 run "DeepSeek-V3 recipe layout, EP 32, 256 B200s" configs/b200.cfg "$tmp/dsv3_layout.trace"
+run "  the same, flex dispatch, all-to-all overlap" configs/b200.cfg "$tmp/dsv3_overlap.trace"
 run "GPT-OSS 120B step, EP 64, 64 GB200s" configs/gb200.cfg "$tmp/gptoss.trace"
 run "Mixtral 8x7B step, EP 8, 64 ranks (H100)" configs/h100.cfg traces/mixtral_8x7b_ep.trace
