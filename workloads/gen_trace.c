@@ -178,7 +178,7 @@ static void emit_block_defs(struct em *e, const char *prefix, enum block_kind ki
 		grad_bucket(e, B);
 		close_block(e);
 	}
-	if (e->c->p.moe_overlap)
+	if (e->cut[kind])
 		emit_moe_segments(e, nm, B);
 }
 
@@ -217,7 +217,26 @@ static void sub_block(struct block *S, const struct block *B, int lo, int hi)
 	memcpy(S->st, B->st + lo, (size_t)(hi - lo) * sizeof *S->st);
 }
 
-static void emit_segment(struct em *e, const char *name, const struct block *S, int bwd, const char *after,
+/* The SMs DeepEP's and HybridEP's kernels hold while they run beside compute: Megatron-Bridge gives DeepEP 20
+   with the overlap on (training/deepep.py's default num_sms, every SM without it). A segment that runs beside an
+   all-to-all of the flex dispatcher has its GEMMs written busy=20: cuBLAS sizes their grid for every SM and 20 are
+   taken. The whole segment is charged, a bound when the all-to-all ends first. NCCL's all-to-all (the alltoall
+   dispatcher) is not charged. */
+#define DEEPEP_OVERLAP_SMS 20
+static void beside_dispatch(const struct em *e, struct lines *L)
+{
+	if (e->c->p.dispatcher != GEN_DISP_FLEX)
+		return;
+	for (int i = 0; i < L->n; i++) {
+		char *v = L->v[i];
+		if (strncmp(v, "gemm ", 5) || strstr(v, " units=") || strstr(v, " margin=") || strstr(v, " busy="))
+			continue;
+		size_t used = strlen(v);
+		snprintf(v + used, sizeof L->v[0] - used, " busy=%d", DEEPEP_OVERLAP_SMS);
+	}
+}
+
+static void emit_segment(struct em *e, const char *name, const struct block *S, int bwd, int beside, const char *after,
                          const char *id)
 {
 	struct lines L = {.n = 0};
@@ -226,6 +245,8 @@ static void emit_segment(struct em *e, const char *name, const struct block *S, 
 		gt_steps_bwd(e, &L, S);
 	else
 		gt_steps_fwd(e, &L, S);
+	if (beside)
+		beside_dispatch(e, &L);
 	if (!L.n)
 		gt_add(&L, "delay time=0ns");
 	flush_lines(e, &L, after, id);
@@ -250,14 +271,15 @@ static void emit_moe_segments(struct em *e, const char *nm, const struct block *
 	sub_block(S, B, 0, d);
 	struct lines L = {.n = 0};
 	gt_steps_fwd(e, &L, S);
+	beside_dispatch(e, &L);
 	flush_lines(e, &L, g ? "ag" : NULL, NULL);
 	close_block(e);
 	sub_block(S, B, d + 1, c);
 	snprintf(name, sizeof name, "%s_fwd_m", nm);
-	emit_segment(e, name, S, 0, NULL, NULL);
+	emit_segment(e, name, S, 0, 1, NULL, NULL);
 	sub_block(S, B, c + 1, B->n);
 	snprintf(name, sizeof name, "%s_fwd_r", nm);
-	emit_segment(e, name, S, 0, NULL, "lo");
+	emit_segment(e, name, S, 0, 0, NULL, "lo");
 	snprintf(name, sizeof name, "%s_bwd_r", nm);
 	open_block(e, "def %s", name);
 	g = zero3_gather(e, B);
@@ -270,13 +292,14 @@ static void emit_moe_segments(struct em *e, const char *nm, const struct block *
 	close_block(e);
 	sub_block(S, B, d + 1, c);
 	snprintf(name, sizeof name, "%s_bwd_m", nm);
-	emit_segment(e, name, S, 1, NULL, NULL);
+	emit_segment(e, name, S, 1, 1, NULL, NULL);
 	sub_block(S, B, 0, d);
 	snprintf(name, sizeof name, "%s_bwd_a", nm);
 	open_block(e, "def %s", name);
 	L.n = 0;
 	L.wait = NULL;
 	gt_steps_bwd(e, &L, S);
+	beside_dispatch(e, &L);
 	grad_accumulate(e, &L, B);
 	flush_lines(e, &L, NULL, "wg");
 	if (e->c->p.zero >= 2)
@@ -1029,7 +1052,8 @@ static int write_train(struct em *e)
 			continue;
 		gt_build_block(e, (enum block_kind)kind, &k, B);
 		int d, cut;
-		e->cut[kind] = c->p.moe_overlap && a2a_cut(B, &d, &cut);
+		/* the layers a merged step pairs (an MTP module runs whole, after them) */
+		e->cut[kind] = c->p.moe_overlap && kind != BK_MTP && a2a_cut(B, &d, &cut);
 		if (e->cut[kind])
 			e->a2a[kind] = B->st[d];
 		emit_block_defs(e, "", (enum block_kind)kind, B);

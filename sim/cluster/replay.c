@@ -492,7 +492,8 @@ static void exec_delay(struct run *R, struct stream_st *s, struct qev *q, long p
 /* Checks a later arriver's op against the first one's. */
 static int same_coll(struct run *R, const struct inst *x, const struct tr_event *ev, int rank)
 {
-	if (x->ev.coll == ev->coll && x->ev.bytes == ev->bytes && x->ev.root == ev->root && x->ev.algo == ev->algo)
+	if (x->ev.coll == ev->coll && x->ev.bytes == ev->bytes && x->ev.root == ev->root && x->ev.algo == ev->algo &&
+	    !memcmp(&x->ev.route, &ev->route, sizeof ev->route))
 		return 1;
 	char a[256], b[256];
 	tr_event_format(R->t, &x->ev, a, sizeof a);
