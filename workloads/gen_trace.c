@@ -217,26 +217,7 @@ static void sub_block(struct block *S, const struct block *B, int lo, int hi)
 	memcpy(S->st, B->st + lo, (size_t)(hi - lo) * sizeof *S->st);
 }
 
-/* The SMs DeepEP's and HybridEP's kernels hold while they run beside compute: Megatron-Bridge gives DeepEP 20
-   with the overlap on (training/deepep.py's default num_sms, every SM without it). A segment that runs beside an
-   all-to-all of the flex dispatcher has its GEMMs written busy=20: cuBLAS sizes their grid for every SM and 20 are
-   taken. The whole segment is charged, a bound when the all-to-all ends first. NCCL's all-to-all (the alltoall
-   dispatcher) is not charged. */
-#define DEEPEP_OVERLAP_SMS 20
-static void beside_dispatch(const struct em *e, struct lines *L)
-{
-	if (e->c->p.dispatcher != GEN_DISP_FLEX)
-		return;
-	for (int i = 0; i < L->n; i++) {
-		char *v = L->v[i];
-		if (strncmp(v, "gemm ", 5) || strstr(v, " units=") || strstr(v, " margin=") || strstr(v, " busy="))
-			continue;
-		size_t used = strlen(v);
-		snprintf(v + used, sizeof L->v[0] - used, " busy=%d", DEEPEP_OVERLAP_SMS);
-	}
-}
-
-static void emit_segment(struct em *e, const char *name, const struct block *S, int bwd, int beside, const char *after,
+static void emit_segment(struct em *e, const char *name, const struct block *S, int bwd, const char *after,
                          const char *id)
 {
 	struct lines L = {.n = 0};
@@ -245,8 +226,6 @@ static void emit_segment(struct em *e, const char *name, const struct block *S, 
 		gt_steps_bwd(e, &L, S);
 	else
 		gt_steps_fwd(e, &L, S);
-	if (beside)
-		beside_dispatch(e, &L);
 	if (!L.n)
 		gt_add(&L, "delay time=0ns");
 	flush_lines(e, &L, after, id);
@@ -271,15 +250,14 @@ static void emit_moe_segments(struct em *e, const char *nm, const struct block *
 	sub_block(S, B, 0, d);
 	struct lines L = {.n = 0};
 	gt_steps_fwd(e, &L, S);
-	beside_dispatch(e, &L);
 	flush_lines(e, &L, g ? "ag" : NULL, NULL);
 	close_block(e);
 	sub_block(S, B, d + 1, c);
 	snprintf(name, sizeof name, "%s_fwd_m", nm);
-	emit_segment(e, name, S, 0, 1, NULL, NULL);
+	emit_segment(e, name, S, 0, NULL, NULL);
 	sub_block(S, B, c + 1, B->n);
 	snprintf(name, sizeof name, "%s_fwd_r", nm);
-	emit_segment(e, name, S, 0, 0, NULL, "lo");
+	emit_segment(e, name, S, 0, NULL, "lo");
 	snprintf(name, sizeof name, "%s_bwd_r", nm);
 	open_block(e, "def %s", name);
 	g = zero3_gather(e, B);
@@ -292,14 +270,13 @@ static void emit_moe_segments(struct em *e, const char *nm, const struct block *
 	close_block(e);
 	sub_block(S, B, d + 1, c);
 	snprintf(name, sizeof name, "%s_bwd_m", nm);
-	emit_segment(e, name, S, 1, 1, NULL, NULL);
+	emit_segment(e, name, S, 1, NULL, NULL);
 	sub_block(S, B, 0, d);
 	snprintf(name, sizeof name, "%s_bwd_a", nm);
 	open_block(e, "def %s", name);
 	L.n = 0;
 	L.wait = NULL;
 	gt_steps_bwd(e, &L, S);
-	beside_dispatch(e, &L);
 	grad_accumulate(e, &L, B);
 	flush_lines(e, &L, NULL, "wg");
 	if (e->c->p.zero >= 2)
