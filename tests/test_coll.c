@@ -174,6 +174,11 @@ static void routed_closed_form(const struct topo *t, const int *m)
 	struct coll_plan q;
 	CHECK(!coll_plan(t, CO_ALLTOALL, coll_algo_find("direct"), S, NULL, m, 8, 0, &q, why, sizeof why), "%s", why);
 	CHECK(p.bw_s < q.bw_s, "the dispatch (%g s) moves less than the plain all-to-all (%g s)", p.bw_s, q.bw_s);
+	/* the largest routing a trace may give (C(4096, 2048) overflows a double: log space) */
+	struct tr_route big = {256, 65536, 4096, 2048};
+	CHECK(!coll_plan(t, CO_ALLTOALL, coll_algo_find("direct"), S, &big, m, 8, 1, &p, why, sizeof why), "%s", why);
+	CHECK(isfinite(p.bw_s) && p.bw_s > 0 && p.bw_s <= q.bw_s, "the largest routing: bandwidth term %g s", p.bw_s);
+	coll_plan_free(&p);
 }
 
 static void closed_forms(const struct arch_chip *c)

@@ -361,6 +361,9 @@ static int check_shape(const struct gen_config *c, char *why, size_t len)
 	if (p->moe_overlap && p->sched == GEN_GPIPE)
 		return fail(why, len,
 		            "--moe-a2a-overlap pairs 1F1B's forwards and backwards: not with --schedule gpipe");
+	if (m->experts && p->dispatcher == GEN_DISP_FLEX && m->topk > 256)
+		return fail(why, len, "--moe-dispatcher flex: --topk %lld, at most 256 (the trace's coll topk=)",
+		            m->topk);
 	if (m->experts && p->dispatcher == GEN_DISP_ALLGATHER && p->tp > 1)
 		return fail(
 		    why, len,

@@ -1191,6 +1191,7 @@ static int st_op(struct parser *P)
 static int route_keys(struct parser *P, const char *stmt, int size, const struct span *v, struct tr_route *r)
 {
 	static const char *const names[] = {"topk", "experts", "groups", "group_topk"};
+	static const long long most[] = {256, 65536, 65536, 65536}; /* bound the replay's work (coll/direct.c) */
 	long long x[4] = {0, 0, 1, 1};
 	char s[SHOW_MAX + 4];
 	if (!v[0].p || !v[1].p)
@@ -1200,9 +1201,9 @@ static int route_keys(struct parser *P, const char *stmt, int size, const struct
 	if (!v[2].p != !v[3].p)
 		return perr(P, "%s: groups= and group_topk= go together (group-limited routing)", stmt);
 	for (int i = 0; i < 4; i++)
-		if (v[i].p && (parse_uint(v[i], 1 << 20, &x[i]) || x[i] < 1))
-			return perr(P, "%s: %s=%s must be a positive integer (at most 1048576)", stmt, names[i],
-			            show(s, v[i]));
+		if (v[i].p && (parse_uint(v[i], most[i], &x[i]) || x[i] < 1))
+			return perr(P, "%s: %s=%s must be a positive integer, at most %lld", stmt, names[i],
+			            show(s, v[i]), most[i]);
 	if (x[1] % size)
 		return perr(P, "%s: experts=%lld must be a multiple of the group size %d (each member holds as many)",
 		            stmt, x[1], size);

@@ -17,17 +17,22 @@
 #include "coll_int.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 
-/* C(n, k) as a double; 0 outside 0 <= k <= n */
-static double choose(int n, int k)
+/* log C(n, k); -INFINITY outside 0 <= k <= n. Exact products up to n = 1000 (C(1000, 500) < 1e300), lgamma
+   above, where the products would overflow. */
+static double lchoose(int n, int k)
 {
 	if (k < 0 || k > n)
-		return 0;
+		return -INFINITY;
+	if (n > 1000)
+		return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0);
+	k = k < n - k ? k : n - k; /* C(n, k) = C(n, n - k): the shorter product */
 	double r = 1;
 	for (int i = 1; i <= k; i++)
 		r = r * (n - k + i) / i;
-	return r;
+	return log(r);
 }
 
 /* The chance that none of m given experts is among K drawn without
@@ -59,7 +64,7 @@ static double route_hit(const struct tr_route *r, long lo, long hi)
 			c[np++] = b - a;
 	}
 	assert(np <= 2 && lo < hi);
-	double miss = 0, all = choose(G, g);
+	double miss = 0, all = lchoose(G, g);
 	for (int A = 0; A < 1 << np; A++) {
 		int na = 0;
 		long m = 0;
@@ -67,7 +72,7 @@ static double route_hit(const struct tr_route *r, long lo, long hi)
 			if (A >> j & 1)
 				na++, m += c[j];
 		for (int i = 0; i <= f; i++)
-			miss += choose(f, i) * choose(G - f - np, g - i - na) / all *
+			miss += exp(lchoose(f, i) + lchoose(G - f - np, g - i - na) - all) *
 			        none_drawn((double)g * gs, (double)(m + i * gs), K);
 	}
 	return 1 - miss;
@@ -125,37 +130,43 @@ static void routed_cost(const struct coll_args *a, double *ti, double *tn)
 
 /* The flows of a routed all-to-all: inside a node member i's tokens for its
    k - 1 peers (and those it forwards) as one flow to member i + 1 through a
-   port, or a flow per peer; across nodes one flow per rail and node. */
+   port, or a flow per peer; across nodes one flow per rail and node. The
+   chances are taken once per member and node (route_hit costs the groups a
+   range covers times topk: all of them together the groups plus the members,
+   times topk). */
 static int routed_flows(const struct coll_args *a, const int *mem, const int *starts, struct fl *f)
 {
 	const struct tr_route *r = a->route;
-	int n = a->s.n, m = a->s.m;
+	int n = a->s.n, m = a->s.m, rc = 0;
 	double tok = a->S / r->topk / a->pf;
-	for (int A = 0; A < m; A++) {
+	double *pm = malloc(((size_t)n + (size_t)m) * sizeof *pm), *pn = pm + n;
+	if (!pm)
+		return -1;
+	for (int j = 0; j < n; j++)
+		pm[j] = member_hit(r, n, j);
+	for (int B = 0; B < m; B++)
+		pn[B] = span_hit(r, n, starts[B], starts[B + 1]);
+	for (int A = 0; A < m && !rc; A++) {
 		int a0 = starts[A], ka = starts[A + 1] - a0;
-		for (int i = a0; i < a0 + ka; i++) {
+		for (int i = a0; i < a0 + ka && !rc; i++) {
 			double sum = 0;
-			for (int j = a0; j < a0 + ka; j++)
+			for (int j = a0; j < a0 + ka && !rc; j++)
 				if (j != i) {
-					double v = tok * m * member_hit(r, n, j);
-					sum += v;
-					if ((!a->t->ops->port || ka <= 2) && coll_fl_add(f, mem[i], mem[j], v))
-						return -1;
+					sum += tok * m * pm[j];
+					if (!a->t->ops->port || ka <= 2)
+						rc = coll_fl_add(f, mem[i], mem[j], tok * m * pm[j]);
 				}
-			if (a->t->ops->port && ka > 2 && coll_fl_add(f, mem[i], mem[a0 + (i - a0 + 1) % ka], sum))
-				return -1;
+			if (!rc && a->t->ops->port && ka > 2)
+				rc = coll_fl_add(f, mem[i], mem[a0 + (i - a0 + 1) % ka], sum);
 		}
-		for (int B = 0; B < m; B++) {
+		for (int B = 0; B < m && !rc; B++) {
 			int b0 = starts[B], kb = starts[B + 1] - b0;
-			if (B == A)
-				continue;
-			double v = tok * span_hit(r, n, b0, b0 + kb);
-			for (int i = 0; i < ka; i++)
-				if (coll_fl_add(f, mem[a0 + i], mem[b0 + i % kb], v))
-					return -1;
+			for (int i = 0; i < ka && B != A && !rc; i++)
+				rc = coll_fl_add(f, mem[a0 + i], mem[b0 + i % kb], tok * pn[B]);
 		}
 	}
-	return 1;
+	free(pm);
+	return rc ? -1 : 1;
 }
 
 /* Bytes a member sends to each other member. */
