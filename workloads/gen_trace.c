@@ -730,8 +730,7 @@ static long long schedule(const struct gen_config *c, long long stage, struct un
 	else
 		w = c->p.pp - stage - 1;
 	/* --moe-a2a-overlap: one more warm-up forward, so that each steady step's forward and backward are of two
-	   micro-batches (Megatron-Core's schedules.py: "we schedule one extra micro-batch forward step before the
-	   1f1b stages") */
+	   micro-batches (as Megatron-Core's schedules.py adds one with the overlap on) */
 	if (c->p.sched != GEN_GPIPE)
 		w += c->p.moe_overlap;
 	w = w < mb ? w : mb;
