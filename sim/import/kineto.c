@@ -377,8 +377,10 @@ static void decide(struct rd *R, const struct imp_options *o, struct kin_item *i
 
 static int build(struct rd *R, const struct imp_options *o, struct kin_rank *r)
 {
-	qsort(R->rt, (size_t)R->nrt, sizeof *R->rt, rt_by_corr);
-	qsort(R->g, (size_t)R->ng, sizeof *R->g, gpu_by_corr);
+	if (R->nrt > 0) /* (qsort's array may not be NULL, even empty) */
+		qsort(R->rt, (size_t)R->nrt, sizeof *R->rt, rt_by_corr);
+	if (R->ng > 0)
+		qsort(R->g, (size_t)R->ng, sizeof *R->g, gpu_by_corr);
 	for (long i = 0; i < R->ng; i++) {
 		long l = find_corr(R, R->g[i].corr);
 		R->g[i].launch = (int)l;
