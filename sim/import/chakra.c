@@ -12,6 +12,7 @@
 #include "arch.h"
 #include "chakra_int.h"
 #include "et_def.pb-c.h"
+#include "import_int.h"
 
 #include <jansson.h>
 
@@ -28,6 +29,7 @@ static int fail(char *why, size_t whylen, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, whylen, fmt, ap);
 	va_end(ap);
+	imp_one_line(why);
 	return code;
 }
 

@@ -72,6 +72,9 @@ struct kin_rank {
 int imp_carry_named(const struct imp_options *o, const char *kernel);
 /* 1 when s ends with suffix (a file's ".gz", ".et") */
 int imp_ends_with(const char *s, const char *suffix);
+/* A refusal is one line: control characters in s (a JSON reader's snippet of the input may hold a newline)
+   become spaces. */
+void imp_one_line(char *s);
 /* The rule a carried kernel of family fam scales by on another chip, as a
    delay's keys (" scale=dram ref=2.039e+12B/s"), when --recorded-on gave
    the recording chip: elementwise kernels and copies with device-memory

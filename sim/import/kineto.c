@@ -66,6 +66,7 @@ static int fail(struct rd *R, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(R->why + k, R->whylen - (size_t)k, fmt, ap);
 	va_end(ap);
+	imp_one_line(R->why);
 	return code;
 }
 
