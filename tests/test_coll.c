@@ -187,7 +187,7 @@ static void closed_forms(const struct arch_chip *c)
 	struct topo t;
 	struct coll_plan p;
 	int *m = iota(8);
-	CHECK(!platform_topo(c, 8, &t, why, sizeof why), "%s", why);
+	CHECK(!platform_topo(c, 8, 0, &t, why, sizeof why), "%s", why);
 	if (t.ops == topo_find("switch")) {
 		const struct arch_link *l = arch_find_link(c, c->sys.link);
 		double B = arch_link_bw(l) * (double)l->count * c->model.link_eff, S = 1 << 30;
@@ -283,7 +283,7 @@ int main(int argc, char **argv)
 	struct topo tp;
 	struct coll_plan p;
 	int *m = iota(n);
-	CHECK(!platform_topo(c, n, &tp, why, sizeof why), "%s", why);
+	CHECK(!platform_topo(c, n, 0, &tp, why, sizeof why), "%s", why);
 	struct tr_cursor *cur = tr_cursor_new(t, 0);
 	struct tr_event ev;
 	CHECK(tr_next(cur, &ev, why, sizeof why) == 1, "%s", why);
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
 	CHECK(algo != COLL_UNKNOWN, "no algorithm %s", argv[4]);
 	CHECK(ev.algo == (algo == COLL_AUTO ? TR_ALGO_AUTO : 0), "the trace keeps algo=%s", argv[4]);
 	CHECK(!coll_plan(&tp, ev.coll, algo, ev.bytes, &ev.route, m, n, 0, &p, why, sizeof why), "%s", why);
-	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0};
+	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0, 0};
 	struct rp_result r;
 	int rc = rp_run(c, t, &o, &r, why, sizeof why);
 	CHECK(rc == 0, "%s", why);

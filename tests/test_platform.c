@@ -126,8 +126,12 @@ static int run_child(const struct topo *t, int xml, const char *path)
 
 int main(int argc, char **argv)
 {
+	/* rpn=N: N ranks on each node (sim run --ranks-per-node), the node's other devices idle */
+	int rpn = 0;
+	if (argc >= 5 && !strncmp(argv[argc - 1], "rpn=", 4))
+		rpn = atoi(argv[--argc] + 4);
 	if (argc < 4 || argc > 5) {
-		fprintf(stderr, "usage: test_platform ROOT CONFIG RANKS [OVERSUBSCRIPTION]\n");
+		fprintf(stderr, "usage: test_platform ROOT CONFIG RANKS [OVERSUBSCRIPTION] [rpn=N]\n");
 		return 2;
 	}
 	char path[1024], why[512];
@@ -140,9 +144,21 @@ int main(int argc, char **argv)
 	}
 	struct topo t;
 	int n = atoi(argv[3]);
-	CHECK(!platform_topo(c, n, &t, why, sizeof why), "%s", why);
+	CHECK(!platform_topo(c, n, rpn, &t, why, sizeof why), "%s", why);
 	if (argc == 5 && t.nodes > 1)
-		t.uplink_bw = t.nic_bw * t.dpn / atof(argv[4]);
+		t.uplink_bw = t.nic_bw * t.node_devices / atof(argv[4]); /* all the node's NICs, in use or not */
+	if (rpn) {
+		/* the placement: rpn ranks per node, the node's links as it has them with all its devices */
+		struct topo full;
+		CHECK(!platform_topo(c, n, 0, &full, why, sizeof why), "%s", why);
+		CHECK(t.dpn == rpn && t.node_devices == full.dpn && t.nodes == (n + rpn - 1) / rpn,
+		      "rpn=%d: %d ranks per node of %d, %d nodes", rpn, t.dpn, t.node_devices, t.nodes);
+		CHECK(t.port_bw == full.port_bw && t.pair_bw == full.pair_bw && t.nic_bw == full.nic_bw,
+		      "rpn=%d: links %g %g %g, with every device %g %g %g", rpn, t.port_bw, t.pair_bw, t.nic_bw,
+		      full.port_bw, full.pair_bw, full.nic_bw);
+		CHECK(platform_ranks_per_node(c, full.dpn + 1, why, sizeof why) && strstr(why, "expected 1 to"),
+		      "more ranks per node than devices: %s", why);
+	}
 
 	/* the routes as platform_route gives them */
 	struct platform *p = platform_new(&t);
@@ -196,8 +212,8 @@ int main(int argc, char **argv)
 		unlink(fx);
 		unlink(fb);
 	}
-	printf("%s, %d ranks%s%s: %d checks, %d failed\n", argv[2], n, argc == 5 ? ", oversubscription " : "",
-	       argc == 5 ? argv[4] : "", checks, fails);
+	printf("%s, %d ranks%s%s%s: %d checks, %d failed\n", argv[2], n, argc == 5 ? ", oversubscription " : "",
+	       argc == 5 ? argv[4] : "", rpn ? ", ranks per node set" : "", checks, fails);
 	arch_free(c);
 	return fails != 0;
 }

@@ -222,7 +222,7 @@ static void replay_one(long i, void *ctx, void *out)
 	struct arch_chip *c = b->cm->col[i].chip;
 	struct cmp_run *res = out;
 	c->dram.size_bytes = 0; /* no capacity: rp_run times a step that does not fit */
-	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0};
+	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0, 0};
 	struct rp_result r;
 	memset(&r, 0, sizeof r);
 	res->rc = rp_run(c, b->t, &o, &r, res->why, sizeof res->why);

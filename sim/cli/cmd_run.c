@@ -1,7 +1,7 @@
 /*
  * cmd_run.c -- `sim run CONFIG TRACE [--json] [--timeline FILE]
  * [--timeline-ranks LIST] [--timeline-kineto DIR] [--csv DIR] [--jitter SIGMA]
- * [--seed N] [--exact] [--set ...]`
+ * [--seed N] [--exact] [--ranks-per-node N] [--set ...]`
  *
  * Loads the chip and the trace, replays the trace on the chip's system
  * (sim/cluster/replay.c) and reports where the time went (sim/report/report.c). Output
@@ -10,6 +10,7 @@
  */
 #include "cli.h"
 #include "outfile.h"
+#include "platform.h"
 #include "report.h"
 
 #include <errno.h>
@@ -23,8 +24,8 @@
 const char cmd_run_help[] =
     "usage: sim run CONFIG TRACE [--json] [--timeline FILE] [--timeline-ranks LIST]\n"
     "               [--timeline-kineto DIR] [--csv DIR] [--jitter SIGMA] [--seed N] [--no-fold] [--no-memo]\n"
-    "               [--exact] [--max-ops N] [--max-actors N] [--max-trace-bytes N]\n"
-    "               [--set path=value]...\n"
+    "               [--exact] [--ranks-per-node N] [--max-ops N] [--max-actors N]\n"
+    "               [--max-trace-bytes N] [--set path=value]...\n"
     "\n"
     "Replays a workload trace (simtrace 1, docs/trace-format.md) on the system of\n"
     "CONFIG: its standard node of devices and, when the trace has more ranks than\n"
@@ -42,10 +43,11 @@ const char cmd_run_help[] =
     "fit its device is still timed and reported, marked DOES NOT FIT, exit 3).\n"
     "\n"
     "Ranks that run the same program and use disjoint links (the trace has no\n"
-    "selector, peer or fixed group along a dim; a switch, mesh or PCIe node) are\n"
-    "replayed once: one representative stands for each such set (`folded` in\n"
-    "the report). --no-fold replays every rank. A collective on a communicator\n"
-    "that alone moves data inside nodes (or between them), from one stream, runs\n"
+    "selector, peer or fixed group along a dim; a switch, mesh or PCIe node; the\n"
+    "dim's groups placed alike in the nodes) are replayed once: one\n"
+    "representative stands for each such set (`folded` in the report).\n"
+    "--no-fold replays every rank. A collective on a communicator that alone\n"
+    "moves data inside nodes (or between them), from one stream, runs\n"
     "alone on its links: it is played on the engine once per size and its time\n"
     "reused after. A folded ring step over more than 64 members in as many nodes,\n"
     "or an all-to-all over whole nodes of more than 64 flows, plays only the\n"
@@ -79,6 +81,11 @@ const char cmd_run_help[] =
     "  --no-fold              replay every rank, even symmetric ones\n"
     "  --no-memo              play every collective and every flow on the engine\n"
     "  --exact                play every iteration of every repeat (no steady state)\n"
+    "  --ranks-per-node N     place N ranks on each node and leave its other\n"
+    "                         devices idle (default: system.devices_per_node),\n"
+    "                         as Slurm's block scheduling with --segment places a\n"
+    "                         job on NVL72 racks (segments of 16 trays: 64 GPUs\n"
+    "                         of each 72); a switch or full-mesh node only\n"
     "  --max-ops N            most ops the replayed ranks may run together,\n"
     "                         bounded from the trace before anything runs (derived\n"
     "                         ops count)\n"
@@ -102,7 +109,8 @@ const char cmd_run_help[] =
     "  sim run configs/h100.cfg traces/allreduce_8.trace\n"
     "  sim run configs/h100.cfg traces/dp_step_16.trace --timeline step.json\n"
     "  sim run configs/h100.cfg traces/pipeline_4.trace --timeline-kineto kineto/\n"
-    "  sim run configs/mi300x.cfg traces/allreduce_8.trace --json\n";
+    "  sim run configs/mi300x.cfg traces/allreduce_8.trace --json\n"
+    "  sim run configs/gb200.cfg traces/gpt3.trace --ranks-per-node 64\n";
 
 /* "0-7,12" -> keep[r] = 1; returns -1 on a malformed list. */
 static int parse_ranks(const char *s, int n, char *keep)
@@ -192,7 +200,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct cli_common o = {0};
 	const char *pos[2] = {NULL, NULL}, *timeline = NULL, *tl_ranks = NULL, *csv = NULL, *kineto = NULL;
-	struct rp_options ro = {0, 1, 1, 0, 0, 0, 0, 0};
+	struct rp_options ro = {0, 1, 1, 0, 0, 0, 0, 0, 0};
 	long long max_bytes = 0;
 	int npos = 0;
 	for (int i = 1; i < argc; i++) {
@@ -208,7 +216,7 @@ int cmd_run(int argc, char **argv)
 		                   : !strcmp(a, "--csv")             ? &csv
 		                                                     : NULL;
 		if (val || !strcmp(a, "--jitter") || !strcmp(a, "--seed") || !strcmp(a, "--max-ops") ||
-		    !strcmp(a, "--max-actors") || !strcmp(a, "--max-trace-bytes")) {
+		    !strcmp(a, "--max-actors") || !strcmp(a, "--max-trace-bytes") || !strcmp(a, "--ranks-per-node")) {
 			if (i + 1 >= argc)
 				return cli_usage_error("run", "%s needs a value", a);
 			const char *v = argv[++i];
@@ -238,6 +246,12 @@ int cmd_run(int argc, char **argv)
 					return cli_usage_error(
 					    "run", "--max-trace-bytes %s: expected a number from 1 to 1e15", v);
 				max_bytes = (long long)b;
+			} else if (!strcmp(a, "--ranks-per-node")) {
+				long n = strtol(v, &end, 10);
+				if (*end || errno || !*v || n < 1 || n > 65536)
+					return cli_usage_error(
+					    "run", "--ranks-per-node %s: expected an integer from 1 to 65536", v);
+				ro.ranks_per_node = (int)n;
 			} else {
 				ro.seed = strtoul(v, &end, 10);
 				if (*end || errno || *v == '-' || !*v)
@@ -287,6 +301,10 @@ int cmd_run(int argc, char **argv)
 	if (!c)
 		return code;
 	char why[4096];
+	if (ro.ranks_per_node && platform_ranks_per_node(c, ro.ranks_per_node, why, sizeof why)) {
+		arch_free(c);
+		return cli_usage_error("run", "--ranks-per-node: %s", why);
+	}
 	struct trace *t = tr_load(pos[1], max_bytes, &code, why, sizeof why);
 	if (!t) {
 		fprintf(stderr, "%s\n", why);

@@ -361,7 +361,7 @@ static void run_op(const struct sw_job *j, const struct arch_chip *c, struct sw_
 static void run_trace(const struct trace *t, const struct arch_chip *c, struct sw_row *row)
 {
 	static char why[8192];
-	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0};
+	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0, 0};
 	struct rp_result r;
 	memset(&r, 0, sizeof r);
 	int rc = rp_run(c, t, &o, &r, why, sizeof why);

@@ -28,7 +28,8 @@ enum coll_proto { PR_LL, PR_LL128, PR_SIMPLE, PR_COUNT };
 /* What collectives see of a cluster (sim/cluster/platform.c fills it from a config). */
 struct topo {
 	int ranks;                  /* devices in use */
-	int dpn;                    /* devices per node */
+	int dpn;                    /* ranks per node: devices of a node in use */
+	int node_devices;           /* devices a node has (system.devices_per_node): dpn or more */
 	int nodes;                  /* nodes in use */
 	const struct topo_ops *ops; /* intra-node topology (topo.h) */
 	enum hw_class intra_hw;

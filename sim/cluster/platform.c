@@ -28,12 +28,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-int platform_topo(const struct arch_chip *c, int ranks, struct topo *t, char *why, size_t whylen)
+int platform_ranks_per_node(const struct arch_chip *c, int n, char *why, size_t whylen)
+{
+	const struct arch_system *s = &c->sys;
+	int dpn = s->present && s->devices_per_node > 0 ? (int)s->devices_per_node : 1;
+	const struct topo_ops *ops = topo_find(s->present ? s->topology : "pcie_host");
+	if (n < 1 || n > dpn) {
+		snprintf(why, whylen,
+		         "%d ranks per node: expected 1 to %d, the devices of a node (system.devices_per_node in %s)",
+		         n, dpn, c->path);
+		return -1;
+	}
+	if (n < dpn && ops && !ops->port && !ops->all_pairs) {
+		snprintf(
+		    why, whylen,
+		    "%d ranks per node: a %s node of %d devices (system.topology in %s) routes through devices a job "
+		    "with fewer ranks per node leaves idle; expected %d",
+		    n, ops->describe, dpn, c->path, dpn);
+		return -1;
+	}
+	return 0;
+}
+
+int platform_topo(const struct arch_chip *c, int ranks, int ranks_per_node, struct topo *t, char *why, size_t whylen)
 {
 	const struct arch_system *s = &c->sys;
 	memset(t, 0, sizeof *t);
 	t->ranks = ranks;
 	t->dpn = s->present && s->devices_per_node > 0 ? (int)s->devices_per_node : 1;
+	t->node_devices = t->dpn;
+	if (ranks_per_node > 0) {
+		if (platform_ranks_per_node(c, ranks_per_node, why, whylen))
+			return -1;
+		t->dpn = ranks_per_node;
+	}
 	t->nodes = (ranks + t->dpn - 1) / t->dpn;
 	t->lat_scale = c->model.coll_lat_scale > 0 ? c->model.coll_lat_scale : 1;
 	t->nvls_eff = c->model.nvls_eff;
@@ -59,16 +87,19 @@ int platform_topo(const struct arch_chip *c, int ranks, struct topo *t, char *wh
 		return -1;
 	}
 	struct topo_in in = {.link = l, .pcie = pcie, .eff = eff, .in_switch_reduction = s->in_switch_reduction};
+	int used = t->dpn; /* a mesh's links are the node's: set up with all its devices */
+	t->dpn = t->node_devices;
 	t->ops->setup(t, &in);
-	if (t->ops->max_dpn && t->dpn > t->ops->max_dpn) {
+	t->dpn = used;
+	if (t->ops->max_dpn && t->node_devices > t->ops->max_dpn) {
 		snprintf(why, whylen, "%s: system.topology \"%s\" is modelled for at most %d devices per node, not %d",
-		         c->path, topo, t->ops->max_dpn, t->dpn);
+		         c->path, topo, t->ops->max_dpn, t->node_devices);
 		return -1;
 	}
 	if (s->present && s->nics_per_device > 0 && s->nic_bw_Bps > 0)
 		t->nic_bw = (double)s->nics_per_device * s->nic_bw_Bps * c->model.nic_eff;
 	if (s->present && s->oversubscription > 1)
-		t->uplink_bw = t->nic_bw * t->dpn / s->oversubscription;
+		t->uplink_bw = t->nic_bw * t->node_devices / s->oversubscription; /* all the node's NICs */
 	if (t->nodes > 1 && t->nic_bw <= 0) {
 		snprintf(why, whylen,
 		         "the trace needs %d ranks, more than one node of %d device%s, but %s has no inter-node fabric "
@@ -372,9 +403,12 @@ void platform_describe(const struct arch_chip *c, const struct topo *t, char *bu
 	char bw[32], nic[32];
 	units_format(t->ops->port ? t->port_bw : t->pair_bw, UNIT_BANDWIDTH, bw, sizeof bw);
 	units_format(t->nic_bw, UNIT_BANDWIDTH, nic, sizeof nic);
-	int n = snprintf(buf, len, "%d x %s in %d node%s of %d: %s, %s %s %s%s", t->ranks, c->name, t->nodes,
-	                 t->nodes == 1 ? "" : "s", t->dpn, t->ops->describe, t->link_name ? t->link_name : "pcie", bw,
-	                 t->ops->port ? "per device" : "per pair", t->nvls ? ", in-switch reduction" : "");
+	char of[32] = "";
+	if (t->node_devices > t->dpn)
+		snprintf(of, sizeof of, " (of %d)", t->node_devices);
+	int n = snprintf(buf, len, "%d x %s in %d node%s of %d%s: %s, %s %s %s%s", t->ranks, c->name, t->nodes,
+	                 t->nodes == 1 ? "" : "s", t->dpn, of, t->ops->describe, t->link_name ? t->link_name : "pcie",
+	                 bw, t->ops->port ? "per device" : "per pair", t->nvls ? ", in-switch reduction" : "");
 	if (t->nodes > 1 && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "; NICs %s per device%s", nic,
 		         t->uplink_bw > 0 ? ", oversubscribed" : "");

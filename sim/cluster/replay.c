@@ -1254,7 +1254,7 @@ static int replay(struct run *R, char *why, size_t whylen)
 	}
 	if (coll_algo_resolve(t, R->algo_of, why, whylen))
 		return SIM_EXIT_TRACE;
-	if (platform_topo(c, R->nranks, &R->topo, why, whylen)) {
+	if (platform_topo(c, R->nranks, o->ranks_per_node, &R->topo, why, whylen)) {
 		char tmp[TR_MSG_MAX];
 		snprintf(tmp, sizeof tmp, "%s", why);
 		snprintf(why, whylen, "%s: %s", tr_path(t), tmp);

@@ -52,7 +52,8 @@ struct rp_options {
 	int no_memo;    /* run every collective and every flow of it on the engine, even on links nothing else uses */
 	double max_ops; /* most ops the replayed ranks may run together (0: RP_MAX_OPS) */
 	int exact;      /* play every iteration of every repeat (no steady state, replay_steady.c) */
-	double max_actors; /* most SimGrid actors the replay may need (0: RP_MAX_ACTORS) */
+	double max_actors;  /* most SimGrid actors the replay may need (0: RP_MAX_ACTORS) */
+	int ranks_per_node; /* ranks placed on each node (platform_ranks_per_node); 0: all its devices */
 };
 
 /* The default budget of a replay: ops of all replayed ranks together (a

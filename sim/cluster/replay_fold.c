@@ -19,11 +19,12 @@
 
 /*
  * Symmetric ranks: when the trace runs the same program along some dims
- * (tr_symmetric_dims) and the platform gives every device its own links
- * (switch, full mesh or PCIe node; fabric not oversubscribed), the ranks
- * that differ only in those dims do the same thing at the same time over
- * disjoint links, so one representative (coordinate 0 in each folded dim)
- * replays for all of them. Jitter draws per rank, so it turns folding off.
+ * (tr_symmetric_dims), the platform gives every device its own links
+ * (switch, full mesh or PCIe node; fabric not oversubscribed) and the
+ * dims' groups sit alike in the nodes, the ranks that differ only in those
+ * dims do the same thing at the same time over disjoint links, so one
+ * representative (coordinate 0 in each folded dim) replays for all of
+ * them. Jitter draws per rank, so it turns folding off.
  */
 int rp_fold_ranks(struct run *R, const struct trace *t, const struct rp_options *o)
 {
@@ -43,6 +44,24 @@ int rp_fold_ranks(struct run *R, const struct trace *t, const struct rp_options 
 			if (one && !k)
 				stride[d] = i;
 		}
+	/* A dim folds only where its ranks sit alike in their nodes, so that a
+	   step along it carries every group to one placed as the
+	   representative's is: the step moves by whole nodes (the stride a
+	   multiple of the ranks per node), or it moves inside node-sized blocks
+	   (the stride divides the ranks per node) and the dim with the dims
+	   inside it (stride x size) tiles a node or spans whole nodes; or there
+	   is one node. Else (EP groups of 32 on nodes of 72) a group has members
+	   in two nodes where the representative's has all in one, and does not
+	   take its time. */
+	long dpn = tp->dpn;
+	for (int d = 0; d < DIM_COUNT; d++) {
+		long s = stride[d], span = s * tr_dim_size(t, (enum tr_dim)d);
+		if ((dims & (1u << d)) && tp->nodes > 1 &&
+		    !(s > 0 && (s % dpn == 0 || (dpn % s == 0 && (dpn % span == 0 || span % dpn == 0)))))
+			dims &= ~(1u << d);
+	}
+	if (!dims)
+		return 0;
 	R->is_rep = calloc((size_t)R->nranks, 1);
 	r->rep_of = malloc((size_t)R->nranks * sizeof *r->rep_of);
 	if (!R->is_rep || !r->rep_of)

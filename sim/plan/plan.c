@@ -317,7 +317,7 @@ static void replay_one(long i, void *ctx, void *out)
 		first_line(m->why, sizeof m->why, why);
 		return;
 	}
-	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0};
+	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0, 0};
 	struct rp_result r;
 	memset(&r, 0, sizeof r);
 	m->rc = rp_run(J->c, t, &o, &r, why, sizeof why);

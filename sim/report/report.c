@@ -766,6 +766,7 @@ void report_json(const struct report *rep, const char *config_path, FILE *f)
 	json_num(&j, "time_s", r->time_s);
 	json_int(&j, "ranks", r->ranks);
 	json_int(&j, "nodes", r->topo.nodes);
+	json_int(&j, "ranks_per_node", r->topo.dpn);
 	json_str(&j, "system", sys);
 	json_num(&j, "flops", rep->flops);
 	json_num(&j, "tflops_per_device", rep->tflops_dev);

@@ -379,7 +379,7 @@ struct sv_model *sv_model_new(const struct arch_chip *c, const struct gen_config
 		sv_model_free(m);
 		return NULL;
 	}
-	if (platform_topo(c, gpus, &m->topo, why, whylen)) {
+	if (platform_topo(c, gpus, 0, &m->topo, why, whylen)) {
 		sv_model_free(m);
 		return NULL;
 	}

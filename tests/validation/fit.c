@@ -383,6 +383,7 @@ static void fit_replay_gen(void)
 			snprintf(cmd, sizeof cmd, "%s", v->op_text[0] + 4);
 			set.texts[m] = vcase_trace(v, &v->gc, cmd);
 			set.chips[m] = &copies[m];
+			set.rpn[m] = v->rpn;
 			set.idx[m] = i, kind[m] = pass;
 		}
 	fit_apply(NULL);

@@ -174,6 +174,7 @@ char *vgen_trace(const struct gen_config *c, const char *cmdline, const char *at
 struct vgen_batch {
 	const char *const *texts;
 	const struct arch_chip *const *chips;
+	const int *rpn; /* ranks per node of each (0: all the node's devices) */
 	struct vgen_result *res;
 };
 
@@ -272,7 +273,8 @@ static void replay_one(long i, void *ctx, void *out)
 		res->rc = SIM_EXIT_TRACE;
 		return;
 	}
-	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0};
+	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0, 0};
+	o.ranks_per_node = b->rpn[i];
 	struct rp_result r;
 	memset(&r, 0, sizeof r);
 	res->rc = rp_run(b->chips[i], t, &o, &r, res->why, sizeof res->why);
@@ -304,7 +306,7 @@ static void replayed(long i, void *ctx, int ok, int status, double wall_s)
 	r->wall_s = wall_s;
 }
 
-void vgen_replay_all(const char *const *texts, const struct arch_chip *const *on, int n, int jobs,
+void vgen_replay_all(const char *const *texts, const struct arch_chip *const *on, const int *rpn, int n, int jobs,
                      struct vgen_result *res)
 {
 	/* the same trace on the same chip (rows of one configuration measured in
@@ -314,8 +316,9 @@ void vgen_replay_all(const char *const *texts, const struct arch_chip *const *on
 	int *first = malloc((size_t)(n > 0 ? n : 1) * sizeof *first);
 	const char **utexts = malloc((size_t)(n > 0 ? n : 1) * sizeof *utexts);
 	const struct arch_chip **uchips = malloc((size_t)(n > 0 ? n : 1) * sizeof *uchips);
+	int *urpn = malloc((size_t)(n > 0 ? n : 1) * sizeof *urpn);
 	struct vgen_result *ures = calloc((size_t)(n > 0 ? n : 1), sizeof *ures);
-	if (!first || !utexts || !uchips || !ures) {
+	if (!first || !utexts || !uchips || !urpn || !ures) {
 		fprintf(stderr, "validate: out of memory\n");
 		exit(1);
 	}
@@ -323,17 +326,18 @@ void vgen_replay_all(const char *const *texts, const struct arch_chip *const *on
 	for (int i = 0; i < n; i++) {
 		first[i] = u;
 		for (int k = 0; k < u; k++)
-			if ((uchips[k] == on[i] || !memcmp(uchips[k], on[i], sizeof *on[i])) && texts[i] && utexts[k] &&
-			    !strcmp(utexts[k], texts[i])) {
+			if ((uchips[k] == on[i] || !memcmp(uchips[k], on[i], sizeof *on[i])) && urpn[k] == rpn[i] &&
+			    texts[i] && utexts[k] && !strcmp(utexts[k], texts[i])) {
 				first[i] = k;
 				break;
 			}
 		if (first[i] == u) {
 			utexts[u] = texts[i];
+			urpn[u] = rpn[i];
 			uchips[u++] = on[i];
 		}
 	}
-	struct vgen_batch b = {utexts, uchips, ures};
+	struct vgen_batch b = {utexts, uchips, urpn, ures};
 	if (pp_run(u, jobs, sizeof *ures, ures, replay_one, replayed, &b))
 		for (int i = 0; i < u; i++)
 			if (!ures[i].rc && !ures[i].time_s) {
@@ -346,6 +350,7 @@ void vgen_replay_all(const char *const *texts, const struct arch_chip *const *on
 	free(first);
 	free(utexts);
 	free(uchips);
+	free(urpn);
 	free(ures);
 }
 
@@ -356,8 +361,9 @@ void vgen_set_init(struct vgen_set *s, int n)
 	s->texts = calloc(k, sizeof *s->texts);
 	s->chips = calloc(k, sizeof *s->chips);
 	s->idx = calloc(k, sizeof *s->idx);
+	s->rpn = calloc(k, sizeof *s->rpn);
 	s->res = calloc(k, sizeof *s->res);
-	if (!s->texts || !s->chips || !s->idx || !s->res) {
+	if (!s->texts || !s->chips || !s->idx || !s->rpn || !s->res) {
 		fprintf(stderr, "validate: out of memory\n");
 		exit(1);
 	}
@@ -366,7 +372,11 @@ void vgen_set_init(struct vgen_set *s, int n)
 void vgen_set_run(struct vgen_set *s)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	vgen_replay_all((const char *const *)s->texts, s->chips, s->m, cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus, s->res);
+	vgen_replay_all((const char *const *)s->texts, s->chips, s->rpn, s->m,
+	                cpus < 1   ? 1
+	                : cpus > 8 ? 8
+	                           : (int)cpus,
+	                s->res);
 }
 
 void vgen_set_free(struct vgen_set *s)
@@ -376,6 +386,7 @@ void vgen_set_free(struct vgen_set *s)
 	free(s->texts);
 	free(s->chips);
 	free(s->idx);
+	free(s->rpn);
 	free(s->res);
 	memset(s, 0, sizeof *s);
 }

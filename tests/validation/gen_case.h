@@ -55,11 +55,12 @@ struct vgen_result {
 	char why[512];
 };
 
-/* Replays each of n traces on its chip (on[i]), at most jobs at a time, each in a
-   forked child; fills res[i]. A trace equal to an earlier one on the same
-   chip is replayed once (both get its result). The caller has made no
-   SimGrid call. */
-void vgen_replay_all(const char *const *texts, const struct arch_chip *const *on, int n, int jobs,
+/* Replays each of n traces on its chip (on[i]) with rpn[i] ranks per node
+   (0: all its devices; sim run --ranks-per-node), at most jobs at a time,
+   each in a forked child; fills res[i]. A trace equal to an earlier one on
+   the same chip and placement is replayed once (both get its result). The
+   caller has made no SimGrid call. */
+void vgen_replay_all(const char *const *texts, const struct arch_chip *const *on, const int *rpn, int n, int jobs,
                      struct vgen_result *res);
 
 /* A batch of replays: m traces (owned), each on its chip, each for the
@@ -68,6 +69,7 @@ struct vgen_set {
 	int m;
 	char **texts;
 	const struct arch_chip **chips;
+	int *rpn; /* ranks per node of each (0: all the node's devices) */
 	int *idx;
 	struct vgen_result *res;
 };

@@ -91,6 +91,7 @@ void mech_run(void)
 			snprintf(cmd, sizeof cmd, "%s (%s)", v->op_text[0] + 4, mechs[k].off);
 			set.texts[set.m] = vgen_trace(&c, cmd, v->attn[0] ? v->attn : NULL, v->nomem);
 			set.chips[set.m] = chips[v->chip].c;
+			set.rpn[set.m] = v->rpn;
 			set.idx[set.m++] = i;
 		}
 		vgen_set_run(&set);

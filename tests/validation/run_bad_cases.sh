@@ -8,7 +8,8 @@
 # - the mcore metric (Megatron's formula for multi-head and grouped-query attention) is refused on a model
 #   with multi-head latent attention;
 # - a serving case that writes an output is refused;
-# - an imported case without its gen command, or whose trace is missing, is refused, naming it.
+# - an imported case without its gen command, or whose trace is missing, is refused, naming it;
+# - a gen case option ranks_per_node= that is not a count is refused.
 # usage: run_bad_cases.sh VALIDATE REPO_ROOT
 set -u
 validate=$1 root=$(cd "$2" && pwd)
@@ -90,6 +91,12 @@ refused "an import case without its gen command is refused" "$tmp/m5.tsv" \
 printf 'LT002\tconfigs/h100.cfg\t-\ttokens\timport traces/kineto/none.json.gz ; gen gpt --layers 12 --hidden 768 --heads 12 --seq 2048 --micro-batch 8\n' \
 	>"$tmp/tests/validation/cases.tsv"
 refused "an import case whose trace is missing names it" "$tmp/m5.tsv" "^validate: LT002: .*traces/kineto/none.json.gz"
+
+# 8. a gen case's placement option takes a count of ranks
+printf 'T093\tconfigs/gb300.cfg\t-\tmcore\tgen llama3-8b --tp 8 --pp 1 --dp 32 ; ranks_per_node=0\n' \
+	>"$tmp/tests/validation/cases.tsv"
+refused "a gen case with ranks_per_node=0 is refused" "$tmp/m3.tsv" \
+	"^validate: .*T093: gen case option 'ranks_per_node=0': expected an integer from 1 to 65536"
 
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

@@ -414,7 +414,8 @@ static int parse_serve_case(struct vcase *v, char *why, size_t len)
 /* A `gen` case's ops column: `gen ARGS` (what follows `sim gen`), then
    options separated by ';': attn=IMPL runs every attention of the trace
    with that kernel (naive: the separate kernels of an eager framework);
-   memory=unchecked drops the trace's memory statements. */
+   memory=unchecked drops the trace's memory statements; ranks_per_node=N
+   places N ranks on each node (sim run --ranks-per-node). */
 static int parse_gen_case(struct vcase *v, char *why, size_t whylen)
 {
 	int first = 0; /* the gen command's place in the ops list */
@@ -441,8 +442,21 @@ static int parse_gen_case(struct vcase *v, char *why, size_t whylen)
 			v->nomem = 1;
 			continue;
 		}
-		snprintf(why, whylen, "unknown gen case option '%.200s' (expected attn=naive|flash3, memory=unchecked)",
-		         o);
+		if (!strncmp(o, "ranks_per_node=", 15)) {
+			char *end;
+			long n = strtol(o + 15, &end, 10);
+			if (*end || n < 1 || n > 65536) {
+				snprintf(why, whylen, "gen case option '%.200s': expected an integer from 1 to 65536",
+				         o);
+				return -1;
+			}
+			v->rpn = (int)n;
+			continue;
+		}
+		snprintf(
+		    why, whylen,
+		    "unknown gen case option '%.200s' (expected attn=naive|flash3, memory=unchecked, ranks_per_node=N)",
+		    o);
 		return -1;
 	}
 	return vgen_config(v->op_text[first] + 4, &v->gc, why, whylen);
@@ -499,7 +513,7 @@ static int predict_coll(const struct arch_chip *c, const struct vcoll *vc, doubl
 		return -1;
 	for (int i = 0; i < vc->ranks; i++)
 		mem[i] = i;
-	int rc = platform_topo(c, vc->ranks, &tp, why, whylen);
+	int rc = platform_topo(c, vc->ranks, 0, &tp, why, whylen);
 	if (!rc)
 		rc = coll_plan(&tp, vc->c, vc->algo, vc->bytes, NULL, mem, vc->ranks, 0, &p, why, whylen);
 	free(mem);
@@ -1005,6 +1019,7 @@ static void predict_gen(void)
 		snprintf(cmd, sizeof cmd, "%s", v->op_text[0] + 4);
 		set.texts[j] = vcase_trace(v, &v->gc, cmd);
 		set.chips[j] = chips[v->chip].c;
+		set.rpn[j] = v->rpn;
 	}
 	set.m = n;
 	vgen_set_run(&set);
@@ -1108,6 +1123,8 @@ static void md_ops(FILE *f, const struct vcase *v)
 			fprintf(f, " with `impl=%s` attention", v->attn);
 		if (v->nomem)
 			fprintf(f, ", memory not checked");
+		if (v->rpn)
+			fprintf(f, ", `--ranks-per-node %d`", v->rpn);
 		if (v->ok && v->serve)
 			fprintf(f, "; served in %.4g s on %d devices", v->step_s, v->ranks);
 		else if (v->ok)

@@ -110,6 +110,7 @@ struct vcase {
 	char import_path[256]; /* relative to the repository root; "" = not imported */
 	char *imported;        /* the job trace, once imported (vcase_import) */
 	int nomem;             /* case option memory=unchecked: the trace's memory statements are dropped */
+	int rpn;               /* case option ranks_per_node=N (sim run --ranks-per-node); 0: all a node's devices */
 	double step_s, wall_s;
 	/* an import case: the modelled ops' replayed time and their kernels' measured time per family (gen_case.h) */
 	double fam_replay_s[IF_COUNT], fam_meas_s[IF_COUNT];
