@@ -14,6 +14,7 @@
 #include "mpi_ranks.h"
 #include "outfile.h"
 #include "plan.h"
+#include "platform.h"
 #include "plot.h"
 #include "procpool.h"
 #include "report.h"
@@ -65,6 +66,9 @@ const char cmd_plan_help[] =
     "                          distributed optimizer)\n"
     "  --all-recompute         replay every recompute that fits, not only the\n"
     "                          lightest\n"
+    "  --ranks-per-node N      place N ranks on each node, its other devices idle\n"
+    "                          (as sim run --ranks-per-node; e.g. 64 of each NVL72\n"
+    "                          rack of 72): tp then stays within N\n"
     "\n"
     "serving (--mode serve; default --mode train):\n"
     "  each replica layout tp x pp (--tp, --pp lists; pp default 1,2,4,8) makes\n"
@@ -209,10 +213,25 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 		return A->json = 1;
 	if (!strcmp(a, "--all-recompute"))
 		return A->sp.all_recompute = A->train_lists = 1;
-	static const char *const valued[] = {
-	    "--gpus",           "--tp",  "--pp",   "--ep",    "--micro-batch",  "--recompute",
-	    "--zero",           "--top", "--csv",  "--jobs",  "--set",          "--schedule",
-	    "--virtual-stages", "--cp",  "--plot", "--shard", "--max-num-seqs", NULL};
+	static const char *const valued[] = {"--gpus",
+	                                     "--tp",
+	                                     "--pp",
+	                                     "--ep",
+	                                     "--micro-batch",
+	                                     "--recompute",
+	                                     "--zero",
+	                                     "--top",
+	                                     "--csv",
+	                                     "--jobs",
+	                                     "--set",
+	                                     "--schedule",
+	                                     "--virtual-stages",
+	                                     "--cp",
+	                                     "--plot",
+	                                     "--shard",
+	                                     "--max-num-seqs",
+	                                     "--ranks-per-node",
+	                                     NULL};
 	int k = 0;
 	while (valued[k] && strcmp(valued[k], a))
 		k++;
@@ -263,6 +282,10 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 		rc = parse_list(a, v, 65536, &A->sp.max_seqs);
 		A->serve_lists = 1;
 		break;
+	case 17:
+		rc = parse_int(a, v, 1, 65536, &A->sp.ranks_per_node);
+		A->train_lists = 1;
+		break;
 	default:
 		if (A->nsets == CLI_MAX_SETS)
 			return 2 + cli_usage_error("plan", "more than %d --set options", CLI_MAX_SETS);
@@ -283,8 +306,9 @@ static int parse_serve(struct pl_args *A, struct gen_config *g)
 		argv[argc++] = A->gen_argv[i];
 	argv[argc] = NULL;
 	if (A->train_lists)
-		return cli_usage_error("plan", "--cp, --ep, --micro-batch, --recompute, --zero, --schedule, "
-		                               "--virtual-stages and --all-recompute are for --mode train");
+		return cli_usage_error("plan",
+		                       "--cp, --ep, --micro-batch, --recompute, --zero, --schedule, "
+		                       "--virtual-stages, --ranks-per-node and --all-recompute are for --mode train");
 	struct sv_args sa;
 	const char *unknown;
 	char why[1280];
@@ -440,10 +464,12 @@ static void text_table(const struct arch_chip *c, const struct pl_args *A, const
 {
 	const char *model = g->m.name[0] ? g->m.name : "gpt";
 	char nodes[96] = "";
-	long long node = pl_node_devices(c);
+	long long node = pl_node_devices(c, A->sp.ranks_per_node);
 	if (A->gpus > node && A->gpus % node) /* as the replay lays them out: the last node partly used */
-		snprintf(nodes, sizeof nodes, "; %lld nodes of %lld and one of %lld", A->gpus / node, node,
-		         A->gpus % node);
+		snprintf(nodes, sizeof nodes, "; %lld node%s of %lld and one of %lld", A->gpus / node,
+		         A->gpus / node == 1 ? "" : "s", node, A->gpus % node);
+	else if (A->sp.ranks_per_node)
+		snprintf(nodes, sizeof nodes, "; %lld ranks per node", A->sp.ranks_per_node);
 	printf("sim plan: %s training on %lld x %s (%s%s), seq %lld, global batch %lld, %s\n", model, A->gpus, c->name,
 	       A->config, nodes, g->seq, g->p.global_batch, gen_dtype_name(g->p.dtype));
 	printf("layouts        %ld: %ld replayed, %ld not replayed (a lighter recompute of them fits), %ld do not fit "
@@ -587,6 +613,7 @@ static void write_json(const struct arch_chip *c, const struct pl_args *A, const
 	provenance(&j, c, A);
 	json_str(&j, "model", g->m.name[0] ? g->m.name : "gpt");
 	json_int(&j, "gpus", A->gpus);
+	json_int(&j, "ranks_per_node", pl_node_devices(c, A->sp.ranks_per_node));
 	json_int(&j, "seq", g->seq);
 	json_int(&j, "global_batch", g->p.global_batch);
 	json_str(&j, "dtype", gen_dtype_name(g->p.dtype));
@@ -1074,6 +1101,11 @@ static int plan(int argc, char **argv, const struct sim_mpi *mp)
 	struct cli_common co = {.nsets = A.nsets};
 	memcpy(co.sets, A.sets, sizeof co.sets);
 	struct arch_chip *c = cli_load(A.config, &co, &rc);
+	char rpn_why[512];
+	if (c && A.sp.ranks_per_node && platform_ranks_per_node(c, (int)A.sp.ranks_per_node, rpn_why, sizeof rpn_why)) {
+		arch_free(c);
+		return cli_usage_error("plan", "--ranks-per-node: %s", rpn_why);
+	}
 	if (c) {
 		const char *outs[2] = {A.csv, A.plot}, *ins[1] = {c->path};
 		rc = out_check_inputs("plan", outs, 2, ins, 1);

@@ -48,16 +48,18 @@ static void push(struct pl_list *l, long long v)
 		l->v[l->n++] = v;
 }
 
-long long pl_node_devices(const struct arch_chip *c)
+long long pl_node_devices(const struct arch_chip *c, long long ranks_per_node)
 {
+	if (ranks_per_node > 0)
+		return ranks_per_node;
 	return c->sys.present && c->sys.devices_per_node > 0 ? c->sys.devices_per_node : 8;
 }
 
 /* tensor parallelism stays inside a node (its all-reduces and gathers sit on
    the critical path of every layer): powers of two up to the node */
-static void default_tp(const struct arch_chip *c, long long gpus, struct pl_list *l)
+static void default_tp(const struct arch_chip *c, long long rpn, long long gpus, struct pl_list *l)
 {
-	long long node = pl_node_devices(c);
+	long long node = pl_node_devices(c, rpn);
 	for (long long t = 1; t <= node && t <= gpus; t *= 2)
 		push(l, t);
 }
@@ -185,8 +187,9 @@ int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long 
 	unsigned rcm = sp->rc_mask ? sp->rc_mask : 7, zm = sp->zero_mask ? sp->zero_mask : 3;
 	memset(p, 0, sizeof *p);
 	p->capacity_bytes = c->dram.size_bytes > 0 ? c->dram.size_bytes : INFINITY;
+	p->ranks_per_node = sp->ranks_per_node;
 	if (!tp.n)
-		default_tp(c, gpus, &tp);
+		default_tp(c, sp->ranks_per_node, gpus, &tp);
 	if (!pp.n)
 		default_pp(base, gpus, &pp);
 	if (!cp.n)
@@ -318,6 +321,7 @@ static void replay_one(long i, void *ctx, void *out)
 		return;
 	}
 	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0, 0};
+	o.ranks_per_node = (int)J->p->ranks_per_node;
 	struct rp_result r;
 	memset(&r, 0, sizeof r);
 	m->rc = rp_run(J->c, t, &o, &r, why, sizeof why);
@@ -546,7 +550,7 @@ int pl_serve(const struct arch_chip *c, const struct gen_config *base, const str
 	struct pl_list tp = sp->tp, pp = sp->pp;
 	memset(p, 0, sizeof *p);
 	if (!tp.n)
-		default_tp(c, gpus, &tp);
+		default_tp(c, 0, gpus, &tp);
 	if (!pp.n)
 		for (long long s = 1; s <= 8 && s <= gpus; s *= 2) /* serving engines pipeline little */
 			push(&pp, s);

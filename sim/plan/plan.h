@@ -57,6 +57,7 @@ struct pl_space {
 	   --decoder-first/last-pipeline-num-layers, --account-for-embedding/loss-in-pipeline-split) */
 	long long first_layers, last_layers;
 	int split_embedding, split_loss;
+	long long ranks_per_node; /* ranks placed on each node (sim run --ranks-per-node); 0: all its devices */
 };
 
 /* communicators whose exposed time a plan reports */
@@ -93,6 +94,7 @@ struct pl_plan {
 	long n;
 	long counts[3]; /* per enum pl_state */
 	double capacity_bytes;
+	long long ranks_per_node; /* the space's: how the replays place ranks on nodes */
 };
 
 /*
@@ -105,10 +107,10 @@ struct pl_plan {
 int pl_enumerate(const struct arch_chip *c, const struct gen_config *base, long long gpus, const struct pl_space *sp,
                  struct pl_plan *p, char *why, size_t len);
 
-/* The devices of one node of chip c (its system section; 8 without one): tensor parallelism stays within it. A run
-   of more devices that are not whole nodes uses the last node in part (as Llama 3.1 405B on 256 GPUs of NVL72
-   racks did). */
-long long pl_node_devices(const struct arch_chip *c);
+/* The ranks of one node of chip c: ranks_per_node when it is set (> 0), else its devices (its system section; 8
+   without one): tensor parallelism stays within it. A run of more devices that are not whole nodes uses the last
+   node in part (as Llama 3.1 405B on 256 GPUs of NVL72 racks of 72 does). */
+long long pl_node_devices(const struct arch_chip *c, long long ranks_per_node);
 
 /* progress callback: layouts replayed so far of n */
 typedef void (*pl_progress_fn)(long done, long n, void *ctx);
