@@ -127,6 +127,19 @@ for row in small:41.43 gpt3-125m:85.16 gpt3-350m:164.02; do
 		-v share="$(awk '/^# total / { print $8 }' "$tmp/$m.c.trace")" \
 		'BEGIN { printf "  %-10s measured %7.2f ms  replay %7.2f ms  %+6.1f%%  (modelled %s%%)\n", m, meas, pred, 100 * (pred / meas - 1), share }'
 done
+# 6b. GEMM layouts from the recorded strides: the vocabulary projection's weight gradient reads the logits'
+#     gradient [16384, 50257] as its transpose (aten::mm [[50257, 16384], [16384, 512]], strides [[1, 50257],
+#     [512, 1]]: cuBLAS ran an align1 kernel on it, 5.7 ms), so trans=tn with a leading dimension of 50257; a
+#     linear's weight [N, K] is the transposed B (trans=nt); a plain mm of row-major operands stays nn
+"$sim" import kineto traces/kineto/kineto_small_mb8.json.gz -o "$tmp/layout.trace" || fail "import (layouts)"
+grep -q '^gemm m=50257 n=512 k=16384 dtype=bf16 trans=tn ' "$tmp/layout.trace" ||
+	fail "the vocabulary weight gradient (A a transposed view) is not trans=tn"
+grep -q '^gemm m=16384 n=1536 k=512 dtype=bf16 trans=nt epilogue=bias ' "$tmp/layout.trace" ||
+	fail "a linear (weight [N, K]) is not trans=nt"
+grep -q '^gemm m=16384 n=512 k=50257 dtype=bf16 stream=' "$tmp/layout.trace" ||
+	fail "the row-major mm [16384, 50257] x [50257, 512] is not trans=nn"
+"$sim" op configs/h100.cfg "gemm m=50257 n=512 k=16384 dtype=bf16 trans=tn" --explain >"$tmp/tn.op" || fail "sim op (trans=tn)"
+grep -q "alignment: a leading dimension (A 50257, B 512, C 512 elements)" "$tmp/tn.op" || fail "the trans=tn vocabulary GEMM does not run the narrow-load fallback"
 # 7. --recorded-on: the carried kernels carry the recording chip's figures (elementwise and memcpy its DRAM
 #    bandwidth, gemm and attention its matrix peak); replayed on that chip the job takes what the unscaled one
 #    takes, to the printed digit; on a chip with a faster memory the carried elementwise kernels take less.

@@ -70,6 +70,19 @@ static int dims(json_t *args, int i, long long *d)
 	return n;
 }
 
+/* Whether input i (n dims) is the transpose of a row-major matrix in its last two dims, as its "Input Strides"
+   record it (PyTorch's profiler with record_shapes): the second-to-last stride 1 and the last not (a transposed
+   view that cuBLAS reads column-major, whose leading dimension is then the row count). 0 when not recorded, when
+   both strides are 1 (a dim of size 1) or when the last stride is 1. */
+static int transposed(json_t *args, int i, int n)
+{
+	json_t *a = json_array_get(json_object_get(args, "Input Strides"), (size_t)i);
+	if (n < 2 || !json_is_array(a) || (int)json_array_size(a) != n)
+		return 0;
+	json_t *s2 = json_array_get(a, (size_t)n - 2), *s1 = json_array_get(a, (size_t)n - 1);
+	return json_is_integer(s2) && json_is_integer(s1) && json_integer_value(s2) == 1 && json_integer_value(s1) != 1;
+}
+
 static long long prod(const long long *d, int n)
 {
 	long long p = 1;
@@ -174,13 +187,19 @@ static int gemm_op(const struct gemm_form *f, json_t *args, char *buf, size_t le
 	}
 	if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
 		return 0;
+	/* the layout (trans=): A [m, k] as stored, or transposed ([k, m] row-major: a weight gradient's dY^T) when
+	   its strides say so and it is one matrix or a batch of them (leading dims folded into M need rows of
+	   contiguous K); B [k, n], or [n, k] row-major: a linear's weight, or a transposed view */
+	int ta = (na == 2 || nb > 2) && transposed(args, f->a, na);
+	int tb = f->weight ? !transposed(args, f->b, nb) : transposed(args, f->b, nb);
+	static const char *const tr[2][2] = {{"", " trans=nt"}, {" trans=tn", " trans=tt"}};
 	int bias = f->bias >= 0 && dims(args, f->bias, C) >= 1;
 	int w;
 	if (batch > 1)
-		w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s%s", m, n, k, batch, dt,
-		             bias ? " epilogue=bias" : "");
+		w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s%s%s", m, n, k, batch, dt,
+		             tr[ta][tb], bias ? " epilogue=bias" : "");
 	else
-		w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld dtype=%s%s", m, n, k, dt,
+		w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld dtype=%s%s%s", m, n, k, dt, tr[ta][tb],
 		             bias ? " epilogue=bias" : "");
 	return checked(buf, len, w);
 }
