@@ -584,6 +584,7 @@ int report_build(struct report *rep, const struct arch_chip *c, const struct tra
 	}
 	per_rank(rep, idx, r->nspans, copies);
 	groups(rep, copies);
+	rep_placement(rep);
 	critical_path(rep);
 	if (r->dtype >= 0)
 		rep->peak = arch_peak(c, (enum arch_dtype)r->dtype);
@@ -628,6 +629,7 @@ void report_text(const struct report *rep, const char *config_path, FILE *f)
 	platform_describe(rep->chip, &r->topo, sys, sizeof sys);
 	fprintf(f, "%s on %s\n", tr_path(rep->trace), config_path);
 	fprintf(f, "  system       %s\n", sys);
+	rep_placement_text(rep, f);
 	report_tfmt(r->time_s, b1, sizeof b1);
 	fprintf(f, "  step time    %s\n", b1);
 	if (rep->peak > 0)

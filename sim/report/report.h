@@ -24,9 +24,19 @@ struct rep_group { /* one row of a "time by ..." table */
 	int algo, proto, bound;
 };
 
-#define REP_TOP    10
-#define REP_CRIT   12
-#define REP_GROUPS 16
+#define REP_TOP       10
+#define REP_CRIT      12
+#define REP_GROUPS    16
+#define REP_PLACE_MAX 8
+
+/* A communicator whose groups could each sit inside one node but some span
+   two or more (placement.c) */
+struct rep_place {
+	char comm[32];
+	int groups, spanning; /* its groups, and those with members in more than one node */
+	int size;             /* members of its largest group */
+	int suggest;          /* ranks per node that put every group in one node (0: none) */
+};
 
 struct report {
 	const struct arch_chip *chip;
@@ -70,6 +80,9 @@ struct report {
 	   rank, extra the exposed part (not overlapped by the rank's compute) */
 	int ngroups;
 	struct rep_group cgroups[REP_GROUPS];
+	/* placement.c: communicators whose groups the nodes split */
+	int nplace;
+	struct rep_place place[REP_PLACE_MAX];
 };
 
 /* "1.234 ms": a duration with the unit that suits it (s, ms, us). */
@@ -93,6 +106,10 @@ int report_stagger_eval(const struct report *rep, const long *idx, long n, const
 void report_work_text(const struct report *rep, FILE *f);
 void report_work_text_groups(const struct report *rep, FILE *f);
 void report_work_json(const struct report *rep, struct json *j);
+/* placement.c (called by report.c): fills rep->place from the trace's groups and the run's nodes; one
+   "  placement ..." line per entry */
+void rep_placement(struct report *rep);
+void rep_placement_text(const struct report *rep, FILE *f);
 
 int report_build(struct report *rep, const struct arch_chip *c, const struct trace *t, const struct rp_result *r);
 void report_free(struct report *rep);

@@ -400,4 +400,19 @@ void report_work_json(const struct report *rep, struct json *j)
 	json_int(j, "replayed_ranks", r->nrep > 0 ? r->nrep : r->ranks);
 	json_int(j, "ranks_per_replayed", r->fold > 0 ? r->fold : 1);
 	json_obj_end(j);
+	json_arr(j, "placement");
+	for (int i = 0; i < rep->nplace; i++) {
+		const struct rep_place *p = &rep->place[i];
+		json_obj(j, NULL);
+		json_str(j, "comm", p->comm);
+		json_int(j, "groups", p->groups);
+		json_int(j, "spanning", p->spanning);
+		json_int(j, "size", p->size);
+		if (p->suggest && p->suggest != r->topo.dpn)
+			json_int(j, "suggest_ranks_per_node", p->suggest);
+		else
+			json_nil(j, "suggest_ranks_per_node");
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 }
