@@ -140,6 +140,25 @@ grep -q '^gemm m=16384 n=512 k=50257 dtype=bf16 stream=' "$tmp/layout.trace" ||
 	fail "the row-major mm [16384, 50257] x [50257, 512] is not trans=nn"
 "$sim" op configs/h100.cfg "gemm m=50257 n=512 k=16384 dtype=bf16 trans=tn" --explain >"$tmp/tn.op" || fail "sim op (trans=tn)"
 grep -q "alignment: a leading dimension (A 50257, B 512, C 512 elements)" "$tmp/tn.op" || fail "the trans=tn vocabulary GEMM does not run the narrow-load fallback"
+# 6c. PyTorch's own softmax kernels: the vocabulary's log_softmax and its backward are eager=1, and their rows of
+#     50257 fp32 (196 KiB, past the 48 KiB of shared memory a CTA may take) are read three times, from device
+#     memory (264 rows in flight, 51 MiB, more than half the H100's L2): cunn_SoftMaxForward and
+#     cunn_SoftMaxBackward took 4.10 and 4.52 ms in this trace, the model within 15% of each
+grep -q '^elem op=softmax n=823410688 cols=50257 dtype=fp32 eager=1 ' "$tmp/layout.trace" ||
+	fail "the vocabulary's log_softmax is not eager=1"
+grep -q '^elem op=softmax_bwd n=823410688 cols=50257 dtype=fp32 eager=1 ' "$tmp/layout.trace" ||
+	fail "the vocabulary's log_softmax backward is not eager=1"
+for kv in softmax:4100 softmax_bwd:4516; do
+	"$sim" op configs/h100.cfg "elem op=${kv%%:*} n=823410688 cols=50257 dtype=fp32 eager=1" --explain >"$tmp/sm.op" ||
+		fail "sim op (eager ${kv%%:*})"
+	grep -q "past shared memory: 3 reads of each element, the later ones from device memory" "$tmp/sm.op" ||
+		fail "eager ${kv%%:*}: not three reads from device memory"
+	us=$(awk '/^  time/ { v = $2; if ($3 == "ms") v *= 1000; print v }' "$tmp/sm.op")
+	awk -v p="$us" -v m="${kv#*:}" 'BEGIN { exit !(p > 0.85 * m && p < 1.15 * m) }' ||
+		fail "eager ${kv%%:*}: $us us, measured ${kv#*:} us"
+done
+"$sim" op configs/h100.cfg "elem op=softmax n=268435456 cols=4096 dtype=bf16 eager=1" --explain | grep -q 'in shared memory: one read' ||
+	fail "an eager softmax row of 8 KiB is not read once"
 # 7. --recorded-on: the carried kernels carry the recording chip's figures (elementwise and memcpy its DRAM
 #    bandwidth, gemm and attention its matrix peak); replayed on that chip the job takes what the unscaled one
 #    takes, to the printed digit; on a chip with a faster memory the carried elementwise kernels take less.

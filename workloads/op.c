@@ -127,12 +127,13 @@ static const struct key attn_keys[A_COUNT + 1] = {
     [A_WARM] = {"warm", V_BOOL, 0, NULL},
 };
 
-enum { E_OP, E_N, E_COLS, E_DTYPE, E_TO, E_WARM, E_STRIDED, E_SPLIT, E_COUNT };
+enum { E_OP, E_N, E_COLS, E_DTYPE, E_TO, E_WARM, E_STRIDED, E_SPLIT, E_EAGER, E_COUNT };
 static const struct key elem_keys[E_COUNT + 1] = {
     [E_OP] = {"op", V_CHOICE, 1, elem_names},   [E_N] = {"n", V_POS, 1, NULL},
     [E_COLS] = {"cols", V_POS, 0, NULL},        [E_DTYPE] = {"dtype", V_DTYPE, 1, NULL},
     [E_TO] = {"to", V_DTYPE, 0, NULL},          [E_WARM] = {"warm", V_BOOL, 0, NULL},
     [E_STRIDED] = {"strided", V_BOOL, 0, NULL}, [E_SPLIT] = {"split", V_BOOL, 0, NULL},
+    [E_EAGER] = {"eager", V_BOOL, 0, NULL},
 };
 
 enum { Y_BYTES, Y_SRC, Y_DST, Y_COUNT };
@@ -558,6 +559,12 @@ static int build_elem(struct op *o, const struct pstate *st, char *why, size_t w
 		    "elem: split= applies only to op=layernorm_bwd and op=rmsnorm_bwd (a weight gradient of its "
 		    "own), not op=%s",
 		    op_elem_name(o->elem));
+	o->eager = (int)v[E_EAGER];
+	if (o->eager && o->elem != EL_SOFTMAX && o->elem != EL_SOFTMAX_BWD)
+		return fail(
+		    why, whylen,
+		    "elem: eager= applies only to op=softmax and op=softmax_bwd (PyTorch's own kernels), not op=%s",
+		    op_elem_name(o->elem));
 	if (o->elem == EL_CAST || o->elem == EL_CAST_TRANSPOSE)
 		o->to_dtype = st->seen[E_TO] ? (int)v[E_TO] : DT_FP32;
 	else if (st->seen[E_TO])
@@ -782,9 +789,9 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 			snprintf(a, sizeof a, " cols=%lld", op->cols);
 		if (op->elem == EL_CAST || op->elem == EL_CAST_TRANSPOSE)
 			snprintf(b, sizeof b, " to=%s", dtype_name(op->to_dtype));
-		n = snprintf(buf, len, "elem op=%s n=%lld%s dtype=%s%s warm=%d%s%s", op_elem_name(op->elem), op->elems,
-		             a, dtype_name(op->dtype), b, op->warm, op->strided ? " strided=1" : "",
-		             op->split ? " split=1" : "");
+		n = snprintf(buf, len, "elem op=%s n=%lld%s dtype=%s%s warm=%d%s%s%s", op_elem_name(op->elem),
+		             op->elems, a, dtype_name(op->dtype), b, op->warm, op->strided ? " strided=1" : "",
+		             op->split ? " split=1" : "", op->eager ? " eager=1" : "");
 		break;
 	case OP_COPY:
 		n = snprintf(buf, len, "copy bytes=%.0f src=%s dst=%s", op->bytes,

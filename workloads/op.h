@@ -101,6 +101,9 @@ struct op {
 	int split;    /* a norm's backward whose weight gradient is a kernel of its own that reads x and dy again
 	                 (split=1: PyTorch's GammaBetaBackward), not partial sums of the input gradient's pass
 	                 (Transformer Engine's and Apex's fused kernels) */
+	int eager;    /* a softmax or its backward as PyTorch's own kernels run it (eager=1: aten's SoftMax.cu, which
+	                 reads a row again for each of its passes where the row does not fit shared memory), not
+	                 Transformer Engine's or Apex's fused one */
 
 	/* copy */
 	double bytes;

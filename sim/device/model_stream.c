@@ -204,6 +204,43 @@ static void norm_wgrad(const struct arch_chip *c, const struct op *op, struct dm
 		   s.rd / 1e6, w.time_s * 1e6);
 }
 
+/* PyTorch's own softmax kernels (aten/src/ATen/native/cuda/SoftMax.cu; eager=1), a CTA per row: a row that fits
+   the 48 KiB of shared memory a CTA may take without opting in (sharedMemPerBlock) is read once into it
+   (cunn_SoftMaxForwardSmem, cunn_SoftMaxBackwardSmem); a longer one is read again from memory for each pass:
+   the forward (cunn_SoftMaxForward) reads its input for the maximum, for the sum of exponentials and to write,
+   three reads; the backward (cunn_SoftMaxBackward) reads the output gradient for its row sum and again with the
+   output to write, three tensor reads where the fused kernel reads two (log_softmax's, as cross-entropy runs it;
+   softmax's backward first multiplies the gradient by the output in a kernel of its own, not counted here). The passes
+   after the first hit L2 when the rows in flight (a CTA per row on every unit, as many as its threads allow) fit half
+   of it, else they come from device memory again. */
+#define EAGER_SMEM_B 49152.0
+static void eager_softmax(const struct arch_chip *c, const struct op *op, double tpr, struct stream_in *s, FILE *ex)
+{
+	double e = dt_bytes(op->dtype), n = (double)op->elems, row_B = (double)op->cols * e;
+	int bwd = op->elem == EL_SOFTMAX_BWD;
+	if (row_B < EAGER_SMEM_B) { /* the row in shared memory: one read of each input, as the fused kernel */
+		if (ex)
+			xp(ex, "PyTorch's softmax kernel, the row (%.0f B) in shared memory: one read\n", row_B);
+		return;
+	}
+	double reads = 3, tensors = bwd ? 2 : 1; /* tensor reads per element; the inputs each pass touches */
+	s->rd = n * e;                           /* the first pass: the input (the backward's product) */
+	double again_B = n * e * (reads - 1);    /* the passes after it */
+	const struct arch_unit *u = &c->units[pick_vector_unit(c)];
+	double rows_fly = (double)u->count * dmax(1, floor(unit_threads(u) / tpr));
+	double fly_B = rows_fly * row_B * tensors;
+	int hit = c->l2.present && fly_B <= 0.5 * c->l2.size_bytes;
+	if (hit)
+		s->l2_extra = again_B;
+	else
+		s->rd += again_B;
+	if (ex)
+		xp(ex,
+		   "PyTorch's softmax kernel, rows (%.0f KiB) past shared memory: %.0f reads of each element, the "
+		   "later ones from %s (%.0f rows in flight, %.1f MiB)\n",
+		   row_B / 1024, reads, hit ? "L2" : "device memory", rows_fly, fly_B / 1048576);
+}
+
 void elem_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex)
 {
 	elem_time_it(c, op, r, ex, NULL);
@@ -231,7 +268,9 @@ void elem_time_it(const struct arch_chip *c, const struct op *op, struct dm_resu
 		s.threads = rows * tpr;
 		/* a row too long for registers is read again from L2 */
 		double row_bytes = (double)op->cols * e;
-		if (row_bytes > 1024 * per_thread * e)
+		if (op->eager)
+			eager_softmax(c, op, tpr, &s, ex);
+		else if (row_bytes > 1024 * per_thread * e)
 			s.l2_extra = s.rd;
 		s.sfu_ops += rows; /* rsqrt or reciprocal per row */
 	}

@@ -326,7 +326,8 @@ static int elem_op(const char *name, json_t *args, const char *kernel, char *buf
 		w = snprintf(buf, len, "elem op=mul n=%lld dtype=%s%s", n, dt, st);
 	else if ((!strcmp(name, "aten::_softmax_backward_data") || !strcmp(name, "aten::_log_softmax_backward_data")) &&
 	         last_dim(args, 0, &cols))
-		w = snprintf(buf, len, "elem op=softmax_bwd n=%lld cols=%lld dtype=%s", n, cols, dt);
+		/* PyTorch's own kernel (SoftMax.cu): eager=1 */
+		w = snprintf(buf, len, "elem op=softmax_bwd n=%lld cols=%lld dtype=%s eager=1", n, cols, dt);
 	else if ((!strcmp(name, "aten::native_layer_norm_backward") ||
 	          !strcmp(name, "aten::_fused_rms_norm_backward")) &&
 	         last_dim(args, 0, &cols))
@@ -338,11 +339,11 @@ static int elem_op(const char *name, json_t *args, const char *kernel, char *buf
 	else if ((!strcmp(name, "aten::native_layer_norm") || !strcmp(name, "aten::_fused_rms_norm") ||
 	          !strcmp(name, "aten::_softmax") || !strcmp(name, "aten::_log_softmax")) &&
 	         last_dim(args, 0, &cols))
-		w = snprintf(buf, len, "elem op=%s n=%lld cols=%lld dtype=%s",
+		w = snprintf(buf, len, "elem op=%s n=%lld cols=%lld dtype=%s%s",
 		             strstr(name, "softmax") ? "softmax"
 		             : strstr(name, "rms")   ? "rmsnorm"
 		                                     : "layernorm",
-		             n, cols, dt);
+		             n, cols, dt, strstr(name, "softmax") ? " eager=1" : "");
 	else if (!strcmp(name, "aten::sum") || !strcmp(name, "aten::mean") || !strcmp(name, "aten::amax"))
 		w = snprintf(buf, len, "elem op=read n=%lld dtype=%s", n, dt);
 	return checked(buf, len, w);
