@@ -30,8 +30,10 @@ void rep_placement(struct report *rep)
 		return;
 	char *seen = malloc((size_t)n);
 	int *m = NULL, cap = 0;
-	if (!seen)
+	if (!seen) {
+		rep->no_memory = 1;
 		return;
+	}
 	for (int c = 0; c < tr_ncomms(t) && rep->nplace < REP_PLACE_MAX; c++) {
 		if (tr_comm_stream(t, c) == -1) /* no collective uses it */
 			continue;
@@ -44,8 +46,10 @@ void rep_placement(struct report *rep)
 			seen[gid] = 1;
 			if (k > cap) {
 				int *v = realloc(m, (size_t)k * sizeof *v);
-				if (!v)
+				if (!v) {
+					rep->no_memory = 1;
 					goto out;
+				}
 				m = v;
 				cap = k;
 			}
@@ -56,7 +60,7 @@ void rep_placement(struct report *rep)
 			spanning += m[0] / dpn != m[k - 1] / dpn;
 			long stride = (m[k - 1] - m[0]) / (k - 1), s = stride * k;
 			if ((m[k - 1] - m[0]) % (k - 1) || s > tp->node_devices)
-				fits = 0; /* not evenly strided, or wider than a node: it cannot sit in one */
+				fits = 0; /* no stride from its ends, or wider than a node: it cannot sit in one */
 			else if (s > span)
 				span = (int)s;
 		}
