@@ -28,11 +28,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The devices of one node of the system, and the name of its topology (a chip without a system section: one
+   device on a PCIe host) */
+static int node_devices(const struct arch_system *s)
+{
+	return s->present && s->devices_per_node > 0 ? (int)s->devices_per_node : 1;
+}
+
+static const char *node_topology(const struct arch_system *s)
+{
+	return s->present ? s->topology : "pcie_host";
+}
+
 int platform_ranks_per_node(const struct arch_chip *c, int n, char *why, size_t whylen)
 {
-	const struct arch_system *s = &c->sys;
-	int dpn = s->present && s->devices_per_node > 0 ? (int)s->devices_per_node : 1;
-	const struct topo_ops *ops = topo_find(s->present ? s->topology : "pcie_host");
+	int dpn = node_devices(&c->sys);
+	const struct topo_ops *ops = topo_find(node_topology(&c->sys));
 	if (n < 1 || n > dpn) {
 		snprintf(why, whylen,
 		         "%d ranks per node: expected 1 to %d, the devices of a node (system.devices_per_node in %s)",
@@ -55,8 +66,7 @@ int platform_topo(const struct arch_chip *c, int ranks, int ranks_per_node, stru
 	const struct arch_system *s = &c->sys;
 	memset(t, 0, sizeof *t);
 	t->ranks = ranks;
-	t->dpn = s->present && s->devices_per_node > 0 ? (int)s->devices_per_node : 1;
-	t->node_devices = t->dpn;
+	t->dpn = t->node_devices = node_devices(s);
 	if (ranks_per_node > 0) {
 		if (platform_ranks_per_node(c, ranks_per_node, why, whylen))
 			return -1;
@@ -79,7 +89,7 @@ int platform_topo(const struct arch_chip *c, int ranks, int ranks_per_node, stru
 	for (int i = 0; i < c->nlinks; i++)
 		if (!strcmp(c->links[i].kind, "pcie"))
 			pcie = &c->links[i];
-	const char *topo = s->present ? s->topology : "pcie_host";
+	const char *topo = node_topology(s);
 	t->ops = topo_find(topo);
 	if (!t->ops) { /* arch/params.c validates the name against the same list */
 		snprintf(why, whylen, "%s: system.topology \"%s\" is not a topology of sim/cluster/topo.c", c->path,
