@@ -140,30 +140,41 @@ static double gemm_die_fill(const struct gemm_in *g, const struct gemm_cand *x, 
  *   then the waves (waves.c) and, with split-K, the reduction pass.
  */
 
-/* Resources of one CTA: occupancy, CTAs, k-iterations. Returns 0 if the candidate does not fit the unit. */
-static int gemm_cand_fit(const struct arch_unit *u, const struct gemm_in *g, struct gemm_cand *x)
+/* A CTA's warps and the CTAs of its tile and stage count a unit holds (shared memory, registers, warps);
+   0 if none fits. */
+static int gemm_occ(const struct arch_unit *u, const struct gemm_in *g, int bm, int bn, int bk, int S, int *warps)
 {
 	double ea = dt_bytes(g->dt);
-	int bm = x->bm, bn = x->bn, bk = x->bk, S = x->stages, sp = x->split;
-	x->warps = (int)dmin((double)u->max_warps, dmax(2, dmin(8, bm * bn / 4096.0)));
-	double smem_B = (double)S * (bm + bn) * bk * ea;                /* S stages of an A and a B tile */
-	double regs_B = (double)bm * bn * 4 + x->warps * 32.0 * 64 * 4; /* fp32 accumulators + 64 regs/thread */
+	*warps = (int)dmin((double)u->max_warps, dmax(2, dmin(8, bm * bn / 4096.0)));
+	double smem_B = (double)S * (bm + bn) * bk * ea;              /* S stages of an A and a B tile */
+	double regs_B = (double)bm * bn * 4 + *warps * 32.0 * 64 * 4; /* fp32 accumulators + 64 regs/thread */
 	double occ = (double)u->max_ctas;
 	if (u->smem_bytes > 0)
 		occ = dmin(occ, floor(u->smem_bytes / smem_B));
 	if (u->regfile_bytes > 0)
 		occ = dmin(occ, floor(u->regfile_bytes / regs_B));
-	occ = dmin(occ, floor((double)u->max_warps / x->warps));
-	if (occ < 1)
-		return 0;
-	x->occ = (int)occ;
-	assert(x->occ >= 1 && x->warps >= 1);
-	long long tm = cdiv(g->m, bm), tn = cdiv(g->n, bn); /* tiles of C */
-	long long k_split = cdiv(g->k, sp);                 /* k of one split */
-	x->kit = cdiv(k_split, bk);
+	occ = dmin(occ, floor((double)u->max_warps / *warps));
+	return occ < 1 ? 0 : (int)occ;
+}
+
+/* The k-iterations of a CTA of split-K sp; 0 if a split would hold fewer than two of them. */
+static long long gemm_kit(const struct gemm_in *g, int bk, int sp)
+{
+	long long k_split = cdiv(g->k, sp); /* k of one split */
 	if (sp > 1 && k_split < 2LL * bk)
 		return 0;
-	x->ctas = tm * tn * g->batch * sp;
+	return cdiv(k_split, bk);
+}
+
+/* Resources of one CTA: occupancy, CTAs, k-iterations. Returns 0 if the candidate does not fit the unit. */
+static int gemm_cand_fit(const struct arch_unit *u, const struct gemm_in *g, struct gemm_cand *x)
+{
+	x->occ = gemm_occ(u, g, x->bm, x->bn, x->bk, x->stages, &x->warps);
+	x->kit = gemm_kit(g, x->bk, x->split);
+	if (!x->occ || !x->kit)
+		return 0;
+	assert(x->occ >= 1 && x->warps >= 1);
+	x->ctas = cdiv(g->m, x->bm) * cdiv(g->n, x->bn) * g->batch * x->split; /* tiles of C, each split */
 	return 1;
 }
 
@@ -358,7 +369,36 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 	return 1;
 }
 
-/* The kernel search: every tile, stage count and split-K that fits; the fastest two. */
+/*
+ * A floor under gemm_cand_time's time, so that the search skips what could not win: every wave takes at least
+ * its busiest unit's pipe time (at the full matrix rate: the fallback kernel and shared memory only slow it) or
+ * its device-memory time, whichever is longer, plus a CTA's prologue, a miss (waves.c, gemm_fixed_s); with
+ * split-K the reduction pass as timed there. The busiest units of the full waves and the tail hold cdiv(CTAs,
+ * units) CTAs in all. gemm_floor_grid is the part of a tile and split (all stage counts): the floor is it plus
+ * the waves x the miss.
+ */
+static double gemm_floor_grid(const struct arch_chip *c, const struct arch_unit *u, const struct gemm_in *g,
+                              double macs_clk, double clock, const struct memsys *ms, int bm, int bn, int bk,
+                              long long kit, int split, long long ctas)
+{
+	double macs = (double)bm * bn * (double)(kit * bk);
+	double pipe_s = (double)cdiv(ctas, u->count) * (macs / (macs_clk * clock * c->model.mma_eff));
+	/* device memory: C (split: the partials too) and, for a GEMM whose inputs are its operands and not warm
+	   in L2, A and B at least once (gemm_dram_in) */
+	double ec = out_bytes(g->dt, g->acc), mn = (double)g->m * g->n * g->batch;
+	double out_B = mn * ec + (split > 1 ? mn * 4 * 2 * split : 0), in_B = 0;
+	double in_once_B = ((double)g->m * g->k + (double)g->k * g->n) * dt_bytes(g->dt) * g->batch;
+	if (g->a_bytes <= 0 && g->b_bytes <= 0 && !gemm_warm(g, in_once_B, ms))
+		in_B = in_once_B;
+	double floor_s = dmax(pipe_s, (in_B + out_B * c->model.write_cost) / ms->dram_bw);
+	if (split > 1)
+		floor_s += mn * (4.0 * split + ec) / ms->dram_bw;
+	return floor_s;
+}
+
+/* The kernel search: every tile, stage count and split-K that fits; the fastest two. A candidate whose floor
+   (gemm_floor_grid) is above both the second's time and the best's tie window could not change either: it is
+   counted without being timed. */
 static int gemm_search(const struct arch_chip *c, const struct arch_unit *u, const struct gemm_in *g, double macs_clk,
                        double clock, int matrix, const struct memsys *ms, int bk, struct gemm_cand *best,
                        struct gemm_cand *second)
@@ -368,16 +408,38 @@ static int gemm_search(const struct arch_chip *c, const struct arch_unit *u, con
 	best->time = second->time = INFINITY;
 	int ncand = 0;
 	double narrow_B = gemm_narrow_B(u, g, matrix); /* the kernel family: one for the whole search */
-	for (size_t ti = 0; ti < sizeof tiles_mn / sizeof tiles_mn[0]; ti++)
-		for (int S = 2; S <= 8; S++)
-			for (size_t si = 0; si < sizeof splits / sizeof splits[0]; si++) {
-				struct gemm_cand x = {0};
-				x.bm = tiles_mn[ti][0], x.bn = tiles_mn[ti][1], x.bk = bk, x.stages = S;
-				x.narrow_B = narrow_B;
-				x.split = splits[si];
-				if (!gemm_cand_time(c, u, g, macs_clk, clock, matrix, ms, &x))
+	enum { NSPLITS = sizeof splits / sizeof splits[0] };
+	long long kit[NSPLITS]; /* gemm_cand_fit's parts, each computed once */
+	double grid_s[NSPLITS];
+	for (int si = 0; si < NSPLITS; si++)
+		kit[si] = gemm_kit(g, bk, splits[si]);
+	for (size_t ti = 0; ti < sizeof tiles_mn / sizeof tiles_mn[0]; ti++) {
+		int bm = tiles_mn[ti][0], bn = tiles_mn[ti][1];
+		long long tiles = cdiv(g->m, bm) * cdiv(g->n, bn) * g->batch;
+		for (int si = 0; si < NSPLITS; si++)
+			grid_s[si] = kit[si] ? gemm_floor_grid(c, u, g, macs_clk, clock, ms, bm, bn, bk, kit[si],
+			                                       splits[si], tiles * splits[si])
+			                     : 0;
+		for (int S = 2; S <= 8; S++) {
+			int warps, occ = gemm_occ(u, g, bm, bn, bk, S, &warps);
+			long long slots = (long long)u->count * occ;
+			for (int si = 0; occ && si < NSPLITS; si++) {
+				if (!kit[si])
 					continue;
 				ncand++;
+				long long ctas = tiles * splits[si];
+				long long waves = ctas / slots + (ctas % slots > 0);
+				double floor_s = (grid_s[si] + (double)waves * ms->lat_dram) * (1 - 1e-9);
+				if (floor_s > second->time && floor_s > best->time * (1 + 1e-3))
+					continue;
+				struct gemm_cand x = {0};
+				x.bm = bm, x.bn = bn, x.bk = bk, x.stages = S;
+				x.narrow_B = narrow_B;
+				x.split = splits[si];
+				x.occ = occ, x.warps = warps, x.kit = kit[si],
+				x.ctas = ctas; /* as gemm_cand_fit sets them */
+				gemm_cand_time(c, u, g, macs_clk, clock, matrix, ms, &x);
+				assert(x.time >= floor_s);
 				/* the fastest; within 0.1% the one with less padded work (as a library would) */
 				int tie = fabs(x.time - best->time) < 1e-3 * best->time;
 				if (tie ? x.work < best->work : x.time < best->time)
@@ -385,6 +447,8 @@ static int gemm_search(const struct arch_chip *c, const struct arch_unit *u, con
 				else if (x.time < second->time)
 					*second = x;
 			}
+		}
+	}
 	return ncand;
 }
 

@@ -387,7 +387,9 @@ static void fit_replay_gen(void)
 			set.idx[m] = i, kind[m] = pass;
 		}
 	fit_apply(NULL);
+	double t0 = wall_now();
 	vgen_set_run(&set);
+	fprintf(stderr, "validate: %d step replays with the fitted constants in %.1f s\n", set.m, wall_now() - t0);
 	for (int j = 0; j < set.m; j++) {
 		struct vcase *v = &vs[set.idx[j]];
 		const struct vgen_result *r = &set.res[j];

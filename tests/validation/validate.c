@@ -232,7 +232,7 @@ void fail(const char *fmt, ...)
 	failures++;
 }
 
-static double wall_now(void)
+double wall_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1835,7 +1835,10 @@ int main(int argc, char **argv)
 	double t0 = wall_now();
 	if (!no_steps) {
 		predict_gen();
+		double tm = wall_now();
+		fprintf(stderr, "validate: whole steps replayed in %.1f s\n", tm - t0);
 		mech_run();
+		fprintf(stderr, "validate: mechanisms replayed in %.1f s\n", wall_now() - tm);
 	}
 	double gen_wall = wall_now() - t0;
 	fprintf(stderr, "validate: whole steps and mechanisms replayed in %.1f s\n", gen_wall);

@@ -184,6 +184,9 @@ int fit_nkeys(void);
 void fit_write(FILE *f);
 void fit_free(void);
 
+/* seconds on a monotonic clock (the suite's own timings, on stderr) */
+double wall_now(void);
+
 /* mech.c: the training rows replayed again with each mechanism of the step
    model switched off (after the gen rows are predicted, unless no_steps),
    and the report's section on what each contributes */
