@@ -42,8 +42,23 @@ static void engine_host_off(struct gen_config *c)
 	c->inf.engine = GEN_ENGINE_NONE;
 }
 
+/* DDP's gradient buckets reduced on their own stream as the backward frees them (Megatron-Core's
+   --overlap-grad-reduce), against all of them after the backward */
+static int grad_overlap(const struct gen_config *c)
+{
+	long long cp = c->p.cp > 0 ? c->p.cp : 1;
+	return c->mode == GEN_TRAIN && c->p.grad_sync == GEN_GS_OVERLAP && c->p.zero < 2 && c->p.dp * cp > 1;
+}
+
+static void grad_overlap_off(struct gen_config *c)
+{
+	c->p.grad_sync = GEN_GS_AFTER;
+}
+
 static const struct mech mechs[] = {
     {"fp8 quantization kernels (--fp8-recipe)", "--fp8-recipe none: the fp8 GEMMs alone", fp8_quant, fp8_quant_off},
+    {"gradient reduction overlapped with the backward (--grad-sync overlap)",
+     "--grad-sync after: every gradient reduced after the backward", grad_overlap, grad_overlap_off},
     {"vLLM's host time per step (--engine vllm)", "--engine none: the device's work alone", engine_host,
      engine_host_off},
 };
