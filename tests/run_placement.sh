@@ -6,6 +6,8 @@
 # - 64 ranks on each 72-GPU switch node take the time a node of 64 devices
 #   takes (--set system.devices_per_node=64: the same switch with 64 ports),
 #   the reference being the config's own smaller node;
+# - sim sweep --ranks-per-node: every point placed so, a point whose nodes
+#   are too small a row with the error;
 # - groups that cannot fit in a node (data-parallel groups across nodes of 8)
 #   are not flagged.
 # usage: run_placement.sh SIM ROOT
@@ -34,6 +36,11 @@ ref=$("$sim" run configs/gb200.cfg "$t" --json --set system.devices_per_node=64)
 check "64 of 72 devices per node: the step of a 64-device node ($(jq .time_s <<<"$j64") s, $(jq .time_s <<<"$ref") s)" $?
 awk -v a="$(jq .time_s <<<"$j64")" -v b="$(jq .time_s <<<"$j72")" 'BEGIN { exit !(a < b) }'
 check "64 to a rack is faster than 72 to a rack ($(jq .time_s <<<"$j64") s, $(jq .time_s <<<"$j72") s)" $?
+csv=$("$sim" sweep configs/gb200.cfg "$t" --ranks-per-node 64 --set system.devices_per_node=32,72 --jobs 1)
+[ "$(sed -n 3p <<<"$csv" | cut -d, -f1,2)" = "72,$(printf '%.6g' "$(jq .time_s <<<"$j64")")" ]
+check "sim sweep --ranks-per-node 64: each point replays as sim run --ranks-per-node 64 does" $?
+sed -n 2p <<<"$csv" | grep -q '^32,.*"--ranks-per-node: 64 ranks per node: expected 1 to 32'
+check "sim sweep --ranks-per-node 64: a point with nodes of 32 is a row with the error" $?
 [ "$("$sim" run configs/h100.cfg traces/gpt3.trace --json | jq -c .placement)" = '[]' ]
 check "GPT-3 on nodes of 8: data-parallel groups across nodes are not flagged" $?
 echo "$((n - fails)) passed, $fails failed"

@@ -1,7 +1,7 @@
 /*
  * cmd_sweep.c -- `sim sweep CONFIG (TRACE | --op 'OP' | --model 'MODEL ...')
  * --set key=v1,v2,... [--gen opt=v1,v2,...]... [-o results.csv]
- * [--plot out.svg [--metric M] [--x key]] [--jobs N]`
+ * [--plot out.svg [--metric M] [--x key]] [--jobs N] [--ranks-per-node N]`
  *
  * The cartesian grid of the listed config values: every point is the config
  * loaded with one value of each key as a --set override (arch_load), on
@@ -23,6 +23,7 @@
 #include "model.h"
 #include "mpi_ranks.h"
 #include "outfile.h"
+#include "platform.h"
 #include "plot.h"
 #include "procpool.h"
 #include "report.h"
@@ -40,7 +41,7 @@ const char cmd_sweep_help[] =
     "usage: sim sweep CONFIG (TRACE | --op 'OP' | --model 'MODEL [OPTIONS]')\n"
     "                 [--set key=v1,v2,...]... [--gen opt=v1,v2,...]...\n"
     "                 [-o FILE.csv] [--plot FILE.svg [--metric M] [--x key]] [--jobs N]\n"
-    "                 [--shard I/N]\n"
+    "                 [--shard I/N] [--ranks-per-node N]\n"
     "\n"
     "Runs the cartesian grid of the listed config values: each point is CONFIG\n"
     "with one value of every --set key applied as an override (values as the\n"
@@ -87,6 +88,10 @@ const char cmd_sweep_help[] =
     "  --metric M          time (default), tflops, mfu or tokens_per_s\n"
     "  --x key             the swept key on the x axis (default: the first)\n"
     "  --jobs N            points run at once (default: the CPUs)\n"
+    "  --ranks-per-node N  each replay places N ranks on a node, its other\n"
+    "                      devices idle (as sim run --ranks-per-node); a point\n"
+    "                      whose system cannot (N above its devices per node,\n"
+    "                      a ring or torus) is a row with the error\n"
     "  --shard I/N         run only shard I of N (0 <= I < N): the points whose\n"
     "                      grid index is I modulo N, each row led by its index\n"
     "                      (column point) under a line naming the shard; `sim\n"
@@ -140,6 +145,7 @@ struct sw_args {
 	enum sw_metric metric;
 	int jobs;
 	long shard_i, shard_n; /* --shard I/N; shard_n 0: every point */
+	int ranks_per_node;    /* --ranks-per-node (0: the whole node) */
 };
 
 /* What every point shares, read-only in the children. */
@@ -158,6 +164,9 @@ static unsigned long long sweep_id(const struct sw_args *a)
 	cli_fnv(&h, a->trace);
 	cli_fnv(&h, a->op);
 	cli_fnv(&h, a->model);
+	char rpn[16];
+	snprintf(rpn, sizeof rpn, "%d", a->ranks_per_node);
+	cli_fnv(&h, rpn);
 	for (int k = 0; k < a->nkeys; k++) {
 		cli_fnv(&h, a->keys[k].key);
 		for (int v = 0; v < a->keys[k].nvals; v++)
@@ -191,7 +200,7 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 		const char *s = argv[i];
 		if (!strcmp(s, "--set") || !strcmp(s, "--op") || !strcmp(s, "-o") || !strcmp(s, "--plot") ||
 		    !strcmp(s, "--metric") || !strcmp(s, "--x") || !strcmp(s, "--jobs") || !strcmp(s, "--model") ||
-		    !strcmp(s, "--gen") || !strcmp(s, "--shard")) {
+		    !strcmp(s, "--gen") || !strcmp(s, "--shard") || !strcmp(s, "--ranks-per-node")) {
 			if (i + 1 >= argc)
 				return cli_usage_error("sweep", "%s needs a value", s);
 			const char *v = argv[++i];
@@ -214,6 +223,14 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 			} else if (!strcmp(s, "--shard")) {
 				if (cli_parse_shard("sweep", v, SW_MAX_POINTS, &a->shard_i, &a->shard_n))
 					return SIM_EXIT_USAGE;
+			} else if (!strcmp(s, "--ranks-per-node")) {
+				char *end;
+				errno = 0;
+				long n = strtol(v, &end, 10);
+				if (*end || errno || n < 1 || n > 65536)
+					return cli_usage_error(
+					    "sweep", "--ranks-per-node %s: expected an integer from 1 to 65536", v);
+				a->ranks_per_node = (int)n;
 			} else if (!strcmp(s, "--metric")) {
 				int m = 0;
 				while (m < 4 && strcmp(v, metric_names[m]))
@@ -249,6 +266,8 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 	a->config = cli_config(a->config, a->config_buf, sizeof a->config_buf);
 	if (!!a->trace + !!a->op + !!a->model != 1)
 		return cli_usage_error("sweep", "expected a TRACE, --op 'OP' or --model 'MODEL ...' (one of them)");
+	if (a->ranks_per_node && a->op)
+		return cli_usage_error("sweep", "--ranks-per-node places a replay's ranks: not with --op");
 	if (!a->nkeys)
 		return cli_usage_error("sweep", "nothing to sweep: give --set key=v1,v2,... or --gen option=v1,v2,...");
 	for (int k = 0; k < a->nkeys; k++) {
@@ -358,10 +377,16 @@ static void run_op(const struct sw_job *j, const struct arch_chip *c, struct sw_
 	snprintf(row->bound, sizeof row->bound, "%s", dm_bound_name(r.bound));
 }
 
-static void run_trace(const struct trace *t, const struct arch_chip *c, struct sw_row *row)
+static void run_trace(const struct trace *t, const struct arch_chip *c, int ranks_per_node, struct sw_row *row)
 {
 	static char why[8192];
 	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0, 0};
+	o.ranks_per_node = ranks_per_node;
+	if (ranks_per_node && platform_ranks_per_node(c, ranks_per_node, why, sizeof why)) {
+		row->rc = SIM_EXIT_USAGE;
+		snprintf(row->why, sizeof row->why, "--ranks-per-node: %.440s", why);
+		return;
+	}
 	struct rp_result r;
 	memset(&r, 0, sizeof r);
 	int rc = rp_run(c, t, &o, &r, why, sizeof why);
@@ -504,10 +529,10 @@ static void run_point(long job, void *ctx, void *out)
 	} else if (a->model) {
 		struct trace *t = gen_trace_of(a, i, row);
 		if (t)
-			run_trace(t, c, row);
+			run_trace(t, c, a->ranks_per_node, row);
 		tr_free(t);
 	} else if (j->t) {
-		run_trace(j->t, c, row);
+		run_trace(j->t, c, a->ranks_per_node, row);
 	} else {
 		run_op(j, c, row);
 	}
