@@ -7,7 +7,8 @@
 #   takes (--set system.devices_per_node=64: the same switch with 64 ports),
 #   the reference being the config's own smaller node;
 # - sim sweep --ranks-per-node: every point placed so, a point whose nodes
-#   are too small a row with the error;
+#   are too small a row with the error; sim compare --ranks-per-node: every
+#   column placed so;
 # - groups that cannot fit in a node (data-parallel groups across nodes of 8)
 #   are not flagged.
 # usage: run_placement.sh SIM ROOT
@@ -41,6 +42,8 @@ csv=$("$sim" sweep configs/gb200.cfg "$t" --ranks-per-node 64 --set system.devic
 check "sim sweep --ranks-per-node 64: each point replays as sim run --ranks-per-node 64 does" $?
 sed -n 2p <<<"$csv" | grep -q '^32,.*"--ranks-per-node: 64 ranks per node: expected 1 to 32'
 check "sim sweep --ranks-per-node 64: a point with nodes of 32 is a row with the error" $?
+[ "$("$sim" compare configs/gb200.cfg configs/gb300.cfg "$t" --ranks-per-node 64 --json | jq '.columns[0].time_s')" = "$(jq .time_s <<<"$j64")" ]
+check "sim compare --ranks-per-node 64: a column replays as sim run --ranks-per-node 64 does" $?
 [ "$("$sim" run configs/h100.cfg traces/gpt3.trace --json | jq -c .placement)" = '[]' ]
 check "GPT-3 on nodes of 8: data-parallel groups across nodes are not flagged" $?
 echo "$((n - fails)) passed, $fails failed"

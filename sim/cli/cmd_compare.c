@@ -1,6 +1,6 @@
 /*
  * cmd_compare.c -- `sim compare A.cfg B.cfg [C.cfg ...] (TRACE | --op 'OP')
- * [--json] [--csv FILE] [--markdown] [--years N] [--usd-per-kwh X] [--set ...]`
+ * [--json] [--csv FILE] [--markdown] [--years N] [--usd-per-kwh X] [--ranks-per-node N] [--set ...]`
  *
  * Side by side, one column per config: how long the op or the trace's step
  * takes and what bounds it, then energy, cost per hour and performance per
@@ -17,6 +17,7 @@
 #include "json.h"
 #include "model.h"
 #include "outfile.h"
+#include "platform.h"
 #include "procpool.h"
 #include "report.h"
 
@@ -28,7 +29,8 @@
 
 const char cmd_compare_help[] =
     "usage: sim compare A.cfg [B.cfg ...] (TRACE | --op 'OP') [--json] [--csv FILE]\n"
-    "                   [--markdown] [--years N] [--usd-per-kwh X] [--set path=value]...\n"
+    "                   [--markdown] [--years N] [--usd-per-kwh X] [--ranks-per-node N]\n"
+    "                   [--set path=value]...\n"
     "\n"
     "Compares chips side by side, one column per config, with the ratio of each\n"
     "figure to the first column's (x1.50: one and a half times the first).\n"
@@ -55,6 +57,9 @@ const char cmd_compare_help[] =
     "  --csv FILE          one row per config into FILE (empty where unknown)\n"
     "  --markdown          a Markdown table, one row per config\n"
     "  --years N           amortization period of the price (default 4)\n"
+    "  --ranks-per-node N  (with a TRACE) place N ranks on each node of every\n"
+    "                      chip's system, its other devices idle (as sim run\n"
+    "                      --ranks-per-node; every config must allow it)\n"
     "  --usd-per-kwh X     price of electricity (default 0.08, EIA 2023 US\n"
     "                      industrial average)\n"
     "  --set path=value    override a parameter of every config (repeatable)\n"
@@ -159,6 +164,7 @@ struct compare {
 	int trace_mode, has_work, infer, has_mem, has_flops;
 	char what[512]; /* the canonical op or the trace path */
 	struct cost_params cp;
+	int ranks_per_node; /* --ranks-per-node (0: whole nodes) */
 };
 
 /* Energy, cost and per-watt / per-dollar figures from the performance ones. */
@@ -223,6 +229,7 @@ static void replay_one(long i, void *ctx, void *out)
 	struct cmp_run *res = out;
 	c->dram.size_bytes = 0; /* no capacity: rp_run times a step that does not fit */
 	struct rp_options o = {0, 1, 0, 0, 0, 0, 0, 0, 0};
+	o.ranks_per_node = b->cm->ranks_per_node;
 	struct rp_result r;
 	memset(&r, 0, sizeof r);
 	res->rc = rp_run(c, b->t, &o, &r, res->why, sizeof res->why);
@@ -563,7 +570,8 @@ static int parse_args(struct args *a, struct compare *cm, int argc, char **argv)
 			a->markdown = 1;
 			continue;
 		}
-		if (!strcmp(s, "--op") || !strcmp(s, "--csv") || !strcmp(s, "--years") || !strcmp(s, "--usd-per-kwh")) {
+		if (!strcmp(s, "--op") || !strcmp(s, "--csv") || !strcmp(s, "--years") || !strcmp(s, "--usd-per-kwh") ||
+		    !strcmp(s, "--ranks-per-node")) {
 			if (i + 1 >= argc)
 				return cli_usage_error("compare", "%s needs a value", s);
 			const char *v = argv[++i];
@@ -575,6 +583,15 @@ static int parse_args(struct args *a, struct compare *cm, int argc, char **argv)
 				return SIM_EXIT_USAGE;
 			else if (!strcmp(s, "--usd-per-kwh") && parse_pos(s, v, 0, 100, &cm->cp.usd_per_kwh))
 				return SIM_EXIT_USAGE;
+			else if (!strcmp(s, "--ranks-per-node")) {
+				char *end;
+				errno = 0;
+				long n = strtol(v, &end, 10);
+				if (*end || errno || n < 1 || n > 65536)
+					return cli_usage_error(
+					    "compare", "--ranks-per-node %s: expected an integer from 1 to 65536", v);
+				cm->ranks_per_node = (int)n;
+			}
 			continue;
 		}
 		if (s[0] == '-' && s[1])
@@ -592,6 +609,8 @@ static int parse_args(struct args *a, struct compare *cm, int argc, char **argv)
 		return cli_usage_error("compare", "expected at least one CONFIG");
 	if (ncfg > CMP_MAX)
 		return cli_usage_error("compare", "more than %d configs", CMP_MAX);
+	if (a->op && cm->ranks_per_node)
+		return cli_usage_error("compare", "--ranks-per-node places a trace's ranks: not with --op");
 	cm->n = ncfg;
 	cm->trace_mode = !a->op;
 	return out_check_inputs("compare", &a->csv, 1, a->pos, a->npos);
@@ -641,6 +660,9 @@ static int compare_main(struct compare *cm, int argc, char **argv)
 		for (int m = 0; m < M_COUNT; m++)
 			cm->col[i].v[m] = COST_UNKNOWN;
 		cm->col[i].chip = cli_load(a.pos[i], &a.o, &rc);
+		if (!rc && cm->ranks_per_node &&
+		    platform_ranks_per_node(cm->col[i].chip, cm->ranks_per_node, why, sizeof why))
+			rc = cli_usage_error("compare", "--ranks-per-node: %s", why);
 	}
 	struct trace *t = NULL;
 	if (!rc && cm->trace_mode) {
