@@ -7,7 +7,8 @@
  * towards their measurements; one whose removal helps is suspect.
  *
  * A mechanism is a row of `mechs`: the rows it applies to and how `sim gen`
- * turns it off. Adding one: a predicate, a switch, a line.
+ * turns it off, or which constant of the device model it zeroes in a copy of
+ * the chip. Adding one: a predicate, a switch, a line.
  */
 #include "validate_int.h"
 
@@ -19,7 +20,8 @@ struct mech {
 	const char *name; /* as the report names it */
 	const char *off;  /* what the replay without it runs */
 	int (*applies)(const struct gen_config *c);
-	void (*switch_off)(struct gen_config *c);
+	void (*switch_off)(struct gen_config *c); /* a `sim gen` option (the trace changes), or */
+	void (*chip_off)(struct arch_chip *c);    /* a constant of the device model (the chip changes) */
 };
 
 static int fp8_quant(const struct gen_config *c)
@@ -55,17 +57,39 @@ static void grad_overlap_off(struct gen_config *c)
 	c->p.grad_sync = GEN_GS_AFTER;
 }
 
+/* the gap between back-to-back kernels of a stream: every step, training or inference */
+static int any_step(const struct gen_config *c)
+{
+	(void)c;
+	return 1;
+}
+
+static void launch_off(struct arch_chip *c)
+{
+	c->model.launch_s = 0;
+}
+
 static const struct mech mechs[] = {
-    {"fp8 quantization kernels (--fp8-recipe)", "--fp8-recipe none: the fp8 GEMMs alone", fp8_quant, fp8_quant_off},
+    {"fp8 quantization kernels (--fp8-recipe)", "--fp8-recipe none: the fp8 GEMMs alone", fp8_quant, fp8_quant_off,
+     NULL},
     {"gradient reduction overlapped with the backward (--grad-sync overlap)",
-     "--grad-sync after: every gradient reduced after the backward", grad_overlap, grad_overlap_off},
+     "--grad-sync after: every gradient reduced after the backward", grad_overlap, grad_overlap_off, NULL},
     {"vLLM's host time per step (--engine vllm)", "--engine none: the device's work alone", engine_host,
-     engine_host_off},
+     engine_host_off, NULL},
+    {"kernel launch gaps (model.launch_overhead)", "model.launch_overhead 0: kernels back to back", any_step, NULL,
+     launch_off},
 };
 #define NMECHS ((int)(sizeof mechs / sizeof mechs[0]))
 
 /* per mechanism and case: the error with the mechanism off (NAN: not run) */
 static double *err_off[NMECHS];
+
+/* Row v is replayed (or served) without mechanism m: a step the suite predicts that m applies to; a
+   mechanism that switches a `sim gen` option off has none to switch in a recorded (imported) step. */
+static int mech_row(const struct mech *m, const struct vcase *v)
+{
+	return v->gen && v->ok && !v->cond && (!v->import_path[0] || !m->switch_off) && m->applies(&v->gc);
+}
 
 void mech_run(void)
 {
@@ -79,24 +103,31 @@ void mech_run(void)
 			err_off[k][i] = NAN;
 		int n = 0, any = 0; /* rows to replay; rows at all (served ones too) */
 		for (int i = 0; i < nvs; i++)
-			if (vs[i].gen && vs[i].ok && !vs[i].cond && !vs[i].import_path[0] &&
-			    mechs[k].applies(&vs[i].gc))
+			if (mech_row(&mechs[k], &vs[i]))
 				any++, n += !vs[i].serve;
 		if (!any)
 			continue;
 		struct vgen_set set;
 		vgen_set_init(&set, n);
+		struct arch_chip *copies = calloc((size_t)(n > 0 ? n : 1), sizeof *copies);
+		if (!copies) {
+			fprintf(stderr, "validate: out of memory\n");
+			exit(1);
+		}
 		for (int i = 0; i < nvs; i++) {
 			struct vcase *v = &vs[i];
-			/* a mechanism switches a `sim gen` option off: a recorded (imported) step has none */
-			if (!v->gen || !v->ok || v->cond || v->import_path[0] || !mechs[k].applies(&v->gc))
+			if (!mech_row(&mechs[k], v))
 				continue;
 			struct gen_config c = v->gc;
-			mechs[k].switch_off(&c);
+			struct arch_chip served = *chips[v->chip].c; /* the chip without the mechanism */
+			if (mechs[k].switch_off)
+				mechs[k].switch_off(&c);
+			else
+				mechs[k].chip_off(&served);
 			if (v->serve) { /* served again here: no trace to replay */
 				double t, tok;
 				char why[WHYLEN];
-				if (vserve_run(chips[v->chip].c, &c, &v->so, &t, &tok, why, sizeof why))
+				if (vserve_run(&served, &c, &v->so, &t, &tok, why, sizeof why))
 					fail("%s: served without %s: %s", v->id, mechs[k].name, why);
 				else
 					err_off[k][i] = (gen_metric(v, t) - ms[v->meas].value) / ms[v->meas].value;
@@ -104,8 +135,14 @@ void mech_run(void)
 			}
 			char cmd[480];
 			snprintf(cmd, sizeof cmd, "%s (%s)", v->op_text[0] + 4, mechs[k].off);
-			set.texts[set.m] = vgen_trace(&c, cmd, v->attn[0] ? v->attn : NULL, v->nomem);
-			set.chips[set.m] = chips[v->chip].c;
+			if (mechs[k].switch_off) {
+				set.texts[set.m] = vgen_trace(&c, cmd, v->attn[0] ? v->attn : NULL, v->nomem);
+				set.chips[set.m] = chips[v->chip].c;
+			} else { /* the row's own trace (an imported one too) on the changed chip */
+				set.texts[set.m] = vcase_trace(v, &v->gc, cmd);
+				copies[set.m] = served;
+				set.chips[set.m] = &copies[set.m];
+			}
 			set.rpn[set.m] = v->rpn;
 			set.idx[set.m++] = i;
 		}
@@ -119,6 +156,7 @@ void mech_run(void)
 				    (gen_metric(v, set.res[j].time_s) - ms[v->meas].value) / ms[v->meas].value;
 		}
 		vgen_set_free(&set);
+		free(copies);
 	}
 }
 
@@ -126,7 +164,8 @@ void mech_write(FILE *f)
 {
 	fprintf(f, "## What each mechanism contributes\n\n"
 	           "The training and inference rows a mechanism of the step model applies to, replayed (or served) "
-	           "again with it switched off (the same constants), by source: mean absolute error and mean error "
+	           "again with it switched off (the same constants, but for the one a mechanism of the device model "
+	           "sets to zero), by source: mean absolute error and mean error "
 	           "with it and without it. A mechanism earns its place when the rows move towards their "
 	           "measurements with it.\n\n"
 	           "| mechanism | without it the replay runs | source | rows | MAPE with | MAPE without | bias with | "
