@@ -387,7 +387,8 @@ static double gemm_floor_grid(const struct arch_chip *c, const struct arch_unit 
 	   in L2, A and B at least once (gemm_dram_in) */
 	double ec = out_bytes(g->dt, g->acc), mn = (double)g->m * g->n * g->batch;
 	double out_B = mn * ec + (split > 1 ? mn * 4 * 2 * split : 0), in_B = 0;
-	double in_once_B = ((double)g->m * g->k + (double)g->k * g->n) * dt_bytes(g->dt) * g->batch;
+	double ea = dt_bytes(g->dt);
+	double in_once_B = ((double)g->m * g->k * ea + (double)g->k * g->n * ea) * g->batch; /* as gemm_cand_time */
 	if (g->a_bytes <= 0 && g->b_bytes <= 0 && !gemm_warm(g, in_once_B, ms))
 		in_B = in_once_B;
 	double floor_s = dmax(pipe_s, (in_B + out_B * c->model.write_cost) / ms->dram_bw);
