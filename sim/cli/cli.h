@@ -57,6 +57,8 @@ void cli_fnv(unsigned long long *h, const char *s);
 
 /* "--shard I/N" (0 <= I < N <= max) into *i, *n; 0 or a usage error of cmd. */
 int cli_parse_shard(const char *cmd, const char *v, long max, long *i, long *n);
+/* --ranks-per-node's value, 1 to 65536, into *out; 0, or a usage error (exit 2) naming cmd. */
+int cli_parse_ranks_per_node(const char *cmd, const char *v, int *out);
 
 /* The first line of a `sim sweep --shard` CSV, before "I/N of P points" (cmd_merge.c reads it). */
 #define SWEEP_SHARD_LINE "# sim sweep shard "

@@ -583,15 +583,9 @@ static int parse_args(struct args *a, struct compare *cm, int argc, char **argv)
 				return SIM_EXIT_USAGE;
 			else if (!strcmp(s, "--usd-per-kwh") && parse_pos(s, v, 0, 100, &cm->cp.usd_per_kwh))
 				return SIM_EXIT_USAGE;
-			else if (!strcmp(s, "--ranks-per-node")) {
-				char *end;
-				errno = 0;
-				long n = strtol(v, &end, 10);
-				if (*end || errno || n < 1 || n > 65536)
-					return cli_usage_error(
-					    "compare", "--ranks-per-node %s: expected an integer from 1 to 65536", v);
-				cm->ranks_per_node = (int)n;
-			}
+			else if (!strcmp(s, "--ranks-per-node") &&
+			         cli_parse_ranks_per_node("compare", v, &cm->ranks_per_node))
+				return SIM_EXIT_USAGE;
 			continue;
 		}
 		if (s[0] == '-' && s[1])

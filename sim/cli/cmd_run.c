@@ -247,11 +247,8 @@ int cmd_run(int argc, char **argv)
 					    "run", "--max-trace-bytes %s: expected a number from 1 to 1e15", v);
 				max_bytes = (long long)b;
 			} else if (!strcmp(a, "--ranks-per-node")) {
-				long n = strtol(v, &end, 10);
-				if (*end || errno || !*v || n < 1 || n > 65536)
-					return cli_usage_error(
-					    "run", "--ranks-per-node %s: expected an integer from 1 to 65536", v);
-				ro.ranks_per_node = (int)n;
+				if (cli_parse_ranks_per_node("run", v, &ro.ranks_per_node))
+					return SIM_EXIT_USAGE;
 			} else {
 				ro.seed = strtoul(v, &end, 10);
 				if (*end || errno || *v == '-' || !*v)

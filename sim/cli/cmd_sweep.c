@@ -224,13 +224,8 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 				if (cli_parse_shard("sweep", v, SW_MAX_POINTS, &a->shard_i, &a->shard_n))
 					return SIM_EXIT_USAGE;
 			} else if (!strcmp(s, "--ranks-per-node")) {
-				char *end;
-				errno = 0;
-				long n = strtol(v, &end, 10);
-				if (*end || errno || n < 1 || n > 65536)
-					return cli_usage_error(
-					    "sweep", "--ranks-per-node %s: expected an integer from 1 to 65536", v);
-				a->ranks_per_node = (int)n;
+				if (cli_parse_ranks_per_node("sweep", v, &a->ranks_per_node))
+					return SIM_EXIT_USAGE;
 			} else if (!strcmp(s, "--metric")) {
 				int m = 0;
 				while (m < 4 && strcmp(v, metric_names[m]))

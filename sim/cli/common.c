@@ -280,6 +280,17 @@ void cli_fnv(unsigned long long *h, const char *s)
 	*h = (*h ^ 0xff) * 0x100000001b3ull;
 }
 
+int cli_parse_ranks_per_node(const char *cmd, const char *v, int *out)
+{
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (!*v || *end || errno || n < 1 || n > 65536)
+		return cli_usage_error(cmd, "--ranks-per-node %s: expected an integer from 1 to 65536", v);
+	*out = (int)n;
+	return 0;
+}
+
 int cli_parse_shard(const char *cmd, const char *v, long max, long *i, long *n)
 {
 	char *end, *end2 = NULL;
