@@ -131,7 +131,8 @@ static double gemm_die_fill(const struct gemm_in *g, const struct gemm_cand *x, 
 }
 
 /*
- * One candidate's cost, in stages (gemm_cand_time puts them together):
+ * One candidate's cost, in stages (gemm_cand_fit first, then gemm_cand_time puts the rest together; the search
+ * computes gemm_cand_fit's parts once per tile, stage count and split):
  *   gemm_cand_fit       a CTA's shared memory, registers and warps: occupancy, CTAs, k-iterations;
  *   gemm_main_loop      one CTA's pipe and shared-memory time, its bytes through L2;
  *   gemm_dram_in        the bytes of A and B device memory delivers (once, or once per wave that needs a panel);
@@ -311,14 +312,13 @@ static double gemm_fixed_s(const struct arch_chip *c, const struct arch_unit *u,
 	return fixed_s;
 }
 
-/* Times one candidate; returns 0 if it does not fit the unit. */
-static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, const struct gemm_in *g,
-                          double macs_clk, double clock, int matrix, const struct memsys *ms, struct gemm_cand *x)
+/* Times one candidate gemm_cand_fit accepted (its occupancy, k-iterations and CTAs set). */
+static void gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, const struct gemm_in *g,
+                           double macs_clk, double clock, int matrix, const struct memsys *ms, struct gemm_cand *x)
 {
 	double ea = dt_bytes(g->dt), ec = out_bytes(g->dt, g->acc);
 	int bm = x->bm, bn = x->bn, bk = x->bk, S = x->stages, sp = x->split;
-	if (!gemm_cand_fit(u, g, x))
-		return 0;
+	assert(x->occ >= 1 && x->kit >= 1 && x->ctas >= 1);
 	struct wave_cost w;
 	double smem_rd_B = gemm_main_loop(c, u, g, macs_clk, clock, x, &w);
 	double rows = (double)dmin(bm, g->m), cols = (double)dmin(bn, g->n); /* of C one CTA owns */
@@ -366,7 +366,6 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
 	x->l2_B = x->ctas * w.l2_B;
 	x->d2d_B = x->ctas * w.d2d_B;
 	x->smem_B = x->ctas * (w.l2_B + smem_rd_B);
-	return 1;
 }
 
 /*
@@ -377,20 +376,24 @@ static int gemm_cand_time(const struct arch_chip *c, const struct arch_unit *u, 
  * units) CTAs in all. gemm_floor_grid is the part of a tile and split (all stage counts): the floor is it plus
  * the waves x the miss.
  */
+/* The floor's bytes of A and B from device memory: for a GEMM whose inputs are its operands and not warm in L2,
+   each once (gemm_dram_in); else none. */
+static double gemm_floor_in_B(const struct gemm_in *g, const struct memsys *ms)
+{
+	double ea = dt_bytes(g->dt);
+	double in_once_B = ((double)g->m * g->k * ea + (double)g->k * g->n * ea) * g->batch; /* as gemm_cand_time */
+	return g->a_bytes <= 0 && g->b_bytes <= 0 && !gemm_warm(g, in_once_B, ms) ? in_once_B : 0;
+}
+
 static double gemm_floor_grid(const struct arch_chip *c, const struct arch_unit *u, const struct gemm_in *g,
-                              double macs_clk, double clock, const struct memsys *ms, int bm, int bn, int bk,
-                              long long kit, int split, long long ctas)
+                              double macs_clk, double clock, const struct memsys *ms, double in_B, int bm, int bn,
+                              int bk, long long kit, int split, long long ctas)
 {
 	double macs = (double)bm * bn * (double)(kit * bk);
 	double pipe_s = (double)cdiv(ctas, u->count) * (macs / (macs_clk * clock * c->model.mma_eff));
-	/* device memory: C (split: the partials too) and, for a GEMM whose inputs are its operands and not warm
-	   in L2, A and B at least once (gemm_dram_in) */
+	/* device memory: A and B (gemm_floor_in_B), C (split: the partials too) */
 	double ec = out_bytes(g->dt, g->acc), mn = (double)g->m * g->n * g->batch;
-	double out_B = mn * ec + (split > 1 ? mn * 4 * 2 * split : 0), in_B = 0;
-	double ea = dt_bytes(g->dt);
-	double in_once_B = ((double)g->m * g->k * ea + (double)g->k * g->n * ea) * g->batch; /* as gemm_cand_time */
-	if (g->a_bytes <= 0 && g->b_bytes <= 0 && !gemm_warm(g, in_once_B, ms))
-		in_B = in_once_B;
+	double out_B = mn * ec + (split > 1 ? mn * 4 * 2 * split : 0);
 	double floor_s = dmax(pipe_s, (in_B + out_B * c->model.write_cost) / ms->dram_bw);
 	if (split > 1)
 		floor_s += mn * (4.0 * split + ec) / ms->dram_bw;
@@ -411,14 +414,14 @@ static int gemm_search(const struct arch_chip *c, const struct arch_unit *u, con
 	double narrow_B = gemm_narrow_B(u, g, matrix); /* the kernel family: one for the whole search */
 	enum { NSPLITS = sizeof splits / sizeof splits[0] };
 	long long kit[NSPLITS]; /* gemm_cand_fit's parts, each computed once */
-	double grid_s[NSPLITS];
+	double grid_s[NSPLITS], in_B = gemm_floor_in_B(g, ms);
 	for (int si = 0; si < NSPLITS; si++)
 		kit[si] = gemm_kit(g, bk, splits[si]);
 	for (size_t ti = 0; ti < sizeof tiles_mn / sizeof tiles_mn[0]; ti++) {
 		int bm = tiles_mn[ti][0], bn = tiles_mn[ti][1];
 		long long tiles = cdiv(g->m, bm) * cdiv(g->n, bn) * g->batch;
 		for (int si = 0; si < NSPLITS; si++)
-			grid_s[si] = kit[si] ? gemm_floor_grid(c, u, g, macs_clk, clock, ms, bm, bn, bk, kit[si],
+			grid_s[si] = kit[si] ? gemm_floor_grid(c, u, g, macs_clk, clock, ms, in_B, bm, bn, bk, kit[si],
 			                                       splits[si], tiles * splits[si])
 			                     : 0;
 		for (int S = 2; S <= 8; S++) {
@@ -501,8 +504,9 @@ static int gemm_pick(const struct arch_chip *c, const struct arch_unit *pick, co
 		struct gemm_cand x = {0};
 		x.bm = cand[i]->bm, x.bn = cand[i]->bn, x.bk = cand[i]->bk, x.stages = cand[i]->stages;
 		x.split = cand[i]->split, x.narrow_B = cand[i]->narrow_B;
-		if (!gemm_cand_time(c, run, g, macs_clk, clock, matrix, ms, &x))
+		if (!gemm_cand_fit(run, g, &x))
 			return 0; /* cannot happen: run differs from pick in its count alone */
+		gemm_cand_time(c, run, g, macs_clk, clock, matrix, ms, &x);
 		*cand[i] = x;
 	}
 	return ncand;
