@@ -6,7 +6,7 @@
 #     h200-2026-11-28b) has its 53 convolutions forward and backward as conv ops (dir=bwd: aten::
 #     convolution_backward's dgrad and wgrad; the stem's dir=wgrad, its image needs no gradient), and its
 #     modelled convolutions, timed on configs/h200.cfg, within 20% of their measured sum (12% slow when this
-#     came in);
+#     came in); an eager MoE step (H200) has its experts' aten::_grouped_mm as gemm batch= with PyTorch's tile;
 #  2. the same bytes twice;
 #  3. the coverage table adds up: per family modelled + carried = measured, the families sum to the total,
 #     --report prints the table the trace's comments hold;
@@ -61,6 +61,22 @@ awk -v p="$pred" -v m="$meas" 'BEGIN{exit !(p > 0.8 * m && p < 1.2 * m)}' ||
 echo "ResNet-50 (H200, batch 128): convolutions and GEMMs modelled $pred ms, measured $meas ms"
 t=resnet
 coverage_adds_up "$t" "$tmp/$t.trace" || fails=$((fails + 1))
+
+# an eager MoE step (H200, tests/validation/measured/README.md, h200-2026-11-29): its experts' GEMMs are
+# aten::_grouped_mm, 16 groups of equal size (the offsets' values are not recorded), with the tile PyTorch's grouped
+# kernel runs on Hopper (GroupMM.cu: 128x256, no group's M or N at most 128): the forward [32768, 1024] x
+# [16, 1024, 1024] (the weights' transposed view: trans=nt) and the weight gradient [1024, 32768] x [32768, 1024],
+# grouped along K (trans=tn); every GEMM-family kernel is modelled (the argument-setup kernel is not a GEMM's)
+moe=traces/kineto/h200-2026-11-29/kineto_moe-small_mb4.json.gz
+"$sim" import kineto "$moe" -o "$tmp/moe.trace" || fail "import the MoE step"
+[ "$(grep -c '^gemm m=2048 n=1024 k=1024 batch=16 dtype=bf16 trans=nt tile=128x256 ' "$tmp/moe.trace")" = 4 ] ||
+	fail "MoE: the 4 layers' expert forward is not gemm batch=16 trans=nt tile=128x256"
+[ "$(grep -c '^gemm m=1024 n=1024 k=2048 batch=16 dtype=bf16 trans=tn tile=128x256 ' "$tmp/moe.trace")" = 4 ] ||
+	fail "MoE: the 4 layers' expert weight gradient (grouped along K) is not gemm m=1024 n=1024 k=2048 batch=16 trans=tn"
+[ "$(grep -c '^gemm .*batch=16 ' "$tmp/moe.trace")" = 24 ] || fail "MoE: not 24 grouped GEMMs (4 layers x 2 x 3)"
+awk '/^# gemm / { exit !($3 == $4 && $3 > 0) }' "$tmp/moe.trace" || fail "MoE: a GEMM kernel is carried"
+"$sim" run configs/h200.cfg "$tmp/moe.trace" >"$tmp/moe.run" || fail "sim run configs/h200.cfg (MoE import)"
+coverage_adds_up moe "$tmp/moe.trace" || fails=$((fails + 1))
 
 # 3: the coverage table adds up (and --report prints it)
 for t in small gpt3-125m gpt3-350m mi250; do

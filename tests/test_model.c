@@ -413,6 +413,37 @@ int main(int argc, char **argv)
 		      "units=133 on 132 SMs should be refused naming the count, got '%s'", w133);
 	}
 
+	/* a kernel's tile (op.h tile=): the search over that tile alone. The tile the search picks gives the same time;
+	   any other is never faster; a tile whose stages cannot fit shared memory is refused, naming it */
+	{
+		struct dm_result all = run(h, "gemm m=4096 n=4096 k=4096 batch=4 dtype=bf16");
+		char l[256];
+		snprintf(l, sizeof l, "gemm m=4096 n=4096 k=4096 batch=4 dtype=bf16 tile=%dx%d", all.kern.tile_m,
+		         all.kern.tile_n);
+		struct dm_result same = run(h, l);
+		CHECK(same.time_s == all.time_s, "tile= the chosen %dx%d: %.6g s, the search %.6g s", all.kern.tile_m,
+		      all.kern.tile_n, same.time_s, all.time_s);
+		static const char *const other[] = {"16x32", "64x128", "128x256", "256x64"};
+		for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+			snprintf(l, sizeof l, "gemm m=4096 n=4096 k=4096 batch=4 dtype=bf16 tile=%s", other[i]);
+			struct dm_result t = run(h, l);
+			CHECK(t.time_s >= all.time_s * (1 - 1e-12) &&
+			          t.kern.tile_m * 1000 + t.kern.tile_n ==
+			              atoi(other[i]) * 1000 + atoi(strchr(other[i], 'x') + 1),
+			      "tile=%s: %.6g s (kernel %s), the search's best %.6g s", other[i], t.time_s, t.kern.name,
+			      all.time_s);
+		}
+		struct dm_result t16 = run(h, "gemm m=4096 n=4096 k=4096 batch=4 dtype=bf16 tile=16x32");
+		CHECK(t16.time_s > 1.5 * all.time_s,
+		      "a 16x32 tile (%.6g s) should be far slower than the best (%.6g s)", t16.time_s, all.time_s);
+		struct op ob;
+		char wb[256];
+		CHECK(!op_parse("gemm m=64 n=64 k=64 dtype=bf16 tile=1024x1024", NULL, &ob, wb, sizeof wb) &&
+		          dm_predict(h, &ob, &all, NULL, wb, sizeof wb) == -1 &&
+		          strstr(wb, "tile=1024x1024 does not fit"),
+		      "tile=1024x1024 should be refused naming the tile, got '%s'", wb);
+	}
+
 	/* a conv's backward: dgrad and wgrad, two kernels whose times add; with c == k, stride 1 and the padding that
 	   keeps the image's size, dgrad is the forward's GEMM (M = n h w, N = c, K = k r s) and costs the same */
 	{

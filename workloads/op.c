@@ -82,6 +82,7 @@ enum vtype {
 	V_CHOICE, /* one of key.choices */
 	V_BYTES,  /* byte quantity (units_parse), stored in struct pstate.bytes */
 	V_PROB,   /* probability in [0, 1): plain decimal, stored in struct pstate.prob */
+	V_TILE,   /* a kernel's tile of C, MxN: each a multiple of 8 from 8 to OP_TILE_MAX, stored as M << 16 | N */
 };
 
 struct key {
@@ -93,7 +94,7 @@ struct key {
 
 #define MAX_KEYS 16
 
-enum { G_M, G_N, G_K, G_BATCH, G_DTYPE, G_ACC, G_TRANS, G_EPI, G_WARM, G_UNITS, G_MARGIN, G_BUSY, G_COUNT };
+enum { G_M, G_N, G_K, G_BATCH, G_DTYPE, G_ACC, G_TRANS, G_EPI, G_WARM, G_UNITS, G_MARGIN, G_BUSY, G_TILE, G_COUNT };
 static const struct key gemm_keys[G_COUNT + 1] = {
     [G_M] = {"m", V_POS, 1, NULL},
     [G_N] = {"n", V_POS, 1, NULL},
@@ -107,6 +108,7 @@ static const struct key gemm_keys[G_COUNT + 1] = {
     [G_UNITS] = {"units", V_POS, 0, NULL},
     [G_MARGIN] = {"margin", V_POS, 0, NULL},
     [G_BUSY] = {"busy", V_POS, 0, NULL},
+    [G_TILE] = {"tile", V_TILE, 0, NULL},
 };
 
 enum { A_B, A_H, A_HKV, A_SQ, A_SKV, A_D, A_CAUSAL, A_DTYPE, A_IMPL, A_DIR, A_PAGE, A_DROP, A_WINDOW, A_WARM, A_COUNT };
@@ -335,6 +337,20 @@ static int parse_prob(const char *kn, const char *name, struct span v, double *o
 	return 0;
 }
 
+/* MxN (tile=): 0 and *out = M << 16 | N, or -1. */
+static int parse_tile(struct span v, long long *out)
+{
+	const char *x = memchr(v.p, 'x', v.n);
+	long long m, n;
+	if (!x || parse_size((struct span){v.p, (size_t)(x - v.p)}, &m) ||
+	    parse_size((struct span){x + 1, v.n - (size_t)(x - v.p) - 1}, &n))
+		return -1;
+	if (m < 8 || n < 8 || m > OP_TILE_MAX || n > OP_TILE_MAX || m % 8 || n % 8)
+		return -1;
+	*out = m << 16 | n;
+	return 0;
+}
+
 static int parse_value(const char *kn, const struct key *key, struct span v, struct pstate *st, int idx, char *why,
                        size_t whylen)
 {
@@ -386,6 +402,13 @@ static int parse_value(const char *kn, const struct key *key, struct span v, str
 	case V_PROB:
 		if (parse_prob(kn, key->name, v, &st->prob, why, whylen))
 			return -1;
+		break;
+	case V_TILE:
+		if (parse_tile(v, &x))
+			return fail(why, whylen,
+			            "%s: %s=%s must be MxN, M and N multiples of 8 from 8 to %d (a kernel's tile of C, "
+			            "such as 128x256)",
+			            kn, key->name, shown, OP_TILE_MAX);
 		break;
 	}
 	st->val[idx] = x;
@@ -459,6 +482,8 @@ static int build_gemm(struct op *o, const struct pstate *st, char *why, size_t w
 	o->trans = (enum op_trans)v[G_TRANS];
 	o->epilogue = (enum op_epilogue)v[G_EPI];
 	o->warm = (int)v[G_WARM];
+	if (st->seen[G_TILE])
+		o->tile_m = (int)(v[G_TILE] >> 16), o->tile_n = (int)(v[G_TILE] & 0xffff);
 	if (check_acc("gemm", o->dtype, o->acc_dtype, why, whylen) || take_units("gemm", o, st, G_UNITS, why, whylen))
 		return -1;
 	const long long all[] = {o->m, o->n, o->k, o->batch};
@@ -758,11 +783,13 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 		snprintf(u, sizeof u, " busy=%lld", op->busy);
 	switch (op->kind) {
 	case OP_GEMM:
+		if (op->tile_m > 0) /* tile= only where given, as units= */
+			snprintf(a, sizeof a, " tile=%dx%d", op->tile_m, op->tile_n);
 		n = snprintf(buf, len,
-		             "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s acc=%s trans=%s epilogue=%s warm=%d%s",
+		             "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s acc=%s trans=%s epilogue=%s warm=%d%s%s",
 		             op->m, op->n, op->k, op->batch, dtype_name(op->dtype), dtype_name(op->acc_dtype),
 		             name_in(trans_names, 4, (int)op->trans), name_in(epi_names, EPI_COUNT, (int)op->epilogue),
-		             op->warm, u);
+		             op->warm, u, a);
 		break;
 	case OP_ATTN:
 		if (op->impl == ATTN_PAGED)

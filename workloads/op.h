@@ -123,7 +123,12 @@ struct op {
 	   stream), the kernel chosen for all runs on the rest. 0 when not given; at most one of the three. Checked
 	   against the chip's units when predicted. */
 	long long units, margin, busy;
+
+	/* gemm: the kernel's tile of C (tile=MxN), as a library that runs one fixed kernel picks it (PyTorch's grouped
+	   GEMM, GroupMM.cu); 0: the model's kernel search over every tile */
+	int tile_m, tile_n;
 };
+#define OP_TILE_MAX 1024
 
 /*
  * Parses one op line. Keys in `extra` (a NULL-terminated list, may be NULL)

@@ -26,7 +26,11 @@ fewer SMs through cuBLASLt's SM count target, and beside a copy kernel that
 holds some SMs: issue 17), conv (ResNet-50's convolutions forward, dgrad and
 wgrad through cuDNN, and batch norm), resnet (ResNet-50 training steps, with
 their profiler traces), dvfs (the SM clock and board power while a GEMM runs
-for seconds on all SMs or fewer).
+for seconds on all SMs or fewer), moe_gemms (the local experts' GEMMs of MoE
+layers, batched and grouped, bf16 and fp8), decode_attn (one query token
+against KV caches of 512 to 32768 tokens), launch (kernel launch gaps and a
+device-to-host round trip, figures in env.txt), training_moe (eager MoE
+steps with their profiler traces).
 
 Nothing here is fitted: the rows are compared with the model's predictions
 from the config alone (docs/validation.md, "Measured here").
@@ -91,6 +95,25 @@ def event_median_ms(fn, n, before=None):
         times.append(a.elapsed_time(b))
     times.sort()
     return times[len(times) // 2]
+
+
+def graph_ms(fn, n=50):
+    """Median time of fn in ms replayed from a CUDA graph (the host's launch cost out of the figure: an op whose
+    Python and dispatch take longer than do_bench's flush shows host time in bench_ms), after the L2 is flushed
+    as do_bench flushes it (256 MB written)."""
+    flush = torch.empty(256 << 20, dtype=torch.int8, device=DEV)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=s):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    for _ in range(3):
+        g.replay()
+    return event_median_ms(g.replay, n, flush.zero_)
 
 
 def row(kind, op, ms, note):
@@ -225,6 +248,156 @@ def attention():
             f"torch SDPA flash backend, one query token; KV {kv_bytes / ms / 1e6:.0f} GB/s; impl=decode")
 
 
+# ---------------------------------------------------------------- MoE expert GEMMs
+# The local experts' GEMMs of one MoE layer under balanced routing, as `sim gen` writes them: one
+# `gemm ... batch=E` per projection, E equal groups. Weights stored [E, out, in] as Megatron-Core's grouped
+# linear layers hold them (so the forward is `trans=nt`), the weight gradient X^T dY (`trans=tn`). Timed as
+# torch.bmm (cuBLAS's strided-batched GEMM) and as torch._grouped_mm (the grouped kernel with per-expert
+# offsets that eager MoE implementations call), fp8 as torch._scaled_grouped_mm (row-wise scales).
+# name, hidden, expert ffn (SwiGLU: fc1 is 2 x ffn wide), local experts (the presets' expert parallelism)
+MOE = [("qwen3-30b-a3b ep8", 2048, 768, 16), ("qwen3-235b-a22b ep32", 4096, 1536, 4),
+       ("deepseek-v3 ep64", 7168, 2048, 4), ("gpt-oss-120b ep8", 2880, 2880, 16), ("mixtral-8x7b ep2", 4096, 14336, 4)]
+MOE_TOKENS = (128, 512, 2048, 8192)  # tokens each local expert receives
+
+
+def _grouped(x, w_t, offs, fp8):
+    if not fp8:
+        return lambda: torch._grouped_mm(x, w_t, offs=offs, out_dtype=torch.bfloat16)
+    xa = x.to(torch.float8_e4m3fn)
+    wb = w_t.to(torch.float8_e4m3fn)
+    sa = torch.ones(x.shape[0], device=DEV, dtype=torch.float32)
+    sb = torch.ones(w_t.shape[0], w_t.shape[2], device=DEV, dtype=torch.float32)
+    return lambda: torch._scaled_grouped_mm(xa, wb, sa, sb, offs=offs, out_dtype=torch.bfloat16)
+
+
+@guarded
+def moe_gemms():
+    phase("moe_gemms")
+    for name, h, f, e in MOE:
+        for t in MOE_TOKENS:
+            for proj, n, k in (("fc1", 2 * f, h), ("fc2", h, f)):
+                if e * t * max(n, k) * 2 > (6 << 30):
+                    continue
+                x = randn(e * t, k)
+                w = randn(e, n, k)  # [E, out, in]
+                offs = torch.arange(1, e + 1, device=DEV, dtype=torch.int32) * t
+                base = f"gemm m={t} n={n} k={k} batch={e}"
+                what = f"{name} {proj}, {e} experts x {t} tokens"
+                fl = gemm_flops(t, n, k) * e
+                ms = bench_ms(lambda x=x, w=w: torch.bmm(x.view(e, t, k), w.transpose(1, 2)))
+                row("gemm", f"{base} dtype=bf16 trans=nt", ms,
+                    f"torch.bmm (cuBLAS strided batched), weights [E,n,k]; {what}; {fl / ms / 1e9:.1f} TFLOP/s; impl=bmm")
+                for fp8 in (False, True):
+                    try:
+                        fn = _grouped(x, w.transpose(1, 2), offs, fp8)
+                        fn()
+                        ms = bench_ms(fn)
+                    except Exception as ex:  # noqa: BLE001 - a build may lack the grouped kernels
+                        print(f"  grouped{' fp8' if fp8 else ''} {base}: {ex}".splitlines()[0], flush=True)
+                        continue
+                    dt = "fp8" if fp8 else "bf16"
+                    row("gemm", f"{base} dtype={dt} trans=nt", ms,
+                        f"torch.{'_scaled' if fp8 else ''}_grouped_mm, equal offsets, weights [E,n,k]"
+                        f"{', e4m3, row-wise scales, bf16 out' if fp8 else ''}; {what}; {fl / ms / 1e9:.1f} TFLOP/s; "
+                        f"impl=grouped")
+                if proj == "fc1":  # the weight gradient of fc1: dW[E, h, 2f] = X^T dY
+                    dy = randn(e, t, n)
+                    ms = bench_ms(lambda x=x, dy=dy: torch.bmm(x.view(e, t, k).transpose(1, 2), dy))
+                    row("gemm", f"gemm m={k} n={n} k={t} batch={e} dtype=bf16 trans=tn", ms,
+                        f"torch.bmm, X^T dY (weight gradient); {what}; {fl / ms / 1e9:.1f} TFLOP/s; impl=bmm")
+                    del dy
+                del x, w
+        torch.cuda.empty_cache()
+
+
+# ---------------------------------------------------------------- decode attention
+@guarded
+def decode_attn():
+    """One query token per sequence against a contiguous KV cache (torch SDPA's flash backend), the shapes a
+    serving engine's decode steps run: Llama-3 8B's heads (32 / 8 KV) and 70B's at TP 1 and 8."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    phase("decode_attn")
+    for h, hkv in ((32, 8), (64, 8), (8, 1)):
+        for b in (1, 4, 16, 64, 256):
+            for skv in (512, 2048, 8192, 32768):
+                kv_bytes = 2 * b * hkv * skv * 128 * 2
+                if kv_bytes > (8 << 30):
+                    continue
+                try:
+                    q = randn(b, h, 1, 128)
+                    k = randn(b, hkv, skv, 128)
+                    v = randn(b, hkv, skv, 128)
+                    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                        fn = lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=h != hkv)  # noqa: E731
+                        ms_b = bench_ms(fn)
+                        ms = graph_ms(fn)
+                except Exception as e:  # noqa: BLE001
+                    print(f"  decode b={b} h={h} skv={skv}: {e}".splitlines()[0], flush=True)
+                    continue
+                row("attention", f"attn b={b} h={h} hkv={hkv} sq=1 skv={skv} d=128 causal=0 dtype=bf16 dir=fwd", ms,
+                    f"torch SDPA flash backend, one query token, replayed from a CUDA graph after do_bench's L2 "
+                    f"flush (do_bench itself: {ms_b * 1e3:.2f} us, host time included where SDPA's dispatch outlasts "
+                    f"the flush); KV {kv_bytes / ms / 1e6:.0f} GB/s; impl=decode")
+                del q, k, v
+        torch.cuda.empty_cache()
+
+
+# ---------------------------------------------------------------- launch gaps
+@guarded
+def launch():
+    """What a kernel launch costs, three ways (not rows: figures for model.launch_overhead, in env.txt):
+    the device's gap between queued tiny kernels (launched while a long kernel holds the stream, so the host
+    is never the limit), the same from a CUDA graph, the host's time to issue one eager op, and a
+    device-to-host round trip (`.item()`: what Megatron-Core's all-to-all dispatcher pays once per MoE layer)."""
+    phase("launch")
+    n = 1000
+    x = torch.zeros(1, device=DEV)
+    big = randn(16384, 16384)
+
+    def chain():
+        for _ in range(n):
+            x.add_(1.0)
+
+    def queued():
+        torch.mm(big, big)  # ~11 ms: the host queues the whole chain meanwhile
+        chain()
+
+    for _ in range(3):
+        queued()
+    torch.cuda.synchronize()
+    t_mm = event_median_ms(lambda: torch.mm(big, big), 11)
+    t_q = event_median_ms(queued, 11)
+    t0 = time.perf_counter()
+    chain()
+    t_host = (time.perf_counter() - t0) * 1e3
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        chain()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=s):
+            chain()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    t_g = event_median_ms(g.replay, 11)
+    rt = []
+    for _ in range(200):
+        t0 = time.perf_counter()
+        x.item()
+        rt.append(time.perf_counter() - t0)
+    rt.sort()
+    lines = [f"launch queued_gap_us {(t_q - t_mm) / n * 1e3:.3f} (eager x.add_ on 1 element, {n} queued behind a "
+             f"{t_mm:.3f} ms GEMM: (chain - GEMM) / n)",
+             f"launch graph_gap_us {t_g / n * 1e3:.3f} (the same {n} kernels replayed from a CUDA graph)",
+             f"launch host_issue_us {t_host / n * 1e3:.3f} (host wall time per eager x.add_ call, not synchronized)",
+             f"launch item_roundtrip_us {rt[len(rt) // 2] * 1e6:.1f} (median of 200 x.item() on an idle stream)"]
+    ENV.extend(lines)
+    print("\n".join("  " + l for l in lines), flush=True)
+    del big, g
+
+
 # ---------------------------------------------------------------- memory
 @guarded
 def memory():
@@ -342,8 +515,11 @@ class LlamaBlock(nn.Module):
 
         a = F.scaled_dot_product_attention(rope(q), rope(k), v, is_causal=True, enable_gqa=True)
         x = x + self.o(a.transpose(1, 2).reshape(b, s, h))
-        g, u = self.gate_up(self.n2(x)).chunk(2, -1)
-        return x + self.down(F.silu(g) * u)
+        return x + self.mlp(self.n2(x))
+
+    def mlp(self, y):
+        g, u = self.gate_up(y).chunk(2, -1)
+        return self.down(F.silu(g) * u)
 
 
 class Llama(nn.Module):
@@ -385,6 +561,69 @@ def training_llama():
             f"--vocab {vocab} --seq {seq} --micro-batch {mb}", ms,
             f"{name}: {params} parameters; eager PyTorch, bf16 weights, fused AdamW, RMSNorm, RoPE, SwiGLU, "
             f"SDPA causal GQA; one GPU; median of 10 steps (events), {mb * seq / ms * 1e3:.0f} tokens/s")
+        profile_step(step, os.path.join(OUT, f"kineto_{name}_mb{mb}.json"))
+        del model, step
+        torch.cuda.empty_cache()
+
+
+class MoE(nn.Module):
+    """A dropless top-k MoE MLP as eager implementations write it (torchtitan's): router, softmax, top-k, the
+    token copies sorted by expert (argsort, gather), both SwiGLU projections as torch._grouped_mm over the
+    experts' offsets, the copies weighted and summed back (index_add_)."""
+
+    def __init__(self, h, experts, topk, ffn):
+        super().__init__()
+        self.e, self.k = experts, topk
+        self.router = nn.Linear(h, experts, bias=False)
+        self.w1 = nn.Parameter(torch.randn(experts, 2 * ffn, h) * h ** -0.5)  # [E, out, in]
+        self.w2 = nn.Parameter(torch.randn(experts, h, ffn) * ffn ** -0.5)
+
+    def forward(self, x):
+        shape = x.shape
+        x = x.reshape(-1, shape[-1])
+        p, idx = self.router(x).float().softmax(-1).topk(self.k, -1)
+        flat = idx.view(-1)
+        order = flat.argsort(stable=True)
+        offs = torch.bincount(flat, minlength=self.e).cumsum(0).to(torch.int32)
+        tok = order // self.k
+        g, u = torch._grouped_mm(x[tok], self.w1.transpose(1, 2), offs=offs).chunk(2, -1)
+        y = torch._grouped_mm(F.silu(g) * u, self.w2.transpose(1, 2), offs=offs)
+        y = y * p.view(-1)[order].unsqueeze(-1).to(y.dtype)
+        return torch.zeros_like(x).index_add_(0, tok, y).view(shape)
+
+
+class MoEBlock(LlamaBlock):
+    """LlamaBlock with its MLP a MoE."""
+
+    def __init__(self, h, heads, kv_heads, experts, topk, ffn):
+        super().__init__(h, heads, kv_heads, 8)
+        del self.gate_up, self.down
+        self.moe = MoE(h, experts, topk, ffn)
+
+    def mlp(self, y):
+        return self.moe(y)
+
+
+@guarded
+def training_moe():
+    """Eager Llama-style MoE steps (every MLP a MoE: MoE above, 16-32 experts, top 4), bf16 weights, fused
+    AdamW; their profiler traces for the importer (grouped GEMMs, the router's sort and the gathers)."""
+    phase("training_moe")
+    seq, vocab = 2048, 32000
+    for name, layers, h, heads, kv, e, k, f, mb in (("moe-small", 4, 1024, 8, 2, 16, 4, 512, 4),
+                                                    ("moe-1b", 4, 2048, 16, 4, 32, 4, 768, 2)):
+        torch.manual_seed(0)
+        model = Llama(layers, h, heads, kv, 8, seq, vocab)
+        model.blocks = nn.ModuleList([MoEBlock(h, heads, kv, e, k, f) for _ in range(layers)])
+        model = model.to(DEV, torch.bfloat16)
+        step = train_step(model, vocab, mb, seq, autocast=False)
+        ms = step_ms(step)
+        params = sum(p.numel() for p in model.parameters())
+        row("training", f"gen llama3-8b --layers {layers} --hidden {h} --heads {heads} --kv-heads {kv} "
+            f"--experts {e} --topk {k} --expert-ffn {f} --vocab {vocab} --seq {seq} --micro-batch {mb}", ms,
+            f"{name}: {params} parameters; eager PyTorch MoE (torch._grouped_mm, top-{k} of {e} experts, "
+            f"learned router, dropless), bf16 weights, fused AdamW, RMSNorm, RoPE, SDPA causal GQA; one GPU; "
+            f"median of 10 steps (events), {mb * seq / ms * 1e3:.0f} tokens/s")
         profile_step(step, os.path.join(OUT, f"kineto_{name}_mb{mb}.json"))
         del model, step
         torch.cuda.empty_cache()
@@ -1070,7 +1309,7 @@ def main():
     env()
     only = set(sys.argv[1:])
     for section in (gemms, attention, memory, training, training_llama, inference, inference_trace, sm_share,
-                    conv, resnet, dvfs):
+                    conv, resnet, dvfs, moe_gemms, decode_attn, launch, training_moe):
         if not only or section.__name__ in only:
             section()
     phase("end")

@@ -64,7 +64,9 @@ static struct gemm_in gemm_in_of(const struct op *op, enum op_dir pass)
 		                    .ld = {ta ? op->m : op->k, tb ? op->k : op->n, op->n},
 		                    .units = op->units,
 		                    .margin = op->margin,
-		                    .busy = op->busy};
+		                    .busy = op->busy,
+		                    .tile_m = op->tile_m,
+		                    .tile_n = op->tile_n};
 		return g;
 	}
 	long long p = (op->ih + 2 * op->pad - op->r) / op->stride + 1;

@@ -626,12 +626,18 @@ int flash2_decode_time(const struct arch_chip *c, const struct op *op, struct dm
 	k.skv = (long long)dmin((double)op->skv, (double)(cdiv(n_blocks, splits) * block_n));
 	if (flash_time(c, &k, &flash2_splitkv_variant, r, ex, why, wl, NULL))
 		return -1;
-	/* the combine kernel: reads each split's fp32 output rows and log-sum-exps, writes the output */
+	/* the combine kernel (combine_attn_seqk_parallel in flash_fwd_kernel.h): a CTA of 128 threads per 4, 8 or 16
+	   output rows (head dim a multiple of 128, of 64, other), which reads the splits' log-sum-exps, then loops
+	   over the splits one after another, each a load of that split's fp32 rows (an L2 hit: just written) before
+	   it is scaled and added: a chain of `splits` loads per CTA, all CTAs resident at once up to 16 per unit */
 	struct memsys ms;
 	memsys_of(c, &ms);
 	double rows = (double)op->b * op->h * op->sq;
 	double comb_B = rows * splits * ((double)op->d + 1) * 4 + rows * op->d * dt_bytes(op->dtype);
-	double comb_s = c->model.launch_s + ms.lat_dram + comb_B / ms.dram_bw;
+	long long comb_rows = op->d % 128 == 0 ? 4 : op->d % 64 == 0 ? 8 : 16;
+	long long comb_ctas = cdiv((long long)rows, comb_rows), comb_waves = cdiv(comb_ctas, units * 16);
+	double chain_s = (double)comb_waves * splits * ms.lat_l2;
+	double comb_s = c->model.launch_s + ms.lat_dram + dmax(chain_s, comb_B / ms.dram_bw);
 	r->time_s += comb_s;
 	r->t_res[B_LAUNCH] += c->model.launch_s;
 	r->bytes_dram += comb_B;
@@ -642,8 +648,8 @@ int flash2_decode_time(const struct arch_chip *c, const struct op *op, struct dm
 		xp(ex,
 		   "FlashAttention-2 decode: %s%lld query blocks on %lld units -> %d key splits "
 		   "(num_splits_heuristic), "
-		   "then a combine kernel (%.4g MB, %.2f us)\n",
+		   "then a combine kernel (%.4g MB; %lld CTAs, each %d loads one after another: %.2f us)\n",
 		   swap ? "the queries of each KV head as one block; " : "", blocks, units, splits, comb_B / 1e6,
-		   comb_s * 1e6);
+		   comb_ctas, splits, comb_s * 1e6);
 	return 0;
 }

@@ -417,8 +417,13 @@ static int gemm_search(const struct arch_chip *c, const struct arch_unit *u, con
 	double grid_s[NSPLITS], in_B = gemm_floor_in_B(g, ms);
 	for (int si = 0; si < NSPLITS; si++)
 		kit[si] = gemm_kit(g, bk, splits[si]);
-	for (size_t ti = 0; ti < sizeof tiles_mn / sizeof tiles_mn[0]; ti++) {
-		int bm = tiles_mn[ti][0], bn = tiles_mn[ti][1];
+	/* the tiles searched: every one, or the one the op names (tile=) */
+	const int(*tset)[2] = tiles_mn, given[1][2] = {{g->tile_m, g->tile_n}};
+	size_t ntiles = sizeof tiles_mn / sizeof tiles_mn[0];
+	if (g->tile_m > 0)
+		tset = given, ntiles = 1;
+	for (size_t ti = 0; ti < ntiles; ti++) {
+		int bm = tset[ti][0], bn = tset[ti][1];
 		long long tiles = cdiv(g->m, bm) * cdiv(g->n, bn) * g->batch;
 		for (int si = 0; si < NSPLITS; si++)
 			grid_s[si] = kit[si] ? gemm_floor_grid(c, u, g, macs_clk, clock, ms, in_B, bm, bn, bk, kit[si],
@@ -572,7 +577,11 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 		}
 	}
 	if (!ncand) {
-		snprintf(why, wl, "%s: no GEMM tile fits its shared memory and registers", c->name);
+		if (g->tile_m > 0)
+			snprintf(why, wl, "%s: tile=%dx%d does not fit the shared memory and registers of its %s",
+			         c->name, g->tile_m, g->tile_n, chip_u->name);
+		else
+			snprintf(why, wl, "%s: no GEMM tile fits its shared memory and registers", c->name);
 		return -1;
 	}
 	double launch = c->model.launch_s;
@@ -638,10 +647,10 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 			   "one warp-wide load every %.1f cycles per unit (matrix.fallback_load_cycles)\n",
 			   g->ld[0], g->ld[1], g->ld[2], 100 * u->mat_sync_frac, nb, u->mat_narrow_clk);
 		xp(ex,
-		   "kernel search: %d candidates (tile, stages, split-K) fit the unit; fastest %s %.2f us, next "
+		   "kernel search: %d candidates (%s, stages, split-K) fit the unit; fastest %s %.2f us, next "
 		   "%dx%d s%d k%d %.2f us\n",
-		   ncand, k->name, best.time * 1e6, second.bm, second.bn, second.stages, second.split,
-		   second.time * 1e6);
+		   ncand, g->tile_m > 0 ? "the tile given" : "tile", k->name, best.time * 1e6, second.bm, second.bn,
+		   second.stages, second.split, second.time * 1e6);
 		xp(ex,
 		   "occupancy: %d CTA(s) of %d warps per unit (shared memory %.0f KiB each); %lld CTAs = %.2f "
 		   "waves on %ld units\n",

@@ -104,14 +104,15 @@ enum dm_bound bound_of(const double *t, double launch, double total);
 struct gemm_in {
 	long long m, n, k, batch;
 	int dt, acc;
-	double a_bytes;   /* compulsory bytes of A (0 = m*k*elem); conv reads its input instead */
-	double b_bytes;   /* compulsory bytes of B (0 = k*n*elem); conv's wgrad reads its input instead */
-	int warm;         /* inputs already in L2 if they fit */
-	int epi;          /* enum op_epilogue: the pointwise work on C before it is stored */
-	long long ld[3];  /* leading dimensions of A, B and C in elements (0: aligned, as conv's implicit GEMM is) */
-	long long units;  /* the kernel runs on this many units, chosen for them (0: all; op.h units=) */
-	long long margin; /* ... on all units but this many, chosen for them (op.h margin=) */
-	long long busy;   /* this many units held by another kernel: the kernel chosen for all runs on the rest */
+	double a_bytes;     /* compulsory bytes of A (0 = m*k*elem); conv reads its input instead */
+	double b_bytes;     /* compulsory bytes of B (0 = k*n*elem); conv's wgrad reads its input instead */
+	int warm;           /* inputs already in L2 if they fit */
+	int epi;            /* enum op_epilogue: the pointwise work on C before it is stored */
+	long long ld[3];    /* leading dimensions of A, B and C in elements (0: aligned, as conv's implicit GEMM is) */
+	long long units;    /* the kernel runs on this many units, chosen for them (0: all; op.h units=) */
+	long long margin;   /* ... on all units but this many, chosen for them (op.h margin=) */
+	long long busy;     /* this many units held by another kernel: the kernel chosen for all runs on the rest */
+	int tile_m, tile_n; /* the kernel's tile of C (op.h tile=); 0: the search over every tile */
 };
 int gemm_time(const struct arch_chip *c, const struct gemm_in *g, struct dm_result *r, FILE *ex, char *why, size_t wl);
 /* The same, and the main-loop iteration of the kernel it picks (it may be NULL). */

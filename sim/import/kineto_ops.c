@@ -40,6 +40,8 @@ enum imp_family kin_family(const char *cat, const char *k)
 		return IF_NCCL;
 	if (has(k, "flash") || has(k, "fmha") || has(k, "sdpa") || has(k, "attention"))
 		return IF_ATTN;
+	if (has(k, "prepare_grouped_gemm_data")) /* the grouped GEMM's argument setup (GroupMM.cu), one CTA */
+		return IF_OTHER;
 	if (has(k, "gemm") || !strncmp(k, "Cijk_", 5) || has(k, "nvjet") || has(k, "xmma") || has(k, "cublas") ||
 	    has(k, "cutlass") || has(k, "gemv"))
 		return IF_GEMM;
@@ -92,6 +94,11 @@ static long long prod(const long long *d, int n)
 		p *= d[k];
 	}
 	return p;
+}
+
+static long long cdiv_ll(long long a, long long b)
+{
+	return (a + b - 1) / b;
 }
 
 static long long numel(json_t *args, int i)
@@ -201,6 +208,49 @@ static int gemm_op(const struct gemm_form *f, json_t *args, char *buf, size_t le
 	else
 		w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld dtype=%s%s%s", m, n, k, dt, tr[ta][tb],
 		             bias ? " epilogue=bias" : "");
+	return checked(buf, len, w);
+}
+
+/* ---- grouped GEMM ---- */
+
+/* aten::_grouped_mm (and _scaled_grouped_mm, fp8): G GEMMs in one kernel, the groups' boundaries in `offs`
+   (input 2; 4 for the scaled one), whose values the profiler does not record: the groups are taken as equal (what
+   balanced routing gives), `gemm ... batch=G` of the mean size. The forms (GroupMM.cu): A [M, K] x B [G, K, N],
+   groups along M (the MoE layer's forward and input gradient); A [M, K] x B [K, N], groups along K (the weight
+   gradient: G outputs [M, N]); A [G, M, K] x B [K, N], groups along N; A [G, M, K] x B [G, K, N]. PyTorch runs one
+   CUTLASS kernel of a fixed tile: on Hopper (its kernel's name says sm9x) 64x128 when a group's M or N is at most
+   128, else 128x256; on Blackwell (sm10x) 64x128 (aten/src/ATen/native/cuda/GroupMM.cu,
+   dispatch_bf16_grouped_kernel_on_tile_size), written as tile=. */
+static int grouped_op(json_t *args, int offs, const char *kernel, char *buf, size_t len)
+{
+	long long A[MAXD], B[MAXD], O[MAXD];
+	int na = dims(args, 0, A), nb = dims(args, 1, B), no = dims(args, offs, O);
+	const char *dt = dtype(args, 0);
+	if (na < 2 || na > 3 || nb < 2 || nb > 3 || !dt)
+		return 0;
+	long long g, m, n, k;
+	if (na == 2 && nb == 3) /* groups along M */
+		g = B[0], m = cdiv_ll(A[0], g), k = A[1], n = B[2];
+	else if (na == 2 && nb == 2) /* groups along K */
+		g = no == 1 ? O[0] : 0, m = A[0], k = g > 0 ? cdiv_ll(A[1], g) : 0, n = B[1];
+	else if (na == 3 && nb == 2) /* groups along N */
+		g = A[0], m = A[1], k = A[2], n = cdiv_ll(B[1], g);
+	else /* a batch */
+		g = A[0], m = A[1], k = A[2], n = B[2];
+	/* the inner dimensions agree, and so do both operands' group counts where both have them */
+	if (g <= 0 || m <= 0 || n <= 0 || k <= 0 || B[nb - 2] != A[na - 1] || (na == 3 && nb == 3 && B[0] != A[0]))
+		return 0;
+	int ta = transposed(args, 0, na), tb = transposed(args, 1, nb);
+	static const char *const tr[2][2] = {{"", " trans=nt"}, {" trans=tn", " trans=tt"}};
+	const char *tile = "";
+	if (kernel && (strstr(kernel, "sm9x") || strstr(kernel, "Sm90")))
+		tile = m <= 128 || n <= 128 ? " tile=64x128" : " tile=128x256";
+	else if (kernel && (strstr(kernel, "sm10x") || strstr(kernel, "Sm100")))
+		tile = " tile=64x128";
+	if (!strcmp(dt, "fp8"))
+		tile = ""; /* the scaled grouped kernel's own tiles: not read */
+	int w =
+	    snprintf(buf, len, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s%s%s", m, n, k, g, dt, tr[ta][tb], tile);
 	return checked(buf, len, w);
 }
 
@@ -428,6 +478,10 @@ int kin_cpu_op(const char *name, json_t *args, const char *kernel, char *buf, si
 	for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++)
 		if (!strcmp(name, gemms[i].op))
 			return gemm_op(&gemms[i], args, buf, len);
+	if (!strcmp(name, "aten::_grouped_mm"))
+		return grouped_op(args, 2, kernel, buf, len);
+	if (!strcmp(name, "aten::_scaled_grouped_mm"))
+		return grouped_op(args, 4, kernel, buf, len);
 	for (size_t i = 0; i < sizeof attns / sizeof attns[0]; i++)
 		if (!strcmp(name, attns[i].op))
 			return attn_op(&attns[i], args, kernel, buf, len);
