@@ -6,7 +6,8 @@
 #     h200-2026-11-28b) has its 53 convolutions forward and backward as conv ops (dir=bwd: aten::
 #     convolution_backward's dgrad and wgrad; the stem's dir=wgrad, its image needs no gradient), and its
 #     modelled convolutions, timed on configs/h200.cfg, within 20% of their measured sum (12% slow when this
-#     came in); an eager MoE step (H200) has its experts' aten::_grouped_mm as gemm batch= with PyTorch's tile;
+#     came in); an eager MoE step (H200) has its experts' aten::_grouped_mm as gemm batch= with PyTorch's tile, an
+#     eager Llama step its rotary embeddings' aten::cat as elem op=copy;
 #  2. the same bytes twice;
 #  3. the coverage table adds up: per family modelled + carried = measured, the families sum to the total,
 #     --report prints the table the trace's comments hold;
@@ -77,6 +78,17 @@ moe=traces/kineto/h200-2026-11-29/kineto_moe-small_mb4.json.gz
 awk '/^# gemm / { exit !($3 == $4 && $3 > 0) }' "$tmp/moe.trace" || fail "MoE: a GEMM kernel is carried"
 "$sim" run configs/h200.cfg "$tmp/moe.trace" >"$tmp/moe.run" || fail "sim run configs/h200.cfg (MoE import)"
 coverage_adds_up moe "$tmp/moe.trace" || fails=$((fails + 1))
+
+# an eager Llama step (H200): the rotary embeddings concatenate their halves (aten::cat, a TensorList whose type the
+# profiler does not record: 2 bytes an element from CatArrayBatchedCopy<OpaqueType<2u>, ...>): elem op=copy of the
+# output, the query's [4, 16, 2048, 64] x 2 = 16777216 elements; no kernel of a contiguous cat is carried, and the
+# plain CatArrayBatchedCopy (strided inputs, a quarter of a copy's bandwidth: no op describes it) is
+"$sim" import kineto traces/kineto/h200-2026-11-27/kineto_llama-1b_mb4.json.gz -o "$tmp/llama.trace" ||
+	fail "import the Llama step"
+grep -q '^elem op=copy n=16777216 dtype=bf16 .*# elementwise modelled .*CatArrayBatchedCopy_vectorized' "$tmp/llama.trace" ||
+	fail "Llama: the rotary embedding's aten::cat is not elem op=copy n=16777216 dtype=bf16"
+grep -q '# [a-z]* carried .*CatArrayBatchedCopy_' "$tmp/llama.trace" && fail "Llama: a contiguous cat's kernel is carried"
+grep -q '# [a-z]* modelled .*CatArrayBatchedCopy<' "$tmp/llama.trace" && fail "Llama: a strided cat's kernel is modelled"
 
 # 3: the coverage table adds up (and --report prints it)
 for t in small gpt3-125m gpt3-350m mi250; do
