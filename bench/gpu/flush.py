@@ -20,6 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from measure import event_median_ms
+
 OUT = os.environ.get("OUT") or os.path.abspath("gpu-out")
 os.makedirs(OUT, exist_ok=True)
 DEV = torch.device("cuda")
@@ -34,18 +36,7 @@ def r(*s, dtype=torch.bfloat16):
 def median_us(fn, before, n=50):
     for _ in range(3):
         fn()
-    times = []
-    for _ in range(n):
-        if before is not None:
-            before()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) * 1e3)
-    times.sort()
-    return times[n // 2]
+    return event_median_ms(fn, n, before) * 1e3
 
 
 def dirty():

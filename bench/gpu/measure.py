@@ -102,6 +102,14 @@ def graph_ms(fn, n=50):
     Python and dispatch take longer than do_bench's flush shows host time in bench_ms), after the L2 is flushed
     as do_bench flushes it (256 MB written)."""
     flush = torch.empty(256 << 20, dtype=torch.int8, device=DEV)
+    g = capture(fn)
+    for _ in range(3):
+        g.replay()
+    return event_median_ms(g.replay, n, flush.zero_)
+
+
+def capture(fn):
+    """fn captured in a CUDA graph, on a side stream after one eager call there (its warm-up)."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -111,9 +119,7 @@ def graph_ms(fn, n=50):
             fn()
     torch.cuda.current_stream().wait_stream(s)
     torch.cuda.synchronize()
-    for _ in range(3):
-        g.replay()
-    return event_median_ms(g.replay, n, flush.zero_)
+    return g
 
 
 def row(kind, op, ms, note):
@@ -372,15 +378,7 @@ def launch():
     chain()
     t_host = (time.perf_counter() - t0) * 1e3
     torch.cuda.synchronize()
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        chain()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g, stream=s):
-            chain()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
+    g = capture(chain)
     t_g = event_median_ms(g.replay, 11)
     rt = []
     for _ in range(200):
