@@ -449,7 +449,9 @@ static int index_select_op(json_t *args, char *buf, size_t len)
 	int nd = dims(args, 0, d), ni = dims(args, 2, ix);
 	const char *dt = dtype(args, 0),
 	           *c = json_string_value(json_array_get(json_object_get(args, "Concrete Inputs"), 1));
-	long dim = c && *c ? strtol(c, NULL, 10) : -1;
+	long dim = c && *c ? strtol(c, NULL, 10) : -(long)MAXD - 1;
+	if (dim < 0) /* counted from the last dim, as PyTorch's dim=-1 */
+		dim += nd;
 	if (nd < 1 || ni != 1 || !dt || dim < 0 || dim >= nd)
 		return 0;
 	d[dim] = ix[0];
