@@ -55,21 +55,27 @@ enum imp_family kin_family(const char *cat, const char *k)
 
 #define MAXD 8
 
-/* Dims of input i: the count (0 for a scalar or a list), or -1 when absent
-   or not positive integers. */
-static int dims(json_t *args, int i, long long *d)
+/* The dims one tensor's shape `a` lists: their count, or -1 when it is not a list of at most MAXD integers up to
+   2^40, each positive (0 too where zero_ok: an empty tensor). */
+static int dims_of(json_t *a, long long *d, int zero_ok)
 {
-	json_t *a = json_array_get(json_object_get(args, "Input Dims"), (size_t)i);
 	if (!json_is_array(a) || json_array_size(a) > MAXD)
 		return -1;
 	int n = (int)json_array_size(a);
 	for (int k = 0; k < n; k++) {
 		json_t *v = json_array_get(a, (size_t)k);
-		if (!json_is_integer(v) || json_integer_value(v) <= 0 || json_integer_value(v) > (1LL << 40))
+		if (!json_is_integer(v) || json_integer_value(v) < !zero_ok || json_integer_value(v) > (1LL << 40))
 			return -1;
 		d[k] = json_integer_value(v);
 	}
 	return n;
+}
+
+/* Dims of input i: the count (0 for a scalar or a list), or -1 when absent
+   or not positive integers. */
+static int dims(json_t *args, int i, long long *d)
+{
+	return dims_of(json_array_get(json_object_get(args, "Input Dims"), (size_t)i), d, 0);
 }
 
 /* Whether input i (n dims) is the transpose of a row-major matrix in its last two dims, as its "Input Strides"
@@ -95,6 +101,9 @@ static long long prod(const long long *d, int n)
 	}
 	return p;
 }
+
+/* A GEMM's trans= by whether A and B are transposed (nn, the default, unwritten) */
+static const char *const trans_key[2][2] = {{"", " trans=nt"}, {" trans=tn", " trans=tt"}};
 
 static long long cdiv_ll(long long a, long long b)
 {
@@ -199,14 +208,13 @@ static int gemm_op(const struct gemm_form *f, json_t *args, char *buf, size_t le
 	   contiguous K); B [k, n], or [n, k] row-major: a linear's weight, or a transposed view */
 	int ta = (na == 2 || nb > 2) && transposed(args, f->a, na);
 	int tb = f->weight ? !transposed(args, f->b, nb) : transposed(args, f->b, nb);
-	static const char *const tr[2][2] = {{"", " trans=nt"}, {" trans=tn", " trans=tt"}};
 	int bias = f->bias >= 0 && dims(args, f->bias, C) >= 1;
 	int w;
 	if (batch > 1)
 		w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s%s%s", m, n, k, batch, dt,
-		             tr[ta][tb], bias ? " epilogue=bias" : "");
+		             trans_key[ta][tb], bias ? " epilogue=bias" : "");
 	else
-		w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld dtype=%s%s%s", m, n, k, dt, tr[ta][tb],
+		w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld dtype=%s%s%s", m, n, k, dt, trans_key[ta][tb],
 		             bias ? " epilogue=bias" : "");
 	return checked(buf, len, w);
 }
@@ -241,7 +249,6 @@ static int grouped_op(json_t *args, int offs, const char *kernel, char *buf, siz
 	if (g <= 0 || m <= 0 || n <= 0 || k <= 0 || B[nb - 2] != A[na - 1] || (na == 3 && nb == 3 && B[0] != A[0]))
 		return 0;
 	int ta = transposed(args, 0, na), tb = transposed(args, 1, nb);
-	static const char *const tr[2][2] = {{"", " trans=nt"}, {" trans=tn", " trans=tt"}};
 	const char *tile = "";
 	if (kernel && (strstr(kernel, "sm9x") || strstr(kernel, "Sm90")))
 		tile = m <= 128 || n <= 128 ? " tile=64x128" : " tile=128x256";
@@ -249,8 +256,8 @@ static int grouped_op(json_t *args, int offs, const char *kernel, char *buf, siz
 		tile = " tile=64x128";
 	if (!strcmp(dt, "fp8"))
 		tile = ""; /* the scaled grouped kernel's own tiles: not read */
-	int w =
-	    snprintf(buf, len, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s%s%s", m, n, k, g, dt, tr[ta][tb], tile);
+	int w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s%s%s", m, n, k, g, dt,
+	                 trans_key[ta][tb], tile);
 	return checked(buf, len, w);
 }
 
@@ -418,20 +425,14 @@ static int cat_op(json_t *args, const char *kernel, char *buf, size_t len)
 	const char *dt = sz > 0 && sz <= 8 ? by_size[sz] : NULL;
 	long long n = 0;
 	for (size_t i = 0; i < json_array_size(list); i++) {
-		json_t *t = json_array_get(list, i);
 		long long d[MAXD];
-		size_t nd = json_is_array(t) ? json_array_size(t) : 0;
-		int empty = 0; /* an empty input (a dim of 0), which cat skips */
-		if (!nd || nd > MAXD)
+		int nd = dims_of(json_array_get(list, i), d, 1),
+		    empty = 0; /* an empty input (a dim of 0): cat skips it */
+		if (nd < 1)
 			return 0;
-		for (size_t k = 0; k < nd; k++) {
-			json_t *v = json_array_get(t, k);
-			if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > (1LL << 40))
-				return 0;
-			d[k] = json_integer_value(v);
+		for (int k = 0; k < nd; k++)
 			empty |= d[k] == 0;
-		}
-		long long e = empty ? 0 : prod(d, (int)nd);
+		long long e = empty ? 0 : prod(d, nd);
 		if (e < 0 || n > (1LL << 50) - e)
 			return 0;
 		n += e;
