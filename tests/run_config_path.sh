@@ -34,6 +34,20 @@ if cmake --install "$build" --prefix "$tmp/inst" >/dev/null 2>&1; then
 	check "installed: a run by names" \
 		"$("$tmp/inst/bin/sim" run h100 "$tmp/inst/share/sim/traces/allreduce_8.trace" 2>/dev/null | sed -n 1p)" \
 		"allreduce_8.trace on $tmp/inst/bin/../share/sim/configs/h100.cfg"
+	# the program alone, without its engine module (sim/cluster/engine_dl.c): what never replays works, a
+	# replay says in one line what is missing and exits 70 (unless the configured prefix holds an engine)
+	mkdir "$tmp/lone" && cp "$tmp/inst/bin/sim" "$tmp/lone/"
+	check "alone: a command that does not replay" "$("$tmp/lone/sim" info h100 2>&1 | sed -n 1p)" "H100"
+	out=$("$tmp/lone/sim" run h100 "$tmp/inst/share/sim/traces/allreduce_8.trace" 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "ok   alone: a replay found the engine installed in the configured prefix"
+	else
+		check "alone: a replay's exit code" "$rc" "70"
+		check "alone: the missing engine named" "$out" \
+			"sim: the cluster engine sim-engine.so is neither beside the program ($tmp/lone) nor in"
+		check "alone: one line" "$(printf '%s\n' "$out" | wc -l)" "1"
+	fi
 else
 	echo "FAIL cmake --install into $tmp/inst"
 	fail=1

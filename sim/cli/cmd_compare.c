@@ -14,6 +14,7 @@
  */
 #include "cli.h"
 #include "cost.h"
+#include "engine.h"
 #include "json.h"
 #include "model.h"
 #include "outfile.h"
@@ -280,6 +281,12 @@ static int run_trace(struct compare *cm, const struct trace *t)
 		return SIM_EXIT_INTERNAL;
 	}
 	struct cmp_batch b = {.cm = cm, .t = t, .res = res};
+	char why[512];
+	if (rp_engine_load(why, sizeof why)) { /* once, inherited by every replay's process */
+		fprintf(stderr, "sim compare: %s\n", why);
+		free(res);
+		return SIM_EXIT_INTERNAL;
+	}
 	progress_start(&b.prog, "compare");
 	if (pp_run(cm->n, pp_cpus(), sizeof *res, res, replay_one, replayed, &b)) {
 		fprintf(stderr, "sim compare: cannot start a process: %s\n", strerror(errno));

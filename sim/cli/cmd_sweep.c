@@ -19,6 +19,7 @@
  * (exit 73) and renamed into place only when complete.
  */
 #include "cli.h"
+#include "engine.h"
 #include "gen.h"
 #include "model.h"
 #include "mpi_ranks.h"
@@ -554,6 +555,11 @@ static void point_done(long i, void *ctx, int ok, int status, double wall_s)
 static int run_all(const struct sw_job *j, long n, struct sw_row *rows)
 {
 	struct sw_pool p = {j, rows, n, 0, {0}};
+	char why[512];
+	if (!j->a->op && rp_engine_load(why, sizeof why)) { /* once, inherited by every point's process */
+		fprintf(stderr, "sim sweep: %s\n", why);
+		return -1;
+	}
 	progress_start(&p.prog, "sweep");
 	if (pp_run(n, j->a->jobs, sizeof *rows, rows, run_point, point_done, &p)) {
 		fprintf(stderr, "sim sweep: cannot start a process: %s\n", strerror(errno));

@@ -6,6 +6,7 @@
  * (see `sim --help`); stdout carries only the requested report.
  */
 #include "cli.h"
+#include "engine.h"
 #include "mpi_ranks.h"
 #include "outfile.h"
 
@@ -14,8 +15,6 @@
 #include <histedit.h>
 #include <jansson.h>
 #include <libconfig.h>
-#include <simgrid/forward.h> /* SG_BEGIN_DECL, needed by version.h */
-#include <simgrid/version.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,12 +197,15 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
 		int maj, min, patch;
-		sg_version_get(&maj, &min, &patch);
+		char sg[600], why[512];
+		if (rp_engine_simgrid_version(&maj, &min, &patch, why, sizeof why))
+			snprintf(sg, sizeof sg, "SimGrid not loaded: %s", why);
+		else
+			snprintf(sg, sizeof sg, "SimGrid %d.%d.%d", maj, min, patch);
 		char mpi[64];
-		printf(
-		    "sim %s (SimGrid %d.%d.%d, libconfig %d.%d, GSL %s, jansson %s, zlib %s, libedit API %d.%d, %s)\n",
-		    SIM_VERSION, maj, min, patch, LIBCONFIG_VER_MAJOR, LIBCONFIG_VER_MINOR, GSL_VERSION,
-		    JANSSON_VERSION, zlibVersion(), LIBEDIT_MAJOR, LIBEDIT_MINOR, sim_mpi_version(mpi, sizeof mpi));
+		printf("sim %s (%s, libconfig %d.%d, GSL %s, jansson %s, zlib %s, libedit API %d.%d, %s)\n",
+		       SIM_VERSION, sg, LIBCONFIG_VER_MAJOR, LIBCONFIG_VER_MINOR, GSL_VERSION, JANSSON_VERSION,
+		       zlibVersion(), LIBEDIT_MAJOR, LIBEDIT_MINOR, sim_mpi_version(mpi, sizeof mpi));
 		return SIM_EXIT_OK;
 	}
 	for (int i = 0; i < NCOMMANDS; i++) {

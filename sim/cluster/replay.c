@@ -1381,20 +1381,3 @@ int rp_run(const struct arch_chip *c, const struct trace *t, const struct rp_opt
 	r->time_s = end;
 	return 0;
 }
-
-void rp_result_free(struct rp_result *r)
-{
-	for (int i = 0; i < r->ntexts; i++)
-		free(r->texts[i]);
-	free(r->texts);
-	free(r->spans);
-	for (int k = 0; k < r->nsteady; k++) {
-		free(r->steady[k].tmpl);
-		free(r->steady[k].pcls);
-		free(r->steady[k].parg);
-	}
-	free(r->steady);
-	free(r->rep_of);
-	free(r->mem);
-	memset(r, 0, sizeof *r);
-}

@@ -136,7 +136,8 @@ struct rp_result {
 };
 
 /*
- * Runs trace t on chip c's system. Returns 0, or an exit code (65 for a
+ * Runs trace t on chip c's system (the engine: engine.h says how a program
+ * gets it). Returns 0, or an exit code (65 for a
  * trace that cannot run: a deadlock, mismatched collectives, too many ranks
  * for the system; a rank whose `memory` exceeds the device's does not stop
  * the run: r->nofit says so, and callers exit SIM_EXIT_NOFIT) with a message of one or more lines in why (the first
@@ -168,5 +169,8 @@ struct rp_span_iter {
 };
 void rp_span_iter_init(struct rp_span_iter *it, const struct rp_result *r);
 const struct rp_span *rp_span_iter_next(struct rp_span_iter *it); /* NULL after the last */
+/* The position of x in the increasing v[0..n), else -1 (templates are lists
+   of increasing span indices). */
+long rp_list_find(const long *v, long n, long x);
 
 #endif

@@ -213,21 +213,6 @@ static int list_push(struct st_list *l, long v)
 	return 0;
 }
 
-static long list_find(const long *v, long n, long x)
-{
-	long lo = 0, hi = n - 1;
-	while (lo <= hi) {
-		long mid = lo + (hi - lo) / 2;
-		if (v[mid] == x)
-			return mid;
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
-}
-
 static struct st_slot *slot_get(struct steady *S, long long j)
 {
 	struct st_slot *sl = j >= 0 ? &S->ring[j % ST_RING] : NULL;
@@ -311,7 +296,7 @@ static int canonical(const struct run *R, struct st_hist *h)
 /* The canonical position of span i in iteration h, -1 when not in it. */
 static long canon_pos(const struct st_hist *h, long i)
 {
-	long p = i >= 0 && h ? list_find(h->spans.v, h->spans.n, i) : -1;
+	long p = i >= 0 && h ? rp_list_find(h->spans.v, h->spans.n, i) : -1;
 	return p >= 0 ? h->icanon[p] : -1;
 }
 
@@ -781,11 +766,11 @@ static void skip_rank(struct run *R, struct rank_st *rk)
 	struct rp_steady *st = &R->r->steady[si];
 	for (int i = 0; i < tr_nstreams(R->t); i++) {
 		struct stream_st *s = rk->streams[i];
-		if (s && s->last_span >= 0 && list_find(st->tmpl, st->n, s->last_span) >= 0)
+		if (s && s->last_span >= 0 && rp_list_find(st->tmpl, st->n, s->last_span) >= 0)
 			s->last_span = -2 - s->last_span;
 	}
 	for (int l = 0; l < tr_nlabels(R->t); l++)
-		if (rk->lbl_span[l] >= 0 && list_find(st->tmpl, st->n, rk->lbl_span[l]) >= 0)
+		if (rk->lbl_span[l] >= 0 && rp_list_find(st->tmpl, st->n, rk->lbl_span[l]) >= 0)
 			rk->lbl_span[l] = -2 - rk->lbl_span[l];
 	if (tr_cursor_skip(rk->cur, st->copies)) {
 		rp_fail(R, SIM_EXIT_INTERNAL, "%s:%d: steady state: rank %d cannot skip %ld iterations (a bug)",
@@ -1001,7 +986,7 @@ static void stagger_finish(struct run *R)
 		long p = x->pred;
 		if (p < 0 || r->spans[p].late == RP_LATE_YES)
 			continue;
-		if (list_find(st->tmpl, st->n, p) >= 0) {
+		if (rp_list_find(st->tmpl, st->n, p) >= 0) {
 			x->pred = -2 - p; /* the template's copy in the last derived iteration */
 		} else if (r->spans[p].late == RP_LATE_WATCHED) {
 			/* an older iteration: its copy K later is not the last one, and the
@@ -1048,71 +1033,4 @@ void rp_steady_free(struct run *R)
 	free(S->rk);
 	free(S);
 	R->steady = NULL;
-}
-
-/* ---- the result: derived spans ---- */
-
-double rp_steady_time(const struct rp_steady *st, long k, double t)
-{
-	return k == st->copies ? st->t_resume - (st->t_cut - t) : t + (double)k * st->period;
-}
-
-int rp_steady_find(const struct rp_result *r, long i, long *pos)
-{
-	int lo = 0, hi = r->nsteady - 1, si = -1;
-	while (lo <= hi) { /* the last steady state whose template starts at or before i */
-		int mid = lo + (hi - lo) / 2;
-		if (r->steady[mid].tmpl[0] <= i) {
-			si = mid;
-			lo = mid + 1;
-		} else {
-			hi = mid - 1;
-		}
-	}
-	*pos = si >= 0 ? list_find(r->steady[si].tmpl, r->steady[si].n, i) : -1;
-	return *pos >= 0 ? si : -1;
-}
-
-void rp_steady_span(const struct rp_result *r, int si, long k, long pos, struct rp_span *out)
-{
-	const struct rp_steady *st = &r->steady[si];
-	*out = r->spans[st->tmpl[pos]];
-	out->arrive = rp_steady_time(st, k, out->arrive);
-	out->t0 = rp_steady_time(st, k, out->t0);
-	out->t1 = rp_steady_time(st, k, out->t1);
-	out->pred = -1;
-}
-
-void rp_span_iter_init(struct rp_span_iter *it, const struct rp_result *r)
-{
-	memset(it, 0, sizeof *it);
-	it->r = r;
-	it->si = -1;
-}
-
-const struct rp_span *rp_span_iter_next(struct rp_span_iter *it)
-{
-	const struct rp_result *r = it->r;
-	if (it->si >= 0) {
-		const struct rp_steady *st = &r->steady[it->si];
-		rp_steady_span(r, it->si, it->k, it->p, &it->tmp);
-		if (++it->p == st->n) {
-			it->p = 0;
-			if (++it->k > st->copies)
-				it->si = -1;
-		}
-		return &it->tmp;
-	}
-	if (it->i >= r->nspans)
-		return NULL;
-	long i = it->i++;
-	if (it->next < r->nsteady && r->steady[it->next].tmpl[r->steady[it->next].n - 1] == i) {
-		if (r->steady[it->next].copies > 0) { /* its copies follow its last span */
-			it->si = it->next;
-			it->k = 1;
-			it->p = 0;
-		}
-		it->next++;
-	}
-	return &r->spans[i];
 }

@@ -10,6 +10,7 @@
  */
 #include "plan.h"
 
+#include "engine.h"
 #include "procpool.h"
 #include "replay.h"
 #include "report.h"
@@ -402,6 +403,11 @@ int pl_replay(const struct arch_chip *c, struct pl_plan *p, int jobs, int part, 
 		if (p->pt[i].state == PL_REPLAYED && k++ % parts == part)
 			J.idx[J.n++] = i;
 	assert(J.n == n);
+	if (rp_engine_load(why, len)) { /* once, inherited by every replay's process */
+		free(J.idx);
+		free(J.msgs);
+		return -1;
+	}
 	int rc = pp_run(J.n, jobs, sizeof *J.msgs, J.msgs, replay_one, replayed, &J);
 	if (rc)
 		snprintf(why, len, "cannot start a process: %s", strerror(errno));
