@@ -10,6 +10,7 @@
  */
 #include "report.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,31 +32,130 @@ static int by_t0(const void *a, const void *b)
 	return (x->text > y->text) - (x->text < y->text);
 }
 
-/* The rank's spans idx[0..n) as the replay would have recorded them with kk
-   copies of the template instead of st->copies, by start, into out: the
-   spans issued after the copies come kk periods after the template. */
-static long expand_rank(const struct rp_result *r, const struct rp_steady *st, const long *idx, long n,
-                        const long *copies, long kk, struct rp_span *out)
+/*
+ * The rank's spans as three lists sorted by by_t0, from which every
+ * expansion below is merged (sorting each expansion whole cost the GPT-3
+ * step's report a sixth of its run): the spans issued before the skip
+ * (`early`), those issued after it (`late`, recorded K periods early: moved
+ * by the same amount in every span, so their order holds), and the template's
+ * (`tmpl`, a subsequence of early: a template span is never late), whose copy k
+ * is the list k periods later. A uniform shift keeps a sorted list sorted up
+ * to ties it creates (by_t0 then decides by t1, stream and text: only the
+ * order of spans that start together changes, which nothing summed over
+ * time sees).
+ */
+struct lists {
+	struct rp_span *early, *late, *tmpl;
+	long nearly, nlate, ntmpl;
+};
+
+static int lists_make(const struct rp_result *r, const long *idx, long n, const long *copies, struct lists *L)
 {
-	double back = (double)kk * st->period - (st->t_resume - st->t_cut);
-	long m = 0;
+	memset(L, 0, sizeof *L);
+	L->early = malloc(((size_t)n + 1) * sizeof *L->early);
+	L->late = malloc(((size_t)n + 1) * sizeof *L->late);
+	L->tmpl = malloc(((size_t)n + 1) * sizeof *L->tmpl);
+	if (!L->early || !L->late || !L->tmpl)
+		return -1;
 	for (long i = 0; i < n; i++) {
-		struct rp_span s = r->spans[idx[i]];
-		if (s.late == RP_LATE_YES) {
-			s.arrive += back;
-			s.t0 += back;
-			s.t1 += back;
-		}
-		out[m++] = s;
-		for (long k = 1; copies[idx[i]] && k <= kk; k++) {
-			out[m] = s;
-			out[m].arrive += (double)k * st->period;
-			out[m].t0 += (double)k * st->period;
-			out[m].t1 += (double)k * st->period;
-			m++;
-		}
+		const struct rp_span *s = &r->spans[idx[i]];
+		if (s->late == RP_LATE_YES)
+			L->late[L->nlate++] = *s;
+		else
+			L->early[L->nearly++] = *s;
 	}
-	qsort(out, (size_t)m, sizeof *out, by_t0);
+	qsort(L->early, (size_t)L->nearly, sizeof *L->early, by_t0);
+	qsort(L->late, (size_t)L->nlate, sizeof *L->late, by_t0);
+	/* the template in early's order: early[] no longer holds idx's positions,
+	   so the spans with copies are found again by their identity */
+	for (long i = 0; i < n; i++)
+		if (copies[idx[i]]) {
+			assert(r->spans[idx[i]].late != RP_LATE_YES);
+			L->tmpl[L->ntmpl++] = r->spans[idx[i]];
+		}
+	qsort(L->tmpl, (size_t)L->ntmpl, sizeof *L->tmpl, by_t0);
+	return 0;
+}
+
+static void lists_free(struct lists *L)
+{
+	free(L->early);
+	free(L->late);
+	free(L->tmpl);
+}
+
+/* One list of a merge: v[pos..n) moved by shift. */
+struct head {
+	const struct rp_span *v;
+	long pos, n;
+	double shift;
+	struct rp_span cur; /* v[pos] moved */
+};
+
+static void head_load(struct head *h)
+{
+	h->cur = h->v[h->pos];
+	if (h->shift != 0) {
+		h->cur.arrive += h->shift;
+		h->cur.t0 += h->shift;
+		h->cur.t1 += h->shift;
+	}
+}
+
+static int head_before(const struct head *a, const struct head *b)
+{
+	int c = by_t0(&a->cur, &b->cur);
+	return c < 0 || (c == 0 && a < b); /* ties: the list first made */
+}
+
+static void sift_down(struct head **heap, long nh, long i)
+{
+	for (;;) {
+		long l = 2 * i + 1, m = i;
+		if (l < nh && head_before(heap[l], heap[m]))
+			m = l;
+		if (l + 1 < nh && head_before(heap[l + 1], heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct head *t = heap[i];
+		heap[i] = heap[m];
+		heap[m] = t;
+		i = m;
+	}
+}
+
+/* The rank's spans as the replay would have recorded them with kk copies of
+   the template instead of st->copies, by start, into out: the spans issued
+   after the copies come kk periods after the template. hs and heap hold
+   kk + 2 entries. */
+static long expand_rank(const struct rp_steady *st, const struct lists *L, long kk, struct head *hs, struct head **heap,
+                        struct rp_span *out)
+{
+	long nh = 0;
+	hs[nh++] = (struct head){.v = L->early, .n = L->nearly};
+	hs[nh++] =
+	    (struct head){.v = L->late, .n = L->nlate, .shift = (double)kk * st->period - (st->t_resume - st->t_cut)};
+	for (long k = 1; k <= kk; k++)
+		hs[nh++] = (struct head){.v = L->tmpl, .n = L->ntmpl, .shift = (double)k * st->period};
+	long live = 0;
+	for (long i = 0; i < nh; i++)
+		if (hs[i].n > 0) {
+			head_load(&hs[i]);
+			heap[live++] = &hs[i];
+		}
+	for (long i = live / 2 - 1; i >= 0; i--)
+		sift_down(heap, live, i);
+	long m = 0;
+	while (live > 0) {
+		struct head *h = heap[0];
+		out[m++] = h->cur;
+		if (++h->pos < h->n)
+			head_load(h);
+		else
+			heap[0] = heap[--live];
+		sift_down(heap, live, 0);
+	}
 	return m;
 }
 
@@ -88,43 +188,41 @@ int report_stagger_eval(const struct report *rep, const long *idx, long n, const
 	}
 	long K = st->copies, M = nt && st->period > 0 ? (long)ceil((hi - lo + longest) / st->period) + 1 : 0;
 	long K0 = 2 * M + 2, top = K <= K0 + 3 ? K : K0 + 2;
+	struct lists L;
 	struct rp_span *v = malloc(((size_t)n + (size_t)nt * (size_t)top + 1) * sizeof *v);
+	struct head *hs = malloc(((size_t)top + 2) * sizeof *hs);
+	struct head **heap = malloc(((size_t)top + 2) * sizeof *heap);
 	double *g = calloc(3 * (size_t)dim, sizeof *g);
-	if (!v || !g) {
-		free(v);
-		free(g);
-		return -1;
-	}
-	int ok = 0, failed = 0;
-	if (top == K0 + 2) {
-		for (int c = 0; c < 3; c++)
-			failed |= f(rep, v, expand_rank(r, st, idx, n, copies, K0 + c, v), g + c * dim, arg);
+	int ok = 0, failed = lists_make(r, idx, n, copies, &L) || !v || !hs || !heap || !g;
+	if (!failed && top == K0 + 2) {
+		for (int c = 0; c < 3 && !failed; c++)
+			failed |= f(rep, v, expand_rank(st, &L, K0 + c, hs, heap, v), g + c * dim, arg);
 		ok = !failed;
 		for (int d = 0; d < dim; d++) {
 			double d1 = g[dim + d] - g[d], d2 = g[2 * dim + d] - g[dim + d];
 			ok &= fabs(d1 - d2) <= 1e-9 * fmax(fabs(g[2 * dim + d]), 1e-12);
 		}
 	}
-	if (failed) {
-		free(v);
-		free(g);
-		return -1;
-	}
-	if (ok) {
+	if (!failed && ok) {
 		for (int d = 0; d < dim; d++)
 			out[d] = g[2 * dim + d] + (double)(K - K0 - 2) * (g[2 * dim + d] - g[dim + d]);
-	} else {
+	} else if (!failed) { /* every copy */
 		struct rp_span *w = realloc(v, ((size_t)n + (size_t)nt * (size_t)K + 1) * sizeof *w);
-		if (!w) {
-			free(v);
-			free(g);
-			return -1;
+		struct head *hw = w ? realloc(hs, ((size_t)K + 2) * sizeof *hw) : NULL;
+		struct head **pw = hw ? realloc(heap, ((size_t)K + 2) * sizeof *pw) : NULL;
+		v = w ? w : v;
+		hs = hw ? hw : hs;
+		heap = pw ? pw : heap;
+		failed = !pw;
+		if (!failed) {
+			memset(out, 0, (size_t)dim * sizeof *out);
+			failed = f(rep, v, expand_rank(st, &L, K, hs, heap, v), out, arg);
 		}
-		v = w;
-		memset(out, 0, (size_t)dim * sizeof *out);
-		failed = f(rep, v, expand_rank(r, st, idx, n, copies, K, v), out, arg);
 	}
+	lists_free(&L);
 	free(v);
+	free(hs);
+	free(heap);
 	free(g);
 	return failed ? -1 : 0;
 }
