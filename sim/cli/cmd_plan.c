@@ -282,10 +282,13 @@ static int plan_opt(struct pl_args *A, int argc, char **argv, int *i)
 		rc = parse_list(a, v, 65536, &A->sp.max_seqs);
 		A->serve_lists = 1;
 		break;
-	case 17:
-		rc = parse_int(a, v, 1, 65536, &A->sp.ranks_per_node);
+	case 17: { /* the same check and message as run, sweep and compare */
+		int rpn = 0;
+		rc = cli_parse_ranks_per_node("plan", v, &rpn);
+		A->sp.ranks_per_node = rpn;
 		A->train_lists = 1;
 		break;
+	}
 	default:
 		if (A->nsets == CLI_MAX_SETS)
 			return 2 + cli_usage_error("plan", "more than %d --set options", CLI_MAX_SETS);
