@@ -98,8 +98,8 @@ struct json;
 void report_work_build(struct report *rep, const long *idx, long n, const long *copies);
 /* The run's steady state of a pipeline (replay.h: rp_steady.stagger), NULL when it has none. */
 const struct rp_steady *report_stagger(const struct rp_result *r);
-/* For such a run: out[0..dim) = f(the spans of one rank, idx[0..n), with every derived copy among them, by start),
-   for an f that adds up over time, without listing every copy (stagger.c says how); -1 when memory runs out. */
+/* For such a run: out[0..dim) = f(the spans of one rank, idx[0..n) (by start), with every derived copy among them, by
+   start), for an f that adds up over time, without listing every copy (stagger.c says how); -1 when memory runs out. */
 int report_stagger_eval(const struct report *rep, const long *idx, long n, const long *copies, int dim,
                         int (*f)(const struct report *, const struct rp_span *, long, double *, void *), void *arg,
                         double *out);

@@ -179,14 +179,21 @@ static int exposed_of(const struct report *rep, const struct rp_span *v, long n,
 	int nrep = *(const int *)arg;
 	double *lo = malloc(((size_t)n + 1) * sizeof *lo), *hi = malloc(((size_t)n + 1) * sizeof *hi);
 	struct cedge *e = malloc(((size_t)2 * n + 2) * sizeof *e);
+	/* a span's group by its text: one rank's spans, whose copies repeat few texts (2 + the group; 0 not yet) */
+	int *of_text = calloc((size_t)rep->r->ntexts + 1, sizeof *of_text);
 	memset(extra, 0, REP_GROUPS * sizeof *extra);
-	int ok = lo && hi && e;
+	int ok = lo && hi && e && of_text;
 	if (ok) {
 		long m = ops_union(v, NULL, 0, n, lo, hi), ne = 0;
 		for (long k = 0; k < n; k++) {
 			const struct rp_span *s = &v[k];
-			char name[64];
-			int g = is_comm(s->kind) && s->t1 > s->t0 ? group_find(rep, s, name) : -1;
+			if (!is_comm(s->kind) || s->t1 <= s->t0)
+				continue;
+			if (!of_text[s->text]) {
+				char name[64];
+				of_text[s->text] = 2 + group_find(rep, s, name);
+			}
+			int g = of_text[s->text] - 2;
 			if (g < 0)
 				continue;
 			e[ne++] = (struct cedge){s->t0, g, 1, 1};
@@ -197,6 +204,7 @@ static int exposed_of(const struct report *rep, const struct rp_span *v, long n,
 	free(lo);
 	free(hi);
 	free(e);
+	free(of_text);
 	return ok ? 0 : -1;
 }
 

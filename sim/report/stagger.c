@@ -20,29 +20,16 @@ const struct rp_steady *report_stagger(const struct rp_result *r)
 	return r->nsteady == 1 && r->steady[0].stagger ? &r->steady[0] : NULL;
 }
 
-static int by_t0(const void *a, const void *b)
-{
-	const struct rp_span *x = a, *y = b;
-	if (x->t0 != y->t0)
-		return x->t0 < y->t0 ? -1 : 1;
-	if (x->t1 != y->t1)
-		return x->t1 < y->t1 ? -1 : 1;
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	return (x->text > y->text) - (x->text < y->text);
-}
-
 /*
- * The rank's spans as three lists sorted by by_t0, from which every
- * expansion below is merged (sorting each expansion whole cost the GPT-3
- * step's report a sixth of its run): the spans issued before the skip
- * (`early`), those issued after it (`late`, recorded K periods early: moved
- * by the same amount in every span, so their order holds), and the template's
- * (`tmpl`, a subsequence of early: a template span is never late), whose copy k
- * is the list k periods later. A uniform shift keeps a sorted list sorted up
- * to ties it creates (by_t0 then decides by t1, stream and text: only the
- * order of spans that start together changes, which nothing summed over
- * time sees).
+ * The rank's spans as three lists by start, from which every expansion below
+ * is merged (sorting each expansion whole cost the GPT-3 step's report a
+ * sixth of its run): the spans issued before the skip (`early`), those issued
+ * after it (`late`, recorded K periods early: moved by the same amount in
+ * every span, so their order holds), and the template's (`tmpl`, a
+ * subsequence of early: a template span is never late), whose copy k is the
+ * list k periods later. Each is idx's order (by start, report.c) kept; spans
+ * that start together may come in another order than a sort would give them,
+ * which nothing summed over time sees.
  */
 struct lists {
 	struct rp_span *early, *late, *tmpl;
@@ -59,21 +46,16 @@ static int lists_make(const struct rp_result *r, const long *idx, long n, const 
 		return -1;
 	for (long i = 0; i < n; i++) {
 		const struct rp_span *s = &r->spans[idx[i]];
+		assert(i == 0 || r->spans[idx[i - 1]].t0 <= s->t0);
 		if (s->late == RP_LATE_YES)
 			L->late[L->nlate++] = *s;
 		else
 			L->early[L->nearly++] = *s;
-	}
-	qsort(L->early, (size_t)L->nearly, sizeof *L->early, by_t0);
-	qsort(L->late, (size_t)L->nlate, sizeof *L->late, by_t0);
-	/* the template in early's order: early[] no longer holds idx's positions,
-	   so the spans with copies are found again by their identity */
-	for (long i = 0; i < n; i++)
 		if (copies[idx[i]]) {
-			assert(r->spans[idx[i]].late != RP_LATE_YES);
-			L->tmpl[L->ntmpl++] = r->spans[idx[i]];
+			assert(s->late != RP_LATE_YES);
+			L->tmpl[L->ntmpl++] = *s;
 		}
-	qsort(L->tmpl, (size_t)L->ntmpl, sizeof *L->tmpl, by_t0);
+	}
 	return 0;
 }
 
@@ -104,8 +86,7 @@ static void head_load(struct head *h)
 
 static int head_before(const struct head *a, const struct head *b)
 {
-	int c = by_t0(&a->cur, &b->cur);
-	return c < 0 || (c == 0 && a < b); /* ties: the list first made */
+	return a->cur.t0 < b->cur.t0 || (a->cur.t0 == b->cur.t0 && a < b); /* ties: the list first made */
 }
 
 static void sift_down(struct head **heap, long nh, long i)
