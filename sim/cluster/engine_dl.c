@@ -63,8 +63,8 @@ int rp_engine_load(char *why, size_t whylen)
 		return 0;
 	}
 	snprintf(why, whylen,
-	         "the cluster engine " RP_ENGINE_FILE " is neither beside the program (%s) nor in %s (reinstall sim)",
-	         dir[0] ? dir : "?", SIM_ENGINE_DIR);
+	         "the cluster engine " RP_ENGINE_FILE " is neither beside the program (%s) nor in %s%s (reinstall sim)",
+	         dir[0] ? dir : "?", dir[0] ? "../lib/sim beside it or " : "", SIM_ENGINE_DIR);
 	return -1;
 }
 
