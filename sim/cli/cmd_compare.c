@@ -281,7 +281,7 @@ static int run_trace(struct compare *cm, const struct trace *t)
 		return SIM_EXIT_INTERNAL;
 	}
 	struct cmp_batch b = {.cm = cm, .t = t, .res = res};
-	char why[512];
+	char why[1024];
 	if (rp_engine_load(why, sizeof why)) { /* once, inherited by every replay's process */
 		fprintf(stderr, "sim compare: %s\n", why);
 		free(res);

@@ -555,7 +555,7 @@ static void point_done(long i, void *ctx, int ok, int status, double wall_s)
 static int run_all(const struct sw_job *j, long n, struct sw_row *rows)
 {
 	struct sw_pool p = {j, rows, n, 0, {0}};
-	char why[512];
+	char why[1024];
 	if (!j->a->op && rp_engine_load(why, sizeof why)) { /* once, inherited by every point's process */
 		fprintf(stderr, "sim sweep: %s\n", why);
 		return -1;
