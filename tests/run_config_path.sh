@@ -48,6 +48,20 @@ if cmake --install "$build" --prefix "$tmp/inst" >/dev/null 2>&1; then
 			"sim: the cluster engine sim-engine.so is neither beside the program ($tmp/lone) nor in"
 		check "alone: one line" "$(printf '%s\n' "$out" | wc -l)" "1"
 	fi
+	# a module beside it that is not an engine (a text file; another shared library): refused in one line, exit 70
+	echo "not a module" >"$tmp/lone/sim-engine.so"
+	out=$("$tmp/lone/sim" run h100 "$tmp/inst/share/sim/traces/allreduce_8.trace" 2>&1 >/dev/null)
+	check "a broken module: exit 70" "$?" "70"
+	check "a broken module: named" "$out" "sim: the cluster engine $tmp/lone/sim-engine.so cannot be loaded: "
+	lib=$(ldd "$tmp/lone/sim" | awk '/libz\.so/ { print $3; exit }')
+	if [ -n "$lib" ]; then
+		cp "$lib" "$tmp/lone/sim-engine.so"
+		out=$("$tmp/lone/sim" run h100 "$tmp/inst/share/sim/traces/allreduce_8.trace" 2>&1 >/dev/null)
+		check "another library as the module: exit 70" "$?" "70"
+		check "another library as the module: refused" "$out" \
+			"sim: the cluster engine $tmp/lone/sim-engine.so is not the one this program was built with"
+		check "another library as the module: one line" "$(printf '%s\n' "$out" | wc -l)" "1"
+	fi
 else
 	echo "FAIL cmake --install into $tmp/inst"
 	fail=1
