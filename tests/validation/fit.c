@@ -360,7 +360,7 @@ static void fit_replay_gen(void)
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < nvs; i++) {
 			struct vcase *v = &vs[i];
-			if (!v->gen || !v->ok || (pass == 1 && !fold_has[v->src]))
+			if (!v->gen || !v->ok || v->unscored || (pass == 1 && !fold_has[v->src]))
 				continue;
 			if (v->serve) { /* served here, with this pass's constants */
 				double t, tok, e = NAN;

@@ -9,7 +9,10 @@
 #   with multi-head latent attention;
 # - a serving case that writes an output is refused;
 # - an imported case without its gen command, or whose trace is missing, is refused, naming it;
-# - a gen case option ranks_per_node= that is not a count is refused.
+# - a gen case option ranks_per_node= that is not a count is refused;
+# - a row in both cases.tsv and skipped.tsv is replayed but not scored: reported with its error and first blocker
+#   in its own table, in no category score or table;
+# - a skip reason too long to keep whole is refused, naming the row.
 # usage: run_bad_cases.sh VALIDATE REPO_ROOT
 set -u
 validate=$1 root=$(cd "$2" && pwd)
@@ -97,6 +100,28 @@ printf 'T093\tconfigs/gb300.cfg\t-\tmcore\tgen llama3-8b --tp 8 --pp 1 --dp 32 ;
 	>"$tmp/tests/validation/cases.tsv"
 refused "a gen case with ranks_per_node=0 is refused" "$tmp/m3.tsv" \
 	"^validate: .*T093: gen case option 'ranks_per_node=0': expected an integer from 1 to 65536"
+
+# 9. in both files: replayed, not scored
+printf 'G026\tconfigs/a100.cfg\t-\ttflops\tgemm m=1024 n=1024 k=1024 dtype=fp16\n' >"$tmp/tests/validation/cases.tsv"
+printf 'G021\tconfigs/mi300x.cfg\t-\ttflops\tgemm m=4096 n=4864 k=32896 dtype=bf16\n' >>"$tmp/tests/validation/cases.tsv"
+printf 'G021\tthe clock of this run is in doubt: a test reason\nG057\tnot here\n' >"$tmp/tests/validation/skipped.tsv"
+"$validate" "$tmp" "$tmp/m.tsv" "$tmp/out.md" >"$tmp/out" 2>"$tmp/err"
+grep -q 'G021' "$tmp/err"
+check "a row in both files is no problem" $(( ! $? ))
+grep -q '^gemm  *1 ' "$tmp/out"
+check "a replayed, unscored row is in no category score" $?
+sed -n '/^## Replayed, not scored/,/^## /p' "$tmp/out.md" |
+	grep -q '^| G021 | gemm | .* | [0-9.]* | 708 | TFLOP/s | [-+][0-9.]*% | the clock of this run is in doubt |$'
+check "a replayed, unscored row is reported with its error and first blocker" $?
+sed -n '/^## gemm/,/^## /p' "$tmp/out.md" | grep -q '^| G021 '
+check "a replayed, unscored row is not in its category's table" $(( ! $? ))
+grep -q '^| G021 | gemm | .* | the clock of this run is in doubt (replayed, not scored) |$' "$tmp/out.md"
+check "the skipped rows' table marks it replayed" $?
+
+# 10. a reason longer than the report keeps is refused, not cut
+printf 'G021\t%s\n' "$(head -c 2100 /dev/zero | tr '\0' x)" >"$tmp/tests/validation/skipped.tsv"
+refused "a skip reason too long to keep is refused" "$tmp/m.tsv" \
+	'^validate: skipped.tsv:1: G021: reason of 2100 characters (at most 2047)'
 
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

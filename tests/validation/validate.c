@@ -712,6 +712,11 @@ static void skipped_row(char **fl, int lineno)
 		fail("skipped.tsv:%d: %s: category '%s' is not validated here", lineno, ms[mi].id, ms[mi].cat);
 		return;
 	}
+	if (strlen(trim(fl[1])) >= sizeof sk->reason) {
+		fail("skipped.tsv:%d: %s: reason of %zu characters (at most %zu)", lineno, ms[mi].id,
+		     strlen(trim(fl[1])), sizeof sk->reason - 1);
+		return;
+	}
 	ms[mi].in_skipped = 1;
 	sk = xrealloc(sk, (size_t)(nsk + 1) * sizeof *sk);
 	snprintf(sk[nsk].id, sizeof sk[nsk].id, "%s", ms[mi].id);
@@ -824,9 +829,13 @@ static void check_coverage(void)
 	for (int i = 0; i < nms; i++) {
 		if (cat_index(ms[i].cat) < 0)
 			continue;
-		if (ms[i].in_cases && ms[i].in_skipped)
-			fail("%s: in both cases.tsv and skipped.tsv", ms[i].id);
-		else if (!ms[i].in_cases && !ms[i].in_skipped)
+		if (ms[i].in_cases && ms[i].in_skipped) {
+			/* replayed, not scored: the case is the best reading of the run, the reason why it is not
+			 * scored */
+			for (int j = 0; j < nvs; j++)
+				if (vs[j].meas == i)
+					vs[j].unscored = vs[j].cond = 1;
+		} else if (!ms[i].in_cases && !ms[i].in_skipped)
 			fail("%s (%s): in neither cases.tsv nor skipped.tsv", ms[i].id, ms[i].cat);
 	}
 }
@@ -1442,7 +1451,7 @@ static void write_headline(FILE *f, const struct cvstat *cv, const struct cvstat
 	char b1[32], b2[32];
 	int nfit = 0, nsrc = 0, met = 0, ncat = 0, ncond = 0;
 	for (int i = 0; i < nvs; i++)
-		nfit += fit_row(&vs[i]), ncond += vs[i].ok && vs[i].cond;
+		nfit += fit_row(&vs[i]), ncond += vs[i].ok && vs[i].cond && !vs[i].unscored;
 	nsrc = fit_folds();
 	int nf = fit_families_fitted();
 	for (int c = 0; c < NCATS; c++)
@@ -1576,22 +1585,25 @@ static void write_skipped(FILE *f)
 					done[k] = 1, n++;
 			}
 			fprintf(f, "| %s | %d | ", cats[c].name, n);
-			md_cell(f, sk[j].reason, 600);
+			md_cell(f, sk[j].reason, sizeof sk[j].reason);
 			fputs(" |\n", f);
 		}
 	free(done);
-	fprintf(f, "\n| id | category | device | reason |\n|---|---|---|---|\n");
+	fprintf(f, "\n| id | category | device | first blocker |\n|---|---|---|---|\n");
 	for (int i = 0; i < nms; i++) {
 		if (!ms[i].in_skipped)
 			continue;
 		for (int j = 0; j < nsk; j++) {
 			if (strcmp(sk[j].id, ms[i].id))
 				continue;
+			char key[200];
+			size_t lk = blocker_len(sk[j].reason);
+			snprintf(key, sizeof key, "%.*s", (int)(lk < sizeof key ? lk : sizeof key - 1), sk[j].reason);
 			fprintf(f, "| %s | %s | ", ms[i].id, ms[i].cat);
 			md_cell(f, ms[i].device, 200);
 			fputs(" | ", f);
-			md_cell(f, sk[j].reason, 600);
-			fputs(" |\n", f);
+			md_cell(f, key, sizeof key);
+			fputs(ms[i].in_cases ? " (replayed, not scored) |\n" : " |\n", f);
 		}
 	}
 	fprintf(f, "\n");
@@ -1602,7 +1614,7 @@ static void write_conditioned(FILE *f, int fit)
 {
 	int n = 0;
 	for (int i = 0; i < nvs; i++)
-		n += vs[i].cond;
+		n += vs[i].cond && !vs[i].unscored;
 	if (!n)
 		return;
 	fprintf(
@@ -1620,7 +1632,7 @@ static void write_conditioned(FILE *f, int fit)
 	for (int i = 0; i < nvs; i++) {
 		const struct vcase *v = &vs[i];
 		const struct meas *m = &ms[v->meas];
-		if (!v->cond)
+		if (!v->cond || v->unscored)
 			continue;
 		fprintf(f, "| %s | %s | ", v->id, m->cat);
 		md_cell(f, m->device, 120);
@@ -1629,6 +1641,77 @@ static void write_conditioned(FILE *f, int fit)
 		fprintf(f, "` | %.4g | %s | %s |", v->pred, m->value_text, m->unit);
 		err_cells(f, v, fit);
 		fputs("\n", f);
+	}
+	fprintf(f, "\n");
+}
+
+/* The reason a skipped row gives, "" if none. */
+static const char *skip_reason(const char *id)
+{
+	for (int j = 0; j < nsk; j++)
+		if (!strcmp(sk[j].id, id))
+			return sk[j].reason;
+	return "";
+}
+
+/* The replayed, unscored rows: in both cases.tsv and skipped.tsv. What they would score, per category, then each
+   row with its first blocker (the skipped rows' table gives the whole reason). */
+static void write_unscored(FILE *f)
+{
+	int n = 0;
+	for (int i = 0; i < nvs; i++)
+		n += vs[i].unscored;
+	if (!n)
+		return;
+	fprintf(f,
+	        "## Replayed, not scored\n\nThese %d rows are in `tests/validation/skipped.tsv`, whose reason says why "
+	        "no score counts them (the run's settings are not all published, or a mechanism of the run is not "
+	        "modelled yet), and in `cases.tsv` too, with the best reading of the run the sources give: each is "
+	        "replayed on every run of the suite, so that what the model predicts for it stays in view, but it is "
+	        "in no category score, fit, ratio or mechanism.\n\n",
+	        n);
+	fprintf(f, "| category | rows | replayed | MAPE | bias |\n|---|---:|---:|---:|---:|\n");
+	for (int c = 0; c < NCATS; c++) {
+		int nc = 0, nok = 0;
+		double sa = 0, ss = 0;
+		for (int i = 0; i < nvs; i++)
+			if (vs[i].unscored && cat_index(ms[vs[i].meas].cat) == c) {
+				nc++;
+				if (vs[i].ok)
+					nok++, sa += fabs(vs[i].err), ss += vs[i].err;
+			}
+		if (!nc)
+			continue;
+		char b1[32], b2[32];
+		pct(b1, sizeof b1, nok ? sa / nok : NAN);
+		spct(b2, sizeof b2, nok ? ss / nok : NAN);
+		fprintf(f, "| %s | %d | %d | %s | %s |\n", cats[c].name, nc, nok, b1, b2);
+	}
+	fprintf(f, "\n| id | category | device | config | op(s) | predicted | measured | unit | error | not scored "
+	           "because |\n|---|---|---|---|---|---:|---:|---|---:|---|\n");
+	for (int i = 0; i < nvs; i++) {
+		const struct vcase *v = &vs[i];
+		const struct meas *m = &ms[v->meas];
+		if (!v->unscored)
+			continue;
+		fprintf(f, "| %s | %s | ", v->id, m->cat);
+		md_cell(f, m->device, 120);
+		fputs(" | `", f);
+		md_cell(f, v->config, 300);
+		fputs("` | ", f);
+		md_ops(f, v);
+		if (v->ok)
+			fprintf(f, " | %.4g | %s | %s |", v->pred, m->value_text, m->unit), err_cells(f, v, 0);
+		else
+			fprintf(f, " | %s | %s | %s | - |", v->gen && no_steps ? "not run" : "failed", m->value_text,
+			        m->unit);
+		const char *r = skip_reason(v->id);
+		char key[200];
+		size_t lk = blocker_len(r);
+		snprintf(key, sizeof key, "%.*s", (int)(lk < sizeof key ? lk : sizeof key - 1), r);
+		fputc(' ', f);
+		md_cell(f, key, sizeof key);
+		fputs(" |\n", f);
 	}
 	fprintf(f, "\n");
 }
@@ -1689,7 +1772,8 @@ static void write_report(FILE *f, const struct catstat *cs, const struct catstat
 	           "simulated as a case of `tests/validation/cases.tsv` (config, `--set` overrides that are settings "
 	           "of the run, never a figure measured in it, the op lines whose times are summed, and how the time "
 	           "converts to the measurement's unit) or listed with its reason in "
-	           "`tests/validation/skipped.tsv`. So is every row of `tests/validation/measurements-lent.tsv`, "
+	           "`tests/validation/skipped.tsv` (a row in both is replayed but not scored: \"Replayed, not "
+	           "scored\"). So is every row of `tests/validation/measurements-lent.tsv`, "
 	           "what this project measured itself on lent hardware (\"Measured here\").\n\n");
 	fprintf(f, "A training or inference row is a `sim gen` command instead of op lines: the generated trace (one "
 	           "training step, or one request batch: prefill and every decode step) is replayed on the config's "
@@ -1717,7 +1801,13 @@ static void write_report(FILE *f, const struct catstat *cs, const struct catstat
 	if (fit)
 		write_headline(f, cv, cvall);
 	write_summary(f, cs, all, cv, cvall);
-	fprintf(f, "%d rows simulated (%d scored, the rest conditioned), %d skipped.\n\n", nvs, all->n, nsk);
+	int nun = 0;
+	for (int i = 0; i < nvs; i++)
+		nun += vs[i].unscored;
+	fprintf(f,
+	        "%d rows simulated (%d scored, %d replayed but not scored, the rest conditioned), %d skipped (%d of "
+	        "them the replayed rows).\n\n",
+	        nvs, all->n, nun, nsk, nun);
 	write_ratios(f);
 	write_lent(f);
 
@@ -1776,6 +1866,7 @@ static void write_report(FILE *f, const struct catstat *cs, const struct catstat
 	write_families(f);
 	write_guards(f);
 	write_conditioned(f, fit);
+	write_unscored(f);
 	write_skipped(f);
 	if (fit)
 		fit_write(f);
@@ -1936,9 +2027,9 @@ int main(int argc, char **argv)
 			spct(b1, sizeof b1, vs[i].ok ? vs[i].err : NAN);
 			printf(
 			    "  %-5s step %9.4g s on %5d ranks (%4d replayed)  predicted %10.4g  measured %10s  error "
-			    "%7s  replay %.1f s\n",
+			    "%7s  replay %.1f s%s\n",
 			    vs[i].id, vs[i].step_s, vs[i].ranks, vs[i].nrep, vs[i].pred, ms[vs[i].meas].value_text, b1,
-			    vs[i].wall_s);
+			    vs[i].wall_s, vs[i].unscored ? "  (not scored)" : "");
 		}
 	if (ngen)
 		printf("  %d replays in %.1f s (wall clock)\n", ngen, gen_wall);

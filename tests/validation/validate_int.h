@@ -119,6 +119,10 @@ struct vcase {
 	   overhead of its harness, which only that harness's own measurements
 	   give); reported apart, in no category score and not fitted */
 	int cond;
+	/* a replayed, unscored row: in skipped.tsv as well (its reason says why it is not scored), replayed with the
+	   case's best reading of the run and reported apart with its error; cond is set too, so that no score, fit,
+	   ratio or mechanism counts it */
+	int unscored;
 	int src;               /* its source (fit.c's leave-one-out unit): index into srcs[] */
 	double err_in, err_cv; /* errors with the constants fitted on all rows, and on the other sources */
 };
@@ -131,7 +135,7 @@ struct chipent {
 
 struct skip {
 	char id[32];
-	char reason[512];
+	char reason[2048];
 };
 
 /* A pair of ratios.tsv: one workload measured on two chips. */
