@@ -270,6 +270,8 @@ static void test_presets(void)
 	    {"kimi-k2", 1040, 32.6},        /* Kimi K2 report, Table 2 */
 	    {"gpt-oss-120b", 116.83, 0},    /* model card, Table 1 (its 5.13B active leave the input embedding out) */
 	    {"nemotron-3-nano", 31.6, 3.6}, /* Nemotron 3 Nano technical report: 31.6B, 3.6B active with embeddings */
+	    {"nemotron-3-super", 120.6, 12.7}, /* its model page (research.nvidia.com): 120.6B, 12.7B a forward pass */
+	    {"nemotron-3-ultra", 550, 55},     /* its model page (research.nvidia.com): 550B total, 55B active */
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
@@ -1428,6 +1430,9 @@ static void test_mcore_flops(void)
 	    {"qwen3-30b-a3b --seq 4096 --dp 8 --ep 8 --micro-batch 4 --global-batch 512", 923, 39936},
 	    {"kimi-k2 --seq 4096 --dp 64 --ep 64 --micro-batch 2 --global-batch 4096", 1099, 5372},
 	    {"nemotron-3-nano --dp 8 --ep 8 --micro-batch 4 --global-batch 512", 798, 35861}, /* T257, hybrid_flops */
+	    /* T073, T077: hybrid_flops with LatentMoE and the recipe's two MTP passes ("*E" each, the logits thrice) */
+	    {"nemotron-3-super --mtp-num-layers 2 --dp 64 --ep 64 --global-batch 512", 831, 9856},
+	    {"nemotron-3-ultra --mtp-num-layers 2 --dp 256 --ep 64 --global-batch 256", 1281, 3552},
 	    {"gpt-oss-120b --seq 4096 --dp 64 --ep 64 --micro-batch 4 --global-batch 1280", 934, 28672},
 	    {"llama3-70b --seq 8192 --tp 2 --pp 4 --dp 8 --global-batch 256", 1664, 3712},
 	    {"llama3-405b --seq 8192 --tp 4 --pp 8 --dp 8 --global-batch 1536 --schedule interleaved --virtual-stages "
@@ -1538,6 +1543,46 @@ static void test_hybrid(void)
 	}
 	free(text);
 	free(again);
+	/* the same with LatentMoE (experts on a width of 256, projections down and up around them) and an MTP module
+	   of an attention and an MoE sublayer ("*E": eh_proj 2h x h, attention, the latent MoE, the LM head again) */
+	rc = parse("gpt --hidden 1024 --heads 16 --experts 8 --topk 2 --moe-latent 256 --mtp-num-layers 1 "
+	           "--hybrid-pattern M*-E --seq 2048",
+	           &c, &a, why, sizeof why);
+	CHECK(rc == 0, "latent hybrid gpt: %s", why);
+	if (rc)
+		return;
+	text = text_of(&c, "latent");
+	t = text ? tr_parse_string(text, "latent", why, sizeof why) : NULL;
+	CHECK(t != NULL, "latent hybrid trace does not parse: %s", why);
+	if (t) {
+		double s = 2048, h = 1024, f = 4096, E = 8, k = 2, w = 256, V = (double)gen_vocab_padded(&c);
+		double H = 32, P = 64, N = 128, G = 8, Q = GEN_MAMBA_CHUNK, din = H * P;
+		double moe =
+		    h * E + k * 2 * w * f + 2 * h * w; /* router, two latent experts a token, fc1/fc2_latent_proj */
+		double mats = h * (2 * din + 2 * G * N + H) + din * h + 4 * h * h + 2 * h * f + moe + h * V;
+		double mtp = 2 * h * h + 4 * h * h + moe + h * V;
+		double fwd = H * P * (4 * N + 2 * Q) + 2 * Q * N * G, bwd = 6 * Q * N * G + H * P * (10 * N + 6 * Q);
+		double want = 3 * 2 * s * (mats + mtp) + s * (fwd + bwd), got = trace_flops(t);
+		CHECK(near(got, want, 1e-9),
+		      "latent hybrid: the trace's GEMMs do %.6g FLOPs, counted %.6g (ratio %.6f)", got, want,
+		      got / want);
+		tr_free(t);
+	}
+	free(text);
+	/* at ep 2 the dispatch moves latent-wide tokens: 2 bytes x topk x w a token */
+	rc =
+	    parse("gpt --hidden 1024 --heads 16 --experts 8 --topk 2 --moe-latent 256 --hybrid-pattern M*-E --seq 2048 "
+	          "--dp 2 --ep 2",
+	          &c, &a, why, sizeof why);
+	CHECK(rc == 0, "latent hybrid gpt at ep 2: %s", why);
+	text = rc ? NULL : text_of(&c, "latent ep");
+	const char *a2a = text ? strstr(text, "op=alltoall") : NULL, *bytes = a2a ? strstr(a2a, "bytes=") : NULL;
+	CHECK(bytes && strtod(bytes + 6, NULL) == 2048.0 * 2 * 256 * 2, "latent all-to-all: %.40s",
+	      bytes ? bytes : "none");
+	free(text);
+	rc = parse("gpt --hidden 1024 --heads 16 --moe-latent 256 --hybrid-pattern M*-M --seq 2048", &c, &a, why,
+	           sizeof why);
+	CHECK(rc == -1 && strstr(why, "needs --experts"), "--moe-latent without experts: '%s'", why);
 }
 
 /* Sliding-window attention (--window, --window-skip-freq) as gpt-oss-120b has it: every other layer banded to

@@ -188,6 +188,64 @@ static const struct gen_model presets[] = {
      .mamba_head_dim = 64,
      .mamba_state = 128,
      .mamba_groups = 8},
+    /* NVIDIA Nemotron 3 Super 120B-A12B (its Hugging Face config.json, nvidia/NVIDIA-Nemotron-3-Super-120B-A12B;
+       Megatron-Bridge's recipes/nemotronh/nemotron_3_super.py): 88 layers of a hybrid pattern, 40 Mamba-2
+       mixers (128 heads of 64, state 128 in 8 groups), 40 LatentMoE layers of 512 experts top-22 of width 2688
+       on a latent width of 1024 with a shared expert of 5376 (two widths), 8 attention layers of 32 heads with
+       2 key/value heads of 128; one MTP module of an attention and an MoE sublayer ("*E"), which the
+       recipe runs twice (mtp_num_layers 2 with mtp_use_repeated_layer: --mtp-num-layers 2 here, each module
+       with weights of its own). */
+    {.name = "nemotron-3-super",
+     .layers = 88,
+     .hidden = 4096,
+     .heads = 32,
+     .kv_heads = 2,
+     .head_dim = 128,
+     .ffn = 2688,
+     .vocab = 131072,
+     .seq = 8192,
+     .norm = GEN_RMSNORM,
+     .act = GEN_RELU2,
+     .nopos = 1,
+     .experts = 512,
+     .topk = 22,
+     .shared = 2,
+     .expert_ffn = 2688,
+     .moe_latent = 1024,
+     .mtp = 1,
+     .hybrid = "MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME",
+     .mamba_heads = 128,
+     .mamba_head_dim = 64,
+     .mamba_state = 128,
+     .mamba_groups = 8},
+    /* NVIDIA Nemotron 3 Ultra (its Hugging Face config.json; the Megatron-LM pre-training script's
+       --hybrid-override-pattern): 108 layers, 48 Mamba-2 mixers (256 heads of 64, state 128 in 8 groups), 48
+       LatentMoE layers of 512 experts top-22 of width 5120 on a latent width of 2048 with a shared expert of
+       10240, 12 attention layers of 64 heads with 2 key/value heads of 128, hidden 8192; one "*E" MTP module. */
+    {.name = "nemotron-3-ultra",
+     .layers = 108,
+     .hidden = 8192,
+     .heads = 64,
+     .kv_heads = 2,
+     .head_dim = 128,
+     .ffn = 5120,
+     .vocab = 131072,
+     .seq = 8192,
+     .norm = GEN_RMSNORM,
+     .act = GEN_RELU2,
+     .nopos = 1,
+     .experts = 512,
+     .topk = 22,
+     .shared = 2,
+     .expert_ffn = 5120,
+     .moe_latent = 2048,
+     .mtp = 1,
+     .hybrid = "MEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*"
+               "EMEMEMEME",
+     .mamba_heads = 256,
+     .mamba_head_dim = 64,
+     .mamba_state = 128,
+     .mamba_groups = 8},
     {.name = "qwen3-235b-a22b",
      .layers = 94,
      .hidden = 4096,
@@ -334,6 +392,9 @@ static int check_shape(const struct gen_config *c, char *why, size_t len)
 		    p->cp);
 	if (m->experts && m->expert_ffn % p->tp)
 		return fail(why, len, "expert FFN %lld is not divisible by --tp %lld", m->expert_ffn, p->tp);
+	if (m->moe_latent && !m->experts)
+		return fail(why, len, "--moe-latent %lld: a latent width of the experts needs --experts",
+		            m->moe_latent);
 	if (m->experts && (m->topk < 1 || m->topk > m->experts))
 		return fail(why, len, "--topk %lld: expected 1 to --experts %lld", m->topk, m->experts);
 	if (m->experts && (m->router_groups > 0 || m->router_group_topk > 0)) {
@@ -604,10 +665,11 @@ static int check_hybrid(const struct gen_config *c, char *why, size_t len)
 		            "%s is a hybrid Mamba model (--hybrid-pattern), written for training only: a Mamba layer's "
 		            "decode step (its recurrent state update) is not modelled",
 		            m->name);
-	if (m->mtp || m->window || m->dense_layers || m->attn == GEN_MLA)
+	if ((m->mtp && !m->experts) || m->window || m->dense_layers || m->attn == GEN_MLA)
 		return fail(why, len,
-		            "--hybrid-pattern with %s: a hybrid model's layers are its pattern's (no MTP modules, "
-		            "sliding windows, leading dense layers or MLA)",
+		            "--hybrid-pattern with %s: a hybrid model's layers are its pattern's (no sliding windows, "
+		            "leading dense layers or MLA; an MTP module is an attention and an MoE sublayer, \"*E\", "
+		            "so it needs --experts)",
 		            m->mtp            ? "--mtp-num-layers"
 		            : m->window       ? "--window"
 		            : m->dense_layers ? "--dense-layers"
@@ -821,6 +883,15 @@ static double attn_params(const struct gen_model *m, long long t)
 	return 2 * h * al * m->head_dim + 2 * h * kv_local(m, t) * m->head_dim;
 }
 
+/* An MoE sublayer's weights on one rank, norms apart: the router, the shared experts and LatentMoE's two
+   projections (replicated over tp) dense, experts_used routed experts of the experts' width. */
+static void add_moe_params(const struct gen_model *m, long long t, double experts_used, struct gen_params *r)
+{
+	double h = (double)m->hidden, w = m->moe_latent ? (double)m->moe_latent : h; /* the experts' width */
+	r->dense += h * m->experts + m->shared * ffn_mats(m) * h * m->expert_ffn / t + (m->moe_latent ? 2 * h * w : 0);
+	r->expert += experts_used * ffn_mats(m) * w * m->expert_ffn / t;
+}
+
 /* The weights of one block on one rank: dense (attention, norms, router,
    shared experts, dense FFN) and expert. experts_used: experts counted
    (E / ep per rank, or topk for the active parameters). */
@@ -839,8 +910,7 @@ static struct gen_params layer_params(const struct gen_model *m, long long layer
 		r.dense += ffn_mats(m) * h * m->ffn / t;
 		return r;
 	}
-	r.dense += h * m->experts + m->shared * ffn_mats(m) * h * m->expert_ffn / t;
-	r.expert = experts_used * ffn_mats(m) * h * m->expert_ffn / t;
+	add_moe_params(m, t, experts_used, &r);
 	return r;
 }
 
@@ -873,7 +943,13 @@ struct gen_params gen_mtp_params(const struct gen_config *c, long long stage)
 {
 	const struct gen_model *m = &c->m;
 	double h = (double)m->hidden;
-	struct gen_params r = layer_params(m, m->layers - 1, c->p.tp, (double)(m->experts / c->p.ep));
+	struct gen_params r;
+	if (m->hybrid[0]) { /* "*E": an attention and an MoE sublayer, a norm each */
+		r = (struct gen_params){2 * norm_params(m) + attn_params(m, c->p.tp) + qk_norm_params(m), 0};
+		add_moe_params(m, c->p.tp, (double)(m->experts / c->p.ep), &r);
+	} else {
+		r = layer_params(m, m->layers - 1, c->p.tp, (double)(m->experts / c->p.ep));
+	}
 	r.dense += 2 * h * h / (double)c->p.tp + 3 * norm_params(m);
 	if (stage > 0)
 		r.dense += vocab_local(c) * h;
@@ -969,7 +1045,10 @@ static double ffn_act_token(const struct gen_model *m, long long layer, long lon
 	double per = (m->act == GEN_SWIGLU ? 4.0 : 2.0) + q;
 	if (!gen_layer_is_moe(m, layer))
 		return per * m->ffn / t;
-	return m->topk * (q * m->hidden + per * m->expert_ffn / t) + m->shared * per * m->expert_ffn / t;
+	/* LatentMoE: latent-wide expert inputs, and fc2_latent_proj's input (2 bytes a latent value) */
+	double w = m->moe_latent ? (double)m->moe_latent : (double)m->hidden;
+	return m->topk * (q * w + per * m->expert_ffn / t) + m->shared * per * m->expert_ffn / t +
+	       (m->moe_latent ? 2 * w : 0);
 }
 
 double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen_recompute rc)
@@ -1022,6 +1101,16 @@ double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen
 	return repl + shard + core;
 }
 
+/* the tensors an MTP module's block keeps: the last layer's, or a hybrid model's "*E", its first attention and
+   its first MoE layer's */
+static double mtp_act_bytes(const struct gen_config *c, enum gen_recompute rc)
+{
+	const char *h = c->m.hybrid, *a = strchr(h, '*'), *e = strchr(h, 'E');
+	if (!h[0])
+		return gen_act_layer_bytes(c, c->m.layers - 1, rc);
+	return (a ? gen_act_layer_bytes(c, a - h, rc) : 0) + (e ? gen_act_layer_bytes(c, e - h, rc) : 0);
+}
+
 /* micro-batch chunks whose activations stage K holds at the peak */
 static double in_flight(const struct gen_config *c, long long stage)
 {
@@ -1054,10 +1143,9 @@ static void train_activations(const struct gen_config *c, long long stage, struc
 	   eh_proj input, the two normed halves: 4h bytes a token */
 	double n = (double)stage_mtp(c, stage), tok = (double)gen_seq_local(c) * c->p.micro_batch;
 	if (n > 0)
-		per_chunk += n *
-		             (gen_act_layer_bytes(c, c->m.layers - 1, c->p.recompute) +
-		              4.0 * tok * c->m.hidden / (c->p.sp ? (double)c->p.tp : 1)) /
-		             (double)c->p.vstages;
+		per_chunk +=
+		    n * (mtp_act_bytes(c, c->p.recompute) + 4.0 * tok * c->m.hidden / (c->p.sp ? (double)c->p.tp : 1)) /
+		    (double)c->p.vstages;
 	out->activations = in_flight(c, stage) * per_chunk + (c->p.recompute == GEN_RC_FULL ? biggest : 0);
 }
 
@@ -1137,6 +1225,16 @@ static double layer_matmul_params(const struct gen_model *m, long long l)
 	       (m->attn == GEN_MLA ? (double)(m->q_lora + m->kv_lora) : 0);
 }
 
+/* an MTP module's block: the last layer's, or a hybrid model's "*E" */
+static double mtp_matmul_params(const struct gen_model *m)
+{
+	if (!m->hybrid[0])
+		return layer_matmul_params(m, m->layers - 1);
+	struct gen_params r = {attn_params(m, 1), 0};
+	add_moe_params(m, 1, (double)m->topk, &r);
+	return r.dense + r.expert;
+}
+
 static double block_matmul_params(const struct gen_model *m)
 {
 	double n = 0;
@@ -1188,7 +1286,7 @@ double gen_model_flops(const struct gen_config *c)
 		double s = (double)c->seq;
 		/* each MTP module: a block as the last (its attention pairs a layer's share), eh_proj 2h x h, the head
 		 */
-		double h = (double)m->hidden, last = layer_matmul_params(m, m->layers - 1);
+		double h = (double)m->hidden, last = mtp_matmul_params(m);
 		double mtp_flops = (double)m->mtp * (2 * s * (last + 2 * h * h + head) + pair * s * s);
 		long long n[5];
 		gen_layer_counts(m, n);
@@ -1217,10 +1315,15 @@ static double hybrid_mcore_flops(const struct gen_config *c)
 	gen_layer_counts(m, n);
 	double attn = 4 * h * p * (h + h * g / a + s / 2), mlp = 4 * (double)m->ffn * gate * h;
 	double mamba = 2 * h * (2 * din + 2 * G * N + H) + 7 * din * N + 2 * din * h;
-	double moe = 4 * h * (double)m->expert_ffn * ((double)m->topk + (double)m->shared) * gate;
-	double per_token = (double)n[GEN_LT_ATTN] * attn + (double)n[GEN_LT_MLP] * mlp +
-	                   (double)n[GEN_LT_MAMBA] * mamba + (double)n[GEN_LT_MOE] * moe +
-	                   2 * h * (double)gen_vocab_padded(c);
+	/* LatentMoE: the routed experts on the latent width w, and the projections down and up 4 h w */
+	double w = m->moe_latent ? (double)m->moe_latent : h, ef = (double)m->expert_ffn;
+	double moe = 4 * w * ef * (double)m->topk * gate + 4 * h * ef * (double)m->shared * gate +
+	             (m->moe_latent ? 4 * h * w : 0);
+	/* each MTP module ("*E") counts as one attention and one MoE layer and adds the logits once more */
+	double mtp = (double)m->mtp;
+	double per_token = ((double)n[GEN_LT_ATTN] + mtp) * attn + (double)n[GEN_LT_MLP] * mlp +
+	                   (double)n[GEN_LT_MAMBA] * mamba + ((double)n[GEN_LT_MOE] + mtp) * moe +
+	                   2 * h * (double)gen_vocab_padded(c) * (1 + mtp);
 	return 3 * (double)c->p.global_batch * s * per_token;
 }
 
@@ -1234,8 +1337,13 @@ double gen_mcore_flops(const struct gen_config *c)
 	double mats = m->act == GEN_SWIGLU ? 3 : 2, mlp = 0, attn = 0;
 	for (long long l = 0; l < m->layers + m->mtp; l++) { /* an MTP module's MLP is the last layer's */
 		long long k = l < m->layers ? l : m->layers - 1;
-		mlp += mats * (gen_layer_is_moe(m, k) ? (double)m->expert_ffn * (double)(m->topk + m->shared)
-		                                      : (double)m->ffn);
+		/* LatentMoE: the routed experts on the latent width (h x mlp is what a token multiplies), the
+		   projections down and up 2 h w */
+		double w = m->moe_latent ? (double)m->moe_latent : h;
+		mlp += gen_layer_is_moe(m, k)
+		           ? mats * (double)m->expert_ffn * ((double)m->topk * w / h + (double)m->shared) +
+		                 (m->moe_latent ? 2 * w : 0)
+		           : mats * (double)m->ffn;
 	}
 	if (m->attn == GEN_MLA) {
 		double dqk = (double)(m->nope_dim + m->rope_dim), dv = (double)m->v_dim;

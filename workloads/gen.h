@@ -89,13 +89,19 @@ struct gen_model {
 	long long shared;       /* shared experts, always active */
 	long long expert_ffn;   /* FFN width of one expert */
 	long long dense_layers; /* the first dense_layers blocks have a dense FFN */
+	/* LatentMoE (Nemotron 3 Super and Ultra; Megatron-Core's --moe-latent-size): the routed experts work on a
+	   latent width, the tokens projected down to it after the router (fc1_latent_proj) and back up after the
+	   combine (fc2_latent_proj), linear layers replicated over tp; the dispatch moves latent-wide tokens. The
+	   router and the shared experts keep the model width. 0: none. */
+	long long moe_latent;
 	/* group-limited routing (DeepSeek-V3; Megatron-Core's --moe-router-num-groups and --moe-router-group-topk):
 	   a token's experts lie in router_group_topk of router_groups expert groups (0: not group-limited) */
 	long long router_groups, router_group_topk;
 	/* multi-head latent attention (DeepSeek-V2/V3) */
 	long long q_lora, kv_lora, rope_dim, nope_dim, v_dim;
 	/* multi-token prediction (DeepSeek-V3 section 2.2, Megatron-Core's --mtp-num-layers): modules after the
-	   last block, each predicting one token further (training only; gen_chunk_mtp) */
+	   last block, each predicting one token further (training only; gen_chunk_mtp). A hybrid model's module
+	   holds an attention and an MoE sublayer (Megatron-Core's mtp_hybrid_override_pattern "*E", Nemotron 3). */
 	long long mtp;
 	/* sliding-window attention (Mistral, Gemma, GPT-OSS): the keys each query sees in a windowed layer (0: all),
 	   and every window_skip-th layer attends to all (Megatron-Core's window_attn_skip_freq; 0: every layer

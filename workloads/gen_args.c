@@ -65,6 +65,7 @@ static const struct flag flags[] = {
     {"--topk", F_POS, C(m.topk), 64 * K, M_ANY, NULL},
     {"--expert-ffn", F_POS, C(m.expert_ffn), 16 * M, M_ANY, NULL},
     {"--dense-layers", F_COUNT, C(m.dense_layers), 100 * K, M_ANY, NULL},
+    {"--moe-latent", F_COUNT, C(m.moe_latent), M, M_ANY, NULL},
     {"--router-groups", F_POS, C(m.router_groups), 64 * K, M_ANY, NULL},
     {"--router-group-topk", F_POS, C(m.router_group_topk), 64 * K, M_ANY, NULL},
     {"--moe-dispatcher", F_ENUM, C(p.dispatcher), 0, M_ANY, disp_names},

@@ -128,22 +128,27 @@ static void build_attn_mla(struct em *e, struct block *B, const struct tok *k)
 	s_gemm(B, T, e->h, e->al * m->v_dim, 1, 0, FP8_SEP);
 }
 
-/* the MLP of width f on T tokens, batch experts at once; `in`: how its
-   input reaches fp8 (the layer's norm, or the dispatcher's tokens). Megatron-
-   Core's SwiGLU/GELU is its own fused kernel writing bf16, so the second
-   GEMM quantizes its input separately. */
-static void build_mlp(struct em *e, struct block *B, long long T, long long f, long long batch, enum fp8_in in)
+/* the MLP of width f on T tokens of width d (the model's, or LatentMoE's experts'), batch experts at once; `in`:
+   how its input reaches fp8 (the layer's norm, or the dispatcher's tokens). Megatron-Core's SwiGLU/GELU is its
+   own fused kernel writing bf16, so the second GEMM quantizes its input separately. */
+static void build_mlp_w(struct em *e, struct block *B, long long T, long long d, long long f, long long batch,
+                        enum fp8_in in)
 {
 	if (e->m->act == GEN_SWIGLU) {
-		s_gemm(B, T, 2 * f / e->t, e->h, batch, 0, in); /* gate and up projections, fused */
+		s_gemm(B, T, 2 * f / e->t, d, batch, 0, in); /* gate and up projections, fused */
 		s_elem(B, "swiglu", T * f / e->t * batch, 0, NULL);
 	} else if (e->m->act == GEN_RELU2) { /* squared ReLU, a kernel of its own (Megatron-Core's fused one) */
-		s_gemm(B, T, f / e->t, e->h, batch, 0, in);
+		s_gemm(B, T, f / e->t, d, batch, 0, in);
 		s_elem(B, "relu", T * f / e->t * batch, 0, NULL);
 	} else {
-		s_gemm(B, T, f / e->t, e->h, batch, 1, in);
+		s_gemm(B, T, f / e->t, d, batch, 1, in);
 	}
-	s_gemm(B, T, e->h, f / e->t, batch, 0, FP8_SEP);
+	s_gemm(B, T, d, f / e->t, batch, 0, FP8_SEP);
+}
+
+static void build_mlp(struct em *e, struct block *B, long long T, long long f, long long batch, enum fp8_in in)
+{
+	build_mlp_w(e, B, T, e->h, f, batch, in);
 }
 
 /* Megatron-Core's all-gather dispatcher (MoEAllGatherTokenDispatcher, token_dispatcher.py): every rank gathers
@@ -151,7 +156,7 @@ static void build_mlp(struct em *e, struct block *B, long long T, long long f, l
    picks the copies its local experts need (a permute: one copy per token and local expert), and after them
    scatters the weighted outputs back into the gathered order (unpermute) and reduce-scatters them to their ranks.
    With ep 1 there is nothing to gather. */
-static void moe_allgather(struct em *e, struct block *B, long long T, long long per, long long active)
+static void moe_allgather(struct em *e, struct block *B, long long T, long long w, long long per, long long active)
 {
 	const struct gen_model *m = e->m;
 	long long ep = e->c->p.ep, hits = T * m->topk;
@@ -160,16 +165,16 @@ static void moe_allgather(struct em *e, struct block *B, long long T, long long 
 		s_coll(B, ST_EP_AG, T * ep * m->experts);     /* routing map */
 		s_coll(B, ST_EP_AG, T * ep * m->experts * 4); /* probabilities */
 		B->st[B->n - 1].grad = 1;
-		s_coll(B, ST_EP_AG, T * ep * e->h * 2); /* tokens */
+		s_coll(B, ST_EP_AG, T * ep * w * 2); /* tokens */
 		B->st[B->n - 1].grad = 1;
 	}
 	if (train || ep > 1)
-		s_elem(B, "copy", hits * e->h, 0, NULL); /* permute */
-	build_mlp(e, B, per, m->expert_ffn, active, FP8_SEP);
+		s_elem(B, "copy", hits * w, 0, NULL); /* permute */
+	build_mlp_w(e, B, per, w, m->expert_ffn, active, FP8_SEP);
 	if (train || ep > 1)
-		s_elem(B, "copy", hits * e->h, 0, NULL); /* unpermute */
+		s_elem(B, "copy", hits * w, 0, NULL); /* unpermute */
 	if (ep > 1)
-		s_coll(B, ST_EP_RS, T * ep * e->h * 2);
+		s_coll(B, ST_EP_RS, T * ep * w * 2);
 }
 
 /* router, dispatch, the local experts' tokens, combine, shared experts. A
@@ -184,34 +189,43 @@ static void moe_allgather(struct em *e, struct block *B, long long T, long long 
    local expert after it, and the mirror images (unsort, unpermute with the
    routing weights) around the combine: one copy kernel of T x topk x h
    elements each. Inference engines fuse the gather into the expert GEMM
-   (vLLM's fused_moe), so inference has none. */
+   (vLLM's fused_moe), so inference has none. LatentMoE (Megatron-Core's
+   moe_layer.py with moe_latent_size): after the router, fc1_latent_proj
+   takes the tokens down to the latent width, which every copy, transfer
+   and expert GEMM then has, and fc2_latent_proj takes the combined output
+   back up; both are linear layers replicated over tp, on all T tokens. */
 static void build_moe(struct em *e, struct block *B, long long T)
 {
 	const struct gen_model *m = e->m;
 	long long ep = e->c->p.ep, local = m->experts / ep, hits = T * m->topk;
 	long long active = hits < local ? hits : local, per = (hits + active - 1) / active;
-	long long a2a = T * m->topk * e->h * 2;
+	long long w = m->moe_latent ? m->moe_latent : e->h; /* the width the experts work on */
+	long long a2a = T * m->topk * w * 2;
 	enum gen_dispatcher d = e->c->p.dispatcher;
 	int train = e->c->mode == GEN_TRAIN, sort = train && ep > 1 && local > 1;
 	s_gemm(B, T, m->experts, e->h, 1, 0, FP8_NONE);
 	s_elem(B, "softmax", T * m->experts, m->experts, "fp32");
+	if (m->moe_latent)
+		s_gemm(B, T, w, e->h, 1, 0, FP8_NORM); /* fc1_latent_proj, on the norm's output */
 	if (d == GEN_DISP_ALLGATHER) {
-		moe_allgather(e, B, T, per, active);
+		moe_allgather(e, B, T, w, per, active);
 	} else {
 		if (train && d == GEN_DISP_ALLTOALL)
-			s_elem(B, "copy", hits * e->h, 0, NULL); /* permute */
+			s_elem(B, "copy", hits * w, 0, NULL); /* permute */
 		if (ep > 1)
 			s_a2a(B, a2a, d == GEN_DISP_FLEX);
 		if (sort || (train && d == GEN_DISP_FLEX))
-			s_elem(B, "copy", hits * e->h, 0, NULL); /* sort chunks by local expert; flex: permute */
-		build_mlp(e, B, per, m->expert_ffn, active, FP8_SEP);
+			s_elem(B, "copy", hits * w, 0, NULL); /* sort chunks by local expert; flex: permute */
+		build_mlp_w(e, B, per, w, m->expert_ffn, active, FP8_SEP);
 		if (sort || (train && d == GEN_DISP_FLEX))
-			s_elem(B, "copy", hits * e->h, 0, NULL); /* unsort; flex: unpermute */
+			s_elem(B, "copy", hits * w, 0, NULL); /* unsort; flex: unpermute */
 		if (ep > 1)
 			s_a2a(B, a2a, d == GEN_DISP_FLEX);
 		if (train && d == GEN_DISP_ALLTOALL)
-			s_elem(B, "copy", hits * e->h, 0, NULL); /* unpermute */
+			s_elem(B, "copy", hits * w, 0, NULL); /* unpermute */
 	}
+	if (m->moe_latent)
+		s_gemm(B, T, e->h, w, 1, 0, FP8_SEP); /* fc2_latent_proj */
 	if (m->shared)
 		build_mlp(e, B, T, m->expert_ffn * m->shared, 1, FP8_SEP);
 }
@@ -331,7 +345,8 @@ static void build_mtp(struct em *e, struct block *B, const struct tok *k)
 	s_coll(B, ST_TP_F, 2 * T * e->h * 2);
 	s_gemm(B, T, e->h / e->t, 2 * e->h, 1, 0, FP8_NONE);
 	s_coll(B, ST_TP_G, T * e->h * 2);
-	build_layer(e, B, k, gen_layer_is_moe(e->m, e->m->layers - 1));
+	/* a hybrid model's module is "*E": attention and an MoE sublayer, as a transformer block's two halves */
+	build_layer(e, B, k, e->m->hybrid[0] ? e->m->experts > 0 : gen_layer_is_moe(e->m, e->m->layers - 1));
 	build_head(e, B, k);
 }
 
