@@ -1432,6 +1432,9 @@ static void test_mcore_flops(void)
 	    {"nemotron-3-nano --dp 8 --ep 8 --micro-batch 4 --global-batch 512", 798, 35861}, /* T257, hybrid_flops */
 	    /* T073, T077: hybrid_flops with LatentMoE and the recipe's two MTP passes ("*E" each, the logits thrice) */
 	    {"nemotron-3-super --mtp-num-layers 2 --dp 64 --ep 64 --global-batch 512", 831, 9856},
+	    /* T072: Nemotron 3.5 Lightning, Nano's architecture with the "*E" MTP module run twice (Megatron-Bridge's
+	       recipes/nemotronh/nemotron_3_5_lightning.py) */
+	    {"nemotron-3-nano --mtp-num-layers 2 --dp 8 --ep 8 --micro-batch 2 --global-batch 512", 807, 28672},
 	    {"nemotron-3-ultra --mtp-num-layers 2 --dp 256 --ep 64 --global-batch 256", 1281, 3552},
 	    {"gpt-oss-120b --seq 4096 --dp 64 --ep 64 --micro-batch 4 --global-batch 1280", 934, 28672},
 	    {"llama3-70b --seq 8192 --tp 2 --pp 4 --dp 8 --global-batch 256", 1664, 3712},
@@ -1585,6 +1588,61 @@ static void test_hybrid(void)
 	CHECK(rc == -1 && strstr(why, "needs --experts"), "--moe-latent without experts: '%s'", why);
 }
 
+/* Expert parallelism folded over tensor parallelism (Megatron-Core's MoE parallel folding, expert TP 1): EP 4 on
+   TP 2 x DP 2. Each rank routes its own half of the tokens (sequence parallel) over the tp x ep ranks and runs its
+   experts whole: over all ranks the GEMMs do 3 x 2 x the tokens x (attention 4 h^2, the router h E once a token,
+   topk experts' 2 h f, the LM head h V), where unfolded tensor parallelism runs the router on every rank of a
+   token. The refusals name what folding needs. */
+static void test_ep_folding(void)
+{
+	struct gen_config c;
+	struct gen_args a;
+	char why[512];
+	int rc =
+	    parse("gpt --layers 2 --hidden 1024 --heads 16 --experts 8 --topk 2 --seq 2048 --tp 2 --sp --dp 2 --ep 4",
+	          &c, &a, why, sizeof why);
+	CHECK(rc == 0, "folded: %s", why);
+	if (rc)
+		return;
+	CHECK(gen_ep_folded(&c.p) && gen_ep_dim(&c.p) == 2, "ep 4 on tp 2 x dp 2 is folded, its dim 2");
+	char *text = text_of(&c, "folded");
+	struct trace *t = text ? tr_parse_string(text, "folded", why, sizeof why) : NULL;
+	CHECK(t != NULL, "folded trace does not parse: %s", why);
+	CHECK(text && strstr(text, "\nlayout tp=2 ep=2\n") && strstr(text, "\ncomm ept dims=tp,ep"),
+	      "folded: the layout's ep dim 2 and the communicator over tp and ep");
+	const char *a2a = text ? strstr(text, "op=alltoall") : NULL;
+	CHECK(a2a && !strncmp(a2a, "op=alltoall comm=ept bytes=", 27) &&
+	          strtod(a2a + 27, NULL) == 1024.0 * 2 * 1024 * 2,
+	      "folded all-to-all: a rank's 1024 tokens x topk 2 x h x 2 bytes over ept");
+	if (t) {
+		double tok = 2 * 2048, h = 1024, f = 4096, E = 8, k = 2, V = (double)gen_vocab_padded(&c);
+		double want = 6 * tok * (2 * (4 * h * h + h * E + k * 2 * h * f) + h * V), got = trace_flops(t);
+		CHECK(near(got, want, 1e-9), "folded: the ranks' GEMMs do %.6g FLOPs, counted %.6g (ratio %.6f)", got,
+		      want, got / want);
+		tr_free(t);
+	}
+	free(text);
+	/* a rank's expert weights: 2 of the 8 experts, whole */
+	struct gen_params ps = gen_stage_params(&c, 0);
+	CHECK(near(ps.expert, 2 * 2 * 2 * 1024.0 * 4096, 1e-12), "folded: %.6g expert weights a rank", ps.expert);
+	static const struct {
+		const char *line, *want;
+	} bad[] = {
+	    {"gpt --layers 2 --hidden 1024 --heads 16 --experts 8 --tp 2 --dp 2 --ep 4",
+	     "--ep 4 does not divide --dp 2"},
+	    {"gpt --layers 2 --hidden 1024 --heads 16 --experts 8 --tp 2 --sp --dp 2 --ep 8",
+	     "--ep 8 does not divide --dp 2"},
+	    {"gpt --layers 2 --hidden 1024 --heads 16 --experts 12 --tp 4 --sp --dp 4 --ep 6",
+	     "--ep 6 does not divide --dp 4"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		why[0] = '\0';
+		rc = parse(bad[i].line, &c, &a, why, sizeof why);
+		CHECK(rc == -1 && strstr(why, bad[i].want), "%s: want a refusal with '%s', got '%s'", bad[i].line,
+		      bad[i].want, why);
+	}
+}
+
 /* Sliding-window attention (--window, --window-skip-freq) as gpt-oss-120b has it: every other layer banded to
    128 keys, the first of them windowed (Megatron-Core's window_attn_skip_freq pattern). */
 static void test_window(void)
@@ -1648,6 +1706,7 @@ int main(void)
 	test_layout();
 	test_mcore_flops();
 	test_hybrid();
+	test_ep_folding();
 	test_window();
 	printf("%d checks, %d failed\n", checks, fails);
 	return fails != 0;

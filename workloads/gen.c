@@ -557,10 +557,14 @@ static int check_parallel(const struct gen_config *c, char *why, size_t len)
 		return fail(why, len, "--ep %lld needs a model with experts (--experts)", p->ep);
 	if (m->experts && m->experts % p->ep)
 		return fail(why, len, "--experts %lld is not divisible by --ep %lld", m->experts, p->ep);
-	if (p->dp % p->ep)
-		return fail(why, len,
-		            "--ep %lld does not divide --dp %lld (expert parallelism splits the data-parallel ranks)",
-		            p->ep, p->dp);
+	if (p->dp % p->ep && (p->tp < 2 || p->ep % p->tp || p->dp % (p->ep / p->tp) || !p->sp || p->cp > 1 ||
+	                      c->mode != GEN_TRAIN || p->dispatcher == GEN_DISP_ALLGATHER))
+		return fail(
+		    why, len,
+		    "--ep %lld does not divide --dp %lld (expert parallelism splits the data-parallel ranks; in "
+		    "training with --tp, --sp, --cp 1 and an all-to-all or flex dispatcher it may span the tp x dp "
+		    "ranks, Megatron-Core's MoE parallel folding: --tp divides --ep and --ep / --tp divides --dp)",
+		    p->ep, p->dp);
 	double ranks = (double)p->tp * (double)p->cp * (double)p->pp * (double)p->dp;
 	if (ranks > 1048576)
 		return fail(why, len, "--tp x --cp x --pp x --dp is %.0f ranks; at most 1048576", ranks);
@@ -760,6 +764,16 @@ long long gen_chunk_first_layer(const struct gen_config *c, long long stage, lon
 	return first;
 }
 
+int gen_ep_folded(const struct gen_parallel *p)
+{
+	return p->ep > 1 && p->dp % p->ep != 0;
+}
+
+long long gen_ep_dim(const struct gen_parallel *p)
+{
+	return gen_ep_folded(p) ? p->ep / p->tp : p->ep;
+}
+
 long long gen_stage_layers(const struct gen_config *c, long long stage)
 {
 	long long n = 0;
@@ -883,19 +897,27 @@ static double attn_params(const struct gen_model *m, long long t)
 	return 2 * h * al * m->head_dim + 2 * h * kv_local(m, t) * m->head_dim;
 }
 
+/* the experts' tensor parallelism: tp, or 1 with expert parallelism folded over tp */
+static long long gen_etp(const struct gen_parallel *p)
+{
+	return gen_ep_folded(p) ? 1 : p->tp;
+}
+
 /* An MoE sublayer's weights on one rank, norms apart: the router, the shared experts and LatentMoE's two
    projections (replicated over tp) dense, experts_used routed experts of the experts' width. */
-static void add_moe_params(const struct gen_model *m, long long t, double experts_used, struct gen_params *r)
+static void add_moe_params(const struct gen_model *m, long long t, long long etp, double experts_used,
+                           struct gen_params *r)
 {
 	double h = (double)m->hidden, w = m->moe_latent ? (double)m->moe_latent : h; /* the experts' width */
 	r->dense += h * m->experts + m->shared * ffn_mats(m) * h * m->expert_ffn / t + (m->moe_latent ? 2 * h * w : 0);
-	r->expert += experts_used * ffn_mats(m) * w * m->expert_ffn / t;
+	r->expert += experts_used * ffn_mats(m) * w * m->expert_ffn / etp;
 }
 
 /* The weights of one block on one rank: dense (attention, norms, router,
    shared experts, dense FFN) and expert. experts_used: experts counted
-   (E / ep per rank, or topk for the active parameters). */
-static struct gen_params layer_params(const struct gen_model *m, long long layer, long long t, double experts_used)
+   (E / ep per rank, or topk for the active parameters); etp: the experts' tensor parallelism (t, or 1 folded). */
+static struct gen_params layer_params(const struct gen_model *m, long long layer, long long t, long long etp,
+                                      double experts_used)
 {
 	struct gen_params r = {attn_params(m, t) + 2 * norm_params(m) + qk_norm_params(m), 0};
 	double h = m->hidden;
@@ -910,7 +932,7 @@ static struct gen_params layer_params(const struct gen_model *m, long long layer
 		r.dense += ffn_mats(m) * h * m->ffn / t;
 		return r;
 	}
-	add_moe_params(m, t, experts_used, &r);
+	add_moe_params(m, t, etp, experts_used, &r);
 	return r;
 }
 
@@ -946,9 +968,9 @@ struct gen_params gen_mtp_params(const struct gen_config *c, long long stage)
 	struct gen_params r;
 	if (m->hybrid[0]) { /* "*E": an attention and an MoE sublayer, a norm each */
 		r = (struct gen_params){2 * norm_params(m) + attn_params(m, c->p.tp) + qk_norm_params(m), 0};
-		add_moe_params(m, c->p.tp, (double)(m->experts / c->p.ep), &r);
+		add_moe_params(m, c->p.tp, gen_etp(&c->p), (double)(m->experts / c->p.ep), &r);
 	} else {
-		r = layer_params(m, m->layers - 1, c->p.tp, (double)(m->experts / c->p.ep));
+		r = layer_params(m, m->layers - 1, c->p.tp, gen_etp(&c->p), (double)(m->experts / c->p.ep));
 	}
 	r.dense += 2 * h * h / (double)c->p.tp + 3 * norm_params(m);
 	if (stage > 0)
@@ -964,7 +986,8 @@ struct gen_params gen_stage_params(const struct gen_config *c, long long stage)
 	for (long long ch = 0; ch < c->p.vstages; ch++)
 		for (long long l = 0, first = gen_chunk_first_layer(c, stage, ch); l < gen_chunk_layers(c, stage, ch);
 		     l++) {
-			struct gen_params lp = layer_params(m, first + l, t, (double)(m->experts / c->p.ep));
+			struct gen_params lp =
+			    layer_params(m, first + l, t, gen_etp(&c->p), (double)(m->experts / c->p.ep));
 			r.dense += lp.dense;
 			r.expert += lp.expert;
 		}
@@ -986,7 +1009,7 @@ static double model_params(const struct gen_model *m, int active)
 {
 	double n = 0;
 	for (long long l = 0; l < m->layers; l++) {
-		struct gen_params lp = layer_params(m, l, 1, (double)(active ? m->topk : m->experts));
+		struct gen_params lp = layer_params(m, l, 1, 1, (double)(active ? m->topk : m->experts));
 		n += lp.dense + lp.expert;
 	}
 	double emb = (double)m->vocab * m->hidden;
@@ -1040,15 +1063,17 @@ static double attn_act_token(const struct gen_model *m, long long t, double q)
    q (attn_act_token): the activation's output is the second GEMM's input,
    kept quantized (Transformer Engine's LayerNormMLP and GroupedLinear save
    the quantized tensor they multiplied), and so is an expert's input. */
-static double ffn_act_token(const struct gen_model *m, long long layer, long long t, double q)
+static double ffn_act_token(const struct gen_model *m, long long layer, long long t, double q, int folded)
 {
 	double per = (m->act == GEN_SWIGLU ? 4.0 : 2.0) + q;
 	if (!gen_layer_is_moe(m, layer))
 		return per * m->ffn / t;
-	/* LatentMoE: latent-wide expert inputs, and fc2_latent_proj's input (2 bytes a latent value) */
+	/* LatentMoE: latent-wide expert inputs, and fc2_latent_proj's input (2 bytes a latent value); folded over
+	   tp (gen_ep_folded), a rank routes its own 1/t of the tokens to experts it runs whole */
 	double w = m->moe_latent ? (double)m->moe_latent : (double)m->hidden;
-	return m->topk * (q * w + per * m->expert_ffn / t) + m->shared * per * m->expert_ffn / t +
-	       (m->moe_latent ? 2 * w : 0);
+	double routed =
+	    folded ? m->topk * (q * w + per * m->expert_ffn) / t : m->topk * (q * w + per * m->expert_ffn / t);
+	return routed + m->shared * per * m->expert_ffn / t + (m->moe_latent ? 2 * w / (folded ? t : 1) : 0);
 }
 
 double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen_recompute rc)
@@ -1084,7 +1109,7 @@ double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen
 			core = c->attn_impl == GEN_NAIVE ? (rc == GEN_RC_NONE ? (drop ? 5.0 : 2.0) * al * s * s * b : 0)
 			                                 : 4.0 * al * s * b;
 			break;
-		default: tok = ffn_act_token(m, layer, c->p.tp, q); break;
+		default: tok = ffn_act_token(m, layer, c->p.tp, q, gen_ep_folded(&c->p)); break;
 		}
 		return repl + s * b * tok + core;
 	}
@@ -1092,7 +1117,8 @@ double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen
 	   the two hidden dropout masks 1h + 1h (with dropout): 10 s b h (8
 	   without dropout), replicated over tp unless sequence parallel */
 	double repl = ((drop ? 10 : 8) - 2 * (2 - q)) * s * b * h / (c->p.sp ? t : 1);
-	double shard = s * b * (attn_act_token(m, c->p.tp, q) + ffn_act_token(m, layer, c->p.tp, q));
+	double shard =
+	    s * b * (attn_act_token(m, c->p.tp, q) + ffn_act_token(m, layer, c->p.tp, q, gen_ep_folded(&c->p)));
 	double core;
 	if (c->attn_impl == GEN_NAIVE) /* softmax output 2, with dropout its mask 1 and output 2 bytes per score */
 		core = rc == GEN_RC_NONE ? (drop ? 5.0 : 2.0) * al * s * s * b : 0;
@@ -1156,7 +1182,7 @@ static void train_memory(const struct gen_config *c, long long stage, struct gen
 	/* the distributed optimizer shards over the data-parallel ranks with the context-parallel ones
 	   (Megatron-Core: the data-parallel group with_context_parallel) */
 	gen_zero_memory(ps.dense, c->p.dp * c->p.cp, c->p.zero, c->p.offload, &d);
-	gen_zero_memory(ps.expert, c->p.dp / c->p.ep * c->p.cp, c->p.zero, c->p.offload, &e);
+	gen_zero_memory(ps.expert, c->p.dp / gen_ep_dim(&c->p) * c->p.cp, c->p.zero, c->p.offload, &e);
 	out->params = d.params + e.params;
 	out->grads = d.grads + e.grads;
 	out->optimizer = d.optimizer + e.optimizer;
@@ -1166,7 +1192,8 @@ static void train_memory(const struct gen_config *c, long long stage, struct gen
 	if (stage == c->p.pp - 1) /* fp32 logits of a micro-batch for the loss */
 		out->workspace += 4.0 * c->p.micro_batch * gen_seq_local(c) * vocab_local(c);
 	if (c->p.zero == 3) { /* a gathered layer in use and the next one prefetched */
-		struct gen_params lp = layer_params(&c->m, c->m.layers - 1, c->p.tp, (double)(c->m.experts / c->p.ep));
+		struct gen_params lp =
+		    layer_params(&c->m, c->m.layers - 1, c->p.tp, gen_etp(&c->p), (double)(c->m.experts / c->p.ep));
 		out->workspace += 2 * 2 * (lp.dense + lp.expert);
 	}
 }
@@ -1189,7 +1216,7 @@ static void infer_memory(const struct gen_config *c, long long stage, struct gen
 	out->kv = 2 * layers * per_token * b * (double)tokens;
 	/* prefill's live set of one block: input and residual, and the larger of
 	   the attention and FFN intermediates */
-	double a = attn_act_token(m, c->p.tp, 2), f = ffn_act_token(m, m->layers - 1, c->p.tp, 2); /* unquantized */
+	double a = attn_act_token(m, c->p.tp, 2), f = ffn_act_token(m, m->layers - 1, c->p.tp, 2, 0); /* unquantized */
 	if (c->attn_impl == GEN_NAIVE) /* the scores and the softmax output, 2 bytes each, per query */
 		a += 4.0 * (double)(m->heads / c->p.tp) * in;
 	out->activations = bm * in * (4.0 * m->hidden + (a > f ? a : f));
@@ -1214,7 +1241,7 @@ double gen_memory_total(const struct gen_memory *m)
 /* weights a token multiplies with in the blocks (norms excluded) */
 static double layer_matmul_params(const struct gen_model *m, long long l)
 {
-	struct gen_params lp = layer_params(m, l, 1, (double)m->topk);
+	struct gen_params lp = layer_params(m, l, 1, 1, (double)m->topk);
 	switch (gen_layer_type(m, l)) {
 	case GEN_LT_BLOCK: break;
 	case GEN_LT_MAMBA: return (double)m->hidden * (mamba_in_proj(m) + mamba_inner(m)); /* in_proj, out_proj */
@@ -1231,7 +1258,7 @@ static double mtp_matmul_params(const struct gen_model *m)
 	if (!m->hybrid[0])
 		return layer_matmul_params(m, m->layers - 1);
 	struct gen_params r = {attn_params(m, 1), 0};
-	add_moe_params(m, 1, (double)m->topk, &r);
+	add_moe_params(m, 1, 1, (double)m->topk, &r);
 	return r.dense + r.expert;
 }
 

@@ -136,7 +136,7 @@ struct gen_layout {
 };
 
 struct gen_parallel {
-	long long tp, pp, dp, ep;       /* ranks = tp * cp * pp * dp; ep divides dp */
+	long long tp, pp, dp, ep;       /* ranks = tp * cp * pp * dp; ep divides dp, or spans tp x dp (gen_ep_folded) */
 	long long cp;                   /* context parallelism: each rank holds seq / cp tokens of a sequence */
 	enum gen_cp_comm cp_comm;       /* its exchange: the ring of K/V blocks, or all-to-alls over the heads */
 	enum gen_dispatcher dispatcher; /* MoE token dispatch (default all-to-all) */
@@ -162,6 +162,15 @@ struct gen_parallel {
 	enum gen_fp8_recipe fp8_recipe; /* training with --dtype fp8 */
 	long long vocab_div; /* --make-vocab-size-divisible-by (0: the framework's default, gen_vocab_padded) */
 };
+
+/* Expert parallelism folded over tensor parallelism (Megatron-Core's MoE parallel folding, expert tensor
+   parallelism 1): an expert layer's groups are ep ranks of the tp x dp ranks of a stage, tp of them tensor-parallel
+   ranks and ep / tp data-parallel ones, so ep may exceed dp (Qwen3-235B-A22B with TP 2, EP 32 on a data-parallel
+   group of 16). Sequence parallel: each rank routes its own seq / tp tokens and runs its experts whole. Taken when
+   ep does not divide dp. */
+int gen_ep_folded(const struct gen_parallel *p);
+/* the layout's ep dim: the data-parallel ranks an expert group spans (ep, or ep / tp folded) */
+long long gen_ep_dim(const struct gen_parallel *p);
 
 struct gen_infer {
 	long long batch;        /* sequences per model replica */

@@ -128,27 +128,29 @@ static void build_attn_mla(struct em *e, struct block *B, const struct tok *k)
 	s_gemm(B, T, e->h, e->al * m->v_dim, 1, 0, FP8_SEP);
 }
 
-/* the MLP of width f on T tokens of width d (the model's, or LatentMoE's experts'), batch experts at once; `in`:
+/* the MLP of width f split over `split` ranks (tp; experts folded over tp run whole: 1) on T tokens of width d
+   (the model's, or LatentMoE's experts'), batch experts at once; `in`:
    how its input reaches fp8 (the layer's norm, or the dispatcher's tokens). Megatron-Core's SwiGLU/GELU is its
    own fused kernel writing bf16, so the second GEMM quantizes its input separately. */
-static void build_mlp_w(struct em *e, struct block *B, long long T, long long d, long long f, long long batch,
-                        enum fp8_in in)
+static void build_mlp_w(struct em *e, struct block *B, long long T, long long d, long long f, long long split,
+                        long long batch, enum fp8_in in)
 {
+	long long fl = f / split; /* the columns this rank holds: f / tp, or whole */
 	if (e->m->act == GEN_SWIGLU) {
-		s_gemm(B, T, 2 * f / e->t, d, batch, 0, in); /* gate and up projections, fused */
-		s_elem(B, "swiglu", T * f / e->t * batch, 0, NULL);
+		s_gemm(B, T, 2 * fl, d, batch, 0, in); /* gate and up projections, fused */
+		s_elem(B, "swiglu", T * fl * batch, 0, NULL);
 	} else if (e->m->act == GEN_RELU2) { /* squared ReLU, a kernel of its own (Megatron-Core's fused one) */
-		s_gemm(B, T, f / e->t, d, batch, 0, in);
-		s_elem(B, "relu", T * f / e->t * batch, 0, NULL);
+		s_gemm(B, T, fl, d, batch, 0, in);
+		s_elem(B, "relu", T * fl * batch, 0, NULL);
 	} else {
-		s_gemm(B, T, f / e->t, d, batch, 1, in);
+		s_gemm(B, T, fl, d, batch, 1, in);
 	}
-	s_gemm(B, T, d, f / e->t, batch, 0, FP8_SEP);
+	s_gemm(B, T, d, fl, batch, 0, FP8_SEP);
 }
 
 static void build_mlp(struct em *e, struct block *B, long long T, long long f, long long batch, enum fp8_in in)
 {
-	build_mlp_w(e, B, T, e->h, f, batch, in);
+	build_mlp_w(e, B, T, e->h, f, e->t, batch, in);
 }
 
 /* Megatron-Core's all-gather dispatcher (MoEAllGatherTokenDispatcher, token_dispatcher.py): every rank gathers
@@ -170,7 +172,7 @@ static void moe_allgather(struct em *e, struct block *B, long long T, long long 
 	}
 	if (train || ep > 1)
 		s_elem(B, "copy", hits * w, 0, NULL); /* permute */
-	build_mlp_w(e, B, per, w, m->expert_ffn, active, FP8_SEP);
+	build_mlp_w(e, B, per, w, m->expert_ffn, e->t, active, FP8_SEP);
 	if (train || ep > 1)
 		s_elem(B, "copy", hits * w, 0, NULL); /* unpermute */
 	if (ep > 1)
@@ -193,9 +195,13 @@ static void moe_allgather(struct em *e, struct block *B, long long T, long long 
    moe_layer.py with moe_latent_size): after the router, fc1_latent_proj
    takes the tokens down to the latent width, which every copy, transfer
    and expert GEMM then has, and fc2_latent_proj takes the combined output
-   back up; both are linear layers replicated over tp, on all T tokens. */
+   back up; both are linear layers replicated over tp, on all T tokens.
+   Folded over tp (gen_ep_folded), T is the rank's own tokens (sequence
+   parallel), routed to experts it runs whole; the shared experts keep tp,
+   their input gathered over it and their output scattered back. */
 static void build_moe(struct em *e, struct block *B, long long T)
 {
+	int folded = gen_ep_folded(&e->c->p);
 	const struct gen_model *m = e->m;
 	long long ep = e->c->p.ep, local = m->experts / ep, hits = T * m->topk;
 	long long active = hits < local ? hits : local, per = (hits + active - 1) / active;
@@ -216,7 +222,7 @@ static void build_moe(struct em *e, struct block *B, long long T)
 			s_a2a(B, a2a, d == GEN_DISP_FLEX);
 		if (sort || (train && d == GEN_DISP_FLEX))
 			s_elem(B, "copy", hits * w, 0, NULL); /* sort chunks by local expert; flex: permute */
-		build_mlp_w(e, B, per, w, m->expert_ffn, active, FP8_SEP);
+		build_mlp_w(e, B, per, w, m->expert_ffn, folded ? 1 : e->t, active, FP8_SEP);
 		if (sort || (train && d == GEN_DISP_FLEX))
 			s_elem(B, "copy", hits * w, 0, NULL); /* unsort; flex: unpermute */
 		if (ep > 1)
@@ -226,8 +232,13 @@ static void build_moe(struct em *e, struct block *B, long long T)
 	}
 	if (m->moe_latent)
 		s_gemm(B, T, e->h, w, 1, 0, FP8_SEP); /* fc2_latent_proj */
-	if (m->shared)
+	if (m->shared && folded) {
+		s_coll(B, ST_TP_F, T * e->t * e->h * 2);
+		build_mlp(e, B, T * e->t, m->expert_ffn * m->shared, 1, FP8_SEP);
+		s_coll(B, ST_TP_G, T * e->t * e->h * 2);
+	} else if (m->shared) {
 		build_mlp(e, B, T, m->expert_ffn * m->shared, 1, FP8_SEP);
+	}
 }
 
 /* a transformer layer: norm, attention, residual, norm, FFN, residual */
@@ -250,14 +261,18 @@ static void build_layer(struct em *e, struct block *B, const struct tok *k, int 
 	s_dropout(e, B, Tn * e->h);
 	s_elem(B, "add", Tn * e->h, 0, NULL);
 	s_norm(e, B, Tn, e->h);
-	s_coll(B, ST_TP_F, act);
-	B->st[B->n - 1].ring = ring_mlp;
-	if (moe)
-		build_moe(e, B, T);
-	else
-		build_mlp(e, B, T, e->m->ffn, 1, FP8_NORM);
-	s_coll(B, ST_TP_G, act);
-	B->st[B->n - 1].ring = ring_mlp;
+	if (moe && gen_ep_folded(&e->c->p)) { /* the rank's own tokens to the experts: no gather over tp */
+		build_moe(e, B, Tn);
+	} else {
+		s_coll(B, ST_TP_F, act);
+		B->st[B->n - 1].ring = ring_mlp;
+		if (moe)
+			build_moe(e, B, T);
+		else
+			build_mlp(e, B, T, e->m->ffn, 1, FP8_NORM);
+		s_coll(B, ST_TP_G, act);
+		B->st[B->n - 1].ring = ring_mlp;
+	}
 	s_dropout(e, B, Tn * e->h);
 	s_elem(B, "add", Tn * e->h, 0, NULL);
 }
@@ -289,14 +304,17 @@ static void build_sublayer(struct em *e, struct block *B, const struct tok *k, e
 {
 	long long T = k->b * k->sq, Tn = e->c->p.sp ? T / e->t : T, act = T * e->h * 2;
 	s_norm(e, B, Tn, e->h);
-	s_coll(B, ST_TP_F, act);
+	int own = kind == BK_EXPERTS && gen_ep_folded(&e->c->p); /* the rank's own tokens to the experts */
+	if (!own)
+		s_coll(B, ST_TP_F, act);
 	switch (kind) {
 	case BK_MAMBA: build_mamba(e, B, k); break;
 	case BK_ATTN: build_attn_mha(e, B, k); break;
 	case BK_MLP: build_mlp(e, B, T, e->m->ffn, 1, FP8_NORM); break;
-	default: build_moe(e, B, T); break;
+	default: build_moe(e, B, own ? Tn : T); break;
 	}
-	s_coll(B, ST_TP_G, act);
+	if (!own)
+		s_coll(B, ST_TP_G, act);
 	s_dropout(e, B, Tn * e->h);
 	s_elem(B, "add", Tn * e->h, 0, NULL);
 }

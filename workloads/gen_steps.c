@@ -455,10 +455,10 @@ void gt_a2a_text(struct em *e, struct lines *L, const struct step *s)
 {
 	const struct gen_model *m = e->m;
 	if (!s->route) {
-		gt_add(L, "coll op=alltoall comm=ep bytes=%lld", s->bytes);
+		gt_add(L, "coll op=alltoall comm=%s bytes=%lld", e->cx, s->bytes);
 		return;
 	}
-	gt_add(L, "coll op=alltoall comm=ep bytes=%lld topk=%lld experts=%lld", s->bytes, m->topk, m->experts);
+	gt_add(L, "coll op=alltoall comm=%s bytes=%lld topk=%lld experts=%lld", e->cx, s->bytes, m->topk, m->experts);
 	if (m->router_groups > 1)
 		gt_append(L, " groups=%lld group_topk=%lld", m->router_groups, m->router_group_topk);
 }

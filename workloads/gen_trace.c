@@ -1366,10 +1366,11 @@ static void header(struct em *e, const char *cmdline)
 		n += (size_t)snprintf(lay + n, sizeof lay - n, " tp=%lld", c->p.tp);
 	if (c->p.cp > 1)
 		n += (size_t)snprintf(lay + n, sizeof lay - n, " cp=%lld", c->p.cp);
-	if (c->p.ep > 1)
-		n += (size_t)snprintf(lay + n, sizeof lay - n, " ep=%lld", c->p.ep);
-	if (c->p.dp / c->p.ep > 1)
-		n += (size_t)snprintf(lay + n, sizeof lay - n, " dp=%lld", c->p.dp / c->p.ep);
+	long long epd = gen_ep_dim(&c->p); /* folded over tp: the ep dim is ep / tp data-parallel ranks */
+	if (epd > 1)
+		n += (size_t)snprintf(lay + n, sizeof lay - n, " ep=%lld", epd);
+	if (c->p.dp / epd > 1)
+		n += (size_t)snprintf(lay + n, sizeof lay - n, " dp=%lld", c->p.dp / epd);
 	if (c->p.pp > 1)
 		n += (size_t)snprintf(lay + n, sizeof lay - n, " pp=%lld", c->p.pp);
 	if (n > strlen("layout"))
@@ -1381,7 +1382,10 @@ static void header(struct em *e, const char *cmdline)
 	else
 		out(e, "workload name=%s kind=infer model_flops=%s tokens=%s decode_steps=%lld", e->m->name, flops,
 		    tokens, gen_decode_steps(c));
-	long long cp = c->p.cp, ep = c->p.ep, dpe = c->p.dp / c->p.ep;
+	long long cp = c->p.cp, ep = epd, dpe = c->p.dp / epd;
+	if (gen_ep_folded(&c->p))
+		out(e,
+		    "comm ept dims=tp,ep # an expert layer's ranks: tensor- and data-parallel (MoE parallel folding)");
 	if (cp == 1 && ep > 1 && dpe > 1)
 		out(e, "comm dpe dims=ep,dp # all data-parallel ranks (the dense weights' gradients)");
 	if (cp > 1 && dpe > 1)
@@ -1409,13 +1413,15 @@ static void em_init(struct em *e, FILE *f, const struct gen_config *c)
 	/* gradients reduce over the data-parallel ranks and, with --cp, the context-parallel ones */
 	long long cp = c->mode == GEN_TRAIN ? c->p.cp : 1;
 	e->nd = c->p.dp * cp;
-	e->ne = c->p.dp / c->p.ep * cp;
+	long long epd = gen_ep_dim(&c->p);
+	e->ne = c->p.dp / epd * cp;
+	e->cx = gen_ep_folded(&c->p) ? "ept" : "ep";
 	if (cp == 1) {
-		e->cd = c->p.ep == 1 ? "dp" : c->p.dp / c->p.ep > 1 ? "dpe" : "ep";
+		e->cd = epd == 1 ? "dp" : c->p.dp / epd > 1 ? "dpe" : "ep";
 		e->ce = "dp";
 	} else {
-		int dpe = c->p.dp / c->p.ep > 1;
-		e->cd = c->p.ep == 1 ? (dpe ? "dpc" : "cp") : dpe ? "dpec" : "epc";
+		int dpe = c->p.dp / epd > 1;
+		e->cd = epd == 1 ? (dpe ? "dpc" : "cp") : dpe ? "dpec" : "epc";
 		e->ce = dpe ? "dpc" : "cp";
 	}
 	e->sync = c->mode == GEN_TRAIN && e->nd > 1 && c->p.grad_sync == GEN_GS_OVERLAP;

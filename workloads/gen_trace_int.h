@@ -103,6 +103,7 @@ struct em {
 	const char *dt, *gdt; /* activation and GEMM dtype */
 	long long nd, ne;     /* data-parallel group sizes: dense weights, experts */
 	const char *cd, *ce;  /* their communicators */
+	const char *cx;       /* an MoE layer's all-to-all communicator: ep, or ept folded over tp (gen_ep_folded) */
 	int sync;             /* data-parallel gradient collectives exist */
 	int swa;              /* the block being built attends through the sliding window */
 	/* --moe-a2a-overlap: the block kinds cut at their all-to-alls (gen_trace.c), and each one's dispatch */
