@@ -11,7 +11,8 @@
 # T085 ...) on 64 GPUs of each NVL72 rack (--ranks-per-node 64, as the
 # validation places jobs of 128 GPUs and more) and 72 to a rack (EP groups
 # across two racks: the ep and dp dims do not fold), and the Mixtral 8x7B EP
-# trace the repository ships.
+# trace the repository ships; and Qwen3 235B-A22B as its H100 recipe runs it, EP 32 folded over TP 2 x DP 16
+# (Megatron-Core's MoE parallel folding: the validation's row T314).
 # usage: bench/moe_replay.sh [BUILD_DIR] [RUNS]
 set -eu
 cd "$(dirname "$0")/.."
@@ -33,6 +34,9 @@ done
 "$sim" gen qwen3-235b-a22b --seq 4096 --tp 1 --pp 4 --schedule interleaved --virtual-stages 12 --dp 64 --ep 32 \
 	--micro-batch 2 --global-batch 8192 --zero 1 --dtype fp8 --fp8-recipe mxfp8 --attn-impl cudnn \
 	--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split -o "$tmp/qwen235.trace"
+"$sim" gen qwen3-235b-a22b --seq 4096 --tp 2 --sp --pp 8 --schedule interleaved --virtual-stages 4 --dp 16 --ep 32 \
+	--micro-batch 1 --global-batch 2048 --zero 1 --dtype fp8 --fp8-recipe current --attn-impl cudnn --moe-a2a-overlap \
+	--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split -o "$tmp/qwen235_fold.trace"
 run() { # label config trace [options]: the median wall time of RUNS
 	local times="" rss=0 t0 t1 m
 	for _ in $(seq "$runs"); do
@@ -55,4 +59,5 @@ run "  the same, flex dispatch, all-to-all overlap" configs/b200.cfg "$tmp/dsv3_
 run "GPT-OSS 120B step, EP 64, 64 GB200s" configs/gb200.cfg "$tmp/gptoss.trace"
 run "Qwen3 235B step, EP 32, 256 GB300s, 64/rack" configs/gb300.cfg "$tmp/qwen235.trace" --ranks-per-node 64
 run "  the same, 72 to a rack" configs/gb300.cfg "$tmp/qwen235.trace"
+run "Qwen3 235B, EP 32 folded over TP 2, 256 H100s" configs/h100.cfg "$tmp/qwen235_fold.trace"
 run "Mixtral 8x7B step, EP 8, 64 ranks (H100)" configs/h100.cfg traces/mixtral_8x7b_ep.trace
