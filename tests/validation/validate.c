@@ -1544,6 +1544,15 @@ static size_t blocker_len(const char *reason)
 	return p && (size_t)(p - reason) < n ? (size_t)(p - reason) : n;
 }
 
+/* A markdown cell of a skip reason's first blocker (cut to 199 characters), at most max wide. */
+static void md_blocker(FILE *f, const char *reason, size_t max)
+{
+	char key[200];
+	size_t n = blocker_len(reason);
+	snprintf(key, sizeof key, "%.*s", (int)(n < sizeof key ? n : sizeof key - 1), reason);
+	md_cell(f, key, max);
+}
+
 /* The skipped rows: counts per category and reason, then each row. */
 static void write_skipped(FILE *f)
 {
@@ -1564,10 +1573,8 @@ static void write_skipped(FILE *f)
 				if (!done[k] && cat_index(ms[find_meas(sk[k].id)].cat) == c &&
 				    blocker_len(sk[k].reason) == lj && !strncmp(sk[k].reason, sk[j].reason, lj))
 					done[k] = 1, n++;
-			char key[200];
-			snprintf(key, sizeof key, "%.*s", (int)(lj < sizeof key ? lj : sizeof key - 1), sk[j].reason);
 			fprintf(f, "| %s | %d | ", cats[c].name, n);
-			md_cell(f, key, 160);
+			md_blocker(f, sk[j].reason, 160);
 			fputs(" |\n", f);
 		}
 	memset(done, 0, (size_t)nsk + 1);
@@ -1596,13 +1603,10 @@ static void write_skipped(FILE *f)
 		for (int j = 0; j < nsk; j++) {
 			if (strcmp(sk[j].id, ms[i].id))
 				continue;
-			char key[200];
-			size_t lk = blocker_len(sk[j].reason);
-			snprintf(key, sizeof key, "%.*s", (int)(lk < sizeof key ? lk : sizeof key - 1), sk[j].reason);
 			fprintf(f, "| %s | %s | ", ms[i].id, ms[i].cat);
 			md_cell(f, ms[i].device, 200);
 			fputs(" | ", f);
-			md_cell(f, key, sizeof key);
+			md_blocker(f, sk[j].reason, 200);
 			fputs(ms[i].in_cases ? " (replayed, not scored) |\n" : " |\n", f);
 		}
 	}
@@ -1705,12 +1709,8 @@ static void write_unscored(FILE *f)
 		else
 			fprintf(f, " | %s | %s | %s | - |", v->gen && no_steps ? "not run" : "failed", m->value_text,
 			        m->unit);
-		const char *r = skip_reason(v->id);
-		char key[200];
-		size_t lk = blocker_len(r);
-		snprintf(key, sizeof key, "%.*s", (int)(lk < sizeof key ? lk : sizeof key - 1), r);
 		fputc(' ', f);
-		md_cell(f, key, sizeof key);
+		md_blocker(f, skip_reason(v->id), 200);
 		fputs(" |\n", f);
 	}
 	fprintf(f, "\n");
