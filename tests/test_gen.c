@@ -1502,6 +1502,7 @@ static void test_hybrid(void)
 	    {"gpt --hidden 1024 --heads 16 --hybrid-pattern M*M- --mamba-groups 5", "does not divide --mamba-heads"},
 	    {"gpt --hidden 1024 --heads 16 --hybrid-pattern M*M- --cp 2", "--cp 2"},
 	    {"gpt --hidden 1024 --heads 16 --hybrid-pattern M*M- --window 128", "--window"},
+	    {"gpt --hidden 1024 --heads 16 --hybrid-pattern M*M- --mtp-num-layers 1", "so it needs --experts"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct gen_args a;
