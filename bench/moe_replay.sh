@@ -12,7 +12,8 @@
 # validation places jobs of 128 GPUs and more) and 72 to a rack (EP groups
 # across two racks: the ep and dp dims do not fold), and the Mixtral 8x7B EP
 # trace the repository ships; and Qwen3 235B-A22B as its H100 recipe runs it, EP 32 folded over TP 2 x DP 16
-# (Megatron-Core's MoE parallel folding: the validation's row T314).
+# (Megatron-Core's MoE parallel folding: the validation's row T314); and DeepSeek-V4-Flash on 128 GB200s (EP 64,
+# compressed attention and hyper-connections: row T065).
 # usage: bench/moe_replay.sh [BUILD_DIR] [RUNS]
 set -eu
 cd "$(dirname "$0")/.."
@@ -37,6 +38,8 @@ done
 "$sim" gen qwen3-235b-a22b --seq 4096 --tp 2 --sp --pp 8 --schedule interleaved --virtual-stages 4 --dp 16 --ep 32 \
 	--micro-batch 1 --global-batch 2048 --zero 1 --dtype fp8 --fp8-recipe current --attn-impl cudnn --moe-a2a-overlap \
 	--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split -o "$tmp/qwen235_fold.trace"
+"$sim" gen deepseek-v4-flash --dp 128 --ep 64 --global-batch 2048 --zero 1 --dtype fp8 --fp8-recipe mxfp8 \
+	--attn-impl cudnn --moe-dispatcher flex -o "$tmp/dsv4.trace"
 run() { # label config trace [options]: the median wall time of RUNS
 	local times="" rss=0 t0 t1 m
 	for _ in $(seq "$runs"); do
@@ -61,3 +64,4 @@ run "Qwen3 235B step, EP 32, 256 GB300s, 64/rack" configs/gb300.cfg "$tmp/qwen23
 run "  the same, 72 to a rack" configs/gb300.cfg "$tmp/qwen235.trace"
 run "Qwen3 235B, EP 32 folded over TP 2, 256 H100s" configs/h100.cfg "$tmp/qwen235_fold.trace"
 run "Mixtral 8x7B step, EP 8, 64 ranks (H100)" configs/h100.cfg traces/mixtral_8x7b_ep.trace
+run "DeepSeek-V4-Flash step, EP 64, 128 GB200s" configs/gb200.cfg "$tmp/dsv4.trace" --ranks-per-node 64

@@ -272,6 +272,7 @@ static void test_presets(void)
 	    {"nemotron-3-nano", 31.6, 3.6}, /* Nemotron 3 Nano technical report: 31.6B, 3.6B active with embeddings */
 	    {"nemotron-3-super", 120.6, 12.7}, /* its model page (research.nvidia.com): 120.6B, 12.7B a forward pass */
 	    {"nemotron-3-ultra", 550, 55},     /* its model page (research.nvidia.com): 550B total, 55B active */
+	    {"deepseek-v4-flash", 284, 0},     /* its model card: 284B total (13B active: below) */
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
@@ -289,6 +290,13 @@ static void test_presets(void)
 		config(&c, m->name);
 		char why[256];
 		CHECK(!gen_check(&c, why, sizeof why), "%s on one rank: %s", m->name, why);
+	}
+	/* DeepSeek-V4-Flash's model card: 13B activated, the input embedding left out (as gpt-oss's card counts) */
+	const struct gen_model *v4 = gen_preset("deepseek-v4-flash");
+	if (v4) {
+		double a = (gen_active_params(v4) - (double)v4->vocab * v4->hidden) / 1e9;
+		CHECK(fabs(a / 13 - 1) < 0.03,
+		      "deepseek-v4-flash: %.4g B active without the input embedding, published 13 B", a);
 	}
 	while (gen_preset_at(n))
 		n++;
@@ -1414,6 +1422,62 @@ static void test_layout(void)
 	check_refusals(bad, sizeof bad / sizeof bad[0]);
 }
 
+/* DeepSeek-V4's compressed attention (workloads/gen_csa.c): a four-layer Flash on one rank (layers of the window
+   alone, CSA, HCA) at 1024 tokens, its GEMMs counted by hand, the keys each query attends to, and the refusals. */
+static void test_csa(void)
+{
+	struct gen_config c;
+	struct gen_args a;
+	char why[512];
+	int rc = parse("deepseek-v4-flash --layers 4 --seq 1024 --global-batch 1", &c, &a, why, sizeof why);
+	CHECK(rc == 0, "deepseek-v4-flash, 4 layers: %s", why);
+	if (rc)
+		return;
+	CHECK(gen_layer_compress(&c.m, 0) == 0 && gen_layer_compress(&c.m, 1) == 0 &&
+	          gen_layer_compress(&c.m, 2) == 4 && gen_layer_compress(&c.m, 3) == 128 &&
+	          gen_layer_compress(&c.m, 4) == 0,
+	      "compression ratios of the layers and the MTP module");
+	char *text = text_of(&c, "csa");
+	/* a query's keys: the window of 128; CSA's top 512 of the 256 compressed keys, the first queries seeing
+	   fewer, 128 + 256 (1 - 256 x 4 / 2048) = 256; HCA's 8 compressed keys, half seen: 132 */
+	CHECK(text && strstr(text, "h=64 hkv=1 sq=1024 skv=128 d=512 causal=0") &&
+	          strstr(text, "h=64 hkv=1 sq=1024 skv=256 d=512 causal=0") &&
+	          strstr(text, "h=64 hkv=1 sq=1024 skv=132 d=512 causal=0"),
+	      "the sparse attention's keys a query");
+	struct trace *t = text ? tr_parse_string(text, "csa", why, sizeof why) : NULL;
+	CHECK(t != NULL, "csa trace does not parse: %s", why);
+	if (t) {
+		double s = 1024, h = 4096, d = 512, A = 64, ql = 1024, ol = 1024, og = 8, hc = 4, E = 256, f = 2048;
+		double ai = 64, di = 128, V = (double)gen_vocab_padded(&c), mix = (2 + hc) * hc * h;
+		double layer[3]; /* window alone, CSA, HCA: a token's multiply-adds */
+		for (int r = 0; r < 3; r++)
+			layer[r] = ql * h + A * d * ql + d * h + A * d * ol + og * ol * h +
+			           2 * mix                              /* attention, mixing */
+			           + h * E + 6 * 3 * h * f + 3 * h * f; /* router, six experts and the shared one */
+		layer[1] += h * 4 * d + ql * ai * di + h * ai + h * 4 * di + ai * di * s / 4; /* compressor, indexer */
+		layer[2] += h * 2 * d;
+		double head = mix + h * V; /* the streams mixed, the LM head */
+		double want = 6 * s * (2 * layer[0] + layer[1] + layer[2] + 2 * h * h + layer[0] + 2 * head);
+		double got = trace_flops(t);
+		CHECK(near(got, want, 1e-9), "csa: the trace's GEMMs do %.6g FLOPs, counted %.6g (ratio %.6f)", got,
+		      want, got / want);
+		tr_free(t);
+	}
+	free(text);
+	static const struct {
+		const char *line, *says;
+	} bad[] = {
+	    {"deepseek-v4-flash --mode infer --batch 1 --input-len 128 --output-len 8", "training only"},
+	    {"deepseek-v4-flash --tp 2", "use --tp 1 --cp 1"},
+	    {"deepseek-v4-flash --seq 64", "shorter than the 128 keys"},
+	    {"deepseek-v4-flash --dense-layers 1", "every layer"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		rc = parse(bad[i].line, &c, &a, why, sizeof why);
+		CHECK(rc == -1 && strstr(why, bad[i].says), "%s: '%s'", bad[i].line, why);
+	}
+}
+
 /* Model FLOPs as Megatron-Bridge counts them, against its own tables: each row of docs/performance-summary*.md
    prints TFLOP/s per GPU beside tokens/s per GPU, so their quotient is the FLOPs a token the source counted
    (tests/validation/measurements-public.tsv, the notes of T151, T068, T113, T257, T067, T138, T093). DeepSeek-V3
@@ -1437,6 +1501,8 @@ static void test_mcore_flops(void)
 	    {"nemotron-3-nano --mtp-num-layers 2 --dp 8 --ep 8 --micro-batch 2 --global-batch 512", 807, 28672},
 	    {"nemotron-3-ultra --mtp-num-layers 2 --dp 256 --ep 64 --global-batch 256", 1281, 3552},
 	    {"gpt-oss-120b --seq 4096 --dp 64 --ep 64 --micro-batch 4 --global-batch 1280", 934, 28672},
+	    /* T065: the dsv4_hybrid branch (each layer's compressed keys, the indexer, the window-only MTP module) */
+	    {"deepseek-v4-flash --seq 4096 --dp 128 --ep 64 --global-batch 2048", 706, 7776},
 	    {"llama3-70b --seq 8192 --tp 2 --pp 4 --dp 8 --global-batch 256", 1664, 3712},
 	    {"llama3-405b --seq 8192 --tp 4 --pp 8 --dp 8 --global-batch 1536 --schedule interleaved --virtual-stages "
 	     "4 "
@@ -1706,6 +1772,7 @@ int main(void)
 	test_tp_overlap();
 	test_layout();
 	test_mcore_flops();
+	test_csa();
 	test_hybrid();
 	test_ep_folding();
 	test_window();

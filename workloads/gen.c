@@ -1,8 +1,10 @@
 /*
- * gen.c -- the workload generator's model presets and arithmetic: which
- * configs can be laid out, parameters per rank, memory per rank (ZeRO,
- * activations after Korthikanti et al., KV cache) and model FLOPs. Pure
- * functions; the trace text is workloads/gen_trace.c.
+ * gen.c -- the workload generator's arithmetic: the layers' kinds and the
+ * pipeline's split, parameters per rank, memory per rank (ZeRO, activations
+ * after Korthikanti et al., KV cache) and model FLOPs. Pure functions; the
+ * presets are workloads/gen_presets.c, which configs can be laid out
+ * gen_check.c, DeepSeek-V4's attention gen_csa.c, the trace text
+ * gen_trace.c.
  *
  * Invariants the tests hold these to: gen_zero_memory reproduces ZeRO's
  * 16/4+12/N/2+14/N/16/N psi table exactly; gen_model_flops equals
@@ -14,275 +16,10 @@
 
 #include <assert.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #define GEN_WORKSPACE (1024.0 * 1024 * 1024) /* cuBLAS, NCCL buffers, fragmentation */
-
-/* GPT-3: Brown et al. 2020, Table 2.1. Two rows do not add up and follow
-   the replications instead: XL lists 24 heads of 128 for d_model 2048 (16
-   heads of 128 here, as GPT-Neo 1.3B), 13B lists d_model 5140 for 40 heads
-   of 128 (5120 here); both then have the paper's parameter counts. */
-#define GPT3(nm, l, h, a, d)                                                                                           \
-	{                                                                                                              \
-		.name = nm, .layers = l, .hidden = h, .heads = a, .kv_heads = a, .head_dim = d, .ffn = 4 * (h),        \
-		.vocab = 50257, .seq = 2048, .norm = GEN_LAYERNORM, .act = GEN_GELU, .tied = 1                         \
-	}
-/* LLaMA-2 (Touvron et al. 2023, Table 1 / HF configs) and LLaMA-3 (Dubey et
-   al. 2024, Table 3): RMSNorm, SwiGLU, RoPE, untied embeddings. */
-#define LLAMA(nm, l, h, a, kv, f, v, s)                                                                                \
-	{                                                                                                              \
-		.name = nm, .layers = l, .hidden = h, .heads = a, .kv_heads = kv, .head_dim = (h) / (a), .ffn = f,     \
-		.vocab = v, .seq = s, .norm = GEN_RMSNORM, .act = GEN_SWIGLU, .rope = 1                                \
-	}
-
-static const struct gen_model presets[] = {
-    GPT3("gpt3-125m", 12, 768, 12, 64),
-    GPT3("gpt3-350m", 24, 1024, 16, 64),
-    GPT3("gpt3-760m", 24, 1536, 16, 96),
-    GPT3("gpt3-1.3b", 24, 2048, 16, 128),
-    GPT3("gpt3-2.7b", 32, 2560, 32, 80),
-    GPT3("gpt3-6.7b", 32, 4096, 32, 128),
-    GPT3("gpt3-13b", 40, 5120, 40, 128),
-    GPT3("gpt3-175b", 96, 12288, 96, 128),
-    LLAMA("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096),
-    LLAMA("llama2-13b", 40, 5120, 40, 40, 13824, 32000, 4096),
-    LLAMA("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096),
-    LLAMA("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192),
-    LLAMA("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192),
-    LLAMA("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192),
-    /* Mixtral of Experts (Jiang et al. 2024, Table 1): 8 experts, top-2. */
-    {.name = "mixtral-8x7b",
-     .layers = 32,
-     .hidden = 4096,
-     .heads = 32,
-     .kv_heads = 8,
-     .head_dim = 128,
-     .ffn = 14336,
-     .vocab = 32000,
-     .seq = 32768,
-     .norm = GEN_RMSNORM,
-     .act = GEN_SWIGLU,
-     .rope = 1,
-     .experts = 8,
-     .topk = 2,
-     .expert_ffn = 14336},
-    /* DeepSeek-V3 Technical Report (2024), sections 2 and 4.2: MLA, 3 dense
-       blocks then 256 routed experts top-8 and 1 shared expert. */
-    {.name = "deepseek-v3",
-     .layers = 61,
-     .hidden = 7168,
-     .heads = 128,
-     .kv_heads = 128,
-     .head_dim = 128,
-     .ffn = 18432,
-     .vocab = 129280,
-     .seq = 4096,
-     .norm = GEN_RMSNORM,
-     .act = GEN_SWIGLU,
-     .attn = GEN_MLA,
-     .rope = 1,
-     .experts = 256,
-     .topk = 8,
-     .shared = 1,
-     .expert_ffn = 2048,
-     .dense_layers = 3,
-     .router_groups = 8, /* n_group and topk_group of its published config */
-     .router_group_topk = 4,
-     .mtp = 1,
-     .q_lora = 1536,
-     .kv_lora = 512,
-     .rope_dim = 64,
-     .nope_dim = 128,
-     .v_dim = 128},
-    /* Qwen3 Technical Report (2025), Table 2, and the models' published
-       configs: QK-norm, GQA with 4 key/value heads of 128, every block MoE
-       of 128 experts top-8 without shared experts, untied embeddings. */
-    {.name = "qwen3-30b-a3b",
-     .layers = 48,
-     .hidden = 2048,
-     .heads = 32,
-     .kv_heads = 4,
-     .head_dim = 128,
-     .ffn = 6144,
-     .vocab = 151936,
-     .seq = 4096,
-     .norm = GEN_RMSNORM,
-     .act = GEN_SWIGLU,
-     .rope = 1,
-     .qk_norm = 1,
-     .experts = 128,
-     .topk = 8,
-     .expert_ffn = 768},
-    /* Kimi K2 (Kimi K2: Open Agentic Intelligence, 2025, Table 2, and its
-       published config): DeepSeek-V3's architecture with 64 heads, 384
-       experts and one dense block, no MTP module. */
-    {.name = "kimi-k2",
-     .layers = 61,
-     .hidden = 7168,
-     .heads = 64,
-     .kv_heads = 64,
-     .head_dim = 128,
-     .ffn = 18432,
-     .vocab = 163840,
-     .seq = 4096,
-     .norm = GEN_RMSNORM,
-     .act = GEN_SWIGLU,
-     .attn = GEN_MLA,
-     .rope = 1,
-     .experts = 384,
-     .topk = 8,
-     .shared = 1,
-     .expert_ffn = 2048,
-     .dense_layers = 1,
-     .q_lora = 1536,
-     .kv_lora = 512,
-     .rope_dim = 64,
-     .nope_dim = 128,
-     .v_dim = 128},
-    /* gpt-oss-120b (OpenAI, gpt-oss-120b & gpt-oss-20b Model Card, 2025, and its published config):
-       36 MoE blocks of 128 experts top-4, GQA with 8 key/value heads of 64, banded attention of 128 keys on
-       every other layer (the first windowed), untied embeddings. Its attention sinks (a learned logit per
-       head in each softmax) and biased projections add no kernel of note and are not written. */
-    {.name = "gpt-oss-120b",
-     .layers = 36,
-     .hidden = 2880,
-     .heads = 64,
-     .kv_heads = 8,
-     .head_dim = 64,
-     .ffn = 2880,
-     .vocab = 201088,
-     .seq = 4096,
-     .norm = GEN_RMSNORM,
-     .act = GEN_SWIGLU,
-     .rope = 1,
-     .experts = 128,
-     .topk = 4,
-     .expert_ffn = 2880,
-     .window = 128,
-     .window_skip = 2},
-    /* NVIDIA Nemotron 3 Nano 30B-A3B (Nemotron 3 Nano technical report, 2025; Megatron-Bridge's
-       Nemotron3NanoProvider, models/nemotronh/nemotron_h_provider.py): 52 layers of a hybrid pattern, 23 Mamba-2
-       mixers (64 heads of 64, state 128 in 8 groups), 23 MoE layers of 128 experts top-6 of width 1856 with a
-       shared expert of 3712 (two widths), 6 attention layers of 32 heads with 2 key/value heads of 128, no
-       position embedding, squared-ReLU MLPs, untied embeddings. */
-    {.name = "nemotron-3-nano",
-     .layers = 52,
-     .hidden = 2688,
-     .heads = 32,
-     .kv_heads = 2,
-     .head_dim = 128,
-     .ffn = 1856,
-     .vocab = 131072,
-     .seq = 8192,
-     .norm = GEN_RMSNORM,
-     .act = GEN_RELU2,
-     .nopos = 1,
-     .experts = 128,
-     .topk = 6,
-     .shared = 2,
-     .expert_ffn = 1856,
-     .hybrid = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
-     .mamba_heads = 64,
-     .mamba_head_dim = 64,
-     .mamba_state = 128,
-     .mamba_groups = 8},
-    /* NVIDIA Nemotron 3 Super 120B-A12B (its Hugging Face config.json, nvidia/NVIDIA-Nemotron-3-Super-120B-A12B;
-       Megatron-Bridge's recipes/nemotronh/nemotron_3_super.py): 88 layers of a hybrid pattern, 40 Mamba-2
-       mixers (128 heads of 64, state 128 in 8 groups), 40 LatentMoE layers of 512 experts top-22 of width 2688
-       on a latent width of 1024 with a shared expert of 5376 (two widths), 8 attention layers of 32 heads with
-       2 key/value heads of 128; one MTP module of an attention and an MoE sublayer ("*E"), which the
-       recipe runs twice (mtp_num_layers 2 with mtp_use_repeated_layer: --mtp-num-layers 2 here, each module
-       with weights of its own). */
-    {.name = "nemotron-3-super",
-     .layers = 88,
-     .hidden = 4096,
-     .heads = 32,
-     .kv_heads = 2,
-     .head_dim = 128,
-     .ffn = 2688,
-     .vocab = 131072,
-     .seq = 8192,
-     .norm = GEN_RMSNORM,
-     .act = GEN_RELU2,
-     .nopos = 1,
-     .experts = 512,
-     .topk = 22,
-     .shared = 2,
-     .expert_ffn = 2688,
-     .moe_latent = 1024,
-     .mtp = 1,
-     .hybrid = "MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME",
-     .mamba_heads = 128,
-     .mamba_head_dim = 64,
-     .mamba_state = 128,
-     .mamba_groups = 8},
-    /* NVIDIA Nemotron 3 Ultra (its Hugging Face config.json; the Megatron-LM pre-training script's
-       --hybrid-override-pattern): 108 layers, 48 Mamba-2 mixers (256 heads of 64, state 128 in 8 groups), 48
-       LatentMoE layers of 512 experts top-22 of width 5120 on a latent width of 2048 with a shared expert of
-       10240, 12 attention layers of 64 heads with 2 key/value heads of 128, hidden 8192; one "*E" MTP module. */
-    {.name = "nemotron-3-ultra",
-     .layers = 108,
-     .hidden = 8192,
-     .heads = 64,
-     .kv_heads = 2,
-     .head_dim = 128,
-     .ffn = 5120,
-     .vocab = 131072,
-     .seq = 8192,
-     .norm = GEN_RMSNORM,
-     .act = GEN_RELU2,
-     .nopos = 1,
-     .experts = 512,
-     .topk = 22,
-     .shared = 2,
-     .expert_ffn = 5120,
-     .moe_latent = 2048,
-     .mtp = 1,
-     .hybrid = "MEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*"
-               "EMEMEMEME",
-     .mamba_heads = 256,
-     .mamba_head_dim = 64,
-     .mamba_state = 128,
-     .mamba_groups = 8},
-    {.name = "qwen3-235b-a22b",
-     .layers = 94,
-     .hidden = 4096,
-     .heads = 64,
-     .kv_heads = 4,
-     .head_dim = 128,
-     .ffn = 12288,
-     .vocab = 151936,
-     .seq = 4096,
-     .norm = GEN_RMSNORM,
-     .act = GEN_SWIGLU,
-     .rope = 1,
-     .qk_norm = 1,
-     .experts = 128,
-     .topk = 8,
-     .expert_ffn = 1536},
-};
-#define NPRESETS (int)(sizeof presets / sizeof presets[0])
-
-const struct gen_model *gen_preset_at(int i)
-{
-	return i >= 0 && i < NPRESETS ? &presets[i] : NULL;
-}
-
-const struct gen_model *gen_preset(const char *name)
-{
-	for (int i = 0; i < NPRESETS; i++)
-		if (!strcmp(presets[i].name, name))
-			return &presets[i];
-	return NULL;
-}
-
-void gen_gpt_base(struct gen_model *m)
-{
-	*m = (struct gen_model){
-	    .name = "gpt", .vocab = 50257, .seq = 2048, .norm = GEN_LAYERNORM, .act = GEN_GELU, .tied = 1};
-}
 
 void gen_defaults(struct gen_config *c)
 {
@@ -350,364 +87,6 @@ double gen_engine_host_s(const struct gen_config *c, long long seqs)
 	if (c->inf.engine == GEN_ENGINE_NONE || seqs <= 0)
 		return 0;
 	return VLLM_V0_HOST_S_PER_SEQ * (double)seqs;
-}
-
-/* ---- checks -------------------------------------------------------------- */
-
-static int fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static int check_shape(const struct gen_config *c, char *why, size_t len)
-{
-	const struct gen_model *m = &c->m;
-	const struct gen_parallel *p = &c->p;
-	if (m->heads % p->tp)
-		return fail(
-		    why, len,
-		    "--heads %lld is not divisible by --tp %lld (each tensor-parallel rank holds heads/tp heads)",
-		    m->heads, p->tp);
-	if (m->kv_heads > m->heads || m->heads % m->kv_heads)
-		return fail(why, len,
-		            "--kv-heads %lld must divide --heads %lld (query heads share key/value heads in groups)",
-		            m->kv_heads, m->heads);
-	if (m->attn == GEN_MHA && m->kv_heads % p->tp && p->tp % m->kv_heads)
-		return fail(why, len,
-		            "--kv-heads %lld and --tp %lld: one must divide the other (kv heads are split over tp, or "
-		            "replicated when tp > kv heads)",
-		            m->kv_heads, p->tp);
-	if (m->ffn % p->tp)
-		return fail(why, len, "--ffn %lld is not divisible by --tp %lld (the FFN is split by columns over tp)",
-		            m->ffn, p->tp);
-	if (m->window && p->cp > 1)
-		return fail(
-		    why, len,
-		    "--window with --cp %lld: ring attention over a sliding window is not modelled (use --cp 1)",
-		    p->cp);
-	if (m->experts && m->expert_ffn % p->tp)
-		return fail(why, len, "expert FFN %lld is not divisible by --tp %lld", m->expert_ffn, p->tp);
-	if (m->moe_latent && !m->experts)
-		return fail(why, len, "--moe-latent %lld: a latent width of the experts needs --experts",
-		            m->moe_latent);
-	if (m->experts && (m->topk < 1 || m->topk > m->experts))
-		return fail(why, len, "--topk %lld: expected 1 to --experts %lld", m->topk, m->experts);
-	if (m->experts && (m->router_groups > 0 || m->router_group_topk > 0)) {
-		long long G = m->router_groups, g = m->router_group_topk;
-		if (G < 1 || g < 1)
-			return fail(why, len,
-			            "--router-groups and --router-group-topk go together (group-limited routing)");
-		if (m->experts % G)
-			return fail(why, len, "--router-groups %lld does not divide --experts %lld", G, m->experts);
-		if (g > G)
-			return fail(why, len, "--router-group-topk %lld is more than --router-groups %lld", g, G);
-		if (m->topk > g * (m->experts / G))
-			return fail(why, len,
-			            "--topk %lld is more than the %lld experts of --router-group-topk %lld groups",
-			            m->topk, g * (m->experts / G), g);
-	}
-	/* Megatron-Core's own checks (megatron/training/arguments.py) */
-	if (p->moe_overlap && (!m->experts || p->ep < 2))
-		return fail(why, len,
-		            "--moe-a2a-overlap overlaps expert-parallel all-to-alls: it needs --ep 2 or more");
-	if (p->moe_overlap && p->dispatcher == GEN_DISP_ALLGATHER)
-		return fail(why, len, "--moe-a2a-overlap works with --moe-dispatcher alltoall or flex, not allgather");
-	if (p->moe_overlap && p->recompute == GEN_RC_FULL)
-		return fail(why, len, "--moe-a2a-overlap: not with --recompute full (Megatron-Core refuses it)");
-	if (p->moe_overlap && p->sched == GEN_GPIPE)
-		return fail(why, len,
-		            "--moe-a2a-overlap pairs 1F1B's forwards and backwards: not with --schedule gpipe");
-	if (m->experts && p->dispatcher == GEN_DISP_FLEX && m->topk > 256)
-		return fail(why, len, "--moe-dispatcher flex: --topk %lld, at most 256 (the trace's coll topk=)",
-		            m->topk);
-	if (m->experts && p->dispatcher == GEN_DISP_ALLGATHER && p->tp > 1)
-		return fail(
-		    why, len,
-		    "--moe-dispatcher allgather with --tp %lld: it gathers over tp x ep, which sim gen does not "
-		    "lay out (use alltoall or flex)",
-		    p->tp);
-	if (m->dense_layers > m->layers)
-		return fail(why, len, "%lld dense layers but only --layers %lld", m->dense_layers, m->layers);
-	if (m->window_skip && !m->window)
-		return fail(why, len, "--window-skip-freq %lld needs --window (the keys a windowed layer sees)",
-		            m->window_skip);
-	long long runs = 0;
-	for (long long l = 0; l < m->layers && m->window; l++)
-		runs += l == 0 || gen_layer_is_windowed(m, l) != gen_layer_is_windowed(m, l - 1) ||
-		        gen_layer_is_moe(m, l) != gen_layer_is_moe(m, l - 1);
-	if (runs > GEN_RUNS_MAX)
-		return fail(
-		    why, len,
-		    "--window-skip-freq %lld over %lld layers: %lld runs of windowed and full layers, at most %d",
-		    m->window_skip, m->layers, runs, GEN_RUNS_MAX);
-	return 0;
-}
-
-/* a --pipeline-layout against the model and the pipeline, as Megatron-Core's
-   PipelineParallelLayerLayout.validate_layer_layout checks it */
-static int check_layout(const struct gen_config *c, char *why, size_t len)
-{
-	const struct gen_layout *L = &c->p.layout;
-	const struct gen_parallel *p = &c->p;
-	const char *x = L->text;
-	long long t = 0, mtp = c->mode == GEN_TRAIN ? c->m.mtp : 0;
-	for (int q = 0; q < L->chunks; q++)
-		t += L->layers[q];
-	if (p->first_layers || p->last_layers || p->split_embedding || p->split_loss)
-		return fail(why, len,
-		            "--pipeline-layout and --decoder-first/last-pipeline-num-layers or "
-		            "--account-for-embedding/loss-in-pipeline-split exclude each other (as in Megatron-Core)");
-	if (L->chunks != p->pp * p->vstages)
-		return fail(why, len,
-		            "--pipeline-layout '%s' names %d model chunks, expected --pp %lld x %lld virtual stages", x,
-		            L->chunks, p->pp, p->vstages);
-	if (L->emb != 1 || L->emb_at != 0 || L->emb_chunk != 0)
-		return fail(why, len,
-		            "--pipeline-layout '%s': the embedding (E) must be named once, first in the first chunk",
-		            x);
-	if (L->loss != 1 || L->loss_at != L->elements - 1 || L->loss_chunk != L->chunks - 1)
-		return fail(why, len, "--pipeline-layout '%s': the loss (L) must be named once, last in the last chunk",
-		            x);
-	if (t != c->m.layers)
-		return fail(why, len, "--pipeline-layout '%s' names %lld transformer layers (t), the model has %lld", x,
-		            t, c->m.layers);
-	if (L->mtp != mtp)
-		return fail(why, len,
-		            "--pipeline-layout '%s' names %d MTP modules (m), the model has %lld (--mtp-num-layers)", x,
-		            L->mtp, mtp);
-	if (L->mtp && (L->mtp_split || !L->mtp_after || L->mtp_chunk / p->pp != p->vstages - 1))
-		return fail(why, len,
-		            "--pipeline-layout '%s': the MTP modules (m) must share one chunk, after every transformer "
-		            "layer, in the last virtual stage of their pipeline stage (as Megatron-Core requires)",
-		            x);
-	return 0;
-}
-
-/* the layers split over stages and chunks (gen_chunk_layers) */
-static int check_split(const struct gen_config *c, char *why, size_t len)
-{
-	const struct gen_model *m = &c->m;
-	const struct gen_parallel *p = &c->p;
-	long long v = p->vstages, chunks = p->pp * v, F = p->first_layers, L = p->last_layers;
-	int uneven = F || L, acct = p->split_embedding || p->split_loss;
-	if (p->layout.chunks)
-		return check_layout(c, why, len);
-	if ((uneven || acct) && p->pp < 2)
-		return fail(why, len, "%s needs --pp 2 or more",
-		            F                    ? "--decoder-first-pipeline-num-layers"
-		            : L                  ? "--decoder-last-pipeline-num-layers"
-		            : p->split_embedding ? "--account-for-embedding-in-pipeline-split"
-		                                 : "--account-for-loss-in-pipeline-split");
-	if (uneven && acct)
-		return fail(
-		    why, len,
-		    "--decoder-first/last-pipeline-num-layers and --account-for-embedding/loss-in-pipeline-split "
-		    "exclude each other (as in Megatron-Core)");
-	if (uneven) {
-		long long middle = p->pp - (F > 0) - (L > 0), rest = m->layers - F - L;
-		if (F % v || L % v)
-			return fail(why, len,
-			            "--decoder-%s-pipeline-num-layers %lld is not divisible by --virtual-stages %lld",
-			            F % v ? "first" : "last", F % v ? F : L, v);
-		if (rest < 0 || (middle == 0 && rest != 0) || (middle > 0 && rest % (middle * v)))
-			return fail(
-			    why, len,
-			    "--layers %lld minus the first and last stages' %lld is not divisible by the %lld middle "
-			    "stages%s",
-			    m->layers, F + L, middle, v > 1 ? " x --virtual-stages" : "");
-		return 0;
-	}
-	long long slots = m->layers + p->split_embedding + p->split_loss;
-	if (slots % chunks) {
-		char vs_n[96] = "";
-		if (v > 1)
-			snprintf(vs_n, sizeof vs_n, " x --virtual-stages %lld = %lld model chunks", v, chunks);
-		return fail(
-		    why, len,
-		    "--layers %lld%s is not divisible by --pp %lld%s (every model chunk holds the same number of "
-		    "layers unless --decoder-first/last-pipeline-num-layers or "
-		    "--account-for-embedding/loss-in-pipeline-split say otherwise)",
-		    m->layers,
-		    !acct                                 ? ""
-		    : p->split_embedding && p->split_loss ? " + 2 (embedding, loss)"
-		    : p->split_embedding                  ? " + 1 (embedding)"
-		                                          : " + 1 (loss)",
-		    p->pp, vs_n);
-	}
-	return 0;
-}
-
-static int check_parallel(const struct gen_config *c, char *why, size_t len)
-{
-	const struct gen_model *m = &c->m;
-	const struct gen_parallel *p = &c->p;
-	long long v = p->vstages;
-	if (p->sched == GEN_INTERLEAVED && p->pp < 2)
-		return fail(why, len, "--schedule interleaved needs --pp 2 or more");
-	if (p->sched != GEN_INTERLEAVED && v != 1)
-		return fail(why, len, "--virtual-stages %lld needs --schedule interleaved", v);
-	if (check_split(c, why, len))
-		return -1;
-	if (p->ep > 1 && !m->experts)
-		return fail(why, len, "--ep %lld needs a model with experts (--experts)", p->ep);
-	if (m->experts && m->experts % p->ep)
-		return fail(why, len, "--experts %lld is not divisible by --ep %lld", m->experts, p->ep);
-	if (p->dp % p->ep && (p->tp < 2 || p->ep % p->tp || p->dp % (p->ep / p->tp) || !p->sp || p->cp > 1 ||
-	                      c->mode != GEN_TRAIN || p->dispatcher == GEN_DISP_ALLGATHER))
-		return fail(
-		    why, len,
-		    "--ep %lld does not divide --dp %lld (expert parallelism splits the data-parallel ranks; in "
-		    "training with --tp, --sp, --cp 1 and an all-to-all or flex dispatcher it may span the tp x dp "
-		    "ranks, Megatron-Core's MoE parallel folding: --tp divides --ep and --ep / --tp divides --dp)",
-		    p->ep, p->dp);
-	double ranks = (double)p->tp * (double)p->cp * (double)p->pp * (double)p->dp;
-	if (ranks > 1048576)
-		return fail(why, len, "--tp x --cp x --pp x --dp is %.0f ranks; at most 1048576", ranks);
-	if (p->cp > 16)
-		return fail(why, len, "--cp %lld: at most 16 (each layer writes out every step of the ring)", p->cp);
-	if (p->cp > 1 && c->seq % (2 * p->cp))
-		return fail(
-		    why, len,
-		    "--cp %lld: --seq %lld is not divisible by 2 x --cp = %lld (each rank holds two chunks of the "
-		    "sequence, for causal load balance)",
-		    p->cp, c->seq, 2 * p->cp);
-	if (p->cp > 1 && c->attn_impl == GEN_NAIVE)
-		return fail(why, len, "--cp %lld needs a fused attention (--attn-impl flash2, flash3 or flash1)",
-		            p->cp);
-	if (p->cp > 1 && p->cp_comm == GEN_CP_A2A) {
-		/* the all-to-alls split a rank's heads over the cp ranks (Transformer Engine asserts it for Q and K) */
-		long long hl = c->m.heads / p->tp, kvl = c->m.kv_heads >= p->tp ? c->m.kv_heads / p->tp : 1;
-		if (hl % p->cp || kvl % p->cp)
-			return fail(
-			    why, len,
-			    "--cp %lld --cp-comm-type a2a: the %lld query and %lld key/value heads of a "
-			    "tensor-parallel "
-			    "rank are not both divisible by --cp (the all-to-alls split them over the cp ranks)",
-			    p->cp, hl, kvl);
-	}
-	if (p->sp && gen_seq_local(c) % p->tp)
-		return fail(why, len,
-		            "--sp: the %lld tokens of a rank (--seq %lld / --cp %lld) are not divisible by --tp %lld",
-		            gen_seq_local(c), c->seq, p->cp, p->tp);
-	if (p->tp_overlap && p->tp > 1 && !p->sp) /* (with --tp 1 there is nothing to overlap: it changes nothing) */
-		return fail(why, len,
-		            "--tp-comm-overlap: needs --sp (it overlaps sequence parallelism's all-gathers and "
-		            "reduce-scatters with the GEMMs, as Megatron-Core requires)");
-	return 0;
-}
-
-static int check_train(const struct gen_config *c, char *why, size_t len)
-{
-	const struct gen_parallel *p = &c->p;
-	if (p->global_batch % (p->micro_batch * p->dp))
-		return fail(
-		    why, len,
-		    "--global-batch %lld is not divisible by --micro-batch %lld x --dp %lld (every data-parallel "
-		    "rank runs whole micro-batches)",
-		    p->global_batch, p->micro_batch, p->dp);
-	long long mb = p->global_batch / (p->micro_batch * p->dp);
-	if (p->sched == GEN_INTERLEAVED && mb % p->pp)
-		return fail(why, len,
-		            "--schedule interleaved: %lld micro-batches per pipeline is not a multiple of --pp %lld",
-		            mb, p->pp);
-	if (p->grad_sync == GEN_GS_AFTER && p->zero >= 2)
-		return fail(why, len,
-		            "--grad-sync after with --zero %d: ZeRO-%d reduce-scatters every micro-batch's gradients "
-		            "(use --zero 0 or 1)",
-		            p->zero, p->zero);
-	if (p->zero == 3 && p->pp > 1)
-		return fail(why, len,
-		            "--zero 3 with --pp %lld: ZeRO-3 is not supported with pipeline parallelism (use --zero 1 "
-		            "or 2, or --pp 1)",
-		            p->pp);
-	return 0;
-}
-
-/* a hybrid pattern (m->hybrid) against the model, the mode and the layout */
-static int check_hybrid(const struct gen_config *c, char *why, size_t len)
-{
-	const struct gen_model *m = &c->m;
-	const struct gen_parallel *p = &c->p;
-	const char *x = m->hybrid;
-	if (!x[0])
-		return 0;
-	size_t bad = strspn(x, "M*-E");
-	if (x[bad])
-		return fail(why, len,
-		            "--hybrid-pattern '%s': '%c' at %zu is not a layer (M Mamba-2, * attention, - MLP, E "
-		            "mixture of experts)",
-		            x, x[bad], bad + 1);
-	if ((long long)strlen(x) != m->layers)
-		return fail(why, len, "--hybrid-pattern names %zu layers, --layers says %lld", strlen(x), m->layers);
-	if (strchr(x, 'E') && !m->experts)
-		return fail(why, len, "--hybrid-pattern '%s': its 'E' layers need --experts", x);
-	if (!strchr(x, 'E') && m->experts)
-		return fail(why, len, "--experts %lld: the hybrid pattern '%s' has no 'E' layer to hold them",
-		            m->experts, x);
-	if (strchr(x, 'M')) {
-		if (!m->mamba_heads || !m->mamba_head_dim || !m->mamba_state || !m->mamba_groups)
-			return fail(why, len,
-			            "--hybrid-pattern: its Mamba layers need --mamba-heads, --mamba-head-dim, "
-			            "--mamba-state and --mamba-groups");
-		if (m->mamba_heads % m->mamba_groups)
-			return fail(why, len, "--mamba-groups %lld does not divide --mamba-heads %lld", m->mamba_groups,
-			            m->mamba_heads);
-		if (m->mamba_groups % p->tp)
-			return fail(
-			    why, len,
-			    "--mamba-groups %lld is not divisible by --tp %lld (each tensor-parallel rank holds "
-			    "groups/tp groups and their heads)",
-			    m->mamba_groups, p->tp);
-	}
-	if (c->mode != GEN_TRAIN)
-		return fail(why, len,
-		            "%s is a hybrid Mamba model (--hybrid-pattern), written for training only: a Mamba layer's "
-		            "decode step (its recurrent state update) is not modelled",
-		            m->name);
-	if ((m->mtp && !m->experts) || m->window || m->dense_layers || m->attn == GEN_MLA)
-		return fail(why, len,
-		            "--hybrid-pattern with %s: a hybrid model's layers are its pattern's (no sliding windows, "
-		            "leading dense layers or MLA; an MTP module is an attention and an MoE sublayer, \"*E\", "
-		            "so it needs --experts)",
-		            m->mtp            ? "--mtp-num-layers"
-		            : m->window       ? "--window"
-		            : m->dense_layers ? "--dense-layers"
-		                              : "MLA");
-	if (p->cp > 1)
-		return fail(why, len,
-		            "--hybrid-pattern with --cp %lld: context parallelism over Mamba layers is not "
-		            "modelled (use --cp 1)",
-		            p->cp);
-	return 0;
-}
-
-int gen_check(const struct gen_config *c, char *why, size_t len)
-{
-	if (check_hybrid(c, why, len) || check_shape(c, why, len) || check_parallel(c, why, len))
-		return -1;
-	if (!(c->dropout >= 0 && c->dropout < 1))
-		return fail(why, len, "--dropout %g: expected a probability from 0 up to (not including) 1",
-		            c->dropout);
-	if (c->dropout > 0 && c->mode != GEN_TRAIN)
-		return fail(why, len, "--dropout belongs to --mode train");
-	if (c->dropout > 0 && (c->attn_impl == GEN_FLASH3 || c->attn_impl == GEN_CUDNN))
-		return fail(why, len, "--dropout with --attn-impl %s: %s has no dropout (use flash2)",
-		            gen_attn_impl_name(c->attn_impl),
-		            c->attn_impl == GEN_FLASH3 ? "FlashAttention-3" : "the model's cuDNN kernel");
-	long long hd = c->m.attn == GEN_MLA ? c->m.nope_dim + c->m.rope_dim : c->m.head_dim; /* of Q and K */
-	if (c->attn_impl == GEN_FLASH1 && (hd > 128 || hd % 8))
-		return fail(why, len,
-		            "--attn-impl flash1: head dim %lld: the original FlashAttention has kernels for head dims "
-		            "that are multiples of 8 up to 128 (use flash2)",
-		            hd);
-	if (c->mode == GEN_TRAIN)
-		return check_train(c, why, len);
-	return 0;
 }
 
 /* ---- parameters ---------------------------------------------------------- */
@@ -919,7 +298,9 @@ static void add_moe_params(const struct gen_model *m, long long t, long long etp
 static struct gen_params layer_params(const struct gen_model *m, long long layer, long long t, long long etp,
                                       double experts_used)
 {
-	struct gen_params r = {attn_params(m, t) + 2 * norm_params(m) + qk_norm_params(m), 0};
+	double at = m->attn == GEN_CSA ? gen_csa_attn_params(m, gen_layer_compress(m, layer)) + 2 * gen_hc_params(m)
+	                               : attn_params(m, t);
+	struct gen_params r = {at + 2 * norm_params(m) + qk_norm_params(m), 0};
 	double h = m->hidden;
 	switch (gen_layer_type(m, layer)) { /* a hybrid model's layer: one norm and its sublayer */
 	case GEN_LT_BLOCK: break;
@@ -952,6 +333,13 @@ static double vocab_local(const struct gen_config *c)
 	return (double)(gen_vocab_padded(c) / c->p.tp);
 }
 
+/* the layer an MTP module's block is counted as: the last (Megatron-Core builds it as the last layer's spec), or
+   with DeepSeek-V4's attention one past it (its compression ratio 0, gen_layer_compress) */
+static long long mtp_layer(const struct gen_model *m)
+{
+	return m->attn == GEN_CSA ? m->layers : m->layers - 1;
+}
+
 /* MTP modules of all the chunks of one stage */
 static long long stage_mtp(const struct gen_config *c, long long stage)
 {
@@ -959,6 +347,11 @@ static long long stage_mtp(const struct gen_config *c, long long stage)
 	for (long long ch = 0; ch < c->p.vstages; ch++)
 		n += gen_chunk_mtp(c, stage, ch);
 	return n;
+}
+
+struct gen_params gen_layer_params(const struct gen_config *c, long long layer)
+{
+	return layer_params(&c->m, layer, c->p.tp, gen_etp(&c->p), (double)(c->m.experts / c->p.ep));
 }
 
 struct gen_params gen_mtp_params(const struct gen_config *c, long long stage)
@@ -970,7 +363,7 @@ struct gen_params gen_mtp_params(const struct gen_config *c, long long stage)
 		r = (struct gen_params){2 * norm_params(m) + attn_params(m, c->p.tp) + qk_norm_params(m), 0};
 		add_moe_params(m, c->p.tp, gen_etp(&c->p), (double)(m->experts / c->p.ep), &r);
 	} else {
-		r = layer_params(m, m->layers - 1, c->p.tp, gen_etp(&c->p), (double)(m->experts / c->p.ep));
+		r = layer_params(m, mtp_layer(m), c->p.tp, gen_etp(&c->p), (double)(m->experts / c->p.ep));
 	}
 	r.dense += 2 * h * h / (double)c->p.tp + 3 * norm_params(m);
 	if (stage > 0)
@@ -1117,8 +510,11 @@ double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen
 	   the two hidden dropout masks 1h + 1h (with dropout): 10 s b h (8
 	   without dropout), replicated over tp unless sequence parallel */
 	double repl = ((drop ? 10 : 8) - 2 * (2 - q)) * s * b * h / (c->p.sp ? t : 1);
-	double shard =
-	    s * b * (attn_act_token(m, c->p.tp, q) + ffn_act_token(m, layer, c->p.tp, q, gen_ep_folded(&c->p)));
+	/* DeepSeek-V4: its attention's own tensors, and the hyper-connections' streams each sublayer mixes */
+	double at = m->attn == GEN_CSA ? gen_csa_act_token(m, gen_layer_compress(m, layer), q) +
+	                                     2 * 2.0 * (double)m->hc * h * (m->hc > 1)
+	                               : attn_act_token(m, c->p.tp, q);
+	double shard = s * b * (at + ffn_act_token(m, layer, c->p.tp, q, gen_ep_folded(&c->p)));
 	double core;
 	if (c->attn_impl == GEN_NAIVE) /* softmax output 2, with dropout its mask 1 and output 2 bytes per score */
 		core = rc == GEN_RC_NONE ? (drop ? 5.0 : 2.0) * al * s * s * b : 0;
@@ -1133,7 +529,7 @@ static double mtp_act_bytes(const struct gen_config *c, enum gen_recompute rc)
 {
 	const char *h = c->m.hybrid, *a = strchr(h, '*'), *e = strchr(h, 'E');
 	if (!h[0])
-		return gen_act_layer_bytes(c, c->m.layers - 1, rc);
+		return gen_act_layer_bytes(c, mtp_layer(&c->m), rc);
 	return (a ? gen_act_layer_bytes(c, a - h, rc) : 0) + (e ? gen_act_layer_bytes(c, e - h, rc) : 0);
 }
 
@@ -1249,14 +645,16 @@ static double layer_matmul_params(const struct gen_model *m, long long l)
 	default: return lp.dense + lp.expert - norm_params(m);
 	}
 	return lp.dense + lp.expert - 2 * norm_params(m) - qk_norm_params(m) -
-	       (m->attn == GEN_MLA ? (double)(m->q_lora + m->kv_lora) : 0);
+	       (m->attn == GEN_MLA   ? (double)(m->q_lora + m->kv_lora)
+	        : m->attn == GEN_CSA ? (double)(m->q_lora + m->head_dim)
+	                             : 0);
 }
 
 /* an MTP module's block: the last layer's, or a hybrid model's "*E" */
 static double mtp_matmul_params(const struct gen_model *m)
 {
 	if (!m->hybrid[0])
-		return layer_matmul_params(m, m->layers - 1);
+		return layer_matmul_params(m, mtp_layer(m));
 	struct gen_params r = {attn_params(m, 1), 0};
 	add_moe_params(m, 1, 1, (double)m->topk, &r);
 	return r.dense + r.expert;
@@ -1315,11 +713,15 @@ double gen_model_flops(const struct gen_config *c)
 		 */
 		double h = (double)m->hidden, last = mtp_matmul_params(m);
 		double mtp_flops = (double)m->mtp * (2 * s * (last + 2 * h * h + head) + pair * s * s);
+		double core = pair * sum_pairs(m, s);
+		if (m->attn == GEN_CSA) { /* each query's own keys, and the indexers' scores */
+			core = gen_csa_core_flops(m, s, 0);
+			mtp_flops += gen_csa_core_flops(m, s, m->mtp) - core - (double)m->mtp * pair * s * s;
+		}
 		long long n[5];
 		gen_layer_counts(m, n);
 		double scan = (double)n[GEN_LT_MAMBA] * s * mamba_scan_flops(m);
-		return 3 * (double)c->p.global_batch *
-		       (2 * s * (nb + head) + pair * sum_pairs(m, s) + mtp_flops + scan);
+		return 3 * (double)c->p.global_batch * (2 * s * (nb + head) + core + mtp_flops + scan);
 	}
 	double in = (double)c->inf.input_len, steps = (double)gen_decode_steps(c);
 	double prefill = 2 * in * nb + 2 * head + pair * sum_pairs(m, in);
@@ -1372,7 +774,9 @@ double gen_mcore_flops(const struct gen_config *c)
 		                 (m->moe_latent ? 2 * w : 0)
 		           : mats * (double)m->ffn;
 	}
-	if (m->attn == GEN_MLA) {
+	if (m->attn == GEN_CSA) {
+		attn = gen_csa_mcore_attn(c);
+	} else if (m->attn == GEN_MLA) {
 		double dqk = (double)(m->nope_dim + m->rope_dim), dv = (double)m->v_dim;
 		attn = layers * ((double)m->q_lora * (h + a * dqk + 1) +
 		                 (double)m->kv_lora * (h + a * ((double)m->nope_dim + dv) + 1) +

@@ -7,10 +7,12 @@
  * Three layers, each usable alone:
  *
  *   presets     gen_preset(): the published shapes of GPT-3, LLaMA-2/3,
- *               Mixtral and DeepSeek-V3 (a table in gen.c)
- *   arithmetic  gen_check(), gen_stage_params(), gen_stage_memory(),
- *               gen_model_flops(): pure functions of a struct gen_config,
- *               no I/O (tests/test_gen.c checks them against the papers)
+ *               Mixtral, DeepSeek, Qwen3, Kimi, GPT-OSS and Nemotron 3 (a
+ *               table in gen_presets.c)
+ *   arithmetic  gen_check() (gen_check.c), gen_stage_params(),
+ *               gen_stage_memory(), gen_model_flops() (gen.c, gen_csa.c):
+ *               pure functions of a struct gen_config, no I/O
+ *               (tests/test_gen.c checks them against the papers)
  *   emission    gen_write(): the trace text (workloads/gen_trace.c)
  *
  * Shapes are per whole model; the generator shards them: Megatron-LM's
@@ -28,7 +30,8 @@
 enum gen_norm { GEN_LAYERNORM, GEN_RMSNORM };
 /* the MLP's activation: GELU (2 matrices), SwiGLU (3, gated), squared ReLU (2; Nemotron-H's relu(x)^2) */
 enum gen_act { GEN_GELU, GEN_SWIGLU, GEN_RELU2 };
-enum gen_attn { GEN_MHA, GEN_MLA }; /* MHA covers GQA and MQA (kv_heads < heads) */
+/* MHA covers GQA and MQA (kv_heads < heads); CSA: DeepSeek-V4's hybrid attention (gen_csa.c) */
+enum gen_attn { GEN_MHA, GEN_MLA, GEN_CSA };
 enum gen_sched { GEN_1F1B, GEN_GPIPE, GEN_INTERLEAVED };
 /* how context parallelism exchanges the sequence (Megatron-Core's --cp-comm-type) */
 enum gen_cp_comm { GEN_CP_P2P, GEN_CP_A2A };
@@ -116,6 +119,18 @@ struct gen_model {
 	   GEN_MAMBA_CHUNK tokens. */
 	char hybrid[GEN_HYBRID_MAX];
 	long long mamba_heads, mamba_head_dim, mamba_state, mamba_groups;
+	/* DeepSeek-V4's hybrid attention (attn = GEN_CSA; Megatron-Core's dsv4_hybrid; workloads/gen_csa.c): heads
+	   query heads over one key/value head of head_dim (a key is its value), the queries from a low-rank q_lora
+	   (MLA's), rope_dim of each head rotated, the output projected low-rank by groups (o_groups groups of heads,
+	   each to o_lora, then the o_groups x o_lora to h). A query sees the last `window` keys and, past them, as
+	   gen_layer_compress says of its layer: nothing more (the first csa_first layers and the MTP modules), the
+	   keys compressed csa_ratio to one of which an indexer of idx_heads heads of idx_dim picks idx_topk
+	   (Compressed Sparse Attention), or every key compressed hca_ratio to one (Heavily Compressed Attention),
+	   the two alternating from layer csa_first on. */
+	long long o_lora, o_groups, csa_first, csa_ratio, hca_ratio, idx_heads, idx_dim, idx_topk;
+	/* manifold-constrained hyper-connections (DeepSeek-V4): the residual stream is hc copies of the hidden
+	   state, mixed before each sublayer and updated after it (0: a plain residual) */
+	long long hc;
 };
 
 /* A pipeline layout (--pipeline-layout; workloads/gen_layout.c): which
@@ -297,8 +312,26 @@ int gen_layer_is_moe(const struct gen_model *m, long long layer);
    [0 if (i + 1) % window_attn_skip_freq == 0 else 1]). */
 int gen_layer_is_windowed(const struct gen_model *m, long long layer);
 
+/* DeepSeek-V4's attention (gen_csa.c): the compression ratio of layer `layer`'s keys (0: the window alone; an
+   MTP module is layer m->layers or past it), the keys a query attends to at sequence length s as Megatron-Bridge's
+   FLOPs count takes them (the window and the mean of the compressed keys seen), and the weights of one such
+   layer's attention (its norms, compressor and indexer with it). */
+long long gen_layer_compress(const struct gen_model *m, long long layer);
+double gen_csa_keys(const struct gen_model *m, long long ratio, double s);
+double gen_csa_attn_params(const struct gen_model *m, long long ratio);
+/* the hyper-connections' weights of one sublayer (0 without them); the bytes a token of one such attention keeps
+   for the backward (q: a quantized copy's bytes a value, 2 for none); the forward FLOPs of the attention cores of
+   one sequence of s tokens over the layers and mtp MTP modules; Megatron-Bridge's count of a token's attention
+   (multiply-adds); gen_check's part: 0, or -1 with the message in why */
+double gen_hc_params(const struct gen_model *m);
+double gen_csa_act_token(const struct gen_model *m, long long ratio, double q);
+double gen_csa_core_flops(const struct gen_model *m, double s, long long mtp);
+double gen_csa_mcore_attn(const struct gen_config *c);
+int gen_csa_check(const struct gen_config *c, char *why, size_t len);
 /* Parameters of one rank of pipeline stage `stage` (0 .. pp-1). */
 struct gen_params gen_stage_params(const struct gen_config *c, long long stage);
+/* The weights of layer `layer` (0-based) on one rank, as gen_stage_params counts them. */
+struct gen_params gen_layer_params(const struct gen_config *c, long long layer);
 /* Parameters of the whole model (no sharding), and those a token uses. */
 double gen_total_params(const struct gen_model *m);
 double gen_active_params(const struct gen_model *m);

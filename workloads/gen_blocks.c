@@ -128,6 +128,63 @@ static void build_attn_mla(struct em *e, struct block *B, const struct tok *k)
 	s_gemm(B, T, e->h, e->al * m->v_dim, 1, 0, FP8_SEP);
 }
 
+/* DeepSeek-V4's attention (gen_csa.c) of a layer whose keys compress e->csa to one (0: the window alone), as
+   Megatron-Core's dsv4_hybrid runs it: wq_a to the query latent and its norm, wq_b to the heads and a norm over
+   each head, wkv to the one key/value head and its norm, RoPE on rope_dim of each; the compressor's keys and gates
+   (two sets where CSA's windows overlap), pooled ratio to one by a softmax over the gates; with CSA the lightning
+   indexer: its queries from the latent, a weight a head, its own compressor, the scores of each query against the
+   sequence's compressed keys (a GEMM of the queries' heads against them), and the pass that weighs the heads and
+   picks the top-k; then the sparse attention, MQA over the keys each query sees (the window and its compressed
+   keys, gen_csa_keys: a non-causal attention over that many keys a query), and the output: wo_a by groups of
+   heads, wo_b. */
+static void build_attn_csa(struct em *e, struct block *B, const struct tok *k)
+{
+	const struct gen_model *m = e->m;
+	long long T = k->b * k->sq, d = m->head_dim, a = e->al, r = e->csa;
+	s_gemm(B, T, m->q_lora, e->h, 1, 0, FP8_NORM);
+	s_norm(e, B, T, m->q_lora);
+	s_gemm(B, T, a * d, m->q_lora, 1, 0, FP8_NORM);
+	s_norm(e, B, T * a, d);
+	s_gemm(B, T, d, e->h, 1, 0, FP8_NORM);
+	s_norm(e, B, T, d);
+	s_elem(B, "rope", T * (a + 1) * m->rope_dim, 0, NULL);
+	if (r > 0) {
+		long long sets = r == m->csa_ratio ? 2 : 1;
+		s_gemm(B, T, 2 * sets * d, e->h, 1, 0, FP8_NORM);
+		s_elem(B, "softmax", T * sets * d, r, "fp32");
+	}
+	if (r > 0 && r == m->csa_ratio) {
+		long long nc = k->skv / r, di = m->idx_dim;
+		s_gemm(B, T, m->idx_heads * di, m->q_lora, 1, 0, FP8_NORM);
+		s_gemm(B, T, m->idx_heads, e->h, 1, 0, FP8_NONE);
+		s_gemm(B, T, 4 * di, e->h, 1, 0, FP8_NORM);
+		s_elem(B, "softmax", T * 2 * di, r, "fp32");
+		s_gemm(B, k->sq * m->idx_heads, nc, di, k->b, 0, FP8_NONE);
+		s_elem(B, "softmax", T * nc, nc, "fp32");
+	}
+	struct step *x = push(B, ST_ATTN);
+	x->b = k->b, x->h = a, x->hkv = 1, x->sq = k->sq, x->d = d;
+	x->skv = (long long)(gen_csa_keys(m, r, (double)k->skv) + 0.5);
+	s_gemm(B, T, m->o_lora, a * d / m->o_groups, m->o_groups, 0, FP8_SEP);
+	s_gemm(B, T, e->h, m->o_groups * m->o_lora, 1, 0, FP8_SEP);
+}
+
+/* DeepSeek-V4's hyper-connections around a sublayer: before it, the mixing coefficients of the hc streams (a
+   projection of (2 + hc) hc a token; the Sinkhorn iterations on hc x hc are a few registers a token) and their
+   weighted sum into the sublayer's input, a kernel reading the hc streams and writing one (an op of that traffic);
+   after it, the streams remixed and the sublayer's output added to each, reading hc + 1 and writing hc. */
+static void hc_pre(struct em *e, struct block *B, long long T)
+{
+	long long hc = e->m->hc;
+	s_gemm(B, T, (2 + hc) * hc, e->h, 1, 0, FP8_NONE);
+	s_elem(B, "read", T * (hc + 1) * e->h, 0, NULL);
+}
+
+static void hc_post(struct em *e, struct block *B, long long T)
+{
+	s_elem(B, "read", T * (2 * e->m->hc + 1) * e->h, 0, NULL);
+}
+
 /* the MLP of width f split over `split` ranks (tp; experts folded over tp run whole: 1) on T tokens of width d
    (the model's, or LatentMoE's experts'), batch experts at once; `in`:
    how its input reaches fp8 (the layer's norm, or the dispatcher's tokens). Megatron-Core's SwiGLU/GELU is its
@@ -248,18 +305,27 @@ static void build_layer(struct em *e, struct block *B, const struct tok *k, int 
 	/* --tp-comm-overlap: Transformer Engine's linear layers of a dense layer (QKV, out-projection, FC1, FC2)
 	   ring-exchange their all-gathers and reduce-scatters; MLA's projections and MoE's dispatch do not */
 	int ring = e->c->p.tp_overlap && e->c->p.sp && e->t > 1 && e->c->mode == GEN_TRAIN;
-	int ring_attn = ring && e->m->attn != GEN_MLA, ring_mlp = ring && !moe;
+	int ring_attn = ring && e->m->attn == GEN_MHA, ring_mlp = ring && !moe, hc = e->m->hc > 1;
+	if (hc)
+		hc_pre(e, B, Tn);
 	s_norm(e, B, Tn, e->h);
 	s_coll(B, ST_TP_F, act);
 	B->st[B->n - 1].ring = ring_attn;
-	if (e->m->attn == GEN_MLA)
+	if (e->m->attn == GEN_CSA)
+		build_attn_csa(e, B, k);
+	else if (e->m->attn == GEN_MLA)
 		build_attn_mla(e, B, k);
 	else
 		build_attn_mha(e, B, k);
 	s_coll(B, ST_TP_G, act);
 	B->st[B->n - 1].ring = ring_attn;
 	s_dropout(e, B, Tn * e->h);
-	s_elem(B, "add", Tn * e->h, 0, NULL);
+	if (hc) {
+		hc_post(e, B, Tn);
+		hc_pre(e, B, Tn);
+	} else {
+		s_elem(B, "add", Tn * e->h, 0, NULL);
+	}
 	s_norm(e, B, Tn, e->h);
 	if (moe && gen_ep_folded(&e->c->p)) { /* the rank's own tokens to the experts: no gather over tp */
 		build_moe(e, B, Tn);
@@ -274,7 +340,10 @@ static void build_layer(struct em *e, struct block *B, const struct tok *k, int 
 		B->st[B->n - 1].ring = ring_mlp;
 	}
 	s_dropout(e, B, Tn * e->h);
-	s_elem(B, "add", Tn * e->h, 0, NULL);
+	if (hc)
+		hc_post(e, B, Tn);
+	else
+		s_elem(B, "add", Tn * e->h, 0, NULL);
 }
 
 /* A Mamba-2 mixer (Megatron-Core's MambaMixer, megatron/core/ssm/mamba_mixer.py, with mamba_ssm's kernels) on
@@ -330,6 +399,8 @@ static void build_emb(struct em *e, struct block *B, const struct tok *k)
 	if (!e->m->rope && !e->m->nopos) /* learned positions */
 		s_elem(B, "add", (e->c->p.sp ? T / e->t : T) * e->h, 0, NULL);
 	s_dropout(e, B, (e->c->p.sp ? T / e->t : T) * e->h);
+	if (e->m->hc > 1) /* the hyper-connections' streams: hc copies of the embedding */
+		s_elem(B, "copy", (e->c->p.sp ? T / e->t : T) * e->m->hc * e->h, 0, NULL);
 }
 
 /* final norm, LM head (vocab-parallel), softmax cross-entropy in fp32 over
@@ -338,6 +409,8 @@ static void build_emb(struct em *e, struct block *B, const struct tok *k)
 static void build_head(struct em *e, struct block *B, const struct tok *k)
 {
 	long long T = k->b * k->sq, rows = e->c->mode == GEN_INFER ? (k->rows ? k->rows : k->b) : T;
+	if (e->m->hc > 1) /* the hyper-connections' streams mixed into one */
+		hc_pre(e, B, e->c->p.sp ? T / e->t : T);
 	s_norm(e, B, e->c->p.sp ? T / e->t : T, e->h);
 	s_coll(B, ST_TP_F, T * e->h * 2);
 	s_gemm(B, rows, e->vl, e->h, 1, 0, FP8_NONE);
@@ -389,6 +462,13 @@ static double block_weights(const struct gen_config *c, enum block_kind kind, st
 	}
 	if (dense && c->m.experts && !c->m.dense_layers)
 		one.m.dense_layers = 1;
+	if (c->m.attn == GEN_CSA && kind != BK_EMB && kind != BK_HEAD && kind != BK_MTP) { /* a layer of that kind */
+		long long l = 0;
+		while (l < c->m.layers - 1 && gt_layer_kind(&c->m, l) != kind)
+			l++;
+		*out = gen_layer_params(c, l);
+		return out->dense + out->expert;
+	}
 	struct gen_params all = gen_stage_params(&one, 0);
 	if (kind == BK_MTP) { /* one module, on its stage (not the first: with its embedding copy) */
 		const struct gen_layout *L = &c->p.layout;
@@ -406,21 +486,38 @@ static double block_weights(const struct gen_config *c, enum block_kind kind, st
 	return out->dense + out->expert;
 }
 
+enum block_kind gt_layer_kind(const struct gen_model *m, long long layer)
+{
+	static const enum block_kind hybrid[] = {
+	    [GEN_LT_MAMBA] = BK_MAMBA, [GEN_LT_ATTN] = BK_ATTN, [GEN_LT_MLP] = BK_MLP, [GEN_LT_MOE] = BK_EXPERTS};
+	enum gen_layer_type lt = gen_layer_type(m, layer);
+	if (lt != GEN_LT_BLOCK)
+		return hybrid[lt];
+	if (m->attn == GEN_CSA) { /* gen_check: every layer MoE */
+		long long r = gen_layer_compress(m, layer);
+		return r == 0 ? BK_MOE_SWA : r == m->csa_ratio ? BK_MOE_CSA : BK_MOE_HCA;
+	}
+	int moe = gen_layer_is_moe(m, layer), swa = gen_layer_is_windowed(m, layer);
+	return moe ? (swa ? BK_MOE_SWA : BK_MOE) : (swa ? BK_DENSE_SWA : BK_DENSE);
+}
+
 void gt_build_block(struct em *e, enum block_kind kind, const struct tok *k, struct block *B)
 {
 	B->n = 0;
 	switch (kind) {
 	case BK_EMB: build_emb(e, B, k); break;
 	case BK_HEAD: build_head(e, B, k); break;
-	case BK_MTP: build_mtp(e, B, k); break;
+	case BK_MTP: build_mtp(e, B, k); break; /* DeepSeek-V4's: its window alone (e->csa 0) */
 	case BK_MAMBA:
 	case BK_ATTN:
 	case BK_MLP:
 	case BK_EXPERTS: build_sublayer(e, B, k, kind); break;
 	default:
 		e->swa = kind == BK_DENSE_SWA || kind == BK_MOE_SWA;
-		build_layer(e, B, k, kind == BK_MOE || kind == BK_MOE_SWA);
+		e->csa = kind == BK_MOE_CSA ? e->m->csa_ratio : kind == BK_MOE_HCA ? e->m->hca_ratio : 0;
+		build_layer(e, B, k, kind == BK_MOE || kind == BK_MOE_SWA || kind == BK_MOE_CSA || kind == BK_MOE_HCA);
 		e->swa = 0;
+		e->csa = 0;
 		break;
 	}
 	block_weights(e->c, kind, &B->par);

@@ -43,8 +43,8 @@
 
 #define MAX_BINS 8 /* decode KV-length groups */
 
-static const char *const block_names[BK_COUNT] = {"emb",     "dense", "moe",  "head", "mtp",    "dense_swa",
-                                                  "moe_swa", "mamba", "attn", "mlp",  "experts"};
+static const char *const block_names[BK_COUNT] = {"emb",   "dense", "moe", "head",    "mtp",     "dense_swa", "moe_swa",
+                                                  "mamba", "attn",  "mlp", "experts", "moe_csa", "moe_hca"};
 
 /* ---- text output ------------------------------------------------------- */
 
@@ -346,18 +346,6 @@ static int same(const char *a, const char *b)
 	return a && b && !strcmp(a, b);
 }
 
-/* the kind of block `layer` is */
-static enum block_kind layer_kind(const struct gen_model *m, long long layer)
-{
-	static const enum block_kind hybrid[] = {
-	    [GEN_LT_MAMBA] = BK_MAMBA, [GEN_LT_ATTN] = BK_ATTN, [GEN_LT_MLP] = BK_MLP, [GEN_LT_MOE] = BK_EXPERTS};
-	enum gen_layer_type lt = gen_layer_type(m, layer);
-	if (lt != GEN_LT_BLOCK)
-		return hybrid[lt];
-	int moe = gen_layer_is_moe(m, layer), swa = gen_layer_is_windowed(m, layer);
-	return moe ? (swa ? BK_MOE_SWA : BK_MOE) : (swa ? BK_DENSE_SWA : BK_DENSE);
-}
-
 /* the layers of one chunk as runs of one kind (dense, MoE, each windowed or not); gen_check bounds the runs
    of a chunk (GEN_RUNS_MAX) */
 struct runs {
@@ -371,7 +359,7 @@ static void chunk_runs(const struct gen_config *c, long long stage, long long ch
 	long long lc = gen_chunk_layers(c, stage, chunk), first = gen_chunk_first_layer(c, stage, chunk);
 	r->count = 0;
 	for (long long l = first; l < first + lc; l++) {
-		enum block_kind k = layer_kind(&c->m, l);
+		enum block_kind k = gt_layer_kind(&c->m, l);
 		if (r->count && r->kind[r->count - 1] == k) {
 			r->n[r->count - 1]++;
 			continue;
@@ -1010,7 +998,7 @@ static int kind_used(const struct em *e, int kind)
 	case BK_MTP: return e->c->mode == GEN_TRAIN && m->mtp > 0;
 	default:
 		for (long long l = 0; l < m->layers; l++)
-			if (layer_kind(m, l) == (enum block_kind)kind)
+			if (gt_layer_kind(m, l) == (enum block_kind)kind)
 				return 1;
 		return 0;
 	}
@@ -1315,7 +1303,18 @@ static void describe(struct em *e)
 		    n[GEN_LT_MAMBA], m->mamba_heads, m->mamba_head_dim, m->mamba_state, m->mamba_groups, n[GEN_LT_ATTN],
 		    n[GEN_LT_MLP], n[GEN_LT_MOE], m->hybrid);
 	}
-	if (m->window) {
+	if (m->attn == GEN_CSA) {
+		long long n[3] = {0, 0, 0};
+		for (long long l = 0; l < m->layers; l++) {
+			long long r = gen_layer_compress(m, l);
+			n[r == 0 ? 0 : r == m->csa_ratio ? 1 : 2]++;
+		}
+		out(e,
+		    "# compressed attention: a window of %lld keys; %lld layers the window alone, %lld CSA (%lld keys "
+		    "to "
+		    "one, top %lld), %lld HCA (%lld to one); %lld hyper-connection streams",
+		    m->window, n[0], n[1], m->csa_ratio, m->idx_topk, n[2], m->hca_ratio, m->hc);
+	} else if (m->window) {
 		long long w = 0;
 		for (long long l = 0; l < m->layers; l++)
 			w += gen_layer_is_windowed(m, l);

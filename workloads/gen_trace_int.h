@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-#define MAX_STEPS 48
+#define MAX_STEPS 64
 
 enum step_kind {
 	ST_NORM,      /* elem norm, same backward */
@@ -77,6 +77,9 @@ enum block_kind {
 	BK_ATTN,
 	BK_MLP,
 	BK_EXPERTS,
+	BK_MOE_CSA, /* DeepSeek-V4's MoE layers whose keys compress to CSA's and to HCA's ratio (gen_layer_compress);
+	               BK_MOE_SWA its layers of the window alone */
+	BK_MOE_HCA,
 	BK_COUNT
 };
 
@@ -106,6 +109,7 @@ struct em {
 	const char *cx;       /* an MoE layer's all-to-all communicator: ep, or ept folded over tp (gen_ep_folded) */
 	int sync;             /* data-parallel gradient collectives exist */
 	int swa;              /* the block being built attends through the sliding window */
+	long long csa;        /* DeepSeek-V4: the ratio its keys compress by (0: the window alone) */
 	/* --moe-a2a-overlap: the block kinds cut at their all-to-alls (gen_trace.c), and each one's dispatch */
 	int cut[BK_COUNT];
 	struct step a2a[BK_COUNT];
@@ -129,6 +133,8 @@ void gt_step_fwd(struct em *e, struct lines *L, const struct step *s);
 void gt_attn_text(struct em *e, struct lines *L, const struct step *s, const char *dir);
 void gt_a2a_text(struct em *e, struct lines *L, const struct step *s);
 
+/* the kind of block layer `layer` is (gen_blocks.c) */
+enum block_kind gt_layer_kind(const struct gen_model *m, long long layer);
 /* The steps of one block of that kind for k's tokens into B, and its weights on one rank (gen_blocks.c). */
 void gt_build_block(struct em *e, enum block_kind kind, const struct tok *k, struct block *B);
 
