@@ -1471,6 +1471,8 @@ static void test_csa(void)
 	    {"deepseek-v4-flash --tp 2", "use --tp 1 --cp 1"},
 	    {"deepseek-v4-flash --seq 64", "shorter than the 128 keys"},
 	    {"deepseek-v4-flash --dense-layers 1", "every layer"},
+	    {"deepseek-v4-flash --window-skip-freq 2", "a window on every layer"},
+	    {"deepseek-v4-flash --layers 600", "599 runs of one kind"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		rc = parse(bad[i].line, &c, &a, why, sizeof why);
