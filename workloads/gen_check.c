@@ -326,15 +326,16 @@ static int check_hybrid(const struct gen_config *c, char *why, size_t len)
 		            "decode step (its recurrent state update) is not modelled",
 		            m->name);
 	if ((m->mtp && !m->experts) || m->window || m->dense_layers || m->attn != GEN_MHA)
-		return fail(why, len,
-		            "--hybrid-pattern with %s: a hybrid model's layers are its pattern's (no sliding windows, "
-		            "leading dense layers or MLA; an MTP module is an attention and an MoE sublayer, \"*E\", "
-		            "so it needs --experts)",
-		            m->mtp               ? "--mtp-num-layers"
-		            : m->window          ? "--window"
-		            : m->dense_layers    ? "--dense-layers"
-		            : m->attn == GEN_MLA ? "MLA"
-		                                 : "compressed attention");
+		return fail(
+		    why, len,
+		    "--hybrid-pattern with %s: a hybrid model's layers are its pattern's (no sliding windows, "
+		    "leading dense layers, MLA or compressed attention; an MTP module is an attention and an MoE "
+		    "sublayer, \"*E\", so it needs --experts)",
+		    m->mtp && !m->experts ? "--mtp-num-layers"
+		    : m->window           ? "--window"
+		    : m->dense_layers     ? "--dense-layers"
+		    : m->attn == GEN_MLA  ? "MLA"
+		                          : "compressed attention");
 	if (p->cp > 1)
 		return fail(why, len,
 		            "--hybrid-pattern with --cp %lld: context parallelism over Mamba layers is not "
