@@ -322,12 +322,11 @@ double gen_csa_attn_params(const struct gen_model *m, long long ratio);
 /* the hyper-connections' weights of one sublayer (0 without them); the bytes a token of one such attention keeps
    for the backward (q: a quantized copy's bytes a value, 2 for none); the forward FLOPs of the attention cores of
    one sequence of s tokens over the layers and mtp MTP modules; Megatron-Bridge's count of a token's attention
-   (multiply-adds); gen_check's part: 0, or -1 with the message in why */
+   (multiply-adds) */
 double gen_hc_params(const struct gen_model *m);
 double gen_csa_act_token(const struct gen_model *m, long long ratio, double q);
 double gen_csa_core_flops(const struct gen_model *m, double s, long long mtp);
 double gen_csa_mcore_attn(const struct gen_config *c);
-int gen_csa_check(const struct gen_config *c, char *why, size_t len);
 /* Parameters of one rank of pipeline stage `stage` (0 .. pp-1). */
 struct gen_params gen_stage_params(const struct gen_config *c, long long stage);
 /* The weights of layer `layer` (0-based) on one rank, as gen_stage_params counts them. */

@@ -443,6 +443,13 @@ static void build_mtp(struct em *e, struct block *B, const struct tok *k)
 
 static double block_weights(const struct gen_config *c, enum block_kind kind, struct gen_params *out)
 {
+	if (c->m.attn == GEN_CSA && kind != BK_EMB && kind != BK_HEAD && kind != BK_MTP) { /* a layer of that kind */
+		long long l = 0;
+		while (l < c->m.layers - 1 && gt_layer_kind(&c->m, l) != kind)
+			l++;
+		*out = gen_layer_params(c, l);
+		return out->dense + out->expert;
+	}
 	/* a representative layer's weights: stage params of a 1-layer model */
 	struct gen_config one = *c;
 	one.p.pp = 1;
@@ -462,13 +469,6 @@ static double block_weights(const struct gen_config *c, enum block_kind kind, st
 	}
 	if (dense && c->m.experts && !c->m.dense_layers)
 		one.m.dense_layers = 1;
-	if (c->m.attn == GEN_CSA && kind != BK_EMB && kind != BK_HEAD && kind != BK_MTP) { /* a layer of that kind */
-		long long l = 0;
-		while (l < c->m.layers - 1 && gt_layer_kind(&c->m, l) != kind)
-			l++;
-		*out = gen_layer_params(c, l);
-		return out->dense + out->expert;
-	}
 	struct gen_params all = gen_stage_params(&one, 0);
 	if (kind == BK_MTP) { /* one module, on its stage (not the first: with its embedding copy) */
 		const struct gen_layout *L = &c->p.layout;

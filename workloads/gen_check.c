@@ -344,10 +344,57 @@ static int check_hybrid(const struct gen_config *c, char *why, size_t len)
 	return 0;
 }
 
+/* DeepSeek-V4's compressed attention (gen_csa.c): training on one rank's whole sequence, every layer MoE, its own
+   shape whole, no more alternating layers than a chunk's runs hold */
+static int check_csa(const struct gen_config *c, char *why, size_t len)
+{
+	const struct gen_model *m = &c->m;
+	if (m->attn != GEN_CSA)
+		return 0;
+	if (c->mode != GEN_TRAIN)
+		return fail(
+		    why, len,
+		    "DeepSeek-V4's compressed attention is written for training only: its decode (the compressed "
+		    "key cache, the indexer's pick at each step) is not modelled (use --mode train)");
+	if (c->p.tp > 1 || c->p.cp > 1)
+		return fail(why, len,
+		            "--%s %lld with DeepSeek-V4's compressed attention: its one key/value head, compressor and "
+		            "indexer are modelled on one rank's whole sequence (use --tp 1 --cp 1)",
+		            c->p.tp > 1 ? "tp" : "cp", c->p.tp > 1 ? c->p.tp : c->p.cp);
+	if (m->dense_layers || !m->experts)
+		return fail(why, len,
+		            "DeepSeek-V4's compressed attention is written for models whose every layer is "
+		            "a mixture of experts (no --dense-layers)");
+	if (m->kv_heads != 1 || m->window_skip || m->qk_norm)
+		return fail(why, len,
+		            "DeepSeek-V4's compressed attention has one key/value head, a window on every layer and no "
+		            "QK-norm (not with --kv-heads, --window-skip-freq or --qk-norm)");
+	if (m->o_groups < 1 || m->heads % m->o_groups || m->o_lora < 1 || m->q_lora < 1 || m->window < 1 ||
+	    m->csa_ratio < 1 || m->hca_ratio < 1 || m->idx_heads < 1 || m->idx_dim < 1 || m->idx_topk < 1 ||
+	    m->rope_dim < 1 || m->rope_dim > m->head_dim)
+		return fail(why, len,
+		            "DeepSeek-V4's compressed attention: its shape is inconsistent (heads in whole "
+		            "output groups, a window, both ratios and the indexer)");
+	long long runs = 0; /* of layers of one compression ratio (the trace writes each run as one repeat) */
+	for (long long l = 0; l < m->layers; l++)
+		runs += l == 0 || gen_layer_compress(m, l) != gen_layer_compress(m, l - 1);
+	if (runs > GEN_RUNS_MAX)
+		return fail(
+		    why, len,
+		    "--layers %lld: DeepSeek-V4's layers alternate CSA and HCA, %lld runs of one kind, at most %d",
+		    m->layers, runs, GEN_RUNS_MAX);
+	if (c->seq < m->hca_ratio)
+		return fail(
+		    why, len,
+		    "--seq %lld is shorter than the %lld keys DeepSeek-V4's heavily compressed layers pool into one",
+		    c->seq, m->hca_ratio);
+	return 0;
+}
+
 int gen_check(const struct gen_config *c, char *why, size_t len)
 {
 	if (check_hybrid(c, why, len) || check_shape(c, why, len) || check_parallel(c, why, len) ||
-	    gen_csa_check(c, why, len))
+	    check_csa(c, why, len))
 		return -1;
 	if (!(c->dropout >= 0 && c->dropout < 1))
 		return fail(why, len, "--dropout %g: expected a probability from 0 up to (not including) 1",

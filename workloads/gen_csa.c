@@ -13,8 +13,6 @@
  */
 #include "gen.h"
 
-#include <stdio.h>
-
 long long gen_layer_compress(const struct gen_model *m, long long layer)
 {
 	if (m->attn != GEN_CSA || layer < m->csa_first || layer >= m->layers)
@@ -115,61 +113,4 @@ double gen_csa_mcore_attn(const struct gen_config *c)
 			n += h * 2 * di * 2 + ql * ai * di + h * ai + ai * di * (double)((long long)s / r);
 	}
 	return n;
-}
-
-static int fail(char *why, size_t len, const char *what)
-{
-	snprintf(why, len, "%s", what);
-	return -1;
-}
-
-int gen_csa_check(const struct gen_config *c, char *why, size_t len)
-{
-	const struct gen_model *m = &c->m;
-	char msg[320];
-	if (m->attn != GEN_CSA)
-		return 0;
-	if (c->mode != GEN_TRAIN)
-		return fail(
-		    why, len,
-		    "DeepSeek-V4's compressed attention is written for training only: its decode (the compressed "
-		    "key cache, the indexer's pick at each step) is not modelled (use --mode train)");
-	if (c->p.tp > 1 || c->p.cp > 1) {
-		snprintf(msg, sizeof msg,
-		         "--%s %lld with DeepSeek-V4's compressed attention: its one key/value head, compressor and "
-		         "indexer are modelled on one rank's whole sequence (use --tp 1 --cp 1)",
-		         c->p.tp > 1 ? "tp" : "cp", c->p.tp > 1 ? c->p.tp : c->p.cp);
-		return fail(why, len, msg);
-	}
-	if (m->dense_layers || !m->experts)
-		return fail(why, len,
-		            "DeepSeek-V4's compressed attention is written for models whose every layer is "
-		            "a mixture of experts (no --dense-layers)");
-	if (m->kv_heads != 1 || m->window_skip || m->qk_norm)
-		return fail(why, len,
-		            "DeepSeek-V4's compressed attention has one key/value head, a window on every layer and no "
-		            "QK-norm (not with --kv-heads, --window-skip-freq or --qk-norm)");
-	if (m->o_groups < 1 || m->heads % m->o_groups || m->o_lora < 1 || m->q_lora < 1 || m->window < 1 ||
-	    m->csa_ratio < 1 || m->hca_ratio < 1 || m->idx_heads < 1 || m->idx_dim < 1 || m->idx_topk < 1 ||
-	    m->rope_dim < 1 || m->rope_dim > m->head_dim)
-		return fail(why, len,
-		            "DeepSeek-V4's compressed attention: its shape is inconsistent (heads in whole "
-		            "output groups, a window, both ratios and the indexer)");
-	long long runs = 0; /* of layers of one compression ratio (the trace writes each run as one repeat) */
-	for (long long l = 0; l < m->layers; l++)
-		runs += l == 0 || gen_layer_compress(m, l) != gen_layer_compress(m, l - 1);
-	if (runs > GEN_RUNS_MAX) {
-		snprintf(msg, sizeof msg,
-		         "--layers %lld: DeepSeek-V4's layers alternate CSA and HCA, %lld runs of one kind, at most %d",
-		         m->layers, runs, GEN_RUNS_MAX);
-		return fail(why, len, msg);
-	}
-	if (c->seq < m->hca_ratio) {
-		snprintf(
-		    msg, sizeof msg,
-		    "--seq %lld is shorter than the %lld keys DeepSeek-V4's heavily compressed layers pool into one",
-		    c->seq, m->hca_ratio);
-		return fail(why, len, msg);
-	}
-	return 0;
 }
