@@ -29,7 +29,9 @@ fail=0
 # pipelined LLaMA-3 8B decode (4 stages, micro-batches in flight), a training
 # step (7 micro-batches of 1, tensor and data parallel), and pipelined
 # training steps (4 stages, 1F1B and GPipe: each stage its own repeat, the
-# iterations overlapping on the engine; replay_steady.c's pipeline case).
+# iterations overlapping on the engine; replay_steady.c's pipeline case), and
+# interleaved ones (2 and 8 virtual stages: an op of a stage's iteration may
+# wait for one of its neighbour's next iteration).
 "$sim" gen llama3-70b --mode infer --tp 8 --batch 64 --input-len 128 --output-len 128 -o "$tmp/decode.trace" &&
 	"$sim" gen llama3-70b --mode infer --tp 8 --batch 64 --input-len 128 --output-len 64 -o "$tmp/decode64.trace" &&
 	"$sim" gen llama3-8b --mode infer --tp 2 --pp 4 --batch 16 --input-len 128 --output-len 64 \
@@ -37,7 +39,11 @@ fail=0
 	"$sim" gen llama3-8b --tp 2 --dp 4 --micro-batch 1 --global-batch 32 -o "$tmp/train.trace" &&
 	"$sim" gen llama3-8b --tp 2 --pp 4 --dp 2 --micro-batch 1 --global-batch 64 -o "$tmp/pipe.trace" &&
 	"$sim" gen llama3-8b --tp 2 --pp 4 --dp 2 --micro-batch 1 --global-batch 64 --schedule gpipe \
-		-o "$tmp/pipe_gpipe.trace" ||
+		-o "$tmp/pipe_gpipe.trace" &&
+	"$sim" gen llama3-8b --tp 2 --pp 4 --dp 2 --micro-batch 1 --global-batch 128 --schedule interleaved \
+		--virtual-stages 2 -o "$tmp/pipe_vp2.trace" &&
+	"$sim" gen llama3-8b --tp 2 --pp 2 --dp 2 --micro-batch 1 --global-batch 64 --schedule interleaved \
+		--virtual-stages 8 -o "$tmp/pipe_vp8.trace" ||
 	{
 		echo "FAIL sim gen"
 		exit 1
@@ -148,6 +154,7 @@ if in_part 1; then
 	check_files "$tmp/decode64.trace"
 	check_files tests/steady/two_streams.trace --no-fold
 	check_files "$tmp/pipe.trace"
+	check_files "$tmp/pipe_vp2.trace"
 	check steady:"$tmp/decode.trace"
 	check steady:"$tmp/decode.trace" --no-fold
 	check steady:"$tmp/train.trace"
@@ -163,6 +170,8 @@ if in_part 2; then
 	check steady:"$tmp/pipe.trace"
 	check steady:"$tmp/pipe.trace" --no-fold --no-memo
 	check steady:"$tmp/pipe_gpipe.trace"
+	check steady:"$tmp/pipe_vp2.trace"
+	check steady:"$tmp/pipe_vp8.trace" --no-fold
 	check steady:traces/gpt3.trace
 	check played:tests/steady/overlap.trace
 	check played:"$tmp/decode64.trace" --jitter 0.05 --seed 3

@@ -832,7 +832,13 @@ struct run {
 	long long n;
 };
 
-#define MAX_PERIOD 8 /* runs in a repeated pattern (interleaving alternates a few) */
+/* runs in a repeated pattern: the interleaved schedule's cycle over its
+   chunks takes two runs a virtual stage (a forward chunk's last micro-batches
+   beside the backward of one, its first beside the next's) */
+static long long max_period(const struct em *e)
+{
+	return e->c->p.vstages > 4 ? 2 * e->c->p.vstages : 8;
+}
 
 static int runs_equal(const struct run *a, const struct run *b, long long q)
 {
@@ -861,13 +867,13 @@ static void emit_run(struct em *e, const struct stage_defs *sd, long long stage,
 		close_block(e);
 }
 
-/* Writes runs, folding a pattern of up to MAX_PERIOD runs that recurs
+/* Writes runs, folding a pattern of up to max_period runs that recurs
    (the interleaved schedule's chunk alternation) into one repeat. */
 static void emit_runs(struct em *e, const struct stage_defs *sd, long long stage, const struct run *r, long long n)
 {
 	for (long long i = 0; i < n;) {
 		long long bq = 0, br = 1;
-		for (long long q = 2; q <= MAX_PERIOD && i + 2 * q <= n; q++) {
+		for (long long q = 2; q <= max_period(e) && i + 2 * q <= n; q++) {
 			long long k = 1;
 			while (i + (k + 1) * q <= n && runs_equal(r + i, r + i + k * q, q))
 				k++;

@@ -74,16 +74,20 @@ struct rp_options {
  * A span's predecessor (rp_span.pred) of -2 - i names template span i in
  * the last copy; in copy k the predecessor of template span p is, by pcls[p]:
  * RP_PRED_SAME (template span arg of the same copy), RP_PRED_PREV (of copy
- * k - 1; copy 0 is the template itself), RP_PRED_FIXED (span arg, as
- * rp_span.pred encodes it, the same for every copy) or RP_PRED_NONE.
+ * k - 1; copy 0 is the template itself), RP_PRED_NEXT (a pipeline's: of copy
+ * k + 1; for the last copy the recorded span pnext[p], of the iteration
+ * played after the copies; for the template itself, whose rp_span.pred is
+ * then -1, of copy 1), RP_PRED_FIXED (span arg, as rp_span.pred encodes it,
+ * the same for every copy) or RP_PRED_NONE.
  */
-enum { RP_PRED_NONE, RP_PRED_SAME, RP_PRED_PREV, RP_PRED_FIXED };
+enum { RP_PRED_NONE, RP_PRED_SAME, RP_PRED_PREV, RP_PRED_FIXED, RP_PRED_NEXT };
 struct rp_steady {
 	int line; /* the repeat statement */
 	long n;
 	long *tmpl;
 	signed char *pcls; /* per template span: RP_PRED_* */
 	long *parg;
+	long *pnext; /* a pipeline's, else NULL: per template span, -1 or (RP_PRED_NEXT) its last copy's predecessor */
 	long copies;
 	double period;   /* s */
 	double t_cut;    /* the template's end: its latest span end */

@@ -99,6 +99,7 @@ void rp_result_free(struct rp_result *r)
 		free(r->steady[k].tmpl);
 		free(r->steady[k].pcls);
 		free(r->steady[k].parg);
+		free(r->steady[k].pnext);
 	}
 	free(r->steady);
 	free(r->rep_of);

@@ -63,28 +63,35 @@
  * When the replayed ranks' largest repeats (tr_largest_repeat) differ, each
  * rank's is watched instead (S->stagger; one per run), iterations matched by
  * number (1F1B's iteration j holds micro-batch j's backward on every stage),
- * and evaluated as above without the cut: three iterations in a row the same
- * (two proofs) arm it. The hosts do not stop: each skips K iterations of its
- * cursor when it reaches iteration A (one past the farthest host), numbering
- * what it plays next as if nothing had been skipped. The engine then plays
+ * and evaluated as above without the cut. An op may wait for one of the
+ * next iteration on another rank (the interleaved schedule: a stage's
+ * forward of the next virtual chunk waits for the last stage, whose
+ * iterations run ahead of the first's), so an iteration is judged once the
+ * one after it is in, and a predecessor there is the same span of the next
+ * iteration (RP_PRED_NEXT) when the iterations are compared: three
+ * iterations in a row the same (two proofs) arm it. The hosts do not stop:
+ * each skips K iterations of its cursor when it reaches iteration A (one
+ * past the farthest host), numbering what it plays next as if nothing had
+ * been skipped. The engine then plays
  * the repeat with K iterations fewer, which is the whole repeat K periods
  * early: the iterations are the same ops, so nothing but their number
  * changed, and the repeat's end (what follows it, issued a host lead ahead)
  * is played as it would be. The ops issued after the skip are marked late;
  * when the run ends their times move K periods later and what they hung on
  * in iteration A - 1 (the template) becomes its copy in the last derived
- * iteration. This rests on the run being periodic, which is witnessed, not
- * proven as at a cut: iterations A - 1 and A (the first played after the
- * skip) must again be the same as the ones before them, and any iteration
+ * iteration; what the template hung on in iteration A (played after the
+ * skip) is its copy 1. This rests on the run being periodic, which is
+ * witnessed, not proven as at a cut: iterations A - 1 and A (the first
+ * played after the skip) must again be the same as the ones before them, and any iteration
  * evaluated between arming and A must be too, else the run fails (exit 70;
- * --exact plays every iteration). tests/run_steady.sh compares 1F1B and
- * GPipe steps and the GPT-3 step with --exact's reports.
+ * --exact plays every iteration). tests/run_steady.sh compares 1F1B, GPipe
+ * and interleaved steps and the GPT-3 step with --exact's reports.
  *
  * Not covered (played in full): repeats that ranks enter differently and
  * whose largest repeats are the same (matched in order, above), iterations
- * that depend on iterations more than one back (a pipelined decode, whose
- * first stage waits for the token the last stage made micro-batches ago;
- * interleaved schedules), a transfer that runs into the next iteration of
+ * that depend on iterations more than one back or ahead (a pipelined
+ * decode, whose first stage waits for the token the last stage made
+ * micro-batches ago), a transfer that runs into the next iteration of
  * a repeat all ranks share (no cut), repeats a host issues whole before
  * their first iteration ends (a single stream queues up to QDEPTH device ops
  * before it runs them; several streams that never fill a queue), and runs
@@ -100,7 +107,9 @@
  *     later, the last ends where the replay resumed.
  *  4. (pipelines) An op issued after the skip hangs on an op issued after it,
  *     on the template, or on one from before the watched repeat, never on
- *     an older iteration (rp_span.late tells them apart).
+ *     an older iteration (rp_span.late tells them apart); an op issued
+ *     before it hangs on one issued after it only as a template op on its
+ *     next iteration.
  */
 #include "replay_int.h"
 
@@ -111,9 +120,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ST_RING      1024  /* iterations between the farthest host and the oldest unevaluated one */
-#define ST_MIN_COUNT 4     /* shorter repeats are played: three to prove, one to skip */
-#define ST_TOL       1e-12 /* times agree to this share of the clock (the rounding of its sums: about 1e-16) */
+#define ST_RING      1024 /* iterations between the farthest host and the oldest unevaluated one */
+#define ST_MIN_COUNT 4    /* shorter repeats are played: three to prove, one to skip */
+/* times agree to this share of the clock: the engine settles each activity's end to surf/precision (1e-12 s,
+   replay.c), and the ends of a pipeline's iterations, which no cut separates, drift by several of those (an
+   interleaved schedule's by 8e-12 s at 6 s); a derived time is off by about as much */
+#define ST_TOL 1e-10
 
 enum st_state {
 	ST_NONE,  /* no candidate */
@@ -191,12 +203,28 @@ struct steady {
 	int arrived, seg;
 	sg_sem_t barrier;
 	struct st_slot ring[ST_RING];
-	struct st_hist hist[3]; /* the last three evaluated, [2] the latest */
+	struct st_hist hist[4]; /* the last four evaluated, [3] the latest (see judged) */
 };
 
 static double tol(double t)
 {
 	return ST_TOL * fmax(fabs(t), 1e-3);
+}
+
+/* The iteration a proof is about (back 0) and the two before it (back 1,
+   2). At a cut it is the latest evaluated. A pipeline's is the one before
+   the latest: an op may wait for one of the next iteration on another rank
+   (the interleaved schedule: a stage's iteration j receives from its
+   neighbour's j + 1), so an iteration is judged once the next is in. */
+static struct st_hist *judged(struct steady *S, int back)
+{
+	return &S->hist[3 - S->stagger - back];
+}
+
+/* The iteration after the judged one: a pipeline's latest, else none. */
+static struct st_hist *after_judged(struct steady *S)
+{
+	return S->stagger ? &S->hist[3] : NULL;
 }
 
 static int list_push(struct st_list *l, long v)
@@ -300,9 +328,11 @@ static long canon_pos(const struct st_hist *h, long i)
 	return p >= 0 ? h->icanon[p] : -1;
 }
 
-/* What a span's predecessor is, seen from an iteration (cur) and the one
-   before it (prev): RP_PRED_* and the canonical position in that one. */
-static int pred_class(long pred, const struct st_hist *cur, const struct st_hist *prev, long *pos)
+/* What a span's predecessor is, seen from an iteration (cur), the one
+   before it (prev) and the one after it (next; NULL: none can be):
+   RP_PRED_* and the canonical position in that one. */
+static int pred_class(long pred, const struct st_hist *cur, const struct st_hist *prev, const struct st_hist *next,
+                      long *pos)
 {
 	*pos = -1;
 	if (pred == -1)
@@ -311,6 +341,8 @@ static int pred_class(long pred, const struct st_hist *cur, const struct st_hist
 		return RP_PRED_SAME;
 	if ((*pos = canon_pos(prev, pred)) >= 0)
 		return RP_PRED_PREV;
+	if (next && (*pos = canon_pos(next, pred)) >= 0)
+		return RP_PRED_NEXT;
 	return RP_PRED_FIXED;
 }
 
@@ -319,9 +351,11 @@ static int shifted(double a, double b, double T)
 	return fabs(b - a - T) <= tol(b);
 }
 
-/* Iteration b is iteration a, T later (a's predecessors seen with before). */
+/* Iteration b is iteration a, T later (a's predecessors seen with before
+   and b, b's with a and next; next NULL: at a cut, where nothing waits for
+   a later iteration). */
 static int same_iter(const struct run *R, const struct st_hist *before, const struct st_hist *a,
-                     const struct st_hist *b, double T)
+                     const struct st_hist *b, const struct st_hist *next, double T)
 {
 	const struct rp_span *S = R->r->spans;
 	if (a->spans.n != b->spans.n)
@@ -335,8 +369,8 @@ static int same_iter(const struct run *R, const struct st_hist *before, const st
 		if (!shifted(x->t0, y->t0, T) || !shifted(x->t1, y->t1, T) || !shifted(x->arrive, y->arrive, T))
 			return 0;
 		long px, py;
-		int cx = pred_class(x->pred, a, before, &px);
-		int cy = pred_class(y->pred, b, a, &py);
+		int cx = pred_class(x->pred, a, before, next ? b : NULL, &px);
+		int cy = pred_class(y->pred, b, a, next, &py);
 		if (cx != cy || px != py || (cx == RP_PRED_FIXED && x->pred != y->pred))
 			return 0;
 	}
@@ -400,7 +434,7 @@ static long long next_boundary(const struct run *R)
 static void arm(struct run *R)
 {
 	struct steady *S = R->steady;
-	long long A = next_boundary(R), L = host_lead(R, &S->hist[2]);
+	long long A = next_boundary(R), L = host_lead(R, judged(S, 0));
 	if (L < 0 || A + L >= S->count) { /* nothing left to skip */
 		S->state = ST_DONE;
 		return;
@@ -410,10 +444,10 @@ static void arm(struct run *R)
 	S->state = ST_ARMED;
 }
 
-/* The steady state the latest evaluated iteration (the template) starts: its copies, period and cut. */
-static struct rp_steady steady_of(const struct steady *S)
+/* The steady state the judged iteration (the template) starts: its copies, period and cut. */
+static struct rp_steady steady_of(struct steady *S)
 {
-	const struct st_hist *h = &S->hist[2];
+	const struct st_hist *h = judged(S, 0);
 	struct rp_steady st = {0};
 	st.line = S->line;
 	st.n = h->spans.n;
@@ -430,24 +464,28 @@ static int record_steady(struct run *R, struct rp_steady *st)
 {
 	struct steady *S = R->steady;
 	struct rp_result *r = R->r;
-	const struct st_hist *h = &S->hist[2], *prev = &S->hist[1];
+	const struct st_hist *h = judged(S, 0), *prev = judged(S, 1), *next = after_judged(S);
 	st->tmpl = malloc((size_t)st->n * sizeof *st->tmpl);
 	st->pcls = malloc((size_t)st->n);
 	st->parg = malloc((size_t)st->n * sizeof *st->parg);
+	st->pnext = next ? malloc((size_t)st->n * sizeof *st->pnext) : NULL;
 	struct rp_steady *v = realloc(r->steady, ((size_t)r->nsteady + 1) * sizeof *v);
 	if (v)
 		r->steady = v;
-	if (!st->tmpl || !st->pcls || !st->parg || !v) {
+	if (!st->tmpl || !st->pcls || !st->parg || (next && !st->pnext) || !v) {
 		free(st->tmpl);
 		free(st->pcls);
 		free(st->parg);
+		free(st->pnext);
 		return -1;
 	}
 	memcpy(st->tmpl, h->spans.v, (size_t)st->n * sizeof *st->tmpl);
 	for (long p = 0; p < st->n; p++) {
 		long pred = r->spans[st->tmpl[p]].pred, c;
-		st->pcls[p] = (signed char)pred_class(pred, h, prev, &c);
+		st->pcls[p] = (signed char)pred_class(pred, h, prev, next, &c);
 		st->parg[p] = st->pcls[p] == RP_PRED_FIXED ? pred : c >= 0 ? h->canon[c] : -1;
+		if (next) /* the iteration played after the copies: the last copy's next */
+			st->pnext[p] = st->pcls[p] == RP_PRED_NEXT ? next->spans.v[next->canon[c]] : -1;
 	}
 	S->seg = r->nsteady;
 	r->steady[r->nsteady++] = *st;
@@ -465,7 +503,7 @@ static int record_steady(struct run *R, struct rp_steady *st)
 static void arm_stagger(struct run *R)
 {
 	struct steady *S = R->steady;
-	long long A = next_boundary(R), L = host_lead(R, &S->hist[2]);
+	long long A = next_boundary(R), L = host_lead(R, judged(S, 0));
 	long long K = S->min_count - A - L - 2;
 	if (L < 0 || K < 1) {
 		S->state = ST_DONE;
@@ -481,7 +519,7 @@ static void arm_stagger(struct run *R)
 static void derive_stagger(struct run *R)
 {
 	struct steady *S = R->steady;
-	const struct st_hist *h = &S->hist[2];
+	const struct st_hist *h = judged(S, 0);
 	struct rp_steady st = steady_of(S);
 	st.t_resume = h->end + (double)st.copies * st.period;
 	st.stagger = 1;
@@ -492,7 +530,7 @@ static void derive_stagger(struct run *R)
 static void stagger_proven(struct run *R)
 {
 	struct steady *S = R->steady;
-	long long j = S->hist[2].j;
+	long long j = judged(S, 0)->j;
 	if (S->state == ST_WATCH && S->run_from <= j - 2) /* three alike: two proofs */
 		arm_stagger(R);
 	else if (S->state == ST_ARMED && j == S->arm_at - 1)
@@ -509,9 +547,8 @@ static void evaluate(struct run *R, struct st_slot *sl)
 	const struct rp_span *sp = R->r->spans;
 	/* the oldest of the history makes room (its list goes back to the slot) */
 	struct st_hist old = S->hist[0];
-	S->hist[0] = S->hist[1];
-	S->hist[1] = S->hist[2];
-	struct st_hist *h = &S->hist[2];
+	memmove(&S->hist[0], &S->hist[1], 3 * sizeof S->hist[0]);
+	struct st_hist *h = &S->hist[3];
 	memset(h, 0, sizeof *h);
 	h->canon = old.canon;
 	h->icanon = old.icanon;
@@ -526,24 +563,26 @@ static void evaluate(struct run *R, struct st_slot *sl)
 		h->start = fmin(h->start, s->arrive);
 		h->end = fmax(h->end, s->t1);
 	}
-	const struct st_hist *prev = &S->hist[1], *before = &S->hist[0];
+	const struct st_hist *last = &S->hist[2];
 	int ordered = !canonical(R, h);
-	h->clean = ordered && h->spans.n > 0 && !sl->unpred && prev->j == h->j - 1 &&
-	           (S->stagger || h->start >= prev->end - tol(prev->end));
+	h->clean = ordered && h->spans.n > 0 && !sl->unpred && last->j == h->j - 1 &&
+	           (S->stagger || h->start >= last->end - tol(last->end));
 	sl->spans = old.spans;
 	sl->spans.n = 0;
 	sl->j = -1;
 	if (!ordered)
 		h->j = -1; /* no room to compare it: nothing follows from it */
-	int proven =
-	    h->clean && prev->clean && before->j == h->j - 2 && same_iter(R, before, prev, h, h->end - prev->end);
+	/* the iteration judged (h at a cut, the one before h in a pipeline) */
+	const struct st_hist *cur = judged(S, 0), *prev = judged(S, 1), *before = judged(S, 2), *next = after_judged(S);
+	int proven = cur->clean && prev->clean && before->j == cur->j - 2 && (!next || next->j == cur->j + 1) &&
+	             same_iter(R, before, prev, cur, next, cur->end - prev->end);
 	if (!proven) {
 		S->run_from = -1;
 		if (S->stagger && S->state == ST_ARMED) /* (the hosts may have skipped: it cannot be undone) */
 			rp_fail(R, SIM_EXIT_INTERNAL,
 			        "%s:%d: steady state of a pipeline: iteration %lld differs from the one before it, "
 			        "after the ranks skipped to it (sim run --exact plays every iteration)",
-			        tr_path(R->t), S->line, h->j);
+			        tr_path(R->t), S->line, cur->j);
 		return;
 	}
 	if (S->run_from < 0) {
@@ -588,7 +627,7 @@ static void candidate(struct steady *S, const struct tr_loop *l, long ordinal)
 	S->seg = -1;
 	for (int i = 0; i < ST_RING; i++)
 		S->ring[i].j = -1;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		S->hist[i].j = -1;
 }
 
@@ -730,7 +769,7 @@ static void derive(struct run *R)
 			lo = fmin(lo, S->rk[i].drained);
 			hi = fmax(hi, S->rk[i].drained);
 		}
-	struct st_hist *h = &S->hist[2];
+	struct st_hist *h = judged(S, 0);
 	S->state = ST_DONE;
 	h->end = -INFINITY; /* now that every op of it ended: a batch's last end is the engine's, not the sum */
 	for (long p = 0; p < h->spans.n; p++)
@@ -943,7 +982,7 @@ int rp_steady_init(struct run *R)
 	}
 	for (int i = 0; i < ST_RING; i++)
 		S->ring[i].j = -1;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		S->hist[i].j = -1;
 	R->steady = S;
 	stagger_init(R);
@@ -978,8 +1017,25 @@ static void stagger_finish(struct run *R)
 	double shift = st->t_resume - st->t_cut;
 	for (long i = 0; i < r->nspans; i++) {
 		struct rp_span *x = &r->spans[i];
-		if (x->late != RP_LATE_YES)
+		if (x->late != RP_LATE_YES) {
+			/* an op played before the skip that waited for one played after it: a
+			   template op waiting for its next iteration, which was the first one
+			   played after the skip on the engine and is copy 1 (pcls, parg) */
+			long p = x->pred, pos;
+			if (p < 0 || r->spans[p].late != RP_LATE_YES)
+				continue;
+			if (rp_steady_find(r, i, &pos) != S->seg || st->pcls[pos] != RP_PRED_NEXT ||
+			    st->pnext[pos] != p) {
+				rp_fail(R, SIM_EXIT_INTERNAL,
+				        "%s:%d: steady state of a pipeline: an op before the skip waited for one after "
+				        "it that is not in the next iteration (a bug; sim run --exact plays every "
+				        "iteration)",
+				        tr_path(R->t), S->line);
+				return;
+			}
+			x->pred = -1;
 			continue;
+		}
 		x->arrive += shift;
 		x->t0 += shift;
 		x->t1 += shift;
@@ -1024,7 +1080,7 @@ void rp_steady_free(struct run *R)
 			sg_sem_destroy(S->rk[i].idle);
 	for (int i = 0; i < ST_RING; i++)
 		free(S->ring[i].spans.v);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		free(S->hist[i].spans.v);
 		free(S->hist[i].canon);
 		free(S->hist[i].icanon);

@@ -447,30 +447,37 @@ struct crit_sums {
 /*
  * The path through the copies of a steady state, entered at copy c->k,
  * template position c->p: within a copy it follows the template's
- * predecessors, from one copy to the one before through RP_PRED_PREV. The
- * copies repeat the template, so once the entries into them repeat (with a
- * cycle of c copies) and a whole cycle kept no span among the longest, the
- * cycles left add the same sums: they are added at once. On return c is
- * where the path goes on, or 0 when it ends.
+ * predecessors, from one copy to the one before through RP_PRED_PREV (and
+ * in a pipeline's to the one after through RP_PRED_NEXT: it goes back in
+ * time all the same). The copies repeat the template, so once the entries
+ * into them repeat (with a cycle of c copies) and a whole cycle kept no span
+ * among the longest, the cycles left add the same sums: they are added at
+ * once, as many as keep every copy the path visits at 1 or more (the
+ * lowest it reached so far bounds how far a cycle dips below its entry).
+ * On return c is where the path goes on, or 0 when it ends.
  */
 static int crit_copies(struct report *rep, struct cref *c)
 {
 	const struct rp_result *r = rep->r;
 	const struct rp_steady *st = &r->steady[c->si];
-	long *seen = calloc((size_t)st->n, sizeof *seen); /* copy at which each entry was met, 0 = not yet */
+	long *seen = calloc((size_t)st->n, sizeof *seen);            /* copy at which each entry was met, 0 = not yet */
+	long *seen_step = malloc((size_t)st->n * sizeof *seen_step); /* ... and at which step */
 	struct crit_sums *snap = malloc((size_t)st->n * sizeof *snap);
-	long k = c->k, p = c->p, kept = LONG_MAX; /* the copy where a span was last kept */
-	for (;;) {
-		if (seen && snap) {
-			if (seen[p] > k && kept > seen[p]) { /* a cycle that kept nothing: jump */
-				long cyc = seen[p] - k, m = (k - 1) / cyc;
+	long k = c->k, p = c->p, low = c->k, step = 0, kept = -1; /* the step at which a span was last kept */
+	for (;; step++) {
+		low = k < low ? k : low;
+		if (seen && seen_step && snap) {
+			if (seen[p] > k && kept < seen_step[p]) { /* a cycle that kept nothing: jump */
+				long cyc = seen[p] - k, m = (low - 1) / cyc;
 				rep->crit_compute += (double)m * (rep->crit_compute - snap[p].compute);
 				rep->crit_comm += (double)m * (rep->crit_comm - snap[p].comm);
 				rep->crit_other += (double)m * (rep->crit_other - snap[p].other);
 				rep->crit_len += m * (rep->crit_len - snap[p].len);
 				k -= m * cyc;
+				low -= m * cyc;
 			}
 			seen[p] = k;
+			seen_step[p] = step;
 			snap[p] = (struct crit_sums){rep->crit_compute, rep->crit_comm, rep->crit_other, rep->crit_len};
 		}
 		long q = p;
@@ -480,7 +487,7 @@ static int crit_copies(struct report *rep, struct cref *c)
 			const struct rp_span *t = &r->spans[st->tmpl[q]];
 			struct cref v = {c->si, st->tmpl[q], k, q};
 			if (crit_add(rep, &v, t->t1 - t->t0))
-				kept = k;
+				kept = step;
 			cls = st->pcls[q];
 			arg = st->parg[q];
 			if (cls != RP_PRED_SAME || arg >= q)
@@ -492,10 +499,20 @@ static int crit_copies(struct report *rep, struct cref *c)
 			p = arg;
 			continue;
 		}
+		if (cls == RP_PRED_NEXT && k < st->copies) {
+			k++;
+			p = arg;
+			continue;
+		}
 		free(seen);
+		free(seen_step);
 		free(snap);
 		if (cls == RP_PRED_PREV) { /* copy 0: the template itself */
 			*c = (struct cref){-1, st->tmpl[arg], 0, 0};
+			return 1;
+		}
+		if (cls == RP_PRED_NEXT) { /* after the last copy: the iteration played after them */
+			*c = (struct cref){-1, st->pnext[q], 0, 0};
 			return 1;
 		}
 		return cls == RP_PRED_FIXED ? cref_of_pred(r, arg, c) : 0;
@@ -546,7 +563,13 @@ static void critical_path(struct report *rep)
 		}
 		const struct rp_span *s = &r->spans[cur.i];
 		crit_add(rep, &cur, s->t1 - s->t0);
-		long p = s->pred;
+		long p = s->pred, pos;
+		int si = s->pred == -1 && r->nsteady ? rp_steady_find(r, cur.i, &pos) : -1;
+		if (si >= 0 && r->steady[si].pcls[pos] == RP_PRED_NEXT) { /* a template op waiting for copy 1 */
+			long q = r->steady[si].parg[pos];
+			cur = (struct cref){si, r->steady[si].tmpl[q], 1, q};
+			continue;
+		}
 		if (p >= cur.i)
 			break; /* predecessors are recorded earlier; guards against a cycle */
 		have = cref_of_pred(r, p, &cur);
