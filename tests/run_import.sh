@@ -40,6 +40,17 @@ done
 "$sim" run configs/mi250x.cfg "$tmp/mi250.trace" >/dev/null || fail "sim run configs/mi250x.cfg (MI250 import)"
 "$sim" run configs/mi300x.cfg "$tmp/mi250.trace" >/dev/null || fail "sim run configs/mi300x.cfg (MI250 import)"
 grep -q '^gemm m=128 n=128 k=5 dtype=fp32' "$tmp/mi250.trace" || fail "MI250: the Cijk_ GEMM of aten::mm [128,5]x[5,128] is not a gemm op"
+# its first launch of one kernel takes 6.5 ms with the GPU idle (the code object loaded): the host's own time, not a
+# wait for the GPU, so the host's timeline covers the trace's 8.9 ms
+awk '/^# measured GPU span/ { h = $(NF - 1) } END { exit !(h > 8.9 && h < 9.5) }' "$tmp/mi250.trace" ||
+	fail "MI250: the host's timeline is not 8.9-9.5 ms (the 6.5 ms first launch dropped as a wait?)"
+# fp32 GEMMs on tensor cores are TF32: the CUTLASS tensor-op kernels of a recommendation model's job (A100); its
+# cuBLAS SIMT kernels are FP32
+"$sim" import kineto tests/import/sampled_128rank_rank0.json.gz -o "$tmp/rec.trace" || fail "import the 128-rank job's rank 0"
+grep -q '^gemm m=2048 n=256 k=6948 dtype=tf32 .*cutlass_80_tensorop_s1688gemm' "$tmp/rec.trace" ||
+	fail "128-rank job: the fp32 GEMM on cutlass_80_tensorop_s1688gemm is not dtype=tf32"
+grep -q '^gemm m=2048 n=160 k=32 dtype=fp32 .*ampere_sgemm_32x128_tn' "$tmp/rec.trace" ||
+	fail "128-rank job: the GEMM on ampere_sgemm (FP32 SIMT) is not dtype=fp32"
 # a decode step: FlashAttention-2's forward of one query token is its split-KV decode kernel, not a 128-row tile
 "$sim" import kineto tests/import/h100_llama3_8b_decode_b64.json.gz -o "$tmp/decode.trace" || fail "import the decode step"
 [ "$(grep -c '^attn b=64 h=32 hkv=8 sq=1 skv=513 d=128 causal=0 dtype=bf16 impl=flash2_decode ' "$tmp/decode.trace")" = 32 ] ||

@@ -29,8 +29,10 @@ enum kin_how { KH_CARRIED, KH_MODELLED, KH_COVERED, KH_COLL };
 
 #define KIN_NAME 96  /* kernel name kept for the trace's comments */
 #define KIN_TEXT 320 /* an op line */
-/* A runtime call's own host time is at most this (launches take 3-15 us,
-   99% under 40 us in the H100 traces); the rest is waiting for the GPU. */
+/* A runtime call's own host time is at least the shorter of the call and
+   this (launches take 3-15 us, 99% under 40 us in the H100 traces); of the
+   rest, what the GPU was busy for is waiting for the GPU, what it was idle
+   for the host's own (kineto.c). */
 #define KIN_CALL_CAP_NS 50000LL
 
 struct kin_item {

@@ -376,6 +376,51 @@ static void decide(struct rd *R, const struct imp_options *o, struct kin_item *i
 	it->how = KH_CARRIED;
 }
 
+/* The rank's GPU busy time as disjoint intervals (us), in time order: the
+   union of its items. n is set; NULL when memory runs out. */
+struct busy_iv {
+	double t0, t1;
+};
+
+static int iv_by_start(const void *a, const void *b)
+{
+	const struct busy_iv *x = a, *y = b;
+	return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+static struct busy_iv *gpu_busy(const struct rd *R, long *n)
+{
+	struct busy_iv *v = malloc((size_t)(R->ng + 1) * sizeof *v);
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (long i = 0; i < R->ng; i++)
+		v[i] = (struct busy_iv){R->g[i].ts, R->g[i].ts + R->g[i].dur};
+	if (R->ng > 0)
+		qsort(v, (size_t)R->ng, sizeof *v, iv_by_start);
+	for (long i = 0; i < R->ng; i++) {
+		if (*n > 0 && v[i].t0 <= v[*n - 1].t1) {
+			if (v[i].t1 > v[*n - 1].t1)
+				v[*n - 1].t1 = v[i].t1;
+		} else {
+			v[(*n)++] = v[i];
+		}
+	}
+	return v;
+}
+
+/* How long the GPU was busy during [a, b] (us); calls come in time order, so
+ *from only moves forward past intervals that end before a. */
+static double busy_during(const struct busy_iv *v, long n, long *from, double a, double b)
+{
+	while (*from < n && v[*from].t1 <= a)
+		(*from)++;
+	double busy = 0;
+	for (long k = *from; k < n && v[k].t0 < b; k++)
+		busy += fmin(b, v[k].t1) - fmax(a, v[k].t0);
+	return busy;
+}
+
 static int build(struct rd *R, const struct imp_options *o, struct kin_rank *r)
 {
 	if (R->nrt > 0) /* (qsort's array may not be NULL, even empty) */
@@ -438,14 +483,25 @@ static int build(struct rd *R, const struct imp_options *o, struct kin_rank *r)
 	free(ckmain);
 	double t0 = nh ? h[0].ts : 0;
 	/* the host's own time: a runtime call counts up to KIN_CALL_CAP_NS; past
-	   that the host was waiting for the GPU (a full launch queue, a blocking
-	   allocation), and a synchronizing call waits all along: that time is
-	   taken out of the host's timeline (the replay makes the waits itself) */
+	   that, what of it the GPU was busy for the host may have been waiting
+	   for the GPU (a full launch queue, a blocking allocation), while what
+	   the GPU was idle for was the host's own work (a module loaded at a
+	   kernel's first launch); a synchronizing call waits all along. The
+	   waits are taken out of the host's timeline (the replay makes them) */
+	long nbusy = 0, from = 0;
+	struct busy_iv *busy = gpu_busy(R, &nbusy);
+	if (!busy)
+		rc = fail(R, SIM_EXIT_INTERNAL, "out of memory");
 	long long shift = 0;
 	for (long i = 0; i < nh && !rc; i++) {
 		const struct rt_ev *l = &R->rt[h[i].rt];
 		long gi;
 		long long call = ns(l->dur), own = call < KIN_CALL_CAP_NS ? call : KIN_CALL_CAP_NS;
+		if (call > KIN_CALL_CAP_NS) {
+			long long idle = call - ns(busy_during(busy, nbusy, &from, l->ts, l->ts + l->dur));
+			if (idle > own)
+				own = idle;
+		}
 		if (host_kind(l->name) == HK_SYNC || sync_copy(l->name))
 			own = 0;
 		long long at = ns(l->ts - t0) - shift;
@@ -515,6 +571,7 @@ static int build(struct rd *R, const struct imp_options *o, struct kin_rank *r)
 		}
 	}
 	free(first);
+	free(busy);
 	free(h);
 	free(cstate);
 	free(ckernel);

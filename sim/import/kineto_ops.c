@@ -176,13 +176,24 @@ static const struct gemm_form gemms[] = {
     {"aten::linear", 0, 1, 2, 1}, {"aten::_scaled_mm", 0, 1, -1, 0},
 };
 
-static int gemm_op(const struct gemm_form *f, json_t *args, char *buf, size_t len)
+/* fp32 operands reach the tensor cores only as TF32 (PyTorch's allow_tf32, or torch.set_float32_matmul_precision
+   "high"): the kernel's name says so, cuBLAS's ("sm80_xmma_gemm_f32f32_tf32f32_...") or CUTLASS's tensor-op ones
+   ("cutlass_80_tensorop_s1688gemm_...", s1688: single precision on the m16n8k8 TF32 instruction); an FP32 SIMT
+   kernel ("ampere_sgemm_...") names neither */
+static int tf32_kernel(const char *kernel)
+{
+	return kernel && (strstr(kernel, "tf32") || strstr(kernel, "tensorop"));
+}
+
+static int gemm_op(const struct gemm_form *f, json_t *args, const char *kernel, char *buf, size_t len)
 {
 	long long A[MAXD], B[MAXD], C[MAXD];
 	int na = dims(args, f->a, A), nb = dims(args, f->b, B);
 	const char *dt = dtype(args, f->a);
 	if (na < 2 || nb < 2 || !dt)
 		return 0;
+	if (!strcmp(dt, "fp32") && tf32_kernel(kernel))
+		dt = "tf32";
 	long long m, n, k = A[na - 1], batch = 1;
 	if (f->weight) { /* linear: W [N, K] */
 		if (nb != 2 || B[1] != k)
@@ -540,7 +551,7 @@ int kin_cpu_op(const char *name, json_t *args, const char *kernel, char *buf, si
 		return 0;
 	for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++)
 		if (!strcmp(name, gemms[i].op))
-			return gemm_op(&gemms[i], args, buf, len);
+			return gemm_op(&gemms[i], args, kernel, buf, len);
 	if (!strcmp(name, "aten::_grouped_mm"))
 		return grouped_op(args, 2, kernel, buf, len);
 	if (!strcmp(name, "aten::_scaled_grouped_mm"))

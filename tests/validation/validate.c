@@ -1864,6 +1864,7 @@ static void write_report(FILE *f, const struct catstat *cs, const struct catstat
 	}
 
 	write_families(f);
+	traces_write(f);
 	write_guards(f);
 	write_conditioned(f, fit);
 	write_unscored(f);
@@ -1936,8 +1937,11 @@ int main(int argc, char **argv)
 		mech_run();
 		fprintf(stderr, "validate: mechanisms replayed in %.1f s\n", wall_now() - tm);
 	}
+	double tt = wall_now();
+	traces_run(root);
+	fprintf(stderr, "validate: third-party traces imported and replayed in %.1f s\n", wall_now() - tt);
 	double gen_wall = wall_now() - t0;
-	fprintf(stderr, "validate: whole steps and mechanisms replayed in %.1f s\n", gen_wall);
+	fprintf(stderr, "validate: whole steps, mechanisms and traces replayed in %.1f s\n", gen_wall);
 	for (int i = 0; i < nvs; i++) {
 		struct vcase *v = &vs[i];
 		if (v->chip < 0 || !chips[v->chip].c || v->gen)
@@ -2065,6 +2069,7 @@ int main(int argc, char **argv)
 	free(order);
 	fit_free();
 	mech_free();
+	traces_free();
 	if (failures) {
 		fprintf(stderr, "validate: %d problem%s\n", failures, failures == 1 ? "" : "s");
 		return 1;

@@ -198,4 +198,11 @@ void mech_run(void);
 void mech_write(FILE *f);
 void mech_free(void);
 
+/* traces.c: third-party profiler traces (traces.tsv) imported and replayed on the chip that recorded them and on
+   others, and the report's section on them; a replay on the recording chip off its trace's measured span by more
+   than 10% is a failure */
+void traces_run(const char *root);
+void traces_write(FILE *f);
+void traces_free(void);
+
 #endif

@@ -1,0 +1,261 @@
+/*
+ * traces.c -- third-party profiler traces (issue 19): jobs recorded on real
+ * hardware by other projects (tests/validation/traces.tsv names them and
+ * their sources), imported as `sim import kineto` writes them and replayed
+ * on the chip that recorded them and on others (docs/validation.md,
+ * "Third-party traces").
+ *
+ * A replay of an imported job carries every kernel the model cannot time at
+ * its measured duration and keeps the host's gaps, so its step is no
+ * prediction: on the recording chip it checks that the import loses no time
+ * (the step within TR_STEP_TOL of the trace's measured GPU span, else the
+ * suite fails), and the kernels the model does time are set beside their
+ * measured sums per family (reported, not held to a threshold: nothing was
+ * fitted to them). On the other chips the same job shows what the modelled
+ * share would change; the table says how much of the GPU time that is.
+ */
+#include "validate_int.h"
+
+#include "import.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TR_MAX       8    /* traces in the list */
+#define TR_FILES     4    /* files (ranks) a trace */
+#define TR_CHIPS     4    /* the recording chip and three others */
+#define TR_STEP_TOL  0.10 /* issue 19: the step within 10% of the measured span */
+#define TR_FIELD_LEN 400
+
+struct tr_row {
+	char id[16];
+	char config[TR_CHIPS][96]; /* [0] the recording chip's config */
+	int nconfigs;
+	char files[TR_FILES][TR_FIELD_LEN];
+	int nfiles;
+	char source[TR_FIELD_LEN];
+	char *text; /* the imported job */
+	struct imp_stats st;
+	struct vgen_result res[TR_CHIPS];
+	char why[WHYLEN]; /* "" when imported and replayed */
+};
+
+static struct tr_row rows[TR_MAX];
+static int nrows;
+
+/* Splits s at runs of sep into at most max fields of len bytes; the count. */
+static int split(const char *s, char sep, char (*out)[TR_FIELD_LEN], int max)
+{
+	int n = 0;
+	while (*s && n < max) {
+		while (*s == sep)
+			s++;
+		if (!*s)
+			break;
+		const char *e = strchr(s, sep);
+		size_t k = e ? (size_t)(e - s) : strlen(s);
+		snprintf(out[n++], TR_FIELD_LEN, "%.*s", (int)k, s);
+		s += k;
+	}
+	return n;
+}
+
+/* traces.tsv: id, configs (the recording chip's first, ','-separated), files (' '-separated), source. */
+static void read_list(const char *root)
+{
+	char path[1200], line[2048];
+	snprintf(path, sizeof path, "%s/tests/validation/traces.tsv", root);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fail("traces.tsv: cannot open %s", path);
+		return;
+	}
+	for (int ln = 1; fgets(line, sizeof line, f); ln++) {
+		line[strcspn(line, "\r\n")] = 0;
+		if (!line[0] || line[0] == '#')
+			continue;
+		char col[4][TR_FIELD_LEN];
+		if (split(line, '\t', col, 4) != 4) {
+			fail("traces.tsv:%d: expected 4 tab-separated columns (id, configs, files, source)", ln);
+			continue;
+		}
+		if (nrows == TR_MAX) {
+			fail("traces.tsv:%d: more than %d traces", ln, TR_MAX);
+			break;
+		}
+		struct tr_row *r = &rows[nrows++];
+		memset(r, 0, sizeof *r);
+		snprintf(r->id, sizeof r->id, "%.15s", col[0]);
+		char cfg[TR_CHIPS][TR_FIELD_LEN];
+		r->nconfigs = split(col[1], ',', cfg, TR_CHIPS);
+		for (int k = 0; k < r->nconfigs; k++)
+			snprintf(r->config[k], sizeof r->config[k], "%.95s", cfg[k]);
+		r->nfiles = split(col[2], ' ', r->files, TR_FILES);
+		snprintf(r->source, sizeof r->source, "%s", col[3]);
+		if (!r->nconfigs || !r->nfiles)
+			fail("traces.tsv:%d: %s: no config or no file", ln, r->id);
+	}
+	fclose(f);
+}
+
+static int import_row(const char *root, struct tr_row *r)
+{
+	char paths[TR_FILES][1200];
+	const char *p[TR_FILES];
+	for (int k = 0; k < r->nfiles; k++) {
+		snprintf(paths[k], sizeof paths[k], "%s/%s", root, r->files[k]);
+		p[k] = paths[k];
+	}
+	struct imp_options o;
+	memset(&o, 0, sizeof o);
+	size_t n = 0;
+	FILE *f = open_memstream(&r->text, &n);
+	if (!f) {
+		snprintf(r->why, sizeof r->why, "import: out of memory");
+		return -1;
+	}
+	int rc = imp_kineto(p, r->nfiles, &o, f, &r->st, r->why, sizeof r->why);
+	if (fclose(f) && !rc) {
+		snprintf(r->why, sizeof r->why, "import: out of memory");
+		rc = -1;
+	}
+	return rc;
+}
+
+void traces_run(const char *root)
+{
+	read_list(root);
+	struct arch_chip *loaded[TR_MAX][TR_CHIPS] = {{0}};
+	const char *texts[TR_MAX * TR_CHIPS];
+	const struct arch_chip *on[TR_MAX * TR_CHIPS];
+	int rpn[TR_MAX * TR_CHIPS], n = 0;
+	struct vgen_result res[TR_MAX * TR_CHIPS];
+	for (int i = 0; i < nrows; i++) {
+		struct tr_row *r = &rows[i];
+		if (import_row(root, r)) {
+			fail("%s: %s", r->id, r->why);
+			continue;
+		}
+		for (int k = 0; k < r->nconfigs; k++) {
+			char path[1200];
+			snprintf(path, sizeof path, "%s/%s", root, r->config[k]);
+			struct arch_error err;
+			memset(&err, 0, sizeof err);
+			loaded[i][k] = arch_load(path, NULL, 0, &err);
+			if (!loaded[i][k]) {
+				snprintf(r->why, sizeof r->why, "%.300s: %.600s", r->config[k], err.msg);
+				fail("%s: %s", r->id, r->why);
+				break;
+			}
+		}
+		for (int k = 0; k < r->nconfigs && !r->why[0]; k++) {
+			texts[n] = r->text;
+			on[n] = loaded[i][k];
+			rpn[n++] = 0;
+		}
+	}
+	vgen_replay_all(texts, on, rpn, n, 2, res);
+	n = 0;
+	for (int i = 0; i < nrows; i++) {
+		struct tr_row *r = &rows[i];
+		for (int k = 0; k < r->nconfigs && !r->why[0] && r->text; k++)
+			r->res[k] = res[n++];
+		for (int k = 0; k < r->nconfigs && !r->why[0] && r->text; k++)
+			if (r->res[k].rc) {
+				snprintf(r->why, sizeof r->why, "%s: %.900s", r->config[k], r->res[k].why);
+				fail("%s: replay on %s", r->id, r->why);
+			}
+		if (!r->why[0] && r->text) {
+			double e = r->res[0].time_s * 1e6 / r->st.span_us - 1;
+			if (fabs(e) > TR_STEP_TOL)
+				fail("%s: the replay on %s takes %.4g ms against the trace's measured span of %.4g ms "
+				     "(%+.1f%%, more than %.0f%%): the import lost or added time",
+				     r->id, r->config[0], r->res[0].time_s * 1e3, r->st.span_us / 1e3, 100 * e,
+				     100 * TR_STEP_TOL);
+		}
+		for (int k = 0; k < TR_CHIPS; k++)
+			if (loaded[i][k])
+				arch_free(loaded[i][k]);
+	}
+}
+
+/* "a.json.gz, b.json.gz" without their folders */
+static void names(FILE *f, const struct tr_row *r)
+{
+	for (int k = 0; k < r->nfiles; k++) {
+		const char *b = strrchr(r->files[k], '/');
+		fprintf(f, "%s`%s`", k ? ", " : "", b ? b + 1 : r->files[k]);
+	}
+}
+
+void traces_write(FILE *f)
+{
+	if (!nrows)
+		return;
+	fprintf(f,
+	        "## Third-party traces\n\n"
+	        "Profiler traces recorded on real hardware by other projects (`tests/validation/traces.tsv` names "
+	        "them and their sources), imported as `sim import kineto` writes them and replayed (docs/import.md). "
+	        "Such a replay carries every kernel the model cannot time at its measured duration and keeps the "
+	        "host's gaps, so its step is not a prediction: on the chip that recorded it, it checks that the import "
+	        "loses no time (the step within %.0f%% of the trace's measured GPU span, or the suite fails); on the "
+	        "other configs (a hypothetical chiplet H100 among them) it shows what the modelled share of the GPU "
+	        "time changes (carried kernels keep their time; these jobs are host-bound, so little). The second table sets the kernels the model times beside their measured sums, per family "
+	        "(issue 19's yardstick: each within 10%%; nothing was fitted to them). A modelled op's time includes "
+	        "its launch cost (`model.launch_overhead`, the gap between back-to-back kernels), which a profiler's "
+	        "kernel duration does not: the tiny kernels of these jobs come out long (a 256-byte device copy on "
+	        "the A100: 1.5 us measured, 4.6 us modelled, 4 us of it launch), and the MI250's, whose small "
+	        "hipBLASLt GEMMs take 12-18 us, short.\n\n",
+	        100 * TR_STEP_TOL);
+	fprintf(f, "| id | trace | recorded on | replayed on | GPU time modelled | measured span ms | replayed ms | "
+	           "error | elsewhere | source |\n|---|---|---|---|---:|---:|---:|---:|---|---|\n");
+	for (int i = 0; i < nrows; i++) {
+		const struct tr_row *r = &rows[i];
+		fprintf(f, "| %s | ", r->id);
+		names(f, r);
+		fprintf(f, " | %s (%d rank%s) | `%s` | ", r->st.device[0] ? r->st.device : "not named", r->st.ranks,
+		        r->st.ranks == 1 ? "" : "s", r->config[0]);
+		if (r->why[0] || !r->text) {
+			fprintf(f, "failed: %.200s | | | | | %s |\n", r->why, r->source);
+			continue;
+		}
+		double gpu = 0, mod = 0;
+		for (int k = 0; k < IF_COUNT; k++)
+			gpu += r->st.gpu_us[k], mod += r->st.modelled_us[k];
+		char e[32];
+		spct(e, sizeof e, r->res[0].time_s * 1e6 / r->st.span_us - 1);
+		fprintf(f, "%.1f%% | %.3f | %.3f | %s | ", gpu > 0 ? 100 * mod / gpu : 0, r->st.span_us / 1e3,
+		        r->res[0].time_s * 1e3, e);
+		for (int k = 1; k < r->nconfigs; k++)
+			fprintf(f, "%s`%s` %.3f ms", k > 1 ? ", " : "", r->config[k], r->res[k].time_s * 1e3);
+		fprintf(f, " | %s |\n", r->source);
+	}
+	fprintf(f, "\n| id | family | kernels | modelled | replayed ms | measured ms | error |\n"
+	           "|---|---|---:|---:|---:|---:|---:|\n");
+	for (int i = 0; i < nrows; i++) {
+		const struct tr_row *r = &rows[i];
+		if (r->why[0] || !r->text)
+			continue;
+		for (int k = 0; k < IF_COUNT; k++) {
+			if (!r->st.modelled_items[k])
+				continue;
+			char e[32];
+			double rep = r->res[0].fam_replay_s[k], meas = r->res[0].fam_meas_s[k];
+			spct(e, sizeof e, meas > 0 ? rep / meas - 1 : NAN);
+			fprintf(f, "| %s | %s | %ld | %ld | %.3f | %.3f | %s |\n", r->id,
+			        imp_family_name((enum imp_family)k), r->st.items[k], r->st.modelled_items[k], rep * 1e3,
+			        meas * 1e3, e);
+		}
+	}
+	fprintf(f, "\n");
+}
+
+void traces_free(void)
+{
+	for (int i = 0; i < nrows; i++) {
+		free(rows[i].text);
+		rows[i].text = NULL;
+	}
+	nrows = 0;
+}
