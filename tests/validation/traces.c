@@ -144,7 +144,9 @@ void traces_run(const char *root)
 			memset(&err, 0, sizeof err);
 			loaded[i][k] = arch_load(path, NULL, 0, &err);
 			if (!loaded[i][k]) {
-				snprintf(r->why, sizeof r->why, "%.300s: %.600s", r->config[k], err.msg);
+				char msg[WHYLEN]; /* (composed apart: r->why and r->config share the row) */
+				snprintf(msg, sizeof msg, "%.300s: %.600s", r->config[k], err.msg);
+				memcpy(r->why, msg, sizeof r->why);
 				fail("%s: %s", r->id, r->why);
 				break;
 			}
@@ -163,7 +165,9 @@ void traces_run(const char *root)
 			r->res[k] = res[n++];
 		for (int k = 0; k < r->nconfigs && !r->why[0] && r->text; k++)
 			if (r->res[k].rc) {
-				snprintf(r->why, sizeof r->why, "%s: %.900s", r->config[k], r->res[k].why);
+				char msg[WHYLEN];
+				snprintf(msg, sizeof msg, "%s: %.900s", r->config[k], r->res[k].why);
+				memcpy(r->why, msg, sizeof r->why);
 				fail("%s: replay on %s", r->id, r->why);
 			}
 		if (!r->why[0] && r->text) {
@@ -201,7 +205,8 @@ void traces_write(FILE *f)
 	        "host's gaps, so its step is not a prediction: on the chip that recorded it, it checks that the import "
 	        "loses no time (the step within %.0f%% of the trace's measured GPU span, or the suite fails); on the "
 	        "other configs (a hypothetical chiplet H100 among them) it shows what the modelled share of the GPU "
-	        "time changes (carried kernels keep their time; these jobs are host-bound, so little). The second table sets the kernels the model times beside their measured sums, per family "
+	        "time changes (carried kernels keep their time; these jobs are host-bound, so little). The second "
+	        "table sets the kernels the model times beside their measured sums, per family "
 	        "(issue 19's yardstick: each within 10%%; nothing was fitted to them). A modelled op's time includes "
 	        "its launch cost (`model.launch_overhead`, the gap between back-to-back kernels), which a profiler's "
 	        "kernel duration does not: the tiny kernels of these jobs come out long (a 256-byte device copy on "
