@@ -66,9 +66,10 @@
  * and evaluated as above without the cut. An op may wait for one of the
  * next iteration on another rank (the interleaved schedule: a stage's
  * forward of the next virtual chunk waits for the last stage, whose
- * iterations run ahead of the first's), so an iteration is judged once the
- * one after it is in, and a predecessor there is the same span of the next
- * iteration (RP_PRED_NEXT) when the iterations are compared: three
+ * iterations run ahead of the first's); once one does, the run's iterations
+ * are judged each once the one after it is in (S->lag), and a predecessor
+ * there is the same span of the next iteration (RP_PRED_NEXT) when the
+ * iterations are compared: three
  * iterations in a row the same (two proofs) arm it. The hosts do not stop:
  * each skips K iterations of its cursor when it reaches iteration A (one
  * past the farthest host), numbering what it plays next as if nothing had
@@ -188,6 +189,7 @@ struct steady {
 	   watched, iterations matched by number, and skipped without a cut (see
 	   the top of the file). One per run. */
 	int stagger;
+	int lag;             /* a pipeline whose ops wait for the next iteration: judged one late (judged) */
 	long long min_count; /* the fewest iterations of a rank's watched repeat */
 	int jumped;          /* ranks that skipped */
 	int verified;        /* the first iteration played after the skip was the template again */
@@ -212,19 +214,19 @@ static double tol(double t)
 }
 
 /* The iteration a proof is about (back 0) and the two before it (back 1,
-   2). At a cut it is the latest evaluated. A pipeline's is the one before
-   the latest: an op may wait for one of the next iteration on another rank
-   (the interleaved schedule: a stage's iteration j receives from its
-   neighbour's j + 1), so an iteration is judged once the next is in. */
+   2): the latest evaluated, but in a pipeline whose ops wait for ones of the
+   next iteration on another rank (S->lag: the interleaved schedule, where a
+   stage's iteration j receives from its neighbour's j + 1) the one before
+   it, judged once the next is in. */
 static struct st_hist *judged(struct steady *S, int back)
 {
-	return &S->hist[3 - S->stagger - back];
+	return &S->hist[3 - S->lag - back];
 }
 
-/* The iteration after the judged one: a pipeline's latest, else none. */
+/* The iteration after the judged one: with S->lag the latest, else none. */
 static struct st_hist *after_judged(struct steady *S)
 {
-	return S->stagger ? &S->hist[3] : NULL;
+	return S->lag ? &S->hist[3] : NULL;
 }
 
 static int list_push(struct st_list *l, long v)
@@ -541,6 +543,21 @@ static void stagger_proven(struct run *R)
 	}
 }
 
+/* Whether an op of iteration h waited for one of the next iteration (its
+   slot is open and holds what was recorded of it, in increasing order). */
+static int waits_for_next(const struct steady *S, const struct rp_span *sp, const struct st_hist *h)
+{
+	const struct st_slot *nx = h->j >= 0 ? &S->ring[(h->j + 1) % ST_RING] : NULL;
+	if (!nx || nx->j != h->j + 1)
+		return 0;
+	for (long p = 0; p < h->spans.n; p++) {
+		long pred = sp[h->spans.v[p]].pred;
+		if (pred >= 0 && rp_list_find(nx->spans.v, nx->spans.n, pred) >= 0)
+			return 1;
+	}
+	return 0;
+}
+
 static void evaluate(struct run *R, struct st_slot *sl)
 {
 	struct steady *S = R->steady;
@@ -572,7 +589,11 @@ static void evaluate(struct run *R, struct st_slot *sl)
 	sl->j = -1;
 	if (!ordered)
 		h->j = -1; /* no room to compare it: nothing follows from it */
-	/* the iteration judged (h at a cut, the one before h in a pipeline) */
+	if (S->stagger && !S->lag && S->state == ST_WATCH && waits_for_next(S, sp, h)) {
+		S->lag = 1; /* from now on judged one late (the proofs start again) */
+		S->run_from = -1;
+	}
+	/* the iteration judged (h, or with S->lag the one before it) */
 	const struct st_hist *cur = judged(S, 0), *prev = judged(S, 1), *before = judged(S, 2), *next = after_judged(S);
 	int proven = cur->clean && prev->clean && before->j == cur->j - 2 && (!next || next->j == cur->j + 1) &&
 	             same_iter(R, before, prev, cur, next, cur->end - prev->end);
