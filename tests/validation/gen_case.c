@@ -186,32 +186,45 @@ char *vcase_trace(const struct vcase *v, const struct gen_config *c, const char 
 	return vgen_trace(c, cmdline, v->attn[0] ? v->attn : NULL, v->nomem);
 }
 
-int vcase_import(struct vcase *v, const char *root, char *why, size_t len)
+int vimport_kineto(const char *root, const char *const *files, int nfiles, char **text, struct imp_stats *st, char *why,
+                   size_t len)
 {
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/%s", root, v->import_path);
-	const char *paths[1] = {path};
+	char paths[VIMPORT_MAX][PATH_MAX];
+	const char *p[VIMPORT_MAX];
+	if (nfiles < 1 || nfiles > VIMPORT_MAX) {
+		snprintf(why, len, "import: %d files (1 to %d)", nfiles, VIMPORT_MAX);
+		return SIM_EXIT_INTERNAL;
+	}
+	for (int k = 0; k < nfiles; k++) {
+		snprintf(paths[k], sizeof paths[k], "%s/%s", root, files[k]);
+		p[k] = paths[k];
+	}
 	struct imp_options o;
 	memset(&o, 0, sizeof o);
-	struct imp_stats st;
-	char *text = NULL;
 	size_t n = 0;
-	FILE *f = open_memstream(&text, &n);
+	*text = NULL;
+	FILE *f = open_memstream(text, &n);
 	if (!f) {
 		snprintf(why, len, "import: out of memory");
 		return SIM_EXIT_INTERNAL;
 	}
-	int rc = imp_kineto(paths, 1, &o, f, &st, why, len);
+	int rc = imp_kineto(p, nfiles, &o, f, st, why, len);
 	if (fclose(f) && !rc) {
 		snprintf(why, len, "import: out of memory");
 		rc = SIM_EXIT_INTERNAL;
 	}
 	if (rc) {
-		free(text);
-		return rc;
+		free(*text);
+		*text = NULL;
 	}
-	v->imported = text;
-	return 0;
+	return rc;
+}
+
+int vcase_import(struct vcase *v, const char *root, char *why, size_t len)
+{
+	const char *files[1] = {v->import_path};
+	struct imp_stats st;
+	return vimport_kineto(root, files, 1, &v->imported, &st, why, len);
 }
 
 /* An imported trace's modelled ops against the kernels they stand for, per family: each device op's replayed

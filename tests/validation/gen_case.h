@@ -39,8 +39,13 @@ int vserve_run(const struct arch_chip *c, const struct gen_config *g, const stru
 struct vcase;
 char *vcase_trace(const struct vcase *v, const struct gen_config *c, const char *cmdline);
 
-/* Imports an imported case's Kineto trace (ROOT/v->import_path) as `sim import kineto` does, into v->imported.
-   0, or an exit code with why set. */
+/* Imports the Kineto traces ROOT/files[0..nfiles) (one per rank, at most VIMPORT_MAX) as `sim import kineto`
+   does: *text gets the job (malloc'd), *st its figures. 0, or an exit code with why set (*text NULL). */
+#define VIMPORT_MAX 4
+struct imp_stats;
+int vimport_kineto(const char *root, const char *const *files, int nfiles, char **text, struct imp_stats *st, char *why,
+                   size_t len);
+/* Imports an imported case's Kineto trace (ROOT/v->import_path) into v->imported, as vimport_kineto. */
 int vcase_import(struct vcase *v, const char *root, char *why, size_t len);
 
 /* What the replay of one trace gave. */

@@ -22,19 +22,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TR_MAX       8    /* traces in the list */
-#define TR_FILES     4    /* files (ranks) a trace */
-#define TR_CHIPS     4    /* the recording chip and three others */
-#define TR_STEP_TOL  0.10 /* issue 19: the step within 10% of the measured span */
-#define TR_FIELD_LEN 400
+#define TR_MAX      8           /* traces in the list */
+#define TR_FILES    VIMPORT_MAX /* files (ranks) a trace */
+#define TR_CHIPS    4           /* the recording chip and three others */
+#define TR_STEP_TOL 0.10        /* issue 19: the step within 10% of the measured span */
 
 struct tr_row {
 	char id[16];
 	char config[TR_CHIPS][96]; /* [0] the recording chip's config */
 	int nconfigs;
-	char files[TR_FILES][TR_FIELD_LEN];
+	char files[TR_FILES][320];
 	int nfiles;
-	char source[TR_FIELD_LEN];
+	char source[400];
 	char *text; /* the imported job */
 	struct imp_stats st;
 	struct vgen_result res[TR_CHIPS];
@@ -43,23 +42,6 @@ struct tr_row {
 
 static struct tr_row rows[TR_MAX];
 static int nrows;
-
-/* Splits s at runs of sep into at most max fields of len bytes; the count. */
-static int split(const char *s, char sep, char (*out)[TR_FIELD_LEN], int max)
-{
-	int n = 0;
-	while (*s && n < max) {
-		while (*s == sep)
-			s++;
-		if (!*s)
-			break;
-		const char *e = strchr(s, sep);
-		size_t k = e ? (size_t)(e - s) : strlen(s);
-		snprintf(out[n++], TR_FIELD_LEN, "%.*s", (int)k, s);
-		s += k;
-	}
-	return n;
-}
 
 /* traces.tsv: id, configs (the recording chip's first, ','-separated), files (' '-separated), source. */
 static void read_list(const char *root)
@@ -72,11 +54,10 @@ static void read_list(const char *root)
 		return;
 	}
 	for (int ln = 1; fgets(line, sizeof line, f); ln++) {
-		line[strcspn(line, "\r\n")] = 0;
-		if (!line[0] || line[0] == '#')
+		char *col[4];
+		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0')
 			continue;
-		char col[4][TR_FIELD_LEN];
-		if (split(line, '\t', col, 4) != 4) {
+		if (split_tabs(line, col, 4) != 4) {
 			fail("traces.tsv:%d: expected 4 tab-separated columns (id, configs, files, source)", ln);
 			continue;
 		}
@@ -87,40 +68,17 @@ static void read_list(const char *root)
 		struct tr_row *r = &rows[nrows++];
 		memset(r, 0, sizeof *r);
 		snprintf(r->id, sizeof r->id, "%.15s", col[0]);
-		char cfg[TR_CHIPS][TR_FIELD_LEN];
-		r->nconfigs = split(col[1], ',', cfg, TR_CHIPS);
+		char cfg[TR_CHIPS][320];
+		r->nconfigs = split_list(col[1], ',', cfg, TR_CHIPS, sizeof r->config[0]);
 		for (int k = 0; k < r->nconfigs; k++)
 			snprintf(r->config[k], sizeof r->config[k], "%.95s", cfg[k]);
-		r->nfiles = split(col[2], ' ', r->files, TR_FILES);
-		snprintf(r->source, sizeof r->source, "%s", col[3]);
-		if (!r->nconfigs || !r->nfiles)
-			fail("traces.tsv:%d: %s: no config or no file", ln, r->id);
+		r->nfiles = split_list(col[2], ' ', r->files, TR_FILES, sizeof r->files[0]);
+		snprintf(r->source, sizeof r->source, "%.399s", col[3]);
+		if (r->nconfigs < 1 || r->nfiles < 1)
+			fail("traces.tsv:%d: %s: expected 1 to %d configs and 1 to %d files, each one word", ln, r->id,
+			     TR_CHIPS, TR_FILES);
 	}
 	fclose(f);
-}
-
-static int import_row(const char *root, struct tr_row *r)
-{
-	char paths[TR_FILES][1200];
-	const char *p[TR_FILES];
-	for (int k = 0; k < r->nfiles; k++) {
-		snprintf(paths[k], sizeof paths[k], "%s/%s", root, r->files[k]);
-		p[k] = paths[k];
-	}
-	struct imp_options o;
-	memset(&o, 0, sizeof o);
-	size_t n = 0;
-	FILE *f = open_memstream(&r->text, &n);
-	if (!f) {
-		snprintf(r->why, sizeof r->why, "import: out of memory");
-		return -1;
-	}
-	int rc = imp_kineto(p, r->nfiles, &o, f, &r->st, r->why, sizeof r->why);
-	if (fclose(f) && !rc) {
-		snprintf(r->why, sizeof r->why, "import: out of memory");
-		rc = -1;
-	}
-	return rc;
 }
 
 void traces_run(const char *root)
@@ -133,7 +91,14 @@ void traces_run(const char *root)
 	struct vgen_result res[TR_MAX * TR_CHIPS];
 	for (int i = 0; i < nrows; i++) {
 		struct tr_row *r = &rows[i];
-		if (import_row(root, r)) {
+		if (r->nconfigs < 1 || r->nfiles < 1) {
+			snprintf(r->why, sizeof r->why, "traces.tsv: no config or no file");
+			continue;
+		}
+		const char *files[TR_FILES];
+		for (int k = 0; k < r->nfiles; k++)
+			files[k] = r->files[k];
+		if (vimport_kineto(root, files, r->nfiles, &r->text, &r->st, r->why, sizeof r->why)) {
 			fail("%s: %s", r->id, r->why);
 			continue;
 		}

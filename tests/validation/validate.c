@@ -263,8 +263,7 @@ static char *trim(char *s)
 	return s;
 }
 
-/* Splits a line in place at tabs; returns the number of fields (<= max). */
-static int split_tabs(char *line, char **f, int max)
+int split_tabs(char *line, char **f, int max)
 {
 	int n = 0;
 	char *p = line;
@@ -373,9 +372,7 @@ static int parse_metric(const char *text, struct vcase *v)
 	return -1;
 }
 
-/* Splits `text` at `sep` into trimmed pieces; returns their number, -1 if
-   more than max or one is empty or too long. */
-static int split_list(const char *text, char sep, char (*out)[320], int max, size_t outlen)
+int split_list(const char *text, char sep, char (*out)[320], int max, size_t outlen)
 {
 	char buf[2048];
 	snprintf(buf, sizeof buf, "%s", text);

@@ -172,6 +172,11 @@ int predict(const struct arch_chip *c, const struct vcase *v, double *out, char 
 double gen_metric(const struct vcase *v, double t);
 void pct(char *buf, size_t len, double x);
 void spct(char *buf, size_t len, double x);
+/* Splits a line in place at tabs (its line end dropped); returns the number of fields (<= max). */
+int split_tabs(char *line, char **f, int max);
+/* Splits `text` at `sep` into trimmed pieces; returns their number, -1 if
+   more than max or one is empty or too long. */
+int split_list(const char *text, char sep, char (*out)[320], int max, size_t outlen);
 
 /* fit.c: fits the model's constants on all fit rows, per source left out
    and per chip left out, and sets every row's err_in and err_cv (gen rows
