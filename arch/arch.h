@@ -139,6 +139,7 @@ struct arch_published {
  */
 struct arch_model {
 	double launch_s;         /* gap between back-to-back kernels on a stream */
+	double launch_in_kernel; /* share of launch_s inside a kernel's span as a profiler times it */
 	double dram_eff;         /* fraction of peak device-memory bandwidth a stream reaches */
 	double write_cost;       /* bandwidth a written byte takes, in read bytes (bus turnaround) */
 	double static_power;     /* share of TDP not available to the matrix units (leakage, memory, uncore) */

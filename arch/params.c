@@ -269,7 +269,14 @@ static const struct arch_param published_params[] = {
 };
 static const struct arch_param model_params[] = {
 	QTY("launch_overhead", UNIT_TIME, arch_model, launch_s, 0, "4 us", 0, 1e-3,
-	    "gap between back-to-back kernels on one stream (launch, ramp-up and drain)", R_DEV),
+	    "what a kernel adds to a stream of back-to-back kernels beyond its work (the launch gap, ramp-up and "
+	    "drain)",
+	    R_DEV),
+	FLT("launch_in_kernel", arch_model, launch_in_kernel, 0, "0.125", 0, 1,
+	    "share of launch_overhead inside a kernel's duration as a profiler times it (the ramp-up and drain); the "
+	    "rest is the idle gap before the kernel starts",
+	    "device model: a kernel's profiled duration (sim op, sim run --timeline-kineto, the import's "
+	    "comparison per kernel family)"),
 	FLT("dram_efficiency", arch_model, dram_eff, 0, "0.92", 0.1, 1,
 	    "fraction of peak device-memory bandwidth a streaming kernel reaches (refresh, turnaround)", R_DEV),
 	FLT("dram_write_cost", arch_model, write_cost, 0, "1.25", 1, 4,

@@ -51,6 +51,19 @@ grep -q '^gemm m=2048 n=256 k=6948 dtype=tf32 .*cutlass_80_tensorop_s1688gemm' "
 	fail "128-rank job: the fp32 GEMM on cutlass_80_tensorop_s1688gemm is not dtype=tf32"
 grep -q '^gemm m=2048 n=160 k=32 dtype=fp32 .*ampere_sgemm_32x128_tn' "$tmp/rec.trace" ||
 	fail "128-rank job: the GEMM on ampere_sgemm (FP32 SIMT) is not dtype=fp32"
+# a GEMM is modelled on a GEMM kernel: an aten::mm whose only item in the window is cuBLAS's memset keeps it as
+# measured (it was a gemm op timed as the whole GEMM on a 2 us memset); a CPU op of copies alone is copies (the
+# pinned host-to-device ones of .to(device), which were elementwise copies in device memory)
+grep -Eq '^gemm .*  # gemm modelled [0-9.]+us Memset' "$tmp/rec.trace" && fail "128-rank job: a memset modelled as a GEMM"
+grep -q '^copy bytes=786432 src=host dst=hbm .*Memcpy HtoD (Pinned -> Device)' "$tmp/rec.trace" ||
+	fail "128-rank job: the pinned host-to-device copy of 786432 bytes is not a copy from the host"
+grep -Eq '^elem .*  # [a-z]+ modelled [0-9.]+us Memcpy' "$tmp/rec.trace" && fail "128-rank job: a memcpy modelled as an elem op"
+# the trace names no device: its kernels' grids over their blocks per SM say 108 SMs (an A100)
+grep -q '^# recorded on a device the trace does not name, of 108 SMs' "$tmp/rec.trace" ||
+	fail "128-rank job: the SM count from the kernels' grids is not 108"
+# ROCm's traces record no bytes on a copy: the CPU op's tensor gives them (aten::copy_ of a [5, 128] fp32)
+[ "$(grep -c '^copy bytes=2560 src=host dst=hbm .*Memcpy HtoD' "$tmp/mi250.trace")" = 2 ] ||
+	fail "MI250: the two host-to-device copies of [5, 128] fp32 are not copy bytes=2560 src=host"
 # a decode step: FlashAttention-2's forward of one query token is its split-KV decode kernel, not a 128-row tile
 "$sim" import kineto tests/import/h100_llama3_8b_decode_b64.json.gz -o "$tmp/decode.trace" || fail "import the decode step"
 [ "$(grep -c '^attn b=64 h=32 hkv=8 sq=1 skv=513 d=128 causal=0 dtype=bf16 impl=flash2_decode ' "$tmp/decode.trace")" = 32 ] ||

@@ -46,8 +46,8 @@ modelled=$(awk '/  # (gemm|attention|elementwise|memcpy|nccl|other) modelled / {
 [ "$gpu_lines" -le 1216 ] && [ $((nodes - gpu_lines)) = $((3664 - 1216)) ] ||
 	fail "expected the 2448 CPU nodes as lines and at most 1216 GPU lines: $nodes lines, $gpu_lines GPU"
 [ "$modelled" -gt 400 ] || fail "only $modelled GPU nodes modelled"
-grep -q '^elem op=copy n=64 dtype=fp32 stream=s7 after=n1049 ' "$tmp/a.trace" ||
-	fail "the first DtoD copy under aten::copy_ (node 1049, 64 fp32) is not elem op=copy n=64"
+grep -q "^copy bytes=256 src=hbm dst=hbm stream=s7 after=n1049 " "$tmp/a.trace" ||
+	fail "the first DtoD copy under aten::copy_ (node 1049, 64 fp32) is not copy bytes=256 src=hbm dst=hbm"
 for c in a100 h100 mi300x hypothetical/h100_2chiplet; do
 	"$sim" run "configs/$c.cfg" "$tmp/a.trace" >"$tmp/$(basename $c).run" || fail "sim run configs/$c.cfg"
 done

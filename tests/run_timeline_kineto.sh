@@ -8,7 +8,10 @@
 #  3. the rank's collectives and transfers are NCCL kernels (names with "nccl", as HTA tells communication
 #     apart), as many as the rank ran (ops.csv of --csv), and its device ops as many kernels;
 #  4. an imported Kineto trace's streams keep their ids (s7 -> stream 7);
-#  5. a folded rank's file holds its representative's ops and says so (otherData.replayed_as_rank).
+#  5. a folded rank's file holds its representative's ops and says so (otherData.replayed_as_rank);
+#  6. a kernel lasts what a profiler would time: its op's time less the launch gap before it, launch_overhead x
+#     (1 - launch_in_kernel) a kernel, 4 us x 0.875 with the defaults (docs/config-reference.md), none with
+#     launch_in_kernel 1: in the Kineto events against ops.csv, and in sim op's profiled_s and launch_gap_s.
 # usage: run_timeline_kineto.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
@@ -58,4 +61,15 @@ jq -e '[.traceEvents[] | select(.ph == "X" and .pid == 1)] | length > 0 and all(
 	fail "dp_step_16 --timeline-ranks 5"
 jq -e '.distributedInfo.rank == 5 and (.otherData.replayed_as_rank | type) == "number"' "$tmp/k4/rank_5.json" \
 	>/dev/null || fail "a folded rank's file does not name the rank it replays"
+# 6
+gaps=$(awk -F, 'NR > 1 && $1 == 0 && $4 == "gemm" { s += $8; n++ } END { printf "%.9f %d", s * 1e6, n }' "$tmp/csv/ops.csv")
+kdur=$(jq '[.traceEvents[] | select(.ph == "X" and .pid == 0 and (.name | test("nccl") | not)) | .dur] | add' "$tmp/k/rank_0.json")
+awk -v a="${gaps% *}" -v n="${gaps#* }" -v b="$kdur" 'BEGIN { d = (a - b) / n - 3.5; exit !(n == 24 && d < 1e-3 && d > -1e-3) }' ||
+	fail "rank 0: its 24 GEMM kernels last ${kdur} us in the Kineto trace, their ops ${gaps% *} us: not 3.5 us less each"
+op='gemm m=4096 n=4096 k=4096 dtype=bf16'
+"$sim" op configs/h100.cfg "$op" --json | jq -e '(.launch_gap_s - 3.5e-6 | if . < 0 then -. else . end) < 1e-15
+	and (.time_s - .launch_gap_s - .profiled_s | if . < 0 then -. else . end) < 1e-15' >/dev/null ||
+	fail "sim op --json: launch_gap_s is not 3.5 us, or profiled_s not time_s less it"
+"$sim" op configs/h100.cfg "$op" --json --set model.launch_in_kernel=1 | jq -e '.launch_gap_s == 0 and .profiled_s == .time_s' \
+	>/dev/null || fail "sim op --set model.launch_in_kernel=1: a launch gap is left"
 finish timeline_kineto

@@ -67,8 +67,9 @@ const char cmd_op_help[] =
     "bytes in flight to cover the memory latency), launch, link (PCIe).\n"
     "\n"
     "options:\n"
-    "  --json              print JSON: time_s, tflops, bound, peak_fraction,\n"
-    "                      bytes per level, kernel, resource times\n"
+    "  --json              print JSON: time_s, profiled_s, launch_gap_s, tflops,\n"
+    "                      bound, peak_fraction, bytes per level, kernel,\n"
+    "                      resource times\n"
     "  --explain           show the reasoning: units, rates, the kernel search,\n"
     "                      occupancy, waves, traffic and latency\n"
     "  --set path=value    override a config parameter (repeatable)\n"
@@ -85,6 +86,9 @@ static void print_text(const struct arch_chip *c, const char *optext, const stru
 {
 	printf("%s on %s\n", optext, c->name);
 	printf("  time          %.4g us\n", r->time_s * 1e6);
+	printf("  profiled      %.4g us (the kernel as a profiler times it: the time less the %.3g us launch gap "
+	       "before it)\n",
+	       (r->time_s - r->gap_s) * 1e6, r->gap_s * 1e6);
 	if (r->flops > 0)
 		printf("  throughput    %.4g TFLOP/s (%.1f%% of the %.4g TFLOP/s %s peak)\n", r->tflops,
 		       100 * r->peak_frac, r->peak_flops / 1e12, r->uses_matrix ? "matrix" : "vector");
@@ -124,6 +128,8 @@ static void print_json(const struct arch_chip *c, const char *optext, const stru
 	json_str(&j, "config", c->path);
 	json_str(&j, "op", optext);
 	json_num(&j, "time_s", r->time_s);
+	json_num(&j, "profiled_s", r->time_s - r->gap_s);
+	json_num(&j, "launch_gap_s", r->gap_s);
 	json_num(&j, "flops", r->flops);
 	json_num(&j, "tflops", r->tflops);
 	json_num(&j, "peak_tflops", r->peak_flops / 1e12);

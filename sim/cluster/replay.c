@@ -443,6 +443,7 @@ static void exec_ops(struct run *R, struct stream_st *s, struct qev *first, long
 		double d = dr.time_s * jitter(R, s->rk);
 		assert(d >= 0); /* invariant 2 */
 		sp.t1 = t + d;
+		sp.gap_s = (float)fmin(dr.gap_s, d);
 		sp.flops = dr.flops;
 		sp.bytes = dr.bytes_dram;
 		sp.bound = (signed char)dr.bound;

@@ -28,7 +28,8 @@ struct rp_span {
 	long pred;     /* span that enabled the start (critical path), -1 = none */
 	int rank;
 	int line;
-	int text; /* index into rp_result.texts: canonical op text */
+	int text;    /* index into rp_result.texts: canonical op text */
+	float gap_s; /* device op: of t1 - t0, the launch gap before its kernel starts (dm_result.gap_s) */
 	short stream;
 	signed char kind;  /* enum tr_kind */
 	signed char bound; /* device op: enum dm_bound; else -1 */

@@ -179,6 +179,9 @@ static int predict(const struct arch_chip *c, const struct op *op, struct dm_res
 	}
 	if (rc)
 		return rc;
+	/* the launch's share outside the kernel's span: the idle gap a profiler shows before it */
+	r->gap_s = r->t_res[B_LAUNCH] * (1 - c->model.launch_in_kernel);
+	assert(r->gap_s >= 0 && r->gap_s <= r->time_s);
 	r->flops = op_flops(op);
 	r->tflops = r->time_s > 0 ? r->flops / r->time_s / 1e12 : 0;
 	r->peak_frac = r->peak_flops > 0 && r->flops > 0 ? r->flops / r->time_s / r->peak_flops : 0;

@@ -270,8 +270,11 @@ static int decide(struct chk_rank *r, const struct imp_options *o, int nranks, i
 		char name[128], buf[CHK_TEXT];
 		op_name(r->nd[p].name, name, sizeof name);
 		json_t *args = chk_args(nd->shapes, nd->types, nd->values);
-		const char *kname = kernel[p] >= 0 ? r->nd[kernel[p]].name : nd->name;
-		if (args && kin_cpu_op(name, args, kname, buf, sizeof buf)) {
+		/* a CPU op that launched only copies (a .to(device), a zero_) is a copy: its first stands for all */
+		int ok = args && (kernel[p] >= 0 ? kin_cpu_op(name, args, r->nd[kernel[p]].name, buf, sizeof buf)
+		                                 : kin_copy_op(nd->name, NULL, name, args,
+		                                               !strncmp(nd->name, "Memset", 6), buf, sizeof buf));
+		if (ok) {
 			cstate[p] = 1;
 			first[p] = i;
 			nd->how = CH_MODELLED;

@@ -63,7 +63,7 @@ struct imp_stats {
 	long self_deps;          /* Chakra: dependencies of a node on itself, left out */
 	char ref[80];            /* --recorded-on: the recording chip whose figures carried kernels scale from */
 	char device[64];         /* Kineto: the recording GPU as the trace's deviceProperties names it, or "" */
-	int device_units;        /* its SMs (CUs) */
+	int device_units;        /* its SMs (CUs); where the trace names no device, from its kernels' grids */
 	double device_mem_B;     /* its memory */
 };
 

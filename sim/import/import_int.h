@@ -62,7 +62,7 @@ struct kin_rank {
 	int job_rank; /* distributedInfo.rank, or the file's index */
 	int has_rank;
 	char device[64];     /* deviceProperties[0].name, "" when the trace has none */
-	int device_units;    /* its numSms (SMs, or CUs on ROCm) */
+	int device_units;    /* its numSms (SMs, or CUs on ROCm); with no device named, from the kernels' grids */
 	double device_mem_B; /* its totalGlobalMem */
 	struct kin_item *it;
 	long n, cap;
@@ -108,8 +108,10 @@ enum imp_family kin_family(const char *cat, const char *kernel);
    picks the attention implementation, and whether a pointwise op runs on
    strided operands. */
 int kin_cpu_op(const char *cpu_name, json_t *cpu_args, const char *kernel, char *buf, size_t len);
-/* A copy or memset item's op line; 1 or 0. */
-int kin_copy_op(const char *kernel, json_t *args, int memset, char *buf, size_t len);
+/* A copy or memset item's op line; 1 or 0. Its bytes are the item's args.bytes, else those of the CPU op that
+   launched it (cpu_name, cpu_args; NULL when none). */
+int kin_copy_op(const char *kernel, json_t *args, const char *cpu_name, json_t *cpu_args, int memset, char *buf,
+                size_t len);
 /* A collective from NCCL/RCCL's recorded args (the kernel's, else its CPU
    op's): fills coll, bytes and the group; 1, or 0 when not known. */
 int kin_coll(json_t *kargs, json_t *cargs, struct kin_item *it);

@@ -360,16 +360,17 @@ static void decide(struct rd *R, const struct imp_options *o, struct kin_item *i
 		it->how = KH_COVERED;
 		return;
 	}
+	/* a CPU op that launched only copies and memsets (a .to(device), a zero_) is its items: each a copy */
 	if (c >= 0 && cstate[c] == 0) {
 		cstate[c] = 2;
-		if (kin_cpu_op(R->c[c].name, cargs, ckernel[c] ? ckernel[c] : g->name, it->text, sizeof it->text)) {
+		if (ckernel[c] && kin_cpu_op(R->c[c].name, cargs, ckernel[c], it->text, sizeof it->text)) {
 			cstate[c] = 1;
 			it->how = KH_MODELLED;
 			return;
 		}
 	}
-	if (it->fam == IF_MEMCPY &&
-	    kin_copy_op(g->name, g->args, is_cat(g->cat, "gpu_memset", "Memset"), it->text, sizeof it->text)) {
+	if (it->fam == IF_MEMCPY && kin_copy_op(g->name, g->args, c >= 0 ? R->c[c].name : NULL, cargs,
+	                                        is_cat(g->cat, "gpu_memset", "Memset"), it->text, sizeof it->text)) {
 		it->how = KH_MODELLED;
 		return;
 	}
@@ -421,8 +422,40 @@ static double busy_during(const struct busy_iv *v, long n, long *from, double a,
 	return busy;
 }
 
+/* The SM (CU) count a trace that names no device implies: CUPTI records each kernel's grid and its blocks per SM
+   (the grid's blocks over the device's SMs), so their ratio is the SM count; the most frequent of the kernels'
+   (0 when no kernel records both). */
+static int units_from_grids(const struct rd *R)
+{
+	enum { NV = 16 };
+	int val[NV], cnt[NV], nv = 0, best = 0;
+	for (long i = 0; i < R->ng; i++) {
+		json_t *gr = json_object_get(R->g[i].args, "grid"), *b = json_object_get(R->g[i].args, "blocks per SM");
+		if (!json_is_array(gr) || json_array_size(gr) != 3 || !json_is_number(b) || !(json_number_value(b) > 0))
+			continue;
+		double blocks = 1;
+		for (size_t k = 0; k < 3; k++) {
+			json_t *v = json_array_get(gr, k);
+			blocks *= json_is_integer(v) && json_integer_value(v) > 0 ? (double)json_integer_value(v) : NAN;
+		}
+		double u = blocks / json_number_value(b);
+		if (!(u >= 1 && u < 1e5) || fabs(u - round(u)) > 0.01)
+			continue;
+		int k = 0;
+		while (k < nv && val[k] != (int)round(u))
+			k++;
+		if (k == nv && nv < NV)
+			val[nv] = (int)round(u), cnt[nv++] = 0;
+		if (k < nv && ++cnt[k] > (best ? cnt[best - 1] : 0))
+			best = k + 1;
+	}
+	return best ? val[best - 1] : 0;
+}
+
 static int build(struct rd *R, const struct imp_options *o, struct kin_rank *r)
 {
+	if (!r->device[0])
+		r->device_units = units_from_grids(R);
 	if (R->nrt > 0) /* (qsort's array may not be NULL, even empty) */
 		qsort(R->rt, (size_t)R->nrt, sizeof *R->rt, rt_by_corr);
 	if (R->ng > 0)

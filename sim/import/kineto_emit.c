@@ -211,6 +211,12 @@ void imp_report(FILE *f, const struct imp_stats *st, const char *p)
 	if (st->device[0])
 		fprintf(f, "%srecorded on %s (%d SMs or CUs, %.1f GiB), as the trace's deviceProperties name it\n", p,
 		        st->device, st->device_units, st->device_mem_B / 1073741824.0);
+	else if (st->device_units > 0)
+		fprintf(
+		    f,
+		    "%srecorded on a device the trace does not name, of %d SMs (its kernels' grids over their blocks "
+		    "per SM)\n",
+		    p, st->device_units);
 }
 
 /* ---- the trace ---- */

@@ -545,9 +545,32 @@ static int conv_op(const struct conv_form *f, json_t *args, char *buf, size_t le
 	return checked(buf, len, n);
 }
 
+/* Whether CPU op `name` is one of the GEMM, grouped GEMM or attention forms above. */
+static int matmul_or_attn(const char *name)
+{
+	for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++)
+		if (!strcmp(name, gemms[i].op))
+			return 1;
+	for (size_t i = 0; i < sizeof attns / sizeof attns[0]; i++)
+		if (!strcmp(name, attns[i].op))
+			return 1;
+	return !strcmp(name, "aten::_grouped_mm") || !strcmp(name, "aten::_scaled_grouped_mm");
+}
+
+/* Whether a kernel's name is a GEMM's or an attention's (kin_family). */
+static int main_family(const char *kernel)
+{
+	enum imp_family f = kernel ? kin_family("kernel", kernel) : IF_OTHER;
+	return f == IF_GEMM || f == IF_ATTN;
+}
+
 int kin_cpu_op(const char *name, json_t *args, const char *kernel, char *buf, size_t len)
 {
 	if (!name || !json_is_object(args))
+		return 0;
+	/* a GEMM or an attention is modelled on a kernel of its kind: a CPU op whose items hold none (a cuBLAS call
+	   whose memset alone is in the trace's window) keeps their measured time */
+	if (matmul_or_attn(name) && !main_family(kernel))
 		return 0;
 	for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++)
 		if (!strcmp(name, gemms[i].op))
@@ -572,13 +595,29 @@ int kin_cpu_op(const char *name, json_t *args, const char *kernel, char *buf, si
 	return elem_op(name, args, kernel, buf, len);
 }
 
-int kin_copy_op(const char *kernel, json_t *args, int memset, char *buf, size_t len)
+/* The bytes a copy or memset of CPU op `name` moves, from its recorded shapes (ROCm's traces record no bytes on
+   the item): aten::copy_'s source, aten::zero_'s or aten::fill_'s tensor; -1 when not known. */
+static long long cpu_bytes(const char *name, json_t *cargs)
+{
+	int i = !name                                                          ? -1
+	        : !strcmp(name, "aten::copy_")                                 ? 1
+	        : !strcmp(name, "aten::zero_") || !strcmp(name, "aten::fill_") ? 0
+	                                                                       : -1;
+	const char *dt = i >= 0 ? dtype(cargs, i) : NULL;
+	long long n = dt ? numel(cargs, i) : -1;
+	int size = !dt ? 0 : !strcmp(dt, "fp64") ? 8 : !strcmp(dt, "fp32") ? 4 : !strcmp(dt, "fp8") ? 1 : 2;
+	return n > 0 && n <= (1LL << 48) ? n * size : -1;
+}
+
+int kin_copy_op(const char *kernel, json_t *args, const char *cpu_name, json_t *cargs, int memset, char *buf,
+                size_t len)
 {
 	json_t *b = json_object_get(args, "bytes");
-	if (!json_is_integer(b) || json_integer_value(b) <= 0 || json_integer_value(b) > (1LL << 50))
+	long long bytes = json_is_integer(b) ? json_integer_value(b) : cpu_bytes(cpu_name, cargs);
+	if (bytes <= 0 || bytes > (1LL << 50))
 		return 0;
 	if (memset) { /* cudaMemset: a kernel that writes the bytes */
-		int w = snprintf(buf, len, "elem op=fill n=%lld dtype=int8", json_integer_value(b));
+		int w = snprintf(buf, len, "elem op=fill n=%lld dtype=int8", bytes);
 		return checked(buf, len, w);
 	}
 	const char *src = "hbm", *dst = "hbm";
@@ -588,7 +627,7 @@ int kin_copy_op(const char *kernel, json_t *args, int memset, char *buf, size_t 
 		dst = "host";
 	else if (!strstr(kernel, "DtoD"))
 		return 0; /* peer and unknown copies keep their time */
-	int w = snprintf(buf, len, "copy bytes=%lld src=%s dst=%s", json_integer_value(b), src, dst);
+	int w = snprintf(buf, len, "copy bytes=%lld src=%s dst=%s", bytes, src, dst);
 	return checked(buf, len, w);
 }
 

@@ -15,7 +15,9 @@
  * the host process. A stream's id is its number when its name is one (7,
  * or s7 as sim import writes Kineto's stream 7), else 1000 + its index.
  * No runtime (launch) events are written: the replay does not model the
- * host's calls, and none are made up.
+ * host's calls, and none are made up. A device op's kernel starts after its
+ * launch gap (dm_result.gap_s, model.launch_in_kernel), so its duration is
+ * the one a profiler would record and kernels of a busy stream do not touch.
  */
 #include "json.h"
 #include "report.h"
@@ -137,8 +139,9 @@ int report_timeline_kineto(const struct report *rep, FILE *f, int rank)
 			snprintf(name, sizeof name, "%.150s", text);
 		fprintf(f, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", cat);
 		json_put_string(f, name);
-		/* whole nanoseconds, the end rounded as the next start is: spans that touch still touch */
-		long long t0 = llround(s->t0 * 1e9), t1 = llround(s->t1 * 1e9);
+		/* whole nanoseconds, the end rounded as the next start is: spans that touch still touch; a device op's
+		   kernel starts after its launch gap, its duration what a profiler would time */
+		long long t0 = llround((s->t0 + s->gap_s) * 1e9), t1 = llround(s->t1 * 1e9);
 		fprintf(f, ", \"pid\": %d, \"tid\": %ld, \"ts\": %lld.%03lld, \"dur\": %lld.%03lld, \"args\": {", host,
 		        sid, t0 / 1000, t0 % 1000, (t1 - t0) / 1000, (t1 - t0) % 1000);
 		if (!host)

@@ -228,8 +228,8 @@ int vcase_import(struct vcase *v, const char *root, char *why, size_t len)
 }
 
 /* An imported trace's modelled ops against the kernels they stand for, per family: each device op's replayed
-   time (its spans, every replayed rank) beside the measured time its line's comment gives ("  # gemm modelled
-   42.154us ...", sim/import/kineto_emit.c). */
+   time as a profiler times its kernel (its spans less their launch gaps, every replayed rank) beside the measured
+   time its line's comment gives ("  # gemm modelled 42.154us ...", sim/import/kineto_emit.c). */
 static void import_families(const char *text, const struct rp_result *r, struct vgen_result *res)
 {
 	static const char head[] = "simtrace 1\n# imported by `sim import";
@@ -265,7 +265,7 @@ static void import_families(const char *text, const struct rp_result *r, struct 
 		const struct rp_span *s = &r->spans[i];
 		if (s->line < 1 || s->line > line || fam[s->line] < 0)
 			continue;
-		res->fam_replay_s[fam[s->line]] += s->t1 - s->t0;
+		res->fam_replay_s[fam[s->line]] += s->t1 - s->t0 - s->gap_s; /* the kernel as a profiler times it */
 		res->fam_meas_s[fam[s->line]] += meas[s->line];
 	}
 	free(fam);
