@@ -29,7 +29,7 @@ fail=0
 # pipelined LLaMA-3 8B decode (4 stages, micro-batches in flight), a training
 # step (7 micro-batches of 1, tensor and data parallel), and pipelined
 # training steps (4 stages, 1F1B and GPipe: each stage its own repeat, the
-# iterations overlapping on the engine; replay_steady.c's pipeline case), and
+# iterations overlapping on the engine; replay_stagger.c, the pipeline case), and
 # interleaved ones (2 and 8 virtual stages: an op of a stage's iteration may
 # wait for one of its neighbour's next iteration).
 "$sim" gen llama3-70b --mode infer --tp 8 --batch 64 --input-len 128 --output-len 128 -o "$tmp/decode.trace" &&
