@@ -159,13 +159,13 @@ for row in small:41.43 gpt3-125m:85.16 gpt3-350m:164.02; do
 		if (pred < 0.4 * meas || pred > 1.6 * meas) { print "FAIL " m ": the replay is not within 0.4-1.6 x the measured step"; exit 1 }
 	}' || fails=$((fails + 1))
 done
-echo "modelled ops: replayed time against the measured time of the kernels each op stands for (ms)"
+echo "modelled ops: replayed time, as a profiler times the kernels, against the measured time of the kernels each op stands for (ms)"
 for m in small gpt3-125m gpt3-350m; do
 	"$sim" run configs/h100.cfg "$tmp/$m.trace" --csv "$tmp/$m.csv" >/dev/null || fail "sim run --csv ($m)"
-	# ops.csv: rank,stream,line,kind,op,start_s,end_s,time_s,...; the trace line's comment holds the family and
-	# the measured time
+	# ops.csv: rank,stream,line,kind,op,...,region,profiled_s (the op's time less its launch gap); the trace line's
+	# comment holds the family and the measured time
 	awk -F'  # ' 'NR == FNR { if (NF > 1) { split($2, c, " "); fam[FNR] = c[1]; how[FNR] = c[2]; us[FNR] = c[3] + 0 } next }
-	FNR > 1 { n = split($0, f, ","); line = f[3]; t = f[n - 5]
+	FNR > 1 { n = split($0, f, ","); line = f[3]; t = f[n]
 		if (how[line] == "modelled") { p[fam[line]] += t * 1e3; ms[fam[line]] += us[line] / 1e3 } }
 	END { for (k in p) printf "  %-10s %-12s replay %9.3f  measured %9.3f  %+6.1f%%\n", m, k, p[k], ms[k], 100 * (p[k] / ms[k] - 1) }' \
 		m="$m" "$tmp/$m.trace" "$tmp/$m.csv/ops.csv" | sort

@@ -914,7 +914,7 @@ int report_csv(const struct report *rep, const char *dir, char *why, size_t whyl
 	snprintf(path, sizeof path, "%s/ops.csv", dir);
 	if (!(f = out_open(path, &o, err, sizeof err)))
 		goto fail;
-	fprintf(f, "rank,stream,line,kind,op,start_s,end_s,time_s,wait_s,bound,flops,bytes,region\n");
+	fprintf(f, "rank,stream,line,kind,op,start_s,end_s,time_s,wait_s,bound,flops,bytes,region,profiled_s\n");
 	struct rp_span_iter it;
 	rp_span_iter_init(&it, r);
 	for (const struct rp_span *s; (s = rp_span_iter_next(&it));) {
@@ -929,7 +929,7 @@ int report_csv(const struct report *rep, const char *dir, char *why, size_t whyl
 		                       : "",
 		        s->flops, s->bytes);
 		csv_str(f, s->mark >= 0 ? tr_mark_name(rep->trace, s->mark) : "");
-		fputc('\n', f);
+		fprintf(f, ",%.9g\n", s->t1 - s->t0 - s->gap_s); /* the kernel as a profiler times it */
 	}
 	if (out_commit(&o, err, sizeof err))
 		goto fail;
