@@ -280,7 +280,8 @@ static const struct arch_param model_params[] = {
 	FLT("dram_efficiency", arch_model, dram_eff, 0, "0.92", 0.1, 1,
 	    "fraction of peak device-memory bandwidth a streaming kernel reaches (refresh, turnaround)", R_DEV),
 	FLT("dram_write_cost", arch_model, write_cost, 0, "1.25", 1, 4,
-	    "device-memory bandwidth a written byte takes, in read bytes (read/write bus turnaround)",
+	    "device-memory bandwidth a written byte takes, in read bytes, where reads and writes mix (the bus's "
+	    "turnaround; a stream with fewer reads than writes pays it on as many writes as it has reads)",
 	    "device model and warp stepper (sim/device, sim/step)"),
 	FLT("static_power", arch_model, static_power, 0, "0.3", 0, 0.9,
 	    "share of chip.tdp not available to the matrix units (leakage, memory, uncore)",
