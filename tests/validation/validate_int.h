@@ -1,8 +1,9 @@
 /*
  * validate_int.h -- private to tests/validation: what validate.c (reading,
- * predicting, checking, the report) and fit.c (the fit of the model's
- * constants and its out-of-sample scores) share: the rows, the cases, the
- * chip entries, and the few helpers both call.
+ * predicting, checking), validate_report.c (the statistics, the guards and
+ * the report), fit.c (the fit of the model's constants and its out-of-sample
+ * scores) and the sections of their own (traces.c, mech.c) share: the rows,
+ * the cases, the chip entries, and the few helpers they call.
  */
 #ifndef SIM_VALIDATION_INT_H
 #define SIM_VALIDATION_INT_H
@@ -126,6 +127,52 @@ struct vcase {
 	int src;               /* its source (fit.c's leave-one-out unit): index into srcs[] */
 	double err_in, err_cv; /* errors with the constants fitted on all rows, and on the other sources */
 };
+
+/* A category checked: the shipped MAPE it aims for and the guards of its cross-validated figures (--fit; NAN:
+   none); validate.c's cats[] says why each is what it is. */
+struct vcat {
+	const char *name;
+	double target;                   /* MAPE of the rows as shipped */
+	double cv_mape, cv_bias, cv_p90; /* guards of the cross-validated figures */
+};
+#define NCATS 11
+extern const struct vcat cats[NCATS];
+
+/* What the cross-validated figures of every category aim for (issue 16). */
+static const double cv_target_mape = 0.08, cv_target_bias = 0.04, cv_target_p90 = 0.20;
+/* What the ratios between chips aim for (issue 7). */
+static const double ratio_target = 0.10;
+
+/* A category's statistics as shipped (scored rows), and cross-validated (--fit). */
+struct catstat {
+	int n;
+	double mape, bias, sd;
+};
+struct cvstat {
+	int n;
+	double mape_in, mape_cv, bias_cv, p90_cv;
+};
+
+/* validate.c */
+extern struct ratio *rs; /* ratios.tsv's pairs */
+extern int nrs;
+extern struct skip *sk; /* skipped.tsv's rows */
+extern int nsk;
+int cat_index(const char *name); /* index into cats[], -1: none */
+int find_meas(const char *id);   /* index into ms[], -1: none */
+double ratio_mape(int *n);       /* the ratios' MAPE over the n pairs scored */
+
+/* validate_report.c: the statistics, the guards and docs/validation.md */
+struct catstat stats_of(int cat);  /* category cat's scored rows as shipped (-1: all) */
+struct cvstat cvstats_of(int cat); /* ... in-sample and cross-validated (--fit) */
+int rows_in(int cat);              /* its rows, scored or not */
+int cv_within(const struct cvstat *s, double mape, double bias, double p90);   /* within those bounds */
+const char *verdict(int c, const struct catstat *cs, const struct cvstat *cv); /* the result cell's words */
+int guard_failed(const char *cat);                                             /* a source of cat passed its guard */
+void check_guards(void);                       /* fail() for each source past its guard */
+int cmp_worst(const void *pa, const void *pb); /* qsort: vs[] indexes by descending |error| */
+void write_report(FILE *f, const struct catstat *cs, const struct catstat *all, const int *order, int nok,
+                  const struct cvstat *cv, const struct cvstat *cvall);
 
 struct chipent {
 	char config[256];
