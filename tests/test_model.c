@@ -245,6 +245,21 @@ int main(int argc, char **argv)
 	      fl.time_s);
 	struct dm_result cpy = run(h, "elem op=copy n=67108864 dtype=fp32");
 	CHECK(fl.time_s < 0.6 * cpy.time_s, "fill %.3g s vs copy %.3g s (half the bytes)", fl.time_s, cpy.time_s);
+	/* the read/write turnaround (model.dram_write_cost) is paid where reads and writes mix: a fill's device-memory
+	   time is its bytes at the reachable bandwidth, a copy's written bytes cost write_cost each, and a stream
+	   with fewer reads than writes (an upcast) pays it on as many writes as it has reads */
+	{
+		double dbw = h->dram.bw_Bps * h->model.dram_eff, wc = h->model.write_cost, n = 67108864;
+		struct dm_result up = run(h, "elem op=cast n=67108864 dtype=bf16 to=fp32");
+		double want[3] = {4 * n / dbw, 4 * n * (1 + wc) / dbw, (2 * n + 4 * n + (wc - 1) * 2 * n) / dbw};
+		double got[3] = {fl.t_res[B_DRAM], cpy.t_res[B_DRAM], up.t_res[B_DRAM]};
+		for (int i = 0; i < 3; i++)
+			CHECK(fabs(got[i] / want[i] - 1) < 1e-9, "%s: device-memory time %.6g s, want %.6g s",
+			      i == 0   ? "fill"
+			      : i == 1 ? "copy"
+			               : "upcast",
+			      got[i], want[i]);
+	}
 	const double nn = 67108864, ee = 2, cc = 8192;
 	struct dm_result lnf = run(h, "elem op=layernorm n=67108864 cols=8192 dtype=bf16");
 	struct dm_result lnb = run(h, "elem op=layernorm_bwd n=67108864 cols=8192 dtype=bf16");
