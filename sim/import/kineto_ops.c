@@ -117,26 +117,36 @@ static long long numel(json_t *args, int i)
 	return n <= 0 ? -1 : prod(d, n);
 }
 
+/* PyTorch's dtypes as "Input type" names them: the simtrace dtype and its bytes */
+static const struct {
+	const char *torch, *dt;
+	int bytes;
+} dtypes[] = {
+    {"float", "fp32", 4},
+    {"c10::BFloat16", "bf16", 2},
+    {"c10::Half", "fp16", 2},
+    {"double", "fp64", 8},
+    {"c10::Float8_e4m3fn", "fp8", 1},
+    {"c10::Float8_e5m2", "fp8", 1},
+    {"c10::Float8_e4m3fnuz", "fp8", 1},
+    {"c10::Float8_e5m2fnuz", "fp8", 1},
+};
+
+/* Input i's entry of dtypes, or -1. */
+static int dtype_index(json_t *args, int i)
+{
+	const char *t = json_string_value(json_array_get(json_object_get(args, "Input type"), (size_t)i));
+	for (int k = 0; t && k < (int)(sizeof dtypes / sizeof dtypes[0]); k++)
+		if (!strcmp(t, dtypes[k].torch))
+			return k;
+	return -1;
+}
+
 /* The simtrace dtype of input i, or NULL. */
 static const char *dtype(json_t *args, int i)
 {
-	const char *t = json_string_value(json_array_get(json_object_get(args, "Input type"), (size_t)i));
-	if (!t)
-		return NULL;
-	static const char *const map[][2] = {
-	    {"float", "fp32"},
-	    {"c10::BFloat16", "bf16"},
-	    {"c10::Half", "fp16"},
-	    {"double", "fp64"},
-	    {"c10::Float8_e4m3fn", "fp8"},
-	    {"c10::Float8_e5m2", "fp8"},
-	    {"c10::Float8_e4m3fnuz", "fp8"},
-	    {"c10::Float8_e5m2fnuz", "fp8"},
-	};
-	for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
-		if (!strcmp(t, map[k][0]))
-			return map[k][1];
-	return NULL;
+	int k = dtype_index(args, i);
+	return k >= 0 ? dtypes[k].dt : NULL;
 }
 
 /* "True"/"1" -> 1, "False"/"0" -> 0, else -1 (not recorded). */
@@ -545,18 +555,6 @@ static int conv_op(const struct conv_form *f, json_t *args, char *buf, size_t le
 	return checked(buf, len, n);
 }
 
-/* Whether CPU op `name` is one of the GEMM, grouped GEMM or attention forms above. */
-static int matmul_or_attn(const char *name)
-{
-	for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++)
-		if (!strcmp(name, gemms[i].op))
-			return 1;
-	for (size_t i = 0; i < sizeof attns / sizeof attns[0]; i++)
-		if (!strcmp(name, attns[i].op))
-			return 1;
-	return !strcmp(name, "aten::_grouped_mm") || !strcmp(name, "aten::_scaled_grouped_mm");
-}
-
 /* Whether a kernel's name is a GEMM's or an attention's (kin_family). */
 static int main_family(const char *kernel)
 {
@@ -568,20 +566,18 @@ int kin_cpu_op(const char *name, json_t *args, const char *kernel, char *buf, si
 {
 	if (!name || !json_is_object(args))
 		return 0;
-	/* a GEMM or an attention is modelled on a kernel of its kind: a CPU op whose items hold none (a cuBLAS call
-	   whose memset alone is in the trace's window) keeps their measured time */
-	if (matmul_or_attn(name) && !main_family(kernel))
-		return 0;
+	/* a GEMM or an attention is modelled on a kernel of its kind (main_family): a CPU op whose items hold none (a
+	   cuBLAS call whose memset alone is in the trace's window) keeps their measured time */
 	for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++)
 		if (!strcmp(name, gemms[i].op))
-			return gemm_op(&gemms[i], args, kernel, buf, len);
+			return main_family(kernel) && gemm_op(&gemms[i], args, kernel, buf, len);
 	if (!strcmp(name, "aten::_grouped_mm"))
-		return grouped_op(args, 2, kernel, buf, len);
+		return main_family(kernel) && grouped_op(args, 2, kernel, buf, len);
 	if (!strcmp(name, "aten::_scaled_grouped_mm"))
-		return grouped_op(args, 4, kernel, buf, len);
+		return main_family(kernel) && grouped_op(args, 4, kernel, buf, len);
 	for (size_t i = 0; i < sizeof attns / sizeof attns[0]; i++)
 		if (!strcmp(name, attns[i].op))
-			return attn_op(&attns[i], args, kernel, buf, len);
+			return main_family(kernel) && attn_op(&attns[i], args, kernel, buf, len);
 	if (!strcmp(name, "aten::cat"))
 		return cat_op(args, kernel, buf, len);
 	if (!strcmp(name, "aten::index_select"))
@@ -603,10 +599,9 @@ static long long cpu_bytes(const char *name, json_t *cargs)
 	        : !strcmp(name, "aten::copy_")                                 ? 1
 	        : !strcmp(name, "aten::zero_") || !strcmp(name, "aten::fill_") ? 0
 	                                                                       : -1;
-	const char *dt = i >= 0 ? dtype(cargs, i) : NULL;
-	long long n = dt ? numel(cargs, i) : -1;
-	int size = !dt ? 0 : !strcmp(dt, "fp64") ? 8 : !strcmp(dt, "fp32") ? 4 : !strcmp(dt, "fp8") ? 1 : 2;
-	return n > 0 && n <= (1LL << 48) ? n * size : -1;
+	int k = i >= 0 ? dtype_index(cargs, i) : -1;
+	long long n = k >= 0 ? numel(cargs, i) : -1;
+	return n > 0 && n <= (1LL << 48) ? n * dtypes[k].bytes : -1;
 }
 
 int kin_copy_op(const char *kernel, json_t *args, const char *cpu_name, json_t *cargs, int memset, char *buf,
