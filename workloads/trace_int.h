@@ -108,4 +108,12 @@ __attribute__((format(printf, 5, 6)))
 #endif
 int tr_fail_at(char *why, size_t whylen, const char *path, int line, const char *fmt, ...);
 
+/* the format's words (trace_lex.c): NULL-terminated, in the order of their enums */
+extern const char *const tp_dim_names[DIM_COUNT + 1];
+extern const char *const tp_coll_names[CO_COUNT + 1];
+extern const char *const tp_mem_names[MEM_COUNT + 1];
+
+/* the size of every group of a communicator (trace_query.c) */
+int tp_comm_size(const struct trace *t, int comm);
+
 #endif
