@@ -138,4 +138,51 @@ enum block_kind gt_layer_kind(const struct gen_model *m, long long layer);
 /* The steps of one block of that kind for k's tokens into B, and its weights on one rank (gen_blocks.c). */
 void gt_build_block(struct em *e, enum block_kind kind, const struct tok *k, struct block *B);
 
+/* ---- the trace's text (gen_emit.c) ---- */
+
+/* the block kinds' names in the trace (emb, dense, moe, ...), by enum block_kind */
+extern const char *const gt_block_names[BK_COUNT];
+/* a line at the current indentation; a block opened by a line ending in '{' and closed by '}'; L's lines, the
+   first waiting for after= and the last labelled id= (either NULL) */
+void gt_out(struct em *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gt_open_block(struct em *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gt_close_block(struct em *e);
+void gt_flush_lines(struct em *e, const struct lines *L, const char *after, const char *id);
+/* the shortest decimal text that reads back to x; x rounded up to an integer */
+void gt_fmt_num(char *buf, size_t len, double x);
+long long gt_ceil_ll(double x);
+/* a block's defs: prefix+name_fwd, _bwd and _bwd_sync (the header comment of gen_trace.c) */
+void gt_emit_block_defs(struct em *e, const char *prefix, enum block_kind kind, const struct block *B);
+/* --moe-a2a-overlap: the indices of a block's dispatch and combine all-to-alls (0 when it has not both), and its
+   defs cut at them */
+int gt_a2a_cut(const struct block *B, int *d, int *c);
+void gt_emit_moe_segments(struct em *e, const char *nm, const struct block *B);
+
+/* ---- training (gen_train.c) ---- */
+
+/* the layers of one chunk as runs of one kind (dense, MoE, each windowed or not); gen_check bounds the runs
+   of a chunk (GEN_RUNS_MAX) */
+struct runs {
+	enum block_kind kind[GEN_RUNS_MAX];
+	long long n[GEN_RUNS_MAX];
+	int count;
+};
+
+typedef void (*run_fn)(struct em *e, enum block_kind kind, long long n, const void *ctx);
+/* the layers of a chunk of a stage as runs; runs r written through one (reversed for a backward), a periodic
+   stretch of them as one repeat; as calls of prefix+kind+sfx */
+void gt_chunk_runs(const struct gen_config *c, long long stage, long long chunk, struct runs *r);
+void gt_emit_runs_of(struct em *e, const struct runs *r, int reverse, run_fn one, const void *ctx);
+void gt_call_runs(struct em *e, const struct runs *r, int reverse, const char *prefix, const char *sfx);
+/* a stage's memory line; whether the trace has blocks of a kind */
+void gt_memory_line(struct em *e, long long stage);
+int gt_kind_used(const struct em *e, int kind);
+/* the whole training step (0, or -1 with e->err) */
+int gt_write_train(struct em *e);
+
+/* ---- inference (gen_infer.c) ---- */
+
+/* the prefill and decode steps of one request batch (0, or -1 with e->err) */
+int gt_write_infer(struct em *e);
+
 #endif
