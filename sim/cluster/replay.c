@@ -15,10 +15,13 @@
  * alone on a link of bandwidth B takes exactly S/B; the ptask_L07 host
  * model, which shares bandwidth between parallel tasks by max-min.
  *
- * The run's state is one struct run (replay_int.h), passed as R; the
- * collective plans are in replay_plan.c, what may be skipped (folded ranks,
- * collectives that run alone) in replay_fold.c, iterations of repeats in a
- * steady state in replay_steady.c.
+ * The run's state is one struct run (replay_int.h), passed as R. This file
+ * has the actors (a rank's host, its streams), the setup and the deadlock
+ * report; executing one op (spans, rendezvous, device ops, collectives,
+ * send/recv) is replay_exec.c's; the collective plans are in
+ * replay_plan.c, what may be skipped (folded ranks, collectives that run
+ * alone) in replay_fold.c, iterations of repeats in a steady state in
+ * replay_steady.c.
  *
  * Invariants (assert()ed: live in the Debug and sanitizer builds):
  *  1. Every op a host actor queues is executed once and leaves one span: at
@@ -73,649 +76,6 @@
 #include <xbt/config.h>
 #include <xbt/log.h>
 
-static double wall_now(struct run *R)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)(ts.tv_sec - R->wall0.tv_sec) + 1e-9 * (double)(ts.tv_nsec - R->wall0.tv_nsec);
-}
-
-static void progress(struct run *R)
-{
-	if (!R->o->progress || (R->r->events & 1023) || !progress_due(&R->prog))
-		return;
-	progress_print(&R->prog, "%.1f s wall, %ld ops replayed, simulated time %.6g s", wall_now(R), R->r->events,
-	               simgrid_get_clock());
-}
-
-/* ---- texts ---- */
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static int intern(struct run *R, const char *s)
-{
-	struct rp_result *r = R->r;
-	if (2 * (r->ntexts + 1) > R->txt_cap) {
-		int cap = R->txt_cap ? 2 * R->txt_cap : 1024;
-		int *h = calloc((size_t)cap, sizeof *h);
-		if (!h)
-			return -1;
-		for (int i = 0; i < r->ntexts; i++) {
-			size_t j = hash_str(r->texts[i]) & (size_t)(cap - 1);
-			while (h[j])
-				j = (j + 1) & (size_t)(cap - 1);
-			h[j] = i + 1;
-		}
-		free(R->txt_hash);
-		R->txt_hash = h;
-		R->txt_cap = cap;
-	}
-	size_t j = hash_str(s) & (size_t)(R->txt_cap - 1);
-	while (R->txt_hash[j]) {
-		if (!strcmp(r->texts[R->txt_hash[j] - 1], s))
-			return R->txt_hash[j] - 1;
-		j = (j + 1) & (size_t)(R->txt_cap - 1);
-	}
-	if (r->ntexts == R->captexts) {
-		int cap = R->captexts ? 2 * R->captexts : 256;
-		char **v = realloc(r->texts, (size_t)cap * sizeof *v);
-		if (!v)
-			return -1;
-		r->texts = v;
-		R->captexts = cap;
-	}
-	r->texts[r->ntexts] = strdup(s);
-	if (!r->texts[r->ntexts])
-		return -1;
-	R->txt_hash[j] = ++r->ntexts;
-	return r->ntexts - 1;
-}
-
-static long add_span(struct run *R, const struct rp_span *s)
-{
-	struct rp_result *r = R->r;
-	assert(s->arrive <= s->t0 && s->t0 <= s->t1); /* invariant 2 */
-	if (r->nspans == R->capspans) {
-		long cap = R->capspans ? 2 * R->capspans : 4096;
-		struct rp_span *v = realloc(r->spans, (size_t)cap * sizeof *v);
-		if (!v) {
-			rp_fail(R, SIM_EXIT_INTERNAL, "out of memory recording %ld ops", r->nspans);
-			return -1;
-		}
-		r->spans = v;
-		R->capspans = cap;
-	}
-	r->spans[r->nspans] = *s;
-	return r->nspans++;
-}
-
-/* A span's end; -2 - i names span i's copy in the last iteration a steady
-   state derived (replay_steady.c). */
-static double span_end(struct run *R, long i)
-{
-	return i >= 0 ? R->r->spans[i].t1 : i == -1 ? -1 : rp_steady_end(R, -2 - i);
-}
-
-/* Records the span of the op q stream s just ran: it starts no earlier than
-   the stream's previous op ended (invariant 3). */
-static long stream_span(struct run *R, struct stream_st *s, const struct qev *q, const struct rp_span *sp)
-{
-	assert(sp->t0 >= span_end(R, s->last_span));
-	long i = add_span(R, sp);
-	if (i >= 0)
-		R->r->spans[i].late = q->late;
-	s->last_span = i;
-	if (R->steady && i >= 0)
-		rp_steady_recorded(R, q, i);
-	return i;
-}
-
-/* ---- rendezvous ---- */
-
-static struct inst *inst_find(struct run *R, int kind, int a, int b, int c, int seq)
-{
-	uint64_t h = rp_key_hash(kind, a, b, c, seq) % NBUCKETS;
-	for (struct inst *x = R->tab[h]; x; x = x->next)
-		if (x->kind == kind && x->a == a && x->b == b && x->c == c && x->seq == seq)
-			return x;
-	return NULL;
-}
-
-static struct inst *inst_get(struct run *R, int kind, int a, int b, int c, int seq, int n, const int *members)
-{
-	uint64_t h = rp_key_hash(kind, a, b, c, seq) % NBUCKETS;
-	struct inst *x = inst_find(R, kind, a, b, c, seq);
-	if (x)
-		return x;
-	x = calloc(1, sizeof *x);
-	if (!x)
-		return NULL;
-	x->kind = kind;
-	x->a = a;
-	x->b = b;
-	x->c = c;
-	x->seq = seq;
-	x->n = n;
-	x->members = malloc((size_t)n * sizeof *x->members);
-	x->in = calloc((size_t)n, 1);
-	if (!x->members || !x->in) {
-		free(x->members);
-		free(x->in);
-		free(x);
-		return NULL;
-	}
-	memcpy(x->members, members, (size_t)n * sizeof *members);
-	x->go = sg_sem_init(0);
-	x->pred = -1;
-	x->next = R->tab[h];
-	R->tab[h] = x;
-	return x;
-}
-
-static void inst_drop(struct run *R, struct inst *x)
-{
-	uint64_t h = rp_key_hash(x->kind, x->a, x->b, x->c, x->seq) % NBUCKETS;
-	for (struct inst **p = &R->tab[h]; *p; p = &(*p)->next)
-		if (*p == x) {
-			*p = x->next;
-			break;
-		}
-	sg_sem_destroy(x->go);
-	free(x->members);
-	free(x->full);
-	free(x->in);
-	free(x);
-}
-
-static int member_index(const struct inst *x, int rank)
-{
-	int lo = 0, hi = x->n - 1;
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-		if (x->members[mid] == rank)
-			return mid;
-		if (x->members[mid] < rank)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
-}
-
-/* ---- executing one op ---- */
-
-static void wait_labels(struct run *R, struct stream_st *s, const struct qev *q, long *pred, double *ready)
-{
-	struct rank_st *rk = s->rk;
-	for (int i = 0; i < q->ev.nafter; i++) {
-		int l = q->ev.after[i];
-		sg_mutex_lock(rk->mu);
-		while (rk->done[l] < q->need[i] && !R->err_code) {
-			s->waiting_label = l;
-			sg_cond_wait(rk->cv, rk->mu);
-		}
-		s->waiting_label = -1;
-		sg_mutex_unlock(rk->mu);
-		long sp = rk->lbl_span[l];
-		if (span_end(R, sp) > *ready) {
-			*ready = span_end(R, sp);
-			*pred = sp;
-		}
-	}
-}
-
-static void label_done(struct stream_st *s, const struct qev *q, long span)
-{
-	if (q->ev.label < 0)
-		return;
-	struct rank_st *rk = s->rk;
-	sg_mutex_lock(rk->mu);
-	rk->done[q->ev.label] = q->inst;
-	rk->lbl_span[q->ev.label] = span;
-	rk->completed[q->ev.label]++;
-	sg_cond_notify_all(rk->cv);
-	sg_mutex_unlock(rk->mu);
-}
-
-static double jitter(struct run *R, struct rank_st *rk)
-{
-	if (R->o->jitter <= 0)
-		return 1;
-	return exp(gsl_ran_gaussian(rk->rng, R->o->jitter));
-}
-
-static void base_span(struct run *R, struct rp_span *sp, const struct stream_st *s, const struct qev *q)
-{
-	memset(sp, 0, sizeof *sp);
-	sp->rank = s->rk->rank;
-	sp->line = q->ev.line;
-	sp->stream = (short)s->idx;
-	sp->kind = (signed char)q->ev.kind;
-	sp->bound = -1;
-	sp->mark = q->mark;
-	sp->algo = -1;
-	sp->proto = -1;
-	/* a statement's text is the same for every rank and every expansion,
-	   except send/recv, whose peer is resolved per rank: format it once */
-	int per_line = q->ev.kind != TK_SEND && q->ev.kind != TK_RECV && q->ev.line >= 0;
-	if (per_line && q->ev.line < R->nline_text && R->line_text[q->ev.line]) {
-		sp->text = R->line_text[q->ev.line] - 1;
-		return;
-	}
-	char text[OP_TEXT_MAX + 128];
-	tr_event_format(R->t, &q->ev, text, sizeof text);
-	sp->text = intern(R, text);
-	if (!per_line || sp->text < 0)
-		return;
-	if (q->ev.line >= R->nline_text) {
-		int n = 2 * q->ev.line + 64;
-		int *v = realloc(R->line_text, (size_t)n * sizeof *v);
-		if (!v)
-			return;
-		memset(v + R->nline_text, 0, (size_t)(n - R->nline_text) * sizeof *v);
-		R->line_text = v;
-		R->nline_text = n;
-	}
-	R->line_text[q->ev.line] = sp->text + 1;
-}
-
-/*
- * A stream's queue between its host actor and its executor (not inline):
- * plain counters, and a semaphore only when a side has to block (empty
- * queue, full queue): every semaphore call is an engine call, which costs as
- * much as the op it would guard. Actors run one at a time, so a flag set
- * before blocking is seen by the other side.
- */
-static void free_slots(struct stream_st *s, int k)
-{
-	if (!s->items || k <= 0)
-		return;
-	s->used -= k;
-	assert(s->used >= 0);
-	if (s->prod_wait) {
-		s->prod_wait = 0;
-		sg_sem_release(s->slots);
-	}
-}
-
-/* The device model's time of a device op: every expansion of a trace line
-   issues the same op, so the answer is kept per line (the model's own memo
-   formats and hashes the op, which costs more than the replay of it), in a
-   fixed table of LINE_SLOTS slots by line number: a generated trace fits,
-   a long flat one only costs misses. */
-static int predict(struct run *R, const struct tr_event *ev, struct dm_result *r, char *why, size_t whylen)
-{
-	int line = ev->line;
-	struct line_dm *slot = NULL;
-	if (line >= 0 && (R->line_dm || (R->line_dm = calloc(LINE_SLOTS, sizeof *R->line_dm)))) {
-		slot = &R->line_dm[line % LINE_SLOTS];
-		if (slot->line == line + 1 && !memcmp(&slot->op, &ev->op, sizeof ev->op)) {
-			*r = slot->r;
-			return 0;
-		}
-	}
-	if (!R->dm)
-		R->dm = dm_new();
-	if (dm_predict_cached(R->dm, R->chip, &ev->op, r, why, whylen))
-		return -1;
-	if (slot) {
-		memcpy(&slot->op, &ev->op, sizeof ev->op); /* bytes, padding too: compared with memcmp */
-		slot->r = *r;
-		slot->line = line + 1;
-	}
-	return 0;
-}
-
-/*
- * A collective this rank runs by itself as a plain duration: its
- * communicator owns the links it uses (rp_exclusive_comms), every other member
- * of its group is folded into this rank (no one to meet), and its time
- * alone is known. Returns its plan, or NULL.
- */
-static const struct cplan *alone_call(struct run *R, const struct rank_st *rk, const struct tr_event *ev)
-{
-	int gid;
-	if (!R->excl_comm || !R->excl_comm[ev->comm] || tr_comm_group(R->t, ev->comm, rk->rank, NULL, 0, &gid) < 2)
-		return NULL;
-	const struct cplan *p = rp_plan_find(R, ev, gid);
-	return p && p->alone_known && p->nrep == 1 ? p : NULL;
-}
-
-/* Ops a batch of exec_ops can hold: device ops and alone_call collectives. */
-static int merges(struct run *R, const struct stream_st *s, const struct qev *q)
-{
-	return q->ev.kind == TK_OP || (q->ev.kind == TK_COLL && alone_call(R, s->rk, &q->ev));
-}
-
-/* Device ops, and collectives that run alone (alone_call): durations from
-   the model and the memoized plans; a run of them is one sleep. */
-static void exec_ops(struct run *R, struct stream_st *s, struct qev *first, long pred)
-{
-	struct qev *batch[QDEPTH];
-	int nb = 0;
-	batch[nb++] = first;
-	/* merge the following device ops the queue already holds, as long as
-	   nothing waits on them and they wait on nothing */
-	while (first->ev.label < 0 && s->n > 0 && nb < QDEPTH) {
-		struct qev *nx = &s->q[s->head];
-		if (nx->ev.nafter > 0 || !merges(R, s, nx))
-			break;
-		s->head = (s->head + 1) % s->cap;
-		s->n--;
-		batch[nb++] = nx; /* its slot is released after the sleep: the host must not overwrite it */
-		if (nx->ev.label >= 0)
-			break;
-	}
-	double now = simgrid_get_clock(), t = now, total = 0;
-	long last = pred;
-	for (int i = 0; i < nb; i++) {
-		struct rp_span sp;
-		base_span(R, &sp, s, batch[i]);
-		sp.t0 = sp.arrive = t;
-		sp.pred = last;
-		const struct cplan *cp = batch[i]->ev.kind == TK_COLL ? alone_call(R, s->rk, &batch[i]->ev) : NULL;
-		if (cp) {
-			s->rk->coll_seq[batch[i]->ev.comm]++;
-			sp.t1 = t + cp->alone_s;
-			sp.bytes = cp->p.bus_bytes;
-			sp.algo = (signed char)cp->p.algo;
-			sp.proto = (signed char)cp->p.proto;
-			assert(cp->alone_s >= 0);
-			last = stream_span(R, s, batch[i], &sp);
-			t += cp->alone_s;
-			total += cp->alone_s;
-			R->r->events++;
-			continue;
-		}
-		struct dm_result dr;
-		char why[TR_MSG_MAX];
-		if (predict(R, &batch[i]->ev, &dr, why, sizeof why)) {
-			rp_fail(R, SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), batch[i]->ev.line, why);
-			free_slots(s, nb - 1);
-			return;
-		}
-		double d = dr.time_s * jitter(R, s->rk);
-		assert(d >= 0); /* invariant 2 */
-		sp.t1 = t + d;
-		sp.gap_s = (float)fmin(dr.gap_s, d);
-		sp.flops = dr.flops;
-		sp.bytes = dr.bytes_dram;
-		sp.bound = (signed char)dr.bound;
-		if (batch[i]->ev.op.dtype >= 0 && batch[i]->ev.op.dtype < DT_COUNT)
-			R->flops_by_dtype[batch[i]->ev.op.dtype] += dr.flops;
-		last = stream_span(R, s, batch[i], &sp);
-		t += d;
-		total += d;
-		R->r->events++;
-	}
-	if (total > 0) {
-		sg_actor_sleep_for(total);
-		R->r->sg_activities++;
-		/* the batch ends when the sleep does (the sum of the times above can
-		   differ from it in the last bit): what follows starts exactly at
-		   its end, so the critical path runs on through it; the last op
-		   started before that end (invariant 2: a kernel takes at least
-		   its launch, far above that last bit) */
-		double end = simgrid_get_clock();
-		assert(last < 0 || end >= R->r->spans[last].t0);
-		if (last >= 0)
-			R->r->spans[last].t1 = end;
-	}
-	/* only the last op of a batch can carry a label (see the loop above) */
-	label_done(s, batch[nb - 1], last);
-	free_slots(s, nb - 1);
-	progress(R);
-}
-
-static void exec_delay(struct run *R, struct stream_st *s, struct qev *q, long pred)
-{
-	struct rp_span sp;
-	base_span(R, &sp, s, q);
-	sp.t0 = sp.arrive = simgrid_get_clock();
-	double t = tr_delay_seconds(&q->ev, R->chip->dram.bw_Bps, R->matrix_fp16);
-	if (t > 0) {
-		sg_actor_sleep_for(t);
-		R->r->sg_activities++;
-	}
-	sp.t1 = simgrid_get_clock();
-	sp.pred = pred;
-	stream_span(R, s, q, &sp);
-	R->r->events++;
-	label_done(s, q, s->last_span);
-}
-
-/* Checks a later arriver's op against the first one's. */
-static int same_coll(struct run *R, const struct inst *x, const struct tr_event *ev, int rank)
-{
-	if (x->ev.coll == ev->coll && x->ev.bytes == ev->bytes && x->ev.root == ev->root && x->ev.algo == ev->algo &&
-	    !memcmp(&x->ev.route, &ev->route, sizeof ev->route))
-		return 1;
-	char a[256], b[256];
-	tr_event_format(R->t, &x->ev, a, sizeof a);
-	tr_event_format(R->t, ev, b, sizeof b);
-	rp_fail(
-	    R, SIM_EXIT_TRACE,
-	    "%s:%d: rank %d issued '%s' where rank %d issued '%s' (line %d) as call %d on communicator %s: the members "
-	    "of a collective must issue the same one",
-	    tr_path(R->t), ev->line, rank, b, x->first_rank, a, x->ev.line, x->seq + 1, tr_comm_name(R->t, ev->comm));
-	return 0;
-}
-
-/*
- * Registers this stream's arrival at rendezvous x. Returns 1 for the last
- * member to arrive (it plays the transfer, then release_others), 0 for a
- * member the last one released, -1 when the run failed meanwhile.
- */
-static int rendezvous(struct run *R, struct stream_st *s, struct inst *x, double arrive, long pred)
-{
-	int i = member_index(x, s->rk->rank);
-	assert(i >= 0 && !x->in[i] && x->arrived < x->n); /* invariant 4: a member arrives once */
-	x->in[i] = 1;
-	if (++x->arrived < x->n) {
-		s->waiting = x;
-		sg_sem_acquire(x->go);
-		s->waiting = NULL;
-		return R->err_code ? -1 : 0;
-	}
-	x->t_all = arrive;
-	x->pred = pred;
-	return 1;
-}
-
-static void release_others(struct inst *x)
-{
-	for (int i = 1; i < x->n; i++)
-		sg_sem_release(x->go);
-}
-
-/* Records a finished transfer: it started when the last member arrived
-   (that member's predecessor enabled it) and ends now. */
-static void end_transfer(struct run *R, struct stream_st *s, const struct qev *q, struct inst *x, struct rp_span *sp,
-                         long pred)
-{
-	sp->t0 = x->t_all;
-	sp->t1 = simgrid_get_clock();
-	sp->pred = x->t_all > sp->arrive ? x->pred : pred;
-	if (x->left == 0)
-		x->t_end = sp->t1;
-	assert(sp->t1 == x->t_end); /* invariant 4: the members end together */
-	stream_span(R, s, q, sp);
-	R->r->events++;
-	label_done(s, q, s->last_span);
-	if (++x->left == x->n)
-		inst_drop(R, x);
-}
-
-/* The rendezvous of collective ev (call seq) over the n members of group
-   gid, made by its first member to arrive: folded members arrive with their
-   representative, so only replayed members meet; the plan covers the whole
-   group (x->full). NULL when memory runs out. */
-static struct inst *coll_inst(struct run *R, const struct tr_event *ev, int rank, int n, int gid, int seq)
-{
-	int *members = malloc((size_t)n * sizeof *members), *reps = members, nrep = n;
-	if (!members)
-		return NULL;
-	tr_comm_group(R->t, ev->comm, rank, members, n, NULL);
-	if (R->is_rep) {
-		if (!(reps = malloc((size_t)n * sizeof *reps))) {
-			free(members);
-			return NULL;
-		}
-		nrep = 0;
-		for (int i = 0; i < n; i++)
-			if (R->is_rep[members[i]])
-				reps[nrep++] = members[i];
-	}
-	struct inst *x = inst_get(R, TK_COLL, ev->comm, gid, 0, seq, nrep, reps);
-	if (x && nrep < n) {
-		x->full = members; /* kept: the plan's members */
-		x->nfull = n;
-		members = NULL;
-	}
-	if (reps != members)
-		free(reps);
-	free(members);
-	return x;
-}
-
-static void exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pred)
-{
-	struct rank_st *rk = s->rk;
-	struct tr_event *ev = &q->ev;
-	if (alone_call(R, rk, ev)) {
-		exec_ops(R, s, q, pred);
-		return;
-	}
-	int gid = 0, n = tr_comm_group(R->t, ev->comm, rk->rank, NULL, 0, &gid);
-	double arrive = simgrid_get_clock();
-	struct rp_span sp;
-	base_span(R, &sp, s, q);
-	sp.arrive = arrive;
-	int seq = rk->coll_seq[ev->comm]++;
-	/* the first member to arrive makes the rendezvous (from the group's
-	   members: O(group)); the others find it (O(1)) */
-	struct inst *x = n > 1 ? inst_find(R, TK_COLL, ev->comm, gid, 0, seq) : NULL;
-	if (n > 1 && !x && !(x = coll_inst(R, ev, rk->rank, n, gid, seq))) {
-		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
-		return;
-	}
-	if (!x) { /* a group of one: nothing to move */
-		sp.t0 = sp.t1 = arrive;
-		sp.pred = pred;
-		stream_span(R, s, q, &sp);
-		R->r->events++;
-		label_done(s, q, s->last_span);
-		return;
-	}
-	if (x->arrived == 0) {
-		x->ev = *ev;
-		x->first_rank = rk->rank;
-	} else if (!same_coll(R, x, ev, rk->rank)) {
-		return;
-	}
-	int last = rendezvous(R, s, x, arrive, pred);
-	if (last < 0)
-		return;
-	if (last) {
-		x->plan =
-		    x->full ? rp_plan_get(R, ev, gid, x->full, x->nfull) : rp_plan_get(R, ev, gid, x->members, x->n);
-		if (!x->plan)
-			return;
-		struct cplan *cp = x->plan;
-		int alone = R->excl_comm && R->excl_comm[ev->comm];
-		if (alone && cp->alone_known) {
-			if (cp->alone_s > 0) {
-				sg_actor_sleep_for(cp->alone_s);
-				R->r->sg_activities++;
-			}
-		} else {
-			double t0 = simgrid_get_clock();
-			if (cp->p.lat_s > 0) {
-				sg_actor_sleep_for(cp->p.lat_s);
-				R->r->sg_activities++;
-			}
-			rp_plan_run(R, cp);
-			if (alone && !R->err_code) {
-				cp->alone_s = simgrid_get_clock() - t0;
-				cp->alone_known = 1;
-				cp->nrep = x->n;
-			}
-		}
-		release_others(x);
-	}
-	sp.bytes = x->plan->p.bus_bytes;
-	sp.algo = (signed char)x->plan->p.algo;
-	sp.proto = (signed char)x->plan->p.proto;
-	end_transfer(R, s, q, x, &sp, pred);
-}
-
-static int p2p_seq(struct rank_st *rk, int peer, long tag, int dir)
-{
-	for (int i = 0; i < rk->np2p; i++)
-		if (rk->p2p[i].peer == peer && rk->p2p[i].tag == tag && rk->p2p[i].dir == dir)
-			return rk->p2p[i].seq++;
-	if (rk->np2p == rk->cap2p) {
-		int cap = rk->cap2p ? 2 * rk->cap2p : 8;
-		struct p2pseq *v = realloc(rk->p2p, (size_t)cap * sizeof *v);
-		if (!v)
-			return -1;
-		rk->p2p = v;
-		rk->cap2p = cap;
-	}
-	rk->p2p[rk->np2p++] = (struct p2pseq){peer, tag, dir, 1};
-	return 0;
-}
-
-static void exec_p2p(struct run *R, struct stream_st *s, struct qev *q, long pred)
-{
-	struct rank_st *rk = s->rk;
-	struct tr_event *ev = &q->ev;
-	int send = ev->kind == TK_SEND;
-	int src = send ? rk->rank : ev->peer, dst = send ? ev->peer : rk->rank;
-	int seq = p2p_seq(rk, ev->peer, ev->tag, send);
-	int pair[2] = {src < dst ? src : dst, src < dst ? dst : src};
-	struct inst *x = seq < 0 ? NULL : inst_get(R, TK_SEND, src, dst, (int)ev->tag, seq, 2, pair);
-	if (!x) {
-		rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
-		return;
-	}
-	double arrive = simgrid_get_clock();
-	struct rp_span sp;
-	base_span(R, &sp, s, q);
-	sp.arrive = arrive;
-	if (x->arrived == 0) {
-		x->ev = *ev;
-		x->first_rank = rk->rank;
-	} else if (x->ev.bytes != ev->bytes) {
-		rp_fail(
-		    R, SIM_EXIT_TRACE,
-		    "%s:%d: rank %d %s %g bytes (tag %ld) but rank %d %s %g bytes (line %d): a send and its recv must "
-		    "have the same size",
-		    tr_path(R->t), ev->line, rk->rank, send ? "sends" : "receives", ev->bytes, ev->tag, x->first_rank,
-		    send ? "receives" : "sends", x->ev.bytes, x->ev.line);
-		return;
-	}
-	int last = rendezvous(R, s, x, arrive, pred);
-	if (last < 0)
-		return;
-	if (last) {
-		sg_actor_sleep_for(p2p_latency(&R->topo, src, dst));
-		sg_host_t h[2] = {R->hosts[src], R->hosts[dst]};
-		double fl[2] = {0, 0}, m[4] = {0, ev->bytes, 0, 0}; /* the links already carry model.link_efficiency */
-		sg_actor_parallel_execute(2, h, fl, m);
-		R->r->sg_activities += 2;
-		release_others(x);
-	}
-	sp.bytes = ev->bytes;
-	end_transfer(R, s, q, x, &sp, pred);
-}
-
 /* ---- actors ---- */
 
 /* Runs one queued event on stream s: waits for its stream predecessor and
@@ -724,19 +84,19 @@ static void stream_exec(struct run *R, struct stream_st *s, struct qev *q)
 {
 	s->cur = q;
 	long pred = s->last_span;
-	double ready = span_end(R, pred);
+	double ready = rp_span_end(R, pred);
 	if (q->issued > ready) {
 		ready = q->issued;
 		pred = -1;
 	}
-	wait_labels(R, s, q, &pred, &ready);
+	rp_wait_labels(R, s, q, &pred, &ready);
 	if (!R->err_code)
 		switch (q->ev.kind) {
-		case TK_OP: exec_ops(R, s, q, pred); break;
-		case TK_COLL: exec_coll(R, s, q, pred); break;
+		case TK_OP: rp_exec_ops(R, s, q, pred); break;
+		case TK_COLL: rp_exec_coll(R, s, q, pred); break;
 		case TK_SEND:
-		case TK_RECV: exec_p2p(R, s, q, pred); break;
-		case TK_DELAY: exec_delay(R, s, q, pred); break;
+		case TK_RECV: rp_exec_p2p(R, s, q, pred); break;
+		case TK_DELAY: rp_exec_delay(R, s, q, pred); break;
 		default: break;
 		}
 	s->cur = NULL;
@@ -762,7 +122,7 @@ static void stream_main(int argc, char **argv)
 		if (q->ev.kind == END_KIND || R->err_code)
 			break;
 		stream_exec(R, s, q);
-		free_slots(s, 1);
+		rp_free_slots(s, 1);
 		if (R->err_code)
 			break;
 	}
@@ -949,7 +309,7 @@ static void host_main(int argc, char **argv)
 		if (s->n == s->cap && grow_queue(R, s))
 			break;
 		s->q[s->n++] = q; /* run_queue leaves it empty with head 0 */
-		if (q.ev.label >= 0 || q.ev.nafter > 0 || s->n == QDEPTH || !merges(R, s, &q))
+		if (q.ev.label >= 0 || q.ev.nafter > 0 || s->n == QDEPTH || !rp_merges(R, s, &q))
 			run_queue(R, s);
 	}
 	if (R->inline_streams) {
@@ -1222,7 +582,7 @@ static void run_free(struct run *R)
 	}
 	for (int h = 0; h < NBUCKETS; h++) /* rendezvous a deadlock left open */
 		while (R->tab[h])
-			inst_drop(R, R->tab[h]);
+			rp_inst_drop(R, R->tab[h]);
 	rp_plans_free(R);
 	rp_steady_free(R);
 	platform_free(R->plat);
@@ -1332,7 +692,7 @@ static int replay(struct run *R, char *why, size_t whylen)
 	if (!R->err_code)
 		check_end(R);
 	r->events += r->derived; /* spans = events - derived (invariant 1) */
-	r->wall_s = wall_now(R);
+	r->wall_s = rp_wall_now(R);
 	r->dtype = dominant_dtype(R);
 	if (r->rep_of)
 		for (int i = 0; i < R->nranks; i++)

@@ -265,4 +265,21 @@ double rp_steady_end(const struct run *R, long i);
 void rp_steady_finish(struct run *R);
 void rp_steady_free(struct run *R);
 
+/* replay_exec.c: executing one op (each leaves its span; the invariants in replay.c). The seconds since the
+   run began; the progress line (every 1024 ops, when due); when span i ends (a steady state's copies too);
+   an instance dropped once its last member left; an op's wait for its after= labels; its slots freed */
+double rp_wall_now(struct run *R);
+void rp_progress(struct run *R);
+double rp_span_end(struct run *R, long i);
+void rp_inst_drop(struct run *R, struct inst *x);
+void rp_wait_labels(struct run *R, struct stream_st *s, const struct qev *q, long *pred, double *ready);
+void rp_free_slots(struct stream_st *s, int k);
+/* whether q can join the batch of device ops queued on s; the batch, a host delay, a collective, a send or
+   recv run on stream s after span pred */
+int rp_merges(struct run *R, const struct stream_st *s, const struct qev *q);
+void rp_exec_ops(struct run *R, struct stream_st *s, struct qev *first, long pred);
+void rp_exec_delay(struct run *R, struct stream_st *s, struct qev *q, long pred);
+void rp_exec_coll(struct run *R, struct stream_st *s, struct qev *q, long pred);
+void rp_exec_p2p(struct run *R, struct stream_st *s, struct qev *q, long pred);
+
 #endif
