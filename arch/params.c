@@ -143,8 +143,9 @@ static const struct arch_param unit_params[] = {
 	    "dimension of A, B or C is not a multiple of 16 bytes: cuBLAS then runs CUTLASS sm_75/sm_80 kernels "
 	    "(align1, align2) whose threads load 2 or 4 bytes each, without 16-byte vectors, and issue mma.sync "
 	    "(matrix.sync_fraction); their main loop is bound by these loads. 0: no such fallback is modelled (the "
-	    "GEMM is timed as if aligned). H100: 9.1, fitted on the 10 misaligned LX rows measured here (in-sample; "
-	    "docs/validation.md)",
+	    "GEMM is timed as if aligned), and none for a matrix-vector product (m or n of 1: cuBLAS's GEMV kernels). "
+	    "H100: 9.1, fitted on the 10 misaligned LX rows measured here (in-sample; docs/validation.md); A100: the "
+	    "same, the same sm_80 kernels (not fitted on A100 data)",
 	    "device model: GEMMs with misaligned leading dimensions (sim/device/model_gemm.c)"),
 	FLT("shared_mem_bandwidth", arch_unit, smem_Bpc, 0, "128", 1, 1e5,
 	    "shared-memory (LDS) bytes per clock per unit (NVIDIA: 32 banks x 4 B = 128)", R_DEV_STEP),

@@ -198,6 +198,10 @@ static double gemm_narrow_B(const struct arch_unit *u, const struct gemm_in *g, 
 {
 	if (!matrix || u->mat_narrow_clk <= 0)
 		return 0;
+	/* a matrix-vector product (m or n of 1) runs cuBLAS's GEMV kernels whatever the alignment (gemvx,
+	   gemvNSP, gemmk1_kernel in the 128-rank job's trace, tests/import/sampled_128rank_rank0.json.gz) */
+	if (g->m == 1 || g->n == 1)
+		return 0;
 	double ea = dt_bytes(g->dt), ec = out_bytes(g->dt, g->acc);
 	int a = align_of(g->ld[0], ea), b = align_of(g->ld[1], ea), cc = align_of(g->ld[2], ec);
 	int al = a < b ? a : b;

@@ -179,8 +179,10 @@ void traces_write(FILE *f)
 	        "A100's memsets of 5-26 MB write at up to 1.9 TB/s, past its 1.56 TB/s device memory (they land in "
 	        "its 40 MB L2, which the model's streams do not count for writes) and its copies of a few bytes take "
 	        "1.5 us where the model's take 1.1; the 128-rank job names no device (its kernels' grids say 108 SMs: "
-	        "an A100) and its TF32 GEMMs take about twice what the A100 config predicts at its boost clock while "
-	        "its large memory-bound kernels match it, which points to a clock the trace does not record.\n\n",
+	        "an A100) and its TF32 GEMMs take about 1.5 times what the A100 config predicts at its boost clock, "
+	        "those with a misaligned leading dimension (cuBLAS's CUTLASS align1 kernels, half their time) "
+	        "1.8 times with the fallback the A100 config borrows from the H100, while its large memory-bound "
+	        "kernels match it, which points to a clock the trace does not record.\n\n",
 	        100 * TR_STEP_TOL);
 	fprintf(f, "| id | trace | recorded on | replayed on | GPU time modelled | measured span ms | replayed ms | "
 	           "error | elsewhere | source |\n|---|---|---|---|---:|---:|---:|---:|---|---|\n");
@@ -189,11 +191,11 @@ void traces_write(FILE *f)
 		fprintf(f, "| %s | ", r->id);
 		names(f, r);
 		if (r->st.device[0])
-			fprintf(f, " | %s (%d rank%s) | `%s` | ", r->st.device, r->st.ranks, r->st.ranks == 1 ? "" : "s",
-			        r->config[0]);
+			fprintf(f, " | %s (%d rank%s) | `%s` | ", r->st.device, r->st.ranks,
+			        r->st.ranks == 1 ? "" : "s", r->config[0]);
 		else
-			fprintf(f, " | not named; %d SMs by its kernels' grids (%d rank%s) | `%s` | ", r->st.device_units,
-			        r->st.ranks, r->st.ranks == 1 ? "" : "s", r->config[0]);
+			fprintf(f, " | not named; %d SMs by its kernels' grids (%d rank%s) | `%s` | ",
+			        r->st.device_units, r->st.ranks, r->st.ranks == 1 ? "" : "s", r->config[0]);
 		if (r->why[0] || !r->text) {
 			fprintf(f, "failed: %.200s | | | | | %s |\n", r->why, r->source);
 			continue;
