@@ -1,8 +1,9 @@
 /*
- * gen_trace_int.h -- private to the trace writer of `sim gen` (workloads/gen_trace.c) and its model blocks
- * (workloads/gen_blocks.c): a block is the list of steps of one kind of layer (embedding, transformer layer,
- * MoE layer, Mamba mixer, LM head ...) in forward order; gen_blocks.c builds them, gen_trace.c writes each step's
- * forward and backward ops and lays the blocks out into a training step or an inference batch.
+ * gen_trace_int.h -- private to the trace writer of `sim gen` (workloads/gen_trace.c, gen_emit.c, gen_train.c,
+ * gen_infer.c) and its model blocks (workloads/gen_blocks.c, gen_steps.c): a block is the list of steps of one kind
+ * of layer (embedding, transformer layer, MoE layer, Mamba mixer, LM head ...) in forward order; gen_blocks.c builds
+ * them, gen_steps.c writes each step's forward and backward ops, gen_emit.c a block's defs, gen_train.c and
+ * gen_infer.c lay the blocks out into a training step or an inference batch, gen_trace.c the whole trace.
  */
 #ifndef SIM_GEN_TRACE_INT_H
 #define SIM_GEN_TRACE_INT_H

@@ -6,8 +6,10 @@
  * passed to every function as R (as Lua's functions take L); SimGrid
  * actors reach it through their data (rank_st.run). The files:
  *
- *   replay.c       the engine: actors, streams and their queues, executing
- *                  ops, rendezvous, spans, setup and the deadlock report
+ *   replay.c       the engine: actors, streams and their queues, setup and
+ *                  the deadlock report
+ *   replay_exec.c  executing one op: spans, rendezvous, merged device ops,
+ *                  delays, collectives, send/recv; the progress line
  *   replay_plan.c  collective plans and the SimGrid tasks of their phases,
  *                  memoized per (communicator group, collective, bytes, algo=)
  *   replay_fold.c  what the replay may skip, decided before it starts:
