@@ -7,7 +7,6 @@
  */
 #include "gen_trace_int.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>

@@ -8,7 +8,6 @@
 #include "gen_trace_int.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #define MAX_BINS 8 /* decode KV-length groups */
 

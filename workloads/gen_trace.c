@@ -41,7 +41,6 @@
 #include "gen_trace_int.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 

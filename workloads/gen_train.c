@@ -8,9 +8,7 @@
  */
 #include "gen_trace_int.h"
 
-#include <assert.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -6,14 +6,10 @@
  */
 #include "trace_parse.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* stream=, id=, after= of an op line into ev. */

@@ -6,10 +6,6 @@
  */
 #include "trace_int.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 static const char *const kind_names[TK_COUNT] = {"op", "coll", "send", "recv", "delay", "mark", "memory"};
 
 const char *tr_dim_name(enum tr_dim d)
