@@ -30,7 +30,12 @@ for seconds on all SMs or fewer), moe_gemms (the local experts' GEMMs of MoE
 layers, batched and grouped, bf16 and fp8), decode_attn (one query token
 against KV caches of 512 to 32768 tokens), launch (kernel launch gaps and a
 device-to-host round trip, figures in env.txt), training_moe (eager MoE
-steps with their profiler traces).
+steps with their profiler traces), host_bound (training steps so small that
+the host's launches set their time, eager with profiler traces and replayed
+from a CUDA graph of the whole step), gemm_floor (small square GEMMs timed
+three ways: CUPTI, one call, a loop), pinned_copies (4 KiB to 64 MiB between
+pinned host memory and the device), profiler_cost (the host time the
+profiler adds per CPU op it records, figures in env.txt).
 
 Nothing here is fitted: the rows are compared with the model's predictions
 from the config alone (docs/validation.md, "Measured here").
@@ -981,6 +986,192 @@ def training():
             torch.cuda.empty_cache()
 
 
+
+# ---------------------------------------------------------------- host-bound steps
+HOST_MODELS = [("tiny", 2, 256, 4, 256, 1), ("tiny", 2, 256, 4, 256, 8), ("gpt3-125m", 12, 768, 12, 256, 1),
+               ("gpt3-125m", 12, 768, 12, 1024, 4)]
+
+
+def graph_step(model, vocab, mb, seq):
+    """The whole training step (forward under bf16 autocast, backward, AdamW) captured in one CUDA graph, as
+    PyTorch's whole-network capture recipe does it (static inputs, capturable optimizer, autocast cache off)."""
+    try:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True, capturable=True)
+    except Exception:  # noqa: BLE001 - an older fused AdamW without capturable
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True, capturable=True)
+    idx = torch.randint(0, vocab, (mb, seq), device=DEV)
+    tgt = torch.randint(0, vocab, (mb, seq), device=DEV)
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+            loss = model(idx, tgt)
+        loss.backward()
+        opt.step()
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            step()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)
+    with torch.cuda.graph(g):
+        step()
+    torch.cuda.synchronize()
+    return g.replay
+
+
+def host_ms(step, n=10):
+    """Median host wall time of one step() call in ms (no synchronization inside: the time to issue it)."""
+    t = []
+    for _ in range(n):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        step()
+        t.append((time.perf_counter() - t0) * 1e3)
+        torch.cuda.synchronize()
+    t.sort()
+    return t[len(t) // 2]
+
+
+def kernel_count(step):
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+
+
+@guarded
+def host_bound():
+    """Training steps of models small enough that the host's launches set the step time (issue 17 item 7):
+    each eager (a row, its profiler trace for the importer, its host time and kernel count in the note) and
+    the same step replayed from a CUDA graph of the whole step (a row: the host out of the figure)."""
+    phase("host_bound")
+    vocab = 50304  # a multiple of 128, as Megatron pads it: no misaligned logits GEMM in these rows
+    for name, layers, h, heads, seq, mb in HOST_MODELS:
+        torch.manual_seed(0)
+        model = GPT(layers, h, heads, seq, vocab).to(DEV)
+        step = train_step(model, vocab, mb, seq, autocast=True)
+        ms = step_ms(step)
+        hms = host_ms(step)
+        nk = kernel_count(step)
+        tag = f"host_{name}_s{seq}_mb{mb}"
+        row("training", f"gen gpt --layers {layers} --hidden {h} --heads {heads} --seq {seq} --micro-batch {mb} "
+            f"--vocab {vocab}", ms,
+            f"{name}: eager PyTorch, autocast bf16, fp32 weights, fused AdamW, SDPA causal, tied embeddings; one "
+            f"GPU; median of 10 steps (events); host issue time {hms:.3f} ms per step for {nk} kernels "
+            f"({hms / nk * 1e3:.2f} us a kernel); trace kineto_{tag}.json.gz")
+        profile_step(step, os.path.join(OUT, f"kineto_{tag}.json"))
+        try:
+            gms = event_median_ms(graph_step(model, vocab, mb, seq), 20)
+            row("training", f"gen gpt --layers {layers} --hidden {h} --heads {heads} --seq {seq} "
+                f"--micro-batch {mb} --vocab {vocab} (CUDA graph)", gms,
+                f"{name}: the step above captured whole in one CUDA graph (autocast cache off, capturable fused "
+                f"AdamW), replayed; median of 20 replays (events); eager/graph = {ms / gms:.2f}")
+        except Exception:  # noqa: BLE001
+            traceback.print_exc()
+        del model, step
+        torch.cuda.empty_cache()
+
+
+@guarded
+def gemm_floor():
+    """Small bf16 GEMMs three ways: the kernel's own duration (CUPTI, profiler), one call between events after
+    an L2 flush (do_bench), and a loop of 100 back-to-back calls between two events (per call): the harness
+    question of the small-GEMM floor."""
+    from torch.profiler import ProfilerActivity, profile
+
+    phase("gemm_floor")
+    for n in (128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096):
+        a, b = randn(n, n), randn(n, n)
+        one = bench_ms(lambda: torch.mm(a, b))
+        for _ in range(10):
+            torch.mm(a, b)
+        loop = event_median_ms(lambda: [torch.mm(a, b) for _ in range(100)], 5) / 100
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(20):
+                torch.mm(a, b)
+            torch.cuda.synchronize()
+        ks = sorted(e.device_time for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+        names = {e.name[:60] for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
+        cupti = ks[len(ks) // 2] / 1e3 if ks else float("nan")
+        row("gemm", f"gemm m={n} n={n} k={n} dtype=bf16", one,
+            f"torch.mm one call after an L2 flush (do_bench median); loop of 100 back-to-back {loop * 1e3:.2f} us "
+            f"a call; CUPTI kernel median {cupti * 1e3:.2f} us ({len(ks)} kernels of 20 calls: "
+            f"{'; '.join(sorted(names))})")
+        del a, b
+
+
+@guarded
+def pinned_copies():
+    """Host-to-device and back from pinned memory, 4 KiB to 64 MiB: the fixed cost and the rate."""
+    phase("pinned_copies")
+    for size in (4 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20):
+        d = torch.empty(size, dtype=torch.uint8, device=DEV)
+        h = torch.empty(size, dtype=torch.uint8).pin_memory()
+        for direction, fn in (("src=host dst=hbm", lambda: d.copy_(h, non_blocking=True)),
+                              ("src=hbm dst=host", lambda: h.copy_(d, non_blocking=True))):
+            for _ in range(5):
+                fn()
+            ms = event_median_ms(fn, 30)
+            loop = event_median_ms(lambda: [fn() for _ in range(20)], 5) / 20
+            row("memory", f"copy bytes={size} {direction}", ms,
+                f"pinned, non_blocking copy_ between events (median of 30); 20 back-to-back: {loop * 1e3:.2f} us "
+                f"each; {size / ms / 1e6:.1f} GB/s")
+        del d, h
+
+
+
+@guarded
+def profiler_cost():
+    """What the PyTorch profiler, as profile_step runs it (CPU and CUDA activities, record_shapes), adds to the
+    host's time: chains of eager ops timed on the host without it and under it, and the CPU ops and runtime
+    calls it records per call (figures in env.txt, not rows)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    phase("profiler_cost")
+    x = torch.zeros(1, device=DEV)
+    a, b = randn(64, 64), randn(64, 64)
+    lin = nn.Linear(256, 256).to(DEV)
+    inp = torch.randn(8, 256, device=DEV, requires_grad=True)
+    chains = [("add_", lambda: x.add_(1.0)), ("mm", lambda: torch.mm(a, b)),
+              ("linear_fwd_bwd", lambda: lin(inp).sum().backward())]
+    n = 400
+
+    def host_per_call(fn):
+        ts = []
+        for _ in range(5):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            ts.append(time.perf_counter() - t0)
+        torch.cuda.synchronize()
+        return sorted(ts)[2] / n * 1e6
+
+    for name, fn in chains:
+        for _ in range(50):
+            fn()
+        plain = host_per_call(fn)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
+            profd = host_per_call(fn)
+        path = os.path.join(OUT, "prof_cost.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            ev = json.load(f)["traceEvents"]
+        os.remove(path)
+        ncpu = sum(1 for e in ev if e.get("cat") == "cpu_op") / (5 * n)
+        nrt = sum(1 for e in ev if e.get("cat") == "cuda_runtime") / (5 * n)
+        line = (f"profiler_cost {name} plain_us {plain:.2f} profiled_us {profd:.2f} cpu_ops {ncpu:.2f} "
+                f"runtime_calls {nrt:.2f} per_cpu_op_us {(profd - plain) / max(ncpu, 1e-9):.2f}")
+        ENV.append(line)
+        print("  " + line, flush=True)
+
+
 # ---------------------------------------------------------------- SMs shared
 # A GEMM beside a communication kernel (issue 17): Transformer Engine's bulk
 # overlap gives the GEMM fewer SMs through cuBLASLt's SM count target (what
@@ -1307,7 +1498,7 @@ def main():
     env()
     only = set(sys.argv[1:])
     for section in (gemms, attention, memory, training, training_llama, inference, inference_trace, sm_share,
-                    conv, resnet, dvfs, moe_gemms, decode_attn, launch, training_moe):
+                    conv, resnet, dvfs, moe_gemms, decode_attn, launch, training_moe, host_bound, gemm_floor, pinned_copies, profiler_cost):
         if not only or section.__name__ in only:
             section()
     phase("end")

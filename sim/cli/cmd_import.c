@@ -17,7 +17,8 @@
 
 const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_RANKS.json[.gz]...] -o JOB.trace\n"
                                "                  [--ranks N] [--report] [--carry NAME]... [--all-measured]\n"
-                               "                  [--recorded-on CONFIG] [--max-bytes N] [--max-events N]\n"
+                               "                  [--recorded-on CONFIG] [--host recorded|graph]\n"
+                               "                  [--profiler-overhead TIME] [--max-bytes N] [--max-events N]\n"
                                "       sim import chakra ET[.gz] [MORE_RANKS.et[.gz]...] -o JOB.trace\n"
                                "                  [--ranks N] [--comm-groups FILE.json] [--report]\n"
                                "                  [--carry NAME]... [--all-measured] [--recorded-on CONFIG]\n"
@@ -66,6 +67,17 @@ const char cmd_import_help[] = "usage: sim import kineto TRACE.json[.gz] [MORE_R
                                "                   with device-memory bandwidth, gemm and attention with\n"
                                "                   the fp16 matrix peak (delay scale=); without it every\n"
                                "                   carried kernel keeps its measured time\n"
+                               "  --host recorded|graph\n"
+                               "                   kineto: recorded (default) keeps the host's time between\n"
+                               "                   launches, so a host-bound step stays host-bound; graph\n"
+                               "                   drops it, as replaying the step from a CUDA graph does\n"
+                               "                   (the GPU's own launch gaps remain; syncs still wait)\n"
+                               "  --profiler-overhead TIME\n"
+                               "                   kineto: the host time the profiler added to each CPU\n"
+                               "                   op it recorded (record_shapes: 2.3-3.4 us on the lent\n"
+                               "                   H200's host, docs/import.md); each gap between launches\n"
+                               "                   loses TIME per CPU op begun in it, so the replay is of\n"
+                               "                   the unprofiled step (default 0: the host as recorded)\n"
                                "  --max-bytes N    largest file, uncompressed (default: Kineto 4294967296,\n"
                                "                   read as a stream; Chakra 536870912, read whole; exit 65)\n"
                                "  --max-events N   most traceEvents (kineto) or nodes (chakra) in a file\n"
@@ -115,7 +127,7 @@ int cmd_import(int argc, char **argv)
 		const char *a = argv[i];
 		int takes = !strcmp(a, "-o") || !strcmp(a, "--carry") || !strcmp(a, "--max-bytes") ||
 		            !strcmp(a, "--max-events") || !strcmp(a, "--ranks") || !strcmp(a, "--comm-groups") ||
-		            !strcmp(a, "--recorded-on");
+		            !strcmp(a, "--recorded-on") || !strcmp(a, "--host") || !strcmp(a, "--profiler-overhead");
 		if (takes && i + 1 >= argc) {
 			rc = cli_usage_error("import", "%s needs a value", a);
 			break;
@@ -139,7 +151,26 @@ int cmd_import(int argc, char **argv)
 				    "import", "--max-bytes %s: expected a number of bytes from 1 to 2^40", argv[i]);
 		} else if (!strcmp(a, "--recorded-on"))
 			recorded_on = argv[++i];
-		else if (!strcmp(a, "--comm-groups")) {
+		else if (!strcmp(a, "--host")) {
+			const char *v = argv[++i];
+			if (chakra)
+				rc = cli_usage_error("import", "--host: only for kineto");
+			else if (strcmp(v, "recorded") && strcmp(v, "graph"))
+				rc = cli_usage_error("import", "--host %s: expected recorded or graph", v);
+			else
+				o.host_graph = !strcmp(v, "graph");
+		} else if (!strcmp(a, "--profiler-overhead")) {
+			double t;
+			char bad[160];
+			if (chakra)
+				rc = cli_usage_error("import", "--profiler-overhead: only for kineto");
+			else if (units_parse(argv[++i], UNIT_TIME, &t, bad, sizeof bad) || !(t >= 0 && t <= 1e-3))
+				rc = cli_usage_error(
+				    "import", "--profiler-overhead %s: expected a time from 0 to 1 ms, such as 3us",
+				    argv[i]);
+			else
+				o.profiler_ns = (long long)(t * 1e9 + 0.5);
+		} else if (!strcmp(a, "--comm-groups")) {
 			if (!chakra)
 				rc = cli_usage_error("import", "--comm-groups: only for chakra");
 			else

@@ -38,6 +38,9 @@ struct imp_options {
 	const char *carry[IMP_MAX_CARRY]; /* kernels whose name holds one of these keep their measured time */
 	int ncarry;
 	int all_measured;        /* every kernel keeps its measured time (a replay of the recording, to check it) */
+	int host_graph;          /* kineto: no host delays (the step as a CUDA graph replays it); syncs still wait */
+	long long profiler_ns;   /* kineto: host time the profiler added per CPU op it recorded, taken out of the
+	                            host's gaps (--profiler-overhead; 0: the host as recorded) */
 	int ranks;               /* one file given: the job's ranks, each running its graph (symmetry); 0: the files */
 	const char *comm_groups; /* Chakra: ASTRA-sim's communicator group file (JSON: pg_name -> ranks), or NULL */
 	/* --recorded-on: the recording chip's device-memory bandwidth (B/s) and fp16 dense matrix peak (FLOP/s);

@@ -309,6 +309,12 @@ static int hev_cmp(const void *a, const void *b)
 	return (x->corr > y->corr) - (x->corr < y->corr);
 }
 
+static int dbl_cmp(const void *a, const void *b)
+{
+	const double *x = a, *y = b;
+	return (*x > *y) - (*x < *y);
+}
+
 static int gpu_by_corr(const void *a, const void *b)
 {
 	const struct gpu_ev *x = a, *y = b;
@@ -525,7 +531,17 @@ static int build(struct rd *R, const struct imp_options *o, struct kin_rank *r)
 	struct busy_iv *busy = gpu_busy(R, &nbusy);
 	if (!busy)
 		rc = fail(R, SIM_EXIT_INTERNAL, "out of memory");
-	long long shift = 0;
+	/* --profiler-overhead: the CPU ops' starts in time order, to count those
+	   in each gap between two runtime calls */
+	double *cts = o->profiler_ns > 0 ? malloc((size_t)(R->nc + 1) * sizeof *cts) : NULL;
+	if (o->profiler_ns > 0 && !cts)
+		rc = fail(R, SIM_EXIT_INTERNAL, "out of memory");
+	for (long c = 0; cts && c < R->nc; c++)
+		cts[c] = R->c[c].ts;
+	if (cts && R->nc > 0)
+		qsort(cts, (size_t)R->nc, sizeof *cts, dbl_cmp);
+	long cnext = 0;
+	long long shift = 0, prev_end = 0;
 	for (long i = 0; i < nh && !rc; i++) {
 		const struct rt_ev *l = &R->rt[h[i].rt];
 		long gi;
@@ -538,6 +554,19 @@ static int build(struct rd *R, const struct imp_options *o, struct kin_rank *r)
 		if (host_kind(l->name) == HK_SYNC || sync_copy(l->name))
 			own = 0;
 		long long at = ns(l->ts - t0) - shift;
+		if (cts) { /* the profiler's cost of the CPU ops begun since the last call, down to that call's end */
+			long k = 0;
+			while (cnext < R->nc && cts[cnext] <= l->ts) {
+				k += i > 0 && cts[cnext] > h[i - 1].ts;
+				cnext++;
+			}
+			long long cut = k * o->profiler_ns, room = at - prev_end;
+			if (cut > room)
+				cut = room > 0 ? room : 0;
+			at -= cut;
+			shift += cut;
+		}
+		prev_end = at + own;
 		/* the GPU items of this call (gpu[] is sorted by correlation) */
 		long lo = 0, hi = R->ng;
 		while (lo < hi) {
@@ -604,6 +633,7 @@ static int build(struct rd *R, const struct imp_options *o, struct kin_rank *r)
 		}
 	}
 	free(first);
+	free(cts);
 	free(busy);
 	free(h);
 	free(cstate);

@@ -42,7 +42,9 @@ static void use_stream(struct emit *E, int s)
 
 static void advance_host(struct emit *E, long long t)
 {
-	if (t > E->host_ns) {
+	if (E->o && E->o->host_graph) /* the host keeps ahead: nothing to wait for */
+		E->host_ns = t > E->host_ns ? t : E->host_ns;
+	else if (t > E->host_ns) {
 		fprintf(E->f, "delay time=%lldns stream=host id=h\n", t - E->host_ns);
 		E->host_ns = t;
 		E->have_h = 1;

@@ -186,8 +186,8 @@ char *vcase_trace(const struct vcase *v, const struct gen_config *c, const char 
 	return vgen_trace(c, cmdline, v->attn[0] ? v->attn : NULL, v->nomem);
 }
 
-int vimport_kineto(const char *root, const char *const *files, int nfiles, char **text, struct imp_stats *st, char *why,
-                   size_t len)
+int vimport_kineto(const char *root, const char *const *files, int nfiles, const struct imp_options *opts, char **text,
+                   struct imp_stats *st, char *why, size_t len)
 {
 	char paths[VIMPORT_MAX][PATH_MAX];
 	const char *p[VIMPORT_MAX];
@@ -201,6 +201,8 @@ int vimport_kineto(const char *root, const char *const *files, int nfiles, char 
 	}
 	struct imp_options o;
 	memset(&o, 0, sizeof o);
+	if (opts)
+		o = *opts;
 	size_t n = 0;
 	*text = NULL;
 	FILE *f = open_memstream(text, &n);
@@ -224,7 +226,7 @@ int vcase_import(struct vcase *v, const char *root, char *why, size_t len)
 {
 	const char *files[1] = {v->import_path};
 	struct imp_stats st;
-	return vimport_kineto(root, files, 1, &v->imported, &st, why, len);
+	return vimport_kineto(root, files, 1, &v->import_opts, &v->imported, &st, why, len);
 }
 
 /* An imported trace's modelled ops against the kernels they stand for, per family: each device op's replayed

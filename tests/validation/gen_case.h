@@ -43,8 +43,8 @@ char *vcase_trace(const struct vcase *v, const struct gen_config *c, const char 
    does: *text gets the job (malloc'd), *st its figures. 0, or an exit code with why set (*text NULL). */
 #define VIMPORT_MAX 4
 struct imp_stats;
-int vimport_kineto(const char *root, const char *const *files, int nfiles, char **text, struct imp_stats *st, char *why,
-                   size_t len);
+int vimport_kineto(const char *root, const char *const *files, int nfiles, const struct imp_options *opts, char **text,
+                   struct imp_stats *st, char *why, size_t len);
 /* Imports an imported case's Kineto trace (ROOT/v->import_path) into v->imported, as vimport_kineto. */
 int vcase_import(struct vcase *v, const char *root, char *why, size_t len);
 

@@ -98,7 +98,7 @@ void traces_run(const char *root)
 		const char *files[TR_FILES];
 		for (int k = 0; k < r->nfiles; k++)
 			files[k] = r->files[k];
-		if (vimport_kineto(root, files, r->nfiles, &r->text, &r->st, r->why, sizeof r->why)) {
+		if (vimport_kineto(root, files, r->nfiles, NULL, &r->text, &r->st, r->why, sizeof r->why)) {
 			fail("%s: %s", r->id, r->why);
 			continue;
 		}

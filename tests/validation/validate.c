@@ -339,6 +339,37 @@ static int parse_serve_case(struct vcase *v, char *why, size_t len)
 	return vserve_config(v->op_text[0] + 6, &v->so, &v->gc, why, len);
 }
 
+/* An import case's `PATH [--host graph] [--profiler-overhead TIME]`: the options of `sim import kineto` that
+   describe how the measurement was taken (a CUDA graph's replay; unprofiled steps), never a figure of it. */
+static int parse_import(struct vcase *v, const char *text, char *why, size_t whylen)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", text);
+	char *save = NULL, *tok = strtok_r(buf, " ", &save);
+	if (!tok) {
+		snprintf(why, whylen, "import: expected a path");
+		return -1;
+	}
+	snprintf(v->import_path, sizeof v->import_path, "%s", tok);
+	while ((tok = strtok_r(NULL, " ", &save))) {
+		const char *val = strtok_r(NULL, " ", &save);
+		double t;
+		char bad[160];
+		if (!strcmp(tok, "--host") && val && (!strcmp(val, "graph") || !strcmp(val, "recorded")))
+			v->import_opts.host_graph = !strcmp(val, "graph");
+		else if (!strcmp(tok, "--profiler-overhead") && val &&
+		         !units_parse(val, UNIT_TIME, &t, bad, sizeof bad) && t >= 0 && t <= 1e-3)
+			v->import_opts.profiler_ns = (long long)(t * 1e9 + 0.5);
+		else {
+			snprintf(why, whylen,
+			         "import: '%s %s': expected --host graph|recorded or --profiler-overhead TIME", tok,
+			         val ? val : "");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* A `gen` case's ops column: `gen ARGS` (what follows `sim gen`), then
    options separated by ';': attn=IMPL runs every attention of the trace
    with that kernel (naive: the separate kernels of an eager framework);
@@ -348,8 +379,9 @@ static int parse_gen_case(struct vcase *v, char *why, size_t whylen)
 {
 	int first = 0; /* the gen command's place in the ops list */
 	if (!strncmp(v->op_text[0], "import ", 7)) {
-		/* `import PATH ; gen ...`: the recorded step, and what it computes */
-		snprintf(v->import_path, sizeof v->import_path, "%s", v->op_text[0] + 7);
+		/* `import PATH [OPTIONS] ; gen ...`: the recorded step, and what it computes */
+		if (parse_import(v, v->op_text[0] + 7, why, whylen))
+			return -1;
 		if (v->nops == 1 && v->metric == M_MS) /* the step time: nothing to count */
 			return 0;
 		if (v->nops != 2 || strncmp(v->op_text[1], "gen ", 4)) {

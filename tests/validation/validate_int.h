@@ -106,12 +106,14 @@ struct vcase {
 	struct sv_options so;
 	double served_tokens; /* output tokens of the served stream */
 	char attn[16];        /* case option attn=IMPL: the attention kernels the source ran, "" = as generated */
-	/* an imported case (also gen): `import PATH ; gen ...`, the step a PyTorch profiler recorded, replayed as
-	   `sim import kineto PATH` writes it; the gen command says what the step computes (its tokens) */
-	char import_path[256]; /* relative to the repository root; "" = not imported */
-	char *imported;        /* the job trace, once imported (vcase_import) */
-	int nomem;             /* case option memory=unchecked: the trace's memory statements are dropped */
-	int rpn;               /* case option ranks_per_node=N (sim run --ranks-per-node); 0: all a node's devices */
+	/* an imported case (also gen): `import PATH [--host graph] [--profiler-overhead TIME] ; gen ...`, the step
+	   a PyTorch profiler recorded, replayed as `sim import kineto PATH` with those options writes it; the gen
+	   command says what the step computes (its tokens) */
+	char import_path[256];          /* relative to the repository root; "" = not imported */
+	struct imp_options import_opts; /* its --host and --profiler-overhead */
+	char *imported;                 /* the job trace, once imported (vcase_import) */
+	int nomem;                      /* case option memory=unchecked: the trace's memory statements are dropped */
+	int rpn; /* case option ranks_per_node=N (sim run --ranks-per-node); 0: all a node's devices */
 	double step_s, wall_s;
 	/* an import case: the modelled ops' replayed time and their kernels' measured time per family (gen_case.h) */
 	double fam_replay_s[IF_COUNT], fam_meas_s[IF_COUNT];
