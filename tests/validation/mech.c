@@ -7,9 +7,11 @@
  * towards their measurements; one whose removal helps is suspect.
  *
  * A mechanism is a row of `mechs`: the rows it applies to and how `sim gen`
- * turns it off, or which constant of the device model it zeroes in a copy of
- * the chip. Adding one: a predicate, a switch, a line.
+ * turns it off, which constant of the device model it zeroes in a copy of
+ * the chip, or which option of `sim import` it drops (the recorded step is
+ * imported again without it). Adding one: a predicate, a switch, a line.
  */
+#include "import.h"
 #include "validate_int.h"
 
 #include <math.h>
@@ -19,13 +21,15 @@
 struct mech {
 	const char *name; /* as the report names it */
 	const char *off;  /* what the replay without it runs */
-	int (*applies)(const struct gen_config *c);
-	void (*switch_off)(struct gen_config *c); /* a `sim gen` option (the trace changes), or */
-	void (*chip_off)(struct arch_chip *c);    /* a constant of the device model (the chip changes) */
+	int (*applies)(const struct vcase *v);
+	void (*switch_off)(struct gen_config *c);  /* a `sim gen` option (the trace changes), or */
+	void (*chip_off)(struct arch_chip *c);     /* a constant of the device model (the chip changes), or */
+	void (*import_off)(struct imp_options *o); /* an option of `sim import` (the imported trace changes) */
 };
 
-static int fp8_quant(const struct gen_config *c)
+static int fp8_quant(const struct vcase *v)
 {
+	const struct gen_config *c = &v->gc;
 	return c->mode == GEN_TRAIN && c->p.dtype == GEN_FP8 && c->p.fp8_recipe != GEN_FP8_NONE;
 }
 
@@ -34,8 +38,9 @@ static void fp8_quant_off(struct gen_config *c)
 	c->p.fp8_recipe = GEN_FP8_NONE;
 }
 
-static int engine_host(const struct gen_config *c)
+static int engine_host(const struct vcase *v)
 {
+	const struct gen_config *c = &v->gc;
 	return c->mode == GEN_INFER && c->inf.engine != GEN_ENGINE_NONE;
 }
 
@@ -46,8 +51,9 @@ static void engine_host_off(struct gen_config *c)
 
 /* DDP's gradient buckets reduced on their own stream as the backward frees them (Megatron-Core's
    --overlap-grad-reduce), against all of them after the backward */
-static int grad_overlap(const struct gen_config *c)
+static int grad_overlap(const struct vcase *v)
 {
+	const struct gen_config *c = &v->gc;
 	long long cp = c->p.cp > 0 ? c->p.cp : 1;
 	return c->mode == GEN_TRAIN && c->p.grad_sync == GEN_GS_OVERLAP && c->p.zero < 2 && c->p.dp * cp > 1;
 }
@@ -58,9 +64,9 @@ static void grad_overlap_off(struct gen_config *c)
 }
 
 /* the gap between back-to-back kernels of a stream: every step, training or inference */
-static int any_step(const struct gen_config *c)
+static int any_step(const struct vcase *v)
 {
-	(void)c;
+	(void)v;
 	return 1;
 }
 
@@ -69,15 +75,28 @@ static void launch_off(struct arch_chip *c)
 	c->model.launch_s = 0;
 }
 
+/* an imported step timed unprofiled: the profiler's own host time per CPU op taken out of the host's gaps */
+static int unprofiled(const struct vcase *v)
+{
+	return v->import_path[0] && v->import_opts.profiler_ns > 0;
+}
+
+static void unprofiled_off(struct imp_options *o)
+{
+	o->profiler_ns = 0;
+}
+
 static const struct mech mechs[] = {
     {"fp8 quantization kernels (--fp8-recipe)", "--fp8-recipe none: the fp8 GEMMs alone", fp8_quant, fp8_quant_off,
-     NULL},
+     NULL, NULL},
     {"gradient reduction overlapped with the backward (--grad-sync overlap)",
-     "--grad-sync after: every gradient reduced after the backward", grad_overlap, grad_overlap_off, NULL},
+     "--grad-sync after: every gradient reduced after the backward", grad_overlap, grad_overlap_off, NULL, NULL},
     {"vLLM's host time per step (--engine vllm)", "--engine none: the device's work alone", engine_host,
-     engine_host_off, NULL},
+     engine_host_off, NULL, NULL},
     {"kernel launch gaps (model.launch_overhead)", "model.launch_overhead 0: kernels back to back", any_step, NULL,
-     launch_off},
+     launch_off, NULL},
+    {"the profiler's host time taken out of an imported step (sim import --profiler-overhead)",
+     "--profiler-overhead 0: the host as the profiled step recorded it", unprofiled, NULL, NULL, unprofiled_off},
 };
 #define NMECHS ((int)(sizeof mechs / sizeof mechs[0]))
 
@@ -88,10 +107,10 @@ static double *err_off[NMECHS];
    mechanism that switches a `sim gen` option off has none to switch in a recorded (imported) step. */
 static int mech_row(const struct mech *m, const struct vcase *v)
 {
-	return v->gen && v->ok && !v->cond && (!v->import_path[0] || !m->switch_off) && m->applies(&v->gc);
+	return v->gen && v->ok && !v->cond && (!v->import_path[0] || !m->switch_off) && m->applies(v);
 }
 
-void mech_run(void)
+void mech_run(const char *root)
 {
 	for (int k = 0; k < NMECHS; k++) {
 		err_off[k] = malloc((size_t)(nvs > 0 ? nvs : 1) * sizeof *err_off[k]);
@@ -122,7 +141,7 @@ void mech_run(void)
 			struct arch_chip served = *chips[v->chip].c; /* the chip without the mechanism */
 			if (mechs[k].switch_off)
 				mechs[k].switch_off(&c);
-			else
+			else if (mechs[k].chip_off)
 				mechs[k].chip_off(&served);
 			if (v->serve) { /* served again here: no trace to replay */
 				double t, tok;
@@ -137,6 +156,15 @@ void mech_run(void)
 			snprintf(cmd, sizeof cmd, "%s (%s)", v->op_text[0] + 4, mechs[k].off);
 			if (mechs[k].switch_off) {
 				set.texts[set.m] = vgen_trace(&c, cmd, v->attn[0] ? v->attn : NULL, v->nomem);
+				set.chips[set.m] = chips[v->chip].c;
+			} else if (mechs[k].import_off) { /* imported again without the option */
+				struct imp_options o = v->import_opts;
+				struct imp_stats st;
+				char why[WHYLEN];
+				const char *files[1] = {v->import_path};
+				mechs[k].import_off(&o);
+				if (vimport_kineto(root, files, 1, &o, &set.texts[set.m], &st, why, sizeof why))
+					fail("%s: imported without %s: %s", v->id, mechs[k].name, why);
 				set.chips[set.m] = chips[v->chip].c;
 			} else { /* the row's own trace (an imported one too) on the changed chip */
 				set.texts[set.m] = vcase_trace(v, &v->gc, cmd);

@@ -1079,7 +1079,7 @@ int main(int argc, char **argv)
 		predict_gen();
 		double tm = wall_now();
 		fprintf(stderr, "validate: whole steps replayed in %.1f s\n", tm - t0);
-		mech_run();
+		mech_run(root);
 		fprintf(stderr, "validate: mechanisms replayed in %.1f s\n", wall_now() - tm);
 	}
 	double tt = wall_now();

@@ -248,7 +248,7 @@ double wall_now(void);
 /* mech.c: the training rows replayed again with each mechanism of the step
    model switched off (after the gen rows are predicted, unless no_steps),
    and the report's section on what each contributes */
-void mech_run(void);
+void mech_run(const char *root);
 void mech_write(FILE *f);
 void mech_free(void);
 
