@@ -151,25 +151,12 @@ int cmd_import(int argc, char **argv)
 				    "import", "--max-bytes %s: expected a number of bytes from 1 to 2^40", argv[i]);
 		} else if (!strcmp(a, "--recorded-on"))
 			recorded_on = argv[++i];
-		else if (!strcmp(a, "--host")) {
-			const char *v = argv[++i];
+		else if (!strcmp(a, "--host") || !strcmp(a, "--profiler-overhead")) {
+			char bad[256];
 			if (chakra)
-				rc = cli_usage_error("import", "--host: only for kineto");
-			else if (strcmp(v, "recorded") && strcmp(v, "graph"))
-				rc = cli_usage_error("import", "--host %s: expected recorded or graph", v);
-			else
-				o.host_graph = !strcmp(v, "graph");
-		} else if (!strcmp(a, "--profiler-overhead")) {
-			double t;
-			char bad[160];
-			if (chakra)
-				rc = cli_usage_error("import", "--profiler-overhead: only for kineto");
-			else if (units_parse(argv[++i], UNIT_TIME, &t, bad, sizeof bad) || !(t >= 0 && t <= 1e-3))
-				rc = cli_usage_error(
-				    "import", "--profiler-overhead %s: expected a time from 0 to 1 ms, such as 3us",
-				    argv[i]);
-			else
-				o.profiler_ns = (long long)(t * 1e9 + 0.5);
+				rc = cli_usage_error("import", "%s: only for kineto", a);
+			else if (imp_host_option(&o, a, argv[++i], bad, sizeof bad))
+				rc = cli_usage_error("import", "%s", bad);
 		} else if (!strcmp(a, "--comm-groups")) {
 			if (!chakra)
 				rc = cli_usage_error("import", "--comm-groups: only for chakra");

@@ -78,6 +78,14 @@ struct imp_stats {
  * the id of the runtime call that launched it)". Nothing is written to out
  * before every file has been read and checked.
  */
+/*
+ * The Kineto importer's host options, as `sim import kineto` and the
+ * validation's import cases spell them: key "--host" (value recorded or
+ * graph) or "--profiler-overhead" (a time from 0 to 1 ms). Sets o and
+ * returns 0; -1 with why set for a bad value; 1 for another key.
+ */
+int imp_host_option(struct imp_options *o, const char *key, const char *val, char *why, size_t whylen);
+
 int imp_kineto(const char *const *paths, int n, const struct imp_options *o, FILE *out, struct imp_stats *st, char *why,
                size_t whylen);
 /* The same for one rank held in memory (uncompressed JSON); name stands for

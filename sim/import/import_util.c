@@ -12,6 +12,28 @@
 #include <stdio.h>
 #include <string.h>
 
+int imp_host_option(struct imp_options *o, const char *key, const char *val, char *why, size_t whylen)
+{
+	if (!strcmp(key, "--host")) {
+		if (strcmp(val, "recorded") && strcmp(val, "graph")) {
+			snprintf(why, whylen, "--host %s: expected recorded or graph", val);
+			return -1;
+		}
+		o->host_graph = !strcmp(val, "graph");
+		return 0;
+	}
+	if (strcmp(key, "--profiler-overhead"))
+		return 1;
+	double t;
+	char bad[160];
+	if (units_parse(val, UNIT_TIME, &t, bad, sizeof bad) || !(t >= 0 && t <= 1e-3)) {
+		snprintf(why, whylen, "--profiler-overhead %s: expected a time from 0 to 1 ms, such as 3us", val);
+		return -1;
+	}
+	o->profiler_ns = (long long)(t * 1e9 + 0.5);
+	return 0;
+}
+
 void imp_one_line(char *s)
 {
 	for (; *s; s++)

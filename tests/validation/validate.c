@@ -353,17 +353,11 @@ static int parse_import(struct vcase *v, const char *text, char *why, size_t why
 	snprintf(v->import_path, sizeof v->import_path, "%s", tok);
 	while ((tok = strtok_r(NULL, " ", &save))) {
 		const char *val = strtok_r(NULL, " ", &save);
-		double t;
-		char bad[160];
-		if (!strcmp(tok, "--host") && val && (!strcmp(val, "graph") || !strcmp(val, "recorded")))
-			v->import_opts.host_graph = !strcmp(val, "graph");
-		else if (!strcmp(tok, "--profiler-overhead") && val &&
-		         !units_parse(val, UNIT_TIME, &t, bad, sizeof bad) && t >= 0 && t <= 1e-3)
-			v->import_opts.profiler_ns = (long long)(t * 1e9 + 0.5);
-		else {
-			snprintf(why, whylen,
-			         "import: '%s %s': expected --host graph|recorded or --profiler-overhead TIME", tok,
-			         val ? val : "");
+		char bad[256];
+		int rc = val ? imp_host_option(&v->import_opts, tok, val, bad, sizeof bad) : 1;
+		if (rc) {
+			snprintf(why, whylen, "import: %s",
+			         rc < 0 ? bad : "expected --host graph|recorded or --profiler-overhead TIME");
 			return -1;
 		}
 	}
