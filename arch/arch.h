@@ -138,8 +138,9 @@ struct arch_published {
  * config overrides one only with a cited reason.
  */
 struct arch_model {
-	double launch_s;         /* gap between back-to-back kernels on a stream */
-	double launch_in_kernel; /* share of launch_s inside a kernel's span as a profiler times it */
+	double launch_s;         /* what a kernel adds to back-to-back kernels on a stream beyond its work */
+	double launch_gap_s;     /* of launch_s, the idle gap before the kernel (the rest is inside its span) */
+	double graph_gap_s;      /* that gap for a kernel launched from a CUDA graph (launch=graph) */
 	double dram_eff;         /* fraction of peak device-memory bandwidth a stream reaches */
 	double write_cost;       /* bandwidth a written byte takes, in read bytes (bus turnaround) */
 	double static_power;     /* share of TDP not available to the matrix units (leakage, memory, uncore) */

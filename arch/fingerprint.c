@@ -149,7 +149,8 @@ static void fp_system(struct fp *f, const struct arch_system *s)
 static void fp_model(struct fp *f, const struct arch_model *k)
 {
 	fp_double(f, k->launch_s);
-	fp_double(f, k->launch_in_kernel);
+	fp_double(f, k->launch_gap_s);
+	fp_double(f, k->graph_gap_s);
 	fp_double(f, k->dram_eff);
 	fp_double(f, k->write_cost);
 	fp_double(f, k->static_power);

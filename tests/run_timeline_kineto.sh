@@ -9,9 +9,10 @@
 #     apart), as many as the rank ran (ops.csv of --csv), and its device ops as many kernels;
 #  4. an imported Kineto trace's streams keep their ids (s7 -> stream 7);
 #  5. a folded rank's file holds its representative's ops and says so (otherData.replayed_as_rank);
-#  6. a kernel lasts what a profiler would time: its op's time less the launch gap before it, launch_overhead x
-#     (1 - launch_in_kernel) a kernel, 4 us x 0.875 with the defaults (docs/config-reference.md), none with
-#     launch_in_kernel 1: in the Kineto events against ops.csv, and in sim op's profiled_s and launch_gap_s.
+#  6. a kernel lasts what a profiler would time: its op's time less the launch gap before it, model.launch_gap a
+#     kernel, 1.5 us with the defaults (docs/config-reference.md), none with launch_gap 0: in the Kineto events
+#     against ops.csv, and in sim op's profiled_s and launch_gap_s; launched from a CUDA graph (launch=graph) the
+#     gap is model.graph_launch_gap (0.1 us) and the op that much shorter, its kernel as long.
 # usage: run_timeline_kineto.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
@@ -64,12 +65,19 @@ jq -e '.distributedInfo.rank == 5 and (.otherData.replayed_as_rank | type) == "n
 # 6
 gaps=$(awk -F, 'NR > 1 && $1 == 0 && $4 == "gemm" { s += $8; n++ } END { printf "%.9f %d", s * 1e6, n }' "$tmp/csv/ops.csv")
 kdur=$(jq '[.traceEvents[] | select(.ph == "X" and .pid == 0 and (.name | test("nccl") | not)) | .dur] | add' "$tmp/k/rank_0.json")
-awk -v a="${gaps% *}" -v n="${gaps#* }" -v b="$kdur" 'BEGIN { d = (a - b) / n - 3.5; exit !(n == 24 && d < 1e-3 && d > -1e-3) }' ||
-	fail "rank 0: its 24 GEMM kernels last ${kdur} us in the Kineto trace, their ops ${gaps% *} us: not 3.5 us less each"
+awk -v a="${gaps% *}" -v n="${gaps#* }" -v b="$kdur" 'BEGIN { d = (a - b) / n - 1.5; exit !(n == 24 && d < 1e-3 && d > -1e-3) }' ||
+	fail "rank 0: its 24 GEMM kernels last ${kdur} us in the Kineto trace, their ops ${gaps% *} us: not 1.5 us less each"
 op='gemm m=4096 n=4096 k=4096 dtype=bf16'
-"$sim" op configs/h100.cfg "$op" --json | jq -e '(.launch_gap_s - 3.5e-6 | if . < 0 then -. else . end) < 1e-15
-	and (.time_s - .launch_gap_s - .profiled_s | if . < 0 then -. else . end) < 1e-15' >/dev/null ||
-	fail "sim op --json: launch_gap_s is not 3.5 us, or profiled_s not time_s less it"
-"$sim" op configs/h100.cfg "$op" --json --set model.launch_in_kernel=1 | jq -e '.launch_gap_s == 0 and .profiled_s == .time_s' \
-	>/dev/null || fail "sim op --set model.launch_in_kernel=1: a launch gap is left"
+"$sim" op configs/h100.cfg "$op" --json >"$tmp/eager.json" || fail "sim op"
+jq -e '(.launch_gap_s - 1.5e-6 | if . < 0 then -. else . end) < 1e-15
+	and (.time_s - .launch_gap_s - .profiled_s | if . < 0 then -. else . end) < 1e-15' "$tmp/eager.json" >/dev/null ||
+	fail "sim op --json: launch_gap_s is not 1.5 us, or profiled_s not time_s less it"
+"$sim" op configs/h100.cfg "$op" --json --set "model.launch_gap=0 us" >"$tmp/nogap.json" || fail "sim op --set launch_gap"
+jq -e '.launch_gap_s == 0 and .profiled_s == .time_s' "$tmp/nogap.json" >/dev/null ||
+	fail "sim op --set model.launch_gap=0 us: a launch gap is left"
+"$sim" op configs/h100.cfg "$op launch=graph" --json >"$tmp/graph.json" || fail "sim op launch=graph"
+jq -e --slurpfile e "$tmp/eager.json" '
+	def near(a; b): (a - b | if . < 0 then -. else . end) < 1e-15;
+	near(.launch_gap_s; 1e-7) and near(.profiled_s; $e[0].profiled_s) and near($e[0].time_s - .time_s; 1.4e-6)' \
+	"$tmp/graph.json" >/dev/null || fail "sim op launch=graph: not a 0.1 us gap, the same kernel, 1.4 us less in all"
 finish timeline_kineto

@@ -55,6 +55,12 @@ enum gen_fp8_recipe { GEN_FP8_DELAYED, GEN_FP8_CURRENT, GEN_FP8_MX, GEN_FP8_NONE
    executor, a CUDA-graph loop), or vLLM's V0 engine (0.5-0.6, one
    scheduler step per forward: gen_engine_host_s) */
 enum gen_engine { GEN_ENGINE_NONE, GEN_ENGINE_VLLM };
+/* how the device ops are launched (--launch): eager (one by one by the
+   host, the default) or graph (from CUDA graphs: an inference's decode
+   steps, as vLLM and TensorRT-LLM capture them, or a training step whole,
+   as torch.cuda.graph captures it): the ops of a graph carry launch=graph
+   (workloads/op.h) */
+enum gen_launch { GEN_LAUNCH_EAGER, GEN_LAUNCH_GRAPH };
 /* the attention kernels of prefill and training (decode is decode/paged):
    fused FlashAttention-2/-3, cuDNN's fused attention (what Transformer
    Engine runs on Hopper and later), or the separate kernels of an eager
@@ -207,6 +213,7 @@ struct gen_config {
 	long long seq;                /* sequence length of this run (training) */
 	enum gen_attn_impl attn_impl; /* default flash2 */
 	double dropout;               /* training dropout probability, 0 <= p < 1 (0: none) */
+	enum gen_launch launch;       /* --launch */
 };
 
 /* Device memory of one rank, bytes per category (the `memory` statement). */

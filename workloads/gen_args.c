@@ -35,7 +35,8 @@ struct flag {
 _Static_assert(sizeof(enum gen_sched) == sizeof(int) && sizeof(enum gen_mode) == sizeof(int) &&
                    sizeof(enum gen_dtype) == sizeof(int) && sizeof(enum gen_recompute) == sizeof(int) &&
                    sizeof(enum gen_attn_impl) == sizeof(int) && sizeof(enum gen_grad_sync) == sizeof(int) &&
-                   sizeof(enum gen_fp8_recipe) == sizeof(int) && sizeof(enum gen_engine) == sizeof(int),
+                   sizeof(enum gen_fp8_recipe) == sizeof(int) && sizeof(enum gen_engine) == sizeof(int) &&
+                   sizeof(enum gen_launch) == sizeof(int),
                "enum flags are stored as int");
 
 static const char *const sched_names[] = {"1f1b", "gpipe", "interleaved", NULL};
@@ -46,6 +47,7 @@ static const char *const impl_names[] = {"flash2", "flash3", "naive", "flash1", 
 static const char *const gs_names[] = {"overlap", "after", NULL};
 static const char *const recipe_names[] = {"delayed", "current", "mxfp8", "none", NULL};
 static const char *const engine_names[] = {"none", "vllm", NULL};
+static const char *const launch_names[] = {"eager", "graph", NULL};              /* enum gen_launch order */
 static const char *const cp_comm_names[] = {"p2p", "a2a", NULL};                 /* enum gen_cp_comm order */
 static const char *const disp_names[] = {"alltoall", "allgather", "flex", NULL}; /* enum gen_dispatcher order */
 
@@ -111,6 +113,7 @@ static const struct flag flags[] = {
     {"--output-len", F_POS, C(inf.output_len), 16 * M, M_INFER, NULL},
     {"--paged", F_BOOL, C(inf.paged), 0, M_INFER, NULL},
     {"--engine", F_ENUM, C(inf.engine), 0, M_INFER, engine_names},
+    {"--launch", F_ENUM, C(launch), 0, M_ANY, launch_names},
 };
 #undef C
 #undef K

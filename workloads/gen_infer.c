@@ -42,11 +42,19 @@ static void host_delay(struct em *e, long long seqs)
 		gt_out(e, "delay time=%.9gus", t * 1e6);
 }
 
+/* --launch graph: the decode steps are replayed from CUDA graphs (vLLM and TensorRT-LLM capture them; vLLM's
+   enforce_eager defaults to False); the prefill runs eager, as in vLLM, whose graphs are for decode batches. */
+static int decode_graph(const struct gen_config *c)
+{
+	return c->launch == GEN_LAUNCH_GRAPH;
+}
+
 /* The decode defs of one micro-batch (one token per sequence); the
    attention of each layer kind goes to attn[], its KV length set per step. */
 static int decode_defs(struct em *e, struct step *attn)
 {
 	const struct gen_config *c = e->c;
+	e->graph = decode_graph(c);
 	struct tok k = {c->inf.batch / gen_infer_microbatches(c), 1, c->inf.input_len + 1, 1, 0};
 	struct block *B = malloc(sizeof *B);
 	if (!B)
@@ -61,6 +69,7 @@ static int decode_defs(struct em *e, struct step *attn)
 			gt_emit_block_defs(e, "decode_", (enum block_kind)kind, B);
 	}
 	free(B);
+	e->graph = 0;
 	return 0;
 }
 
@@ -75,6 +84,7 @@ static void decode_one(struct em *e, enum block_kind kind, long long n, const vo
 	struct lines L = {.n = 0};
 	struct step a = x->attn[kind];
 	a.skv = x->kv;
+	e->graph = decode_graph(e->c);
 	gt_attn_text(e, &L, &a, "fwd");
 	if (n > 1)
 		gt_open_block(e, "repeat %lld", n);
@@ -83,6 +93,7 @@ static void decode_one(struct em *e, enum block_kind kind, long long n, const vo
 	gt_out(e, "call decode_%s_post", gt_block_names[kind]);
 	if (n > 1)
 		gt_close_block(e);
+	e->graph = 0;
 }
 
 /* the layers r of one decode step at KV length kv */

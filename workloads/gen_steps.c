@@ -118,7 +118,9 @@ static void quantize_input(struct em *e, struct lines *L, const struct step *s)
 
 void gt_attn_text(struct em *e, struct lines *L, const struct step *s, const char *dir)
 {
-	const char *impl = !s->decode ? gen_attn_impl_name(e->c->attn_impl) : e->c->inf.paged ? "paged" : "decode";
+	const char *impl = !s->decode        ? gen_attn_impl_name(e->c->attn_impl)
+	                   : e->c->inf.paged ? "paged"
+	                                     : "flash2_decode";
 	char hkv[32] = "";
 	if (s->hkv != s->h)
 		snprintf(hkv, sizeof hkv, " hkv=%lld", s->hkv);

@@ -178,6 +178,7 @@ static void em_init(struct em *e, FILE *f, const struct gen_config *c)
 	e->c = c;
 	e->m = &c->m;
 	e->f = f;
+	e->graph = c->mode == GEN_TRAIN && c->launch == GEN_LAUNCH_GRAPH; /* a training step captured whole */
 	e->t = c->p.tp;
 	e->al = c->m.heads / c->p.tp;
 	e->kvl = c->m.kv_heads >= c->p.tp ? c->m.kv_heads / c->p.tp : 1;

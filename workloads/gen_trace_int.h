@@ -110,6 +110,7 @@ struct em {
 	const char *cx;       /* an MoE layer's all-to-all communicator: ep, or ept folded over tp (gen_ep_folded) */
 	int sync;             /* data-parallel gradient collectives exist */
 	int swa;              /* the block being built attends through the sliding window */
+	int graph;            /* the device ops written now are a CUDA graph's: they get launch=graph */
 	long long csa;        /* DeepSeek-V4: the ratio its keys compress by (0: the window alone) */
 	/* --moe-a2a-overlap: the block kinds cut at their all-to-alls (gen_trace.c), and each one's dispatch */
 	int cut[BK_COUNT];

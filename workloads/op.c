@@ -193,6 +193,9 @@ static const struct key embed_keys[M_COUNT + 1] = {
     [M_WARM] = {"warm", V_BOOL, 0, NULL},
 };
 
+static const char *const launch_names[] = {"eager", "graph", NULL};
+static const struct key launch_key = {"launch", V_CHOICE, 0, launch_names}; /* every kind's */
+
 static const struct key *const kind_keys[OP_KIND_COUNT] = {
     [OP_GEMM] = gemm_keys, [OP_ATTN] = attn_keys, [OP_ELEM] = elem_keys,
     [OP_COPY] = copy_keys, [OP_CONV] = conv_keys, [OP_EMBED] = embed_keys,
@@ -696,6 +699,7 @@ int op_parse(const char *line, const char *const *extra, struct op *op, char *wh
 	const struct key *keys = kind_keys[kind];
 	struct pstate st;
 	memset(&st, 0, sizeof st);
+	int launch = -1; /* launch=, a key of every kind */
 
 	while (next_token(&p, &t)) {
 		const char *eq = memchr(t.p, '=', t.n);
@@ -705,6 +709,18 @@ int op_parse(const char *line, const char *const *extra, struct op *op, char *wh
 		struct span k = {t.p, (size_t)(eq - t.p)}, v = {eq + 1, t.n - k.n - 1};
 		if (k.n == 0)
 			return fail(why, whylen, "%s: '%s' has no key before '='", kn, shown);
+		if (span_is(k, launch_key.name)) {
+			if (launch >= 0)
+				return fail(why, whylen, "%s: launch= given twice", kn);
+			if (v.n == 0)
+				return fail(why, whylen, "%s: launch= has no value", kn);
+			struct pstate ls;
+			memset(&ls, 0, sizeof ls);
+			if (parse_value(kn, &launch_key, v, &ls, 0, why, whylen))
+				return -1;
+			launch = (int)ls.val[0];
+			continue;
+		}
 		int idx = -1;
 		for (int i = 0; keys[i].name; i++)
 			if (span_is(k, keys[i].name))
@@ -720,6 +736,7 @@ int op_parse(const char *line, const char *const *extra, struct op *op, char *wh
 				strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
 				strncat(list, keys[i].name, sizeof list - strlen(list) - 1);
 			}
+			strncat(list, ", launch", sizeof list - strlen(list) - 1);
 			show(shown, k.p, k.n);
 			return fail(why, whylen, "%s: unknown key '%s' (expected %s)", kn, shown, list);
 		}
@@ -760,6 +777,7 @@ int op_parse(const char *line, const char *const *extra, struct op *op, char *wh
 	}
 	if (r)
 		return -1;
+	o.launch = launch == LAUNCH_GRAPH ? LAUNCH_GRAPH : LAUNCH_EAGER;
 	*op = o;
 	return 0;
 }
@@ -840,6 +858,12 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 		             op->dim, op->vocab, dtype_name(op->dtype), op->warm);
 		break;
 	default: n = snprintf(buf, len, "?"); break;
+	}
+	/* launch= only where it is a graph's: the text of every other op stays what it was */
+	if (n >= 0 && op->launch == LAUNCH_GRAPH) {
+		size_t used = (size_t)n < len ? (size_t)n : (len ? len - 1 : 0);
+		int m = snprintf(buf ? buf + used : NULL, len > used ? len - used : 0, " launch=graph");
+		n = m < 0 ? n : n + m;
 	}
 	return n < 0 ? 0 : (size_t)n;
 }

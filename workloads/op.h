@@ -14,6 +14,7 @@
  *   gemm m=8192 n=8192 k=8192 dtype=bf16 units=116
  *   gemm m=8192 n=8192 k=8192 dtype=bf16 margin=16
  *   embedding tokens=16384 dim=12288 vocab=50257 dtype=fp16
+ *   gemm m=1 n=28672 k=4096 dtype=bf16 trans=nt launch=graph
  *
  * Sizes are positive integers (no units); `bytes=` takes a quantity with a
  * unit (units_parse, UNIT_BYTES). workloads/ depends only on arch/.
@@ -70,6 +71,7 @@ enum op_elem {
 	EL_COUNT
 };
 enum op_place { PLACE_HBM, PLACE_HOST };
+enum op_launch { LAUNCH_EAGER, LAUNCH_GRAPH };
 
 struct op {
 	enum op_kind kind;
@@ -127,6 +129,11 @@ struct op {
 	/* gemm: the kernel's tile of C (tile=MxN), as a library that runs one fixed kernel picks it (PyTorch's grouped
 	   GEMM, GroupMM.cu); 0: the model's kernel search over every tile */
 	int tile_m, tile_n;
+
+	/* every kind: how the kernels are launched (launch=eager|graph): one by one by the host (eager, the default),
+	   or as nodes of a CUDA graph, which pay model.graph_launch_gap before each kernel instead of
+	   model.launch_gap */
+	enum op_launch launch;
 };
 #define OP_TILE_MAX 1024
 

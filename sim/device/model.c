@@ -179,9 +179,18 @@ static int predict(const struct arch_chip *c, const struct op *op, struct dm_res
 	}
 	if (rc)
 		return rc;
-	/* the launch's share outside the kernel's span: the idle gap a profiler shows before it */
-	r->gap_s = r->t_res[B_LAUNCH] * (1 - c->model.launch_in_kernel);
-	assert(r->gap_s >= 0 && r->gap_s <= r->time_s);
+	/* Of each launch's model.launch_overhead, model.launch_gap is the idle gap a profiler shows before the kernel
+	   (the rest, the ramp-up and drain, falls inside its span). A kernel launched from a CUDA graph waits
+	   model.graph_launch_gap instead: the op is shorter by the difference. */
+	double launches = c->model.launch_s > 0 ? r->t_res[B_LAUNCH] / c->model.launch_s : 0;
+	double gap_s = dmin(c->model.launch_gap_s, c->model.launch_s);
+	if (op->launch == LAUNCH_GRAPH && c->model.graph_gap_s < gap_s) {
+		double cut_s = launches * (gap_s - c->model.graph_gap_s);
+		r->time_s -= cut_s, r->t_res[B_LAUNCH] -= cut_s;
+		gap_s = c->model.graph_gap_s;
+	}
+	r->gap_s = launches * gap_s;
+	assert(r->gap_s >= 0 && r->gap_s <= r->time_s * (1 + 1e-12));
 	r->flops = op_flops(op);
 	r->tflops = r->time_s > 0 ? r->flops / r->time_s / 1e12 : 0;
 	r->peak_frac = r->peak_flops > 0 && r->flops > 0 ? r->flops / r->time_s / r->peak_flops : 0;

@@ -47,8 +47,8 @@ struct dm_kernel {
 
 struct dm_result {
 	double time_s;
-	double gap_s;     /* of time_s, the launch gap before the kernel starts (model.launch_in_kernel): a
-	                     profiler's kernel duration is time_s - gap_s */
+	double gap_s;     /* of time_s, the launch gaps before its kernels start (model.launch_gap; launch=graph: a
+	                     graph_launch_gap): a profiler's kernel duration is time_s - gap_s */
 	double flops;     /* useful work (op_flops) */
 	double tflops;    /* flops / time / 1e12 */
 	double peak_frac; /* achieved / the peak of the unit used */

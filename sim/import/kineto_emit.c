@@ -230,7 +230,9 @@ static void emit_item(struct emit *E, const struct kin_item *it, const char *com
 	FILE *f = E->f;
 	advance_host(E, it->host_ns);
 	switch (it->how) {
-	case KH_MODELLED: fputs(it->text, f); break;
+	case KH_MODELLED: /* from a CUDA graph (--host graph): the gap before it is the graph's */
+		fprintf(f, "%s%s", it->text, E->o && E->o->host_graph ? " launch=graph" : "");
+		break;
 	case KH_COLL: fprintf(f, "coll op=%s comm=%s bytes=%.0f", it->coll, comm_name, it->bytes); break;
 	default:
 		fprintf(f, "delay time=%lldns", it->dur_ns > 0 ? it->dur_ns : 0);

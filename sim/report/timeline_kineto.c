@@ -16,7 +16,7 @@
  * or s7 as sim import writes Kineto's stream 7), else 1000 + its index.
  * No runtime (launch) events are written: the replay does not model the
  * host's calls, and none are made up. A device op's kernel starts after its
- * launch gap (dm_result.gap_s, model.launch_in_kernel), so its duration is
+ * launch gap (dm_result.gap_s, model.launch_gap), so its duration is
  * the one a profiler would record and kernels of a busy stream do not touch.
  */
 #include "json.h"

@@ -75,6 +75,17 @@ static void launch_off(struct arch_chip *c)
 	c->model.launch_s = 0;
 }
 
+/* kernels replayed from CUDA graphs (sim gen --launch graph, sim import --host graph): the graph's gap */
+static int graph_launch(const struct vcase *v)
+{
+	return v->import_path[0] ? v->import_opts.host_graph : v->gc.launch == GEN_LAUNCH_GRAPH;
+}
+
+static void graph_gap_off(struct arch_chip *c)
+{
+	c->model.graph_gap_s = c->model.launch_gap_s;
+}
+
 /* an imported step timed unprofiled: the profiler's own host time per CPU op taken out of the host's gaps */
 static int unprofiled(const struct vcase *v)
 {
@@ -95,6 +106,9 @@ static const struct mech mechs[] = {
      engine_host_off, NULL, NULL},
     {"kernel launch gaps (model.launch_overhead)", "model.launch_overhead 0: kernels back to back", any_step, NULL,
      launch_off, NULL},
+    {"CUDA graphs' launch gap (launch=graph: sim gen --launch graph, sim import --host graph)",
+     "model.graph_launch_gap = model.launch_gap: the graph's kernels as far apart as those launched one by one",
+     graph_launch, NULL, graph_gap_off, NULL},
     {"the profiler's host time taken out of an imported step (sim import --profiler-overhead)",
      "--profiler-overhead 0: the host as the profiled step recorded it", unprofiled, NULL, NULL, unprofiled_off},
 };

@@ -172,7 +172,7 @@ void traces_write(FILE *f)
 	        "other configs (a hypothetical chiplet H100 among them) it shows what the modelled share of the GPU "
 	        "time changes (carried kernels keep their time; these jobs are host-bound, so little). The second "
 	        "table sets the kernels the model times beside their measured sums, per family, each op counted as a "
-	        "profiler times its kernel: its time less the launch gap before it (`model.launch_in_kernel`; issue "
+	        "profiler times its kernel: its time less the launch gap before it (`model.launch_gap`; issue "
 	        "19's yardstick: each family within 10%%; nothing was fitted to these traces). What misses it: the "
 	        "MI250's kernels take 2-24 us where the model's take under 2 us (a fixed time per kernel on that GPU "
 	        "and its ROCm, one GCD of an MI250 replayed on the MI250X config, which the model does not have); the "

@@ -737,8 +737,9 @@ static void write_families(FILE *f)
 	        "from its CPU op's shapes; docs/import.md), replayed on the case's config, against the measured time "
 	        "of the kernels they stand for, per family, in ms over the step; the kernels the import carries at "
 	        "their measured time are not in it. A replayed op counts as a profiler would time its kernel: its "
-	        "time less the launch gap before it (the share of `model.launch_overhead` outside the kernel: "
-	        "`model.launch_in_kernel`, docs/config-reference.md, falls inside). The "
+	        "time less the launch gap before it (`model.launch_gap` of `model.launch_overhead`, docs/config-"
+	        "reference.md; the rest falls inside the kernel; `model.graph_launch_gap` for an op from a CUDA "
+	        "graph). The "
 	        "step's own error is in the training_import table above.\n\n"
 	        "| id | trace | family | replayed | measured | error |\n|---|---|---|---:|---:|---:|\n");
 	for (int i = 0; i < nvs; i++) {
