@@ -66,6 +66,16 @@ const char *gen_engine_name(enum gen_engine e)
 	return e == GEN_ENGINE_VLLM ? "vllm" : "none";
 }
 
+enum op_attn_impl gen_decode_attn(const struct gen_config *c)
+{
+	switch (c->inf.decode_impl) {
+	case GEN_DEC_FLASH2: return ATTN_FLASH2_DECODE;
+	case GEN_DEC_PAGED: return ATTN_PAGED;
+	case GEN_DEC_GENERIC: return ATTN_DECODE;
+	default: return c->inf.paged ? ATTN_PAGED : ATTN_FLASH2_DECODE;
+	}
+}
+
 /*
  * vLLM's V0 engine (LLMEngine.step in 0.5 and 0.6 with one scheduler step
  * per forward, the default until multi-step scheduling and the V1 engine)

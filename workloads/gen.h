@@ -24,6 +24,7 @@
 #ifndef SIM_GEN_H
 #define SIM_GEN_H
 
+#include "op.h"
 #include <stddef.h>
 #include <stdio.h>
 
@@ -61,6 +62,13 @@ enum gen_engine { GEN_ENGINE_NONE, GEN_ENGINE_VLLM };
    as torch.cuda.graph captures it): the ops of a graph carry launch=graph
    (workloads/op.h) */
 enum gen_launch { GEN_LAUNCH_EAGER, GEN_LAUNCH_GRAPH };
+/* the decode steps' attention kernels (--decode-impl): auto (paged with
+   --paged, else flash2_decode), FlashAttention-2's decode kernels
+   (flash2_decode: torch SDPA's flash backend, vLLM's FLASH_ATTN backend,
+   whose block table reads the paged cache), vLLM's PagedAttention kernels
+   (paged: its XFORMERS and ROCm backends), or a generic split-KV kernel
+   (decode: FlashDecoding) */
+enum gen_decode_impl { GEN_DEC_AUTO, GEN_DEC_FLASH2, GEN_DEC_PAGED, GEN_DEC_GENERIC };
 /* the attention kernels of prefill and training (decode is decode/paged):
    fused FlashAttention-2/-3, cuDNN's fused attention (what Transformer
    Engine runs on Hopper and later), or the separate kernels of an eager
@@ -194,11 +202,12 @@ int gen_ep_folded(const struct gen_parallel *p);
 long long gen_ep_dim(const struct gen_parallel *p);
 
 struct gen_infer {
-	long long batch;        /* sequences per model replica */
-	long long input_len;    /* prompt tokens */
-	long long output_len;   /* generated tokens (the first comes from prefill) */
-	int paged;              /* PagedAttention, KV blocks of GEN_PAGE tokens */
-	enum gen_engine engine; /* whose host work each step waits for */
+	long long batch;                  /* sequences per model replica */
+	long long input_len;              /* prompt tokens */
+	long long output_len;             /* generated tokens (the first comes from prefill) */
+	int paged;                        /* PagedAttention, KV blocks of GEN_PAGE tokens */
+	enum gen_engine engine;           /* whose host work each step waits for */
+	enum gen_decode_impl decode_impl; /* --decode-impl */
 };
 
 #define GEN_PAGE 16
@@ -418,6 +427,8 @@ long long gen_infer_microbatches(const struct gen_config *c);
    runs it: 0 for GEN_ENGINE_NONE. */
 double gen_engine_host_s(const struct gen_config *c, long long seqs);
 const char *gen_engine_name(enum gen_engine e);
+/* the impl= of the decode steps' attention (--decode-impl, --paged) */
+enum op_attn_impl gen_decode_attn(const struct gen_config *c);
 
 /*
  * The ops of one engine step of a server (sim serve) on pipeline stage

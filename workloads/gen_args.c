@@ -36,7 +36,7 @@ _Static_assert(sizeof(enum gen_sched) == sizeof(int) && sizeof(enum gen_mode) ==
                    sizeof(enum gen_dtype) == sizeof(int) && sizeof(enum gen_recompute) == sizeof(int) &&
                    sizeof(enum gen_attn_impl) == sizeof(int) && sizeof(enum gen_grad_sync) == sizeof(int) &&
                    sizeof(enum gen_fp8_recipe) == sizeof(int) && sizeof(enum gen_engine) == sizeof(int) &&
-                   sizeof(enum gen_launch) == sizeof(int),
+                   sizeof(enum gen_launch) == sizeof(int) && sizeof(enum gen_decode_impl) == sizeof(int),
                "enum flags are stored as int");
 
 static const char *const sched_names[] = {"1f1b", "gpipe", "interleaved", NULL};
@@ -47,7 +47,8 @@ static const char *const impl_names[] = {"flash2", "flash3", "naive", "flash1", 
 static const char *const gs_names[] = {"overlap", "after", NULL};
 static const char *const recipe_names[] = {"delayed", "current", "mxfp8", "none", NULL};
 static const char *const engine_names[] = {"none", "vllm", NULL};
-static const char *const launch_names[] = {"eager", "graph", NULL};              /* enum gen_launch order */
+static const char *const launch_names[] = {"eager", "graph", NULL}; /* enum gen_launch order */
+static const char *const decode_impl_names[] = {"auto", "flash2_decode", "paged", "decode", NULL}; /* gen_decode_impl */
 static const char *const cp_comm_names[] = {"p2p", "a2a", NULL};                 /* enum gen_cp_comm order */
 static const char *const disp_names[] = {"alltoall", "allgather", "flex", NULL}; /* enum gen_dispatcher order */
 
@@ -114,6 +115,7 @@ static const struct flag flags[] = {
     {"--paged", F_BOOL, C(inf.paged), 0, M_INFER, NULL},
     {"--engine", F_ENUM, C(inf.engine), 0, M_INFER, engine_names},
     {"--launch", F_ENUM, C(launch), 0, M_ANY, launch_names},
+    {"--decode-impl", F_ENUM, C(inf.decode_impl), 0, M_INFER, decode_impl_names},
 };
 #undef C
 #undef K

@@ -118,9 +118,8 @@ static void quantize_input(struct em *e, struct lines *L, const struct step *s)
 
 void gt_attn_text(struct em *e, struct lines *L, const struct step *s, const char *dir)
 {
-	const char *impl = !s->decode        ? gen_attn_impl_name(e->c->attn_impl)
-	                   : e->c->inf.paged ? "paged"
-	                                     : "flash2_decode";
+	const char *impl = !s->decode ? gen_attn_impl_name(e->c->attn_impl) : op_attn_impl_name(gen_decode_attn(e->c));
+	int paged = s->decode && gen_decode_attn(e->c) == ATTN_PAGED;
 	char hkv[32] = "";
 	if (s->hkv != s->h)
 		snprintf(hkv, sizeof hkv, " hkv=%lld", s->hkv);
@@ -131,7 +130,7 @@ void gt_attn_text(struct em *e, struct lines *L, const struct step *s, const cha
 	       !s->decode && e->c->mode == GEN_TRAIN ? dir : "");
 	if (!s->decode && s->window > 0)
 		gt_append(L, " window=%lld", s->window);
-	if (s->decode && e->c->inf.paged)
+	if (paged)
 		gt_append(L, " page=%d", GEN_PAGE);
 	if (s->flash_drop) /* FlashAttention drops scores out inside its kernel */
 		gt_append(L, " dropout=%.9g", e->c->dropout);

@@ -13,19 +13,9 @@
 #include <string.h>
 
 /* sim gen's options that have no meaning for a stream */
-static const char *const not_serve[] = {"--mode",
-                                        "--batch",
-                                        "--dp",
-                                        "--ep",
-                                        "--moe-dispatcher",
-                                        "--micro-batch",
-                                        "--global-batch",
-                                        "--paged",
-                                        "--zero",
-                                        "--schedule",
-                                        "--recompute",
-                                        "-o",
-                                        NULL};
+static const char *const not_serve[] = {"--mode",        "--batch",        "--dp",    "--ep",   "--moe-dispatcher",
+                                        "--micro-batch", "--global-batch", "--paged", "--zero", "--schedule",
+                                        "--recompute",   "--launch",       "-o",      NULL};
 
 struct ctx {
 	char *why;
@@ -248,7 +238,8 @@ int sv_parse_args(int argc, char **argv, struct sv_args *A, struct sv_options *o
 				snprintf(
 				    why, whylen,
 				    "%s is not a serve option (the engine forms its batches; a fleet is --replicas; "
-				    "the KV cache is always paged; the outputs are --csv and --timeline)",
+				    "the KV cache is always paged; its steps are launched eager; the outputs are --csv "
+				    "and --timeline)",
 				    a);
 				return -1;
 			}

@@ -255,7 +255,7 @@ static double attn_op(struct sv_model *m, int kind, long long b, long long sq, l
 	a.causal = kind >= 2;
 	a.window = kind == 3 ? m->g.m.window : 0;
 	if (kind == 1) {
-		a.impl = m->g.inf.paged ? ATTN_PAGED : ATTN_FLASH2_DECODE; /* as sim gen writes it */
+		a.impl = gen_decode_attn(&m->g); /* as sim gen writes it */
 		a.page = GEN_PAGE;
 	}
 	double t = op_time(m, &a);

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The decode steps' attention kernels (sim gen --decode-impl, docs/workloads.md):
+#  1. auto: impl=flash2_decode without --paged, impl=paged page=16 with it; each choice writes its impl on every
+#     decode attention line (and page= only for paged), none on the prefill's;
+#  2. sim serve takes the same flag: its decode attention is the one sim gen writes (a burst served once with
+#     each choice gives different times, the same requests);
+#  3. --decode-impl is refused in training and for a value it does not know (exit 2, one line).
+# usage: run_decode_impl.sh SIM REPO_ROOT
+set -u
+sim=$1 root=$2
+. "$(dirname "$0")/lib.sh"
+
+g='llama3-8b --mode infer --batch 2 --input-len 64 --output-len 3'
+check() { # args: expected impl, expected page (0/1), gen flags...
+	local impl=$1 page=$2
+	shift 2
+	"$sim" gen $g "$@" -o "$tmp/t.trace" || { fail "sim gen $*"; return; }
+	awk -v impl="$impl" -v page="$page" '/^ *attn .* sq=1 / { n++; ok += ($0 ~ " impl=" impl "( |$)") && ((/ page=/ ? 1 : 0) == page) }
+		/^ *attn .* sq=64 / { p++; pok += / impl=flash2( |$)/ }
+		END { exit !(n > 0 && ok == n && p > 0 && pok == p) }' "$tmp/t.trace" ||
+		fail "sim gen $*: decode attention not impl=$impl (page= $page) on every line, or the prefill's changed"
+}
+# 1
+check flash2_decode 0
+check paged 1 --paged
+check flash2_decode 0 --paged --decode-impl flash2_decode
+check decode 0 --decode-impl decode
+check paged 1 --decode-impl paged
+# 2
+s='configs/h100.cfg llama3-8b --burst --requests 8 --input-len 256 --output-len 32'
+"$sim" serve $s --json >"$tmp/p.json" || fail "sim serve"
+"$sim" serve $s --decode-impl flash2_decode --json >"$tmp/f.json" || fail "sim serve --decode-impl flash2_decode"
+jq -n -e --slurpfile p "$tmp/p.json" --slurpfile f "$tmp/f.json" \
+	'$p[0].requests == $f[0].requests and $p[0].duration_s != $f[0].duration_s' >/dev/null ||
+	fail "sim serve --decode-impl: the same time as its default, or other requests"
+# 3
+"$sim" gen llama3-8b --decode-impl paged >/dev/null 2>"$tmp/e" && fail "--decode-impl in training accepted"
+[ "$(wc -l <"$tmp/e")" = 1 ] && grep -q -- '--decode-impl belongs to --mode infer' "$tmp/e" || fail "training: $(cat "$tmp/e")"
+"$sim" gen $g --decode-impl xqa >/dev/null 2>"$tmp/e"
+[ $? = 2 ] && grep -q 'expected auto|flash2_decode|paged|decode' "$tmp/e" || fail "--decode-impl xqa: $(cat "$tmp/e")"
+finish decode_impl
