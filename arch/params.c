@@ -276,7 +276,7 @@ static const struct arch_param model_params[] = {
 	QTY("launch_gap", UNIT_TIME, arch_model, launch_gap_s, 0, "1.5 us", 0, 1e-3,
 	    "of launch_overhead, the idle gap a profiler shows before a kernel launched on its own behind a running one "
 	    "(the rest, the ramp-up and drain, is inside the kernel's span); measured: CUPTI end to next start of "
-	    "14,700 such pairs in 18 PyTorch traces on H100 and H200, 1.34 to 1.73 us a trace (docs/validation.md)",
+	    "14,700 such pairs in 18 PyTorch traces on H100 and H200, 1.34 to 1.73 us a trace (docs/import.md)",
 	    "device model: a kernel's profiled duration and its gap (sim op, sim run --timeline-kineto, the import's "
 	    "comparison per kernel family), and what launch=graph saves"),
 	QTY("graph_launch_gap", UNIT_TIME, arch_model, graph_gap_s, 0, "0.1 us", 0, 1e-3,
