@@ -17,25 +17,29 @@ const char *const gt_block_names[BK_COUNT] = {"emb",   "dense", "moe", "head",  
 
 /* ---- text output ------------------------------------------------------- */
 
-/* a device op's line (workloads/op.h's kinds), which launch= applies to */
+/* a device op's line (its first word one of workloads/op.h's kinds), which launch= applies to */
 static int device_op(const char *line)
 {
-	static const char *const kinds[] = {"gemm ", "attn ", "elem ", "copy ", "conv ", "embedding "};
-	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-		if (!strncmp(line, kinds[i], strlen(kinds[i])))
+	for (int k = 0; k < OP_KIND_COUNT; k++) {
+		const char *name = op_kind_name((enum op_kind)k);
+		size_t n = strlen(name);
+		if (!strncmp(line, name, n) && line[n] == ' ')
 			return 1;
+	}
 	return 0;
 }
 
 void gt_out(struct em *e, const char *fmt, ...)
 {
 	va_list ap;
-	char head[16];
+	char head[16] = "";
 	for (int i = 0; i < e->depth; i++)
 		fputs("  ", e->f);
-	va_start(ap, fmt);
-	vsnprintf(head, sizeof head, fmt, ap);
-	va_end(ap);
+	if (e->graph) { /* only a CUDA graph's lines need their first word */
+		va_start(ap, fmt);
+		vsnprintf(head, sizeof head, fmt, ap);
+		va_end(ap);
+	}
 	va_start(ap, fmt);
 	vfprintf(e->f, fmt, ap);
 	va_end(ap);

@@ -118,8 +118,9 @@ static void quantize_input(struct em *e, struct lines *L, const struct step *s)
 
 void gt_attn_text(struct em *e, struct lines *L, const struct step *s, const char *dir)
 {
-	const char *impl = !s->decode ? gen_attn_impl_name(e->c->attn_impl) : op_attn_impl_name(gen_decode_attn(e->c));
-	int paged = s->decode && gen_decode_attn(e->c) == ATTN_PAGED;
+	enum op_attn_impl dec = gen_decode_attn(e->c);
+	const char *impl = !s->decode ? gen_attn_impl_name(e->c->attn_impl) : op_attn_impl_name(dec);
+	int paged = s->decode && dec == ATTN_PAGED;
 	char hkv[32] = "";
 	if (s->hkv != s->h)
 		snprintf(hkv, sizeof hkv, " hkv=%lld", s->hkv);
