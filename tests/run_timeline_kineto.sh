@@ -12,7 +12,9 @@
 #  6. a kernel lasts what a profiler would time: its op's time less the launch gap before it, model.launch_gap a
 #     kernel, 1.5 us with the defaults (docs/config-reference.md), none with launch_gap 0: in the Kineto events
 #     against ops.csv, and in sim op's profiled_s and launch_gap_s; launched from a CUDA graph (launch=graph) the
-#     gap is model.graph_launch_gap (0.1 us) and the op that much shorter, its kernel as long.
+#     gap is model.graph_launch_gap (0.1 us) and the op that much shorter, its kernel as long;
+#  7. each collective is named as NCCL names its kernel: an all-reduce ncclDevKernel_AllReduce_Sum_ and the
+#     algorithm it ran, an all-to-all and a ring step (op=shift, point-to-point in NCCL) ncclDevKernel_SendRecv.
 # usage: run_timeline_kineto.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
@@ -37,7 +39,7 @@ for r in 0 1 2 3; do
 		"$f" >/dev/null ||
 		fail "rank $r: two kernels of one stream overlap, or one ends after the step"
 	# ops.csv's kind: the device op's kind, the collective's name, send, recv or delay
-	comm=$(awk -F, -v r="$r" 'NR > 1 && $1 == r && $4 ~ /^(send|recv|allreduce|allgather|reducescatter|alltoall|broadcast|reduce|barrier)$/ { n++ }
+	comm=$(awk -F, -v r="$r" 'NR > 1 && $1 == r && $4 ~ /^(send|recv|allreduce|allgather|reducescatter|alltoall|broadcast|reduce|barrier|shift)$/ { n++ }
 		END { print n + 0 }' "$tmp/csv/ops.csv")
 	ops=$(awk -F, -v r="$r" 'NR > 1 && $1 == r && $4 ~ /^(gemm|attn|elem|copy|conv|embedding)$/ { n++ } END { print n + 0 }' "$tmp/csv/ops.csv")
 	kc=$(jq '[.traceEvents[] | select(.ph == "X" and (.name | test("nccl")))] | length' "$f")
@@ -80,4 +82,13 @@ jq -e --slurpfile e "$tmp/eager.json" '
 	def near(a; b): (a - b | if . < 0 then -. else . end) < 1e-15;
 	near(.launch_gap_s; 1e-7) and near(.profiled_s; $e[0].profiled_s) and near($e[0].time_s - .time_s; 1.4e-6)' \
 	"$tmp/graph.json" >/dev/null || fail "sim op launch=graph: not a 0.1 us gap, the same kernel, 1.4 us less in all"
+
+# 7: NCCL's kernel names, in the order the trace runs them
+printf 'simtrace 1\nranks 8\ncoll op=allreduce comm=world bytes=64MiB algo=ring\ncoll op=alltoall comm=world bytes=8MiB\ncoll op=shift comm=world bytes=8MiB\n' >"$tmp/nccl.trace"
+"$sim" run configs/h100.cfg "$tmp/nccl.trace" --timeline-kineto "$tmp/k5" --timeline-ranks 0 >/dev/null ||
+	fail "sim run the collectives' trace"
+names=$(jq -r '[.traceEvents[] | select(.ph == "X" and .pid == 0)] | sort_by(.ts) | map(.name) | join(" ")' \
+	"$tmp/k5/rank_0.json")
+[ "$names" = "ncclDevKernel_AllReduce_Sum_RING ncclDevKernel_SendRecv ncclDevKernel_SendRecv" ] ||
+	fail "NCCL kernel names: got '$names'"
 finish timeline_kineto

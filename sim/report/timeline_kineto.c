@@ -47,13 +47,15 @@ static int host_stream(const struct trace *t, int s)
 	return !strcmp(n, "host") || !strncmp(n, "cpu", 3);
 }
 
-/* NCCL's kernel name for a collective: ncclDevKernel_AllReduce_Sum_RING. */
+/* NCCL's kernel name for a collective: ncclDevKernel_AllReduce_Sum_RING. An all-to-all and a ring step
+   (op=shift) are point-to-point in NCCL (grouped ncclSend/ncclRecv), whose kernel is ncclDevKernel_SendRecv,
+   named without an algorithm. */
 static void nccl_name(const char *text, int algo, char *buf, size_t len)
 {
 	static const char *const map[][2] = {
 	    {"allreduce", "AllReduce_Sum"}, {"allgather", "AllGather"}, {"reducescatter", "ReduceScatter_Sum"},
 	    {"alltoall", "SendRecv"},       {"broadcast", "Broadcast"}, {"reduce", "Reduce_Sum"},
-	    {"barrier", "AllReduce_Sum"},
+	    {"barrier", "AllReduce_Sum"},   {"shift", "SendRecv"},
 	};
 	const char *op = strstr(text, "op=");
 	const char *kn = "AllReduce_Sum";
@@ -61,6 +63,10 @@ static void nccl_name(const char *text, int algo, char *buf, size_t len)
 		size_t k = strlen(map[i][0]);
 		if (!strncmp(op + 3, map[i][0], k) && (op[3 + k] == ' ' || !op[3 + k]))
 			kn = map[i][1];
+	}
+	if (!strcmp(kn, "SendRecv")) {
+		snprintf(buf, len, "ncclDevKernel_SendRecv");
+		return;
 	}
 	char a[16];
 	snprintf(a, sizeof a, "%s", algo >= 0 ? coll_algo_name(algo) : "ring");
