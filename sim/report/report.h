@@ -87,6 +87,9 @@ struct report {
 
 /* "1.234 ms": a duration with the unit that suits it (s, ms, us). */
 void report_tfmt(double s, char *buf, size_t len);
+/* A span's label in BUF (32 bytes): a device op's first word (gemm, attn ...), a collective's op= (allreduce ...),
+   else its kind's name (send, recv, delay). */
+const char *report_span_label(const struct rp_span *s, const struct rp_result *r, char buf[32]);
 /* "184.7 k": a count or rate with an SI prefix (k M G T P), 4 significant digits; the unit follows it. Under
    0.001 in fixed point ("0.00004484"): never an exponent. */
 void report_nfmt(double v, char *buf, size_t len);
