@@ -227,6 +227,18 @@ int split_tabs(char *line, char **f, int max);
    more than max or one is empty or too long. */
 int split_list(const char *text, char sep, char (*out)[320], int max, size_t outlen);
 
+/* cases.c: the inputs (a problem is a fail() line naming file and line) */
+/* the rows of a measurements file (lent: this project's own, held out of the fit) */
+int read_measurements(const char *path, int lent);
+/* ROOT/tests/validation/cases.tsv, skipped.tsv and ratios.tsv */
+void read_cases(const char *root);
+void read_skipped(const char *root);
+void read_ratios(const char *root);
+/* every row of a checked category in exactly one of cases.tsv and skipped.tsv */
+void check_coverage(void);
+/* 1 when a measurement's unit is a time (a ratio of times inverts), else 0 */
+int time_unit(const char *unit);
+
 /* fit.c: fits the model's constants on all fit rows, per source left out
    and per chip left out, and sets every row's err_in and err_cv (gen rows
    replayed again unless no_steps) */
