@@ -51,9 +51,9 @@ static const struct {
     {"collective", "hisohara/ai-scripts", 0.56},
     {"collective", "lessizzmore/create-a3mega-ztan-fork", 0.89},
     {"collective", "stas00/ml-engineering", 0.89},
-    /* nccl-tests sendrecv_perf on 8 A100s, scored since 2026-12-01 (coll op=shift): 56.3% then. Its 1 GiB row is
-       15% above the model's 224 GB/s; its 128 MiB row, the sweep's first size, took 1211 us where the same output's
-       256 MiB size took 1423 us (188.6 GB/s, not in the table): no bandwidth or latency gives both */
+    /* nccl-tests sendrecv_perf on 8 A100s, scored since 2026-12-01 (coll op=shift): 56.3% then. The model's 224
+       GB/s is 15% above its 1 GiB row (195.1); its 128 MiB row, the sweep's first size, took 1211 us where the same
+       output's 256 MiB size took 1423 us (188.6 GB/s, not in the table): no bandwidth or latency gives both */
     {"collective", "li-plus/playground", 0.58},
     {"training", "Dao-AILab/flash-attention", 0.18},
     {"training", "NVIDIA/Megatron-LM", 0.09},
