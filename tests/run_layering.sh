@@ -5,9 +5,9 @@
 #     edges come from the object files' symbol tables (nm), so they are what
 #     the code really calls, not what it includes; tsort finds any loop.
 #  2. no static mutable state in sim/ outside the command entry points
-#     (sim/cli/): a `static` object that is not const, at file scope or in a
-#     function. A line that must keep one (a signal handler's flag) says why
-#     with `static-ok:`.
+#     (sim/cli/): a `static` object that is not const (a pointer to const
+#     is not), at file scope or in a function, in any folder of sim/. A line
+#     that must keep one (a signal handler's flag) says why with `static-ok:`.
 # Usage: run_layering.sh ROOT ARCHIVE.a... [OBJECT.o...]
 set -u
 root=$1
@@ -52,9 +52,11 @@ fi
 
 # static mutable objects in sim/ outside sim/cli/, at file scope or in a
 # function (a static buffer a function returns is state too).
-statics=$(cd "$root" && grep -nE '^\s*static[^(]*(=|;|\{)' sim/*/*.c | grep -v '^sim/cli/' |
-	grep -vE '^[^:]*:[0-9]+:\s*static ([a-z_ ]* )?const ' | grep -vE '^[^:]*:[0-9]+:\s*static[^=]*\(' |
-	grep -v 'static-ok:')
+# A pointer to const (`static const struct x *p;`) is mutable: only `* const` makes the pointer itself const.
+statics=$(cd "$root" && grep -nE '^\s*static[^(]*(=|;|\{)' sim/*/*.c sim/*/*/*.c | grep -v '^sim/cli/' |
+	grep -vE '^[^:]*:[0-9]+:\s*static[^=]*\(' | grep -v 'static-ok:' |
+	grep -vE '^[^:]*:[0-9]+:\s*static ([a-z_ ]* )?const [^*=]*(=|;|\{)' |
+	grep -vE '^[^:]*:[0-9]+:\s*static ([a-z_ ]* )?const [^=]*\*\s*const ')
 if [ -n "$statics" ]; then
 	echo "FAIL state: static mutable state in sim/ (pass a handle instead, or say why with static-ok:):"
 	printf '%s\n' "$statics" | sed 's/^/  /'

@@ -12,9 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* static-ok: the module is loaded once per process (dlopen's handles are
-   process-wide); forked children inherit it */
-static const struct rp_engine *loaded;
+/* the module, loaded once per process (dlopen's handles are process-wide); forked children inherit it */
+static const struct rp_engine *loaded; /* static-ok: one module a process */
 
 #ifndef SIM_ENGINE_DIR
 #define SIM_ENGINE_DIR "/usr/local/lib/sim"
