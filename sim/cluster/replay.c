@@ -78,6 +78,8 @@
 
 /* ---- actors ---- */
 
+static void free_slots(struct stream_st *s, int k);
+
 /* Runs one queued event on stream s: waits for its stream predecessor and
    its after= edges, then executes it. */
 static void stream_exec(struct run *R, struct stream_st *s, struct qev *q)
@@ -122,7 +124,8 @@ static void stream_main(int argc, char **argv)
 		if (q->ev.kind == END_KIND || R->err_code)
 			break;
 		stream_exec(R, s, q);
-		rp_free_slots(s, 1);
+		free_slots(s, 1 + s->taken);
+		s->taken = 0;
 		if (R->err_code)
 			break;
 	}
@@ -149,7 +152,6 @@ static struct stream_st *stream_get(struct run *R, struct rank_st *rk, int idx)
 	if (R->inline_streams) /* the rank's own actor runs it (see host_main) */
 		return s;
 	s->items = sg_sem_init(0);
-	s->slots = sg_sem_init(0);
 	char name[64];
 	snprintf(name, sizeof name, "r%ds%d", rk->rank, idx);
 	rp_actor_start(name, R->hosts[rk->rank], s, stream_main);
@@ -165,6 +167,7 @@ static void run_queue(struct run *R, struct stream_st *s)
 		s->head = (s->head + 1) % s->cap;
 		s->n--;
 		stream_exec(R, s, q);
+		s->taken = 0; /* (no slots to free: the rank's own actor fills this queue) */
 	}
 	s->head = 0;
 }
@@ -181,14 +184,10 @@ static int grow_queue(struct run *R, struct stream_st *s)
 	return 0;
 }
 
-static int push(struct stream_st *s, const struct qev *q)
+/* Queues q on s, which has room (invariant 6), and wakes s's executor if it
+   waits for an op. */
+static void enqueue(struct stream_st *s, const struct qev *q)
 {
-	while (s->used == QDEPTH) {
-		s->rk->host_state = "waiting for a free slot in a stream's queue";
-		s->prod_wait = 1;
-		sg_sem_acquire(s->slots);
-		s->rk->host_state = NULL;
-	}
 	assert(s->n < s->cap && s->used < QDEPTH); /* invariant 6 */
 	s->q[(s->head + s->n) % s->cap] = *q;
 	s->n++;
@@ -197,7 +196,6 @@ static int push(struct stream_st *s, const struct qev *q)
 		s->cons_wait = 0;
 		sg_sem_release(s->items);
 	}
-	return 0;
 }
 
 static int by_size_desc(const void *a, const void *b)
@@ -248,85 +246,170 @@ static int set_memory(struct run *R, struct rank_st *rk, const struct tr_event *
 	return 0;
 }
 
-static void host_main(int argc, char **argv)
+/*
+ * The host's next op, into rk->next (has_next): 1; 0 at the trace's end or
+ * when the run failed; RP_STEADY_RUN_QUEUE (inline streams) before a steady
+ * state skips; RP_STEADY_NEED_HOST (may_block 0) when the steady state's
+ * next step blocks, which only the host actor may do. Marks and memory
+ * statements are taken on the way. The op is issued now (its issue time,
+ * the instances of its after= labels and of its own label are fixed here,
+ * as a launch fixes them), though its queue may have no room yet.
+ */
+static int fetch(struct run *R, struct rank_st *rk, int may_block)
 {
-	(void)argc;
-	(void)argv;
-	struct rank_st *rk = sg_actor_self_get_data();
-	struct run *R = rk->run;
 	char why[TR_MSG_MAX];
-	struct qev q;
+	struct qev *q = &rk->next;
 	for (;;) {
-		memset(&q, 0, sizeof q);
-		int rc =
-		    R->steady ? rp_steady_next(R, rk, &q, why, sizeof why) : tr_next(rk->cur, &q.ev, why, sizeof why);
+		memset(q, 0, sizeof *q);
+		int rc = R->steady ? rp_steady_next(R, rk, q, why, sizeof why, may_block)
+		                   : tr_next(rk->cur, &q->ev, why, sizeof why);
+		if (rc == RP_STEADY_RUN_QUEUE || rc == RP_STEADY_NEED_HOST)
+			return rc;
+		if (rc < 0) {
+			rp_fail(R, SIM_EXIT_TRACE, "%s", why);
+			return 0;
+		}
+		if (rc == 0 || R->err_code)
+			return 0;
+		if (q->ev.kind == TK_MARK) {
+			rk->mark = (short)q->ev.mark;
+			continue;
+		}
+		if (q->ev.kind == TK_MEM) {
+			if (set_memory(R, rk, &q->ev))
+				return 0;
+			continue;
+		}
+		break;
+	}
+	q->mark = rk->mark;
+	q->issued = simgrid_get_clock();
+	for (int i = 0; i < q->ev.nafter; i++) {
+		q->need[i] = rk->issued[q->ev.after[i]];
+		if (q->need[i] == 0) {
+			rp_fail(R, SIM_EXIT_TRACE, "%s:%d: rank %d: after=%s waits for an op this rank never issued",
+			        tr_path(R->t), q->ev.line, rk->rank, tr_label_name(R->t, q->ev.after[i]));
+			return 0;
+		}
+	}
+	if (q->ev.label >= 0)
+		q->inst = ++rk->issued[q->ev.label];
+	if (!stream_get(R, rk, q->ev.stream))
+		return 0;
+	R->issued_ops++;
+	rk->has_next = 1;
+	return 1;
+}
+
+/*
+ * A rank's host with a queue per stream: expands the trace into the queues
+ * until the next op's queue is full (PUMP_BLOCKED: the op waits in
+ * rk->next, its stream's prod_wait set), until every stream has its end
+ * queued (PUMP_END: the trace ended or the run failed), or, with may_block
+ * 0, until a step only the host actor may take (PUMP_HOST).
+ *
+ * The host actor pumps, and sleeps while the pump is blocked; the executor
+ * that frees a slot in the full queue pumps on itself (free_slots), at
+ * the same simulated time the woken host would, and wakes the host only for
+ * PUMP_HOST and PUMP_END. Without that, a host whose queue stays full woke
+ * for every op a stream finished: an engine call and two context switches
+ * an op, a third of the replay of a long pipeline.
+ */
+enum { PUMP_BLOCKED, PUMP_HOST, PUMP_END };
+
+static int host_pump(struct run *R, struct rank_st *rk, int may_block)
+{
+	int ns = tr_nstreams(R->t);
+	while (!rk->pump_done) {
+		if (!rk->has_next && rk->end_next < 0) {
+			int rc = fetch(R, rk, may_block);
+			if (rc == RP_STEADY_NEED_HOST)
+				return PUMP_HOST;
+			assert(rc == 0 || rc == 1); /* RP_STEADY_RUN_QUEUE: inline streams only */
+			if (rc == 0)
+				rk->end_next = 0;
+		}
+		if (!rk->has_next) { /* ending: an end for every stream the rank used */
+			while (rk->end_next < ns && !rk->streams[rk->end_next])
+				rk->end_next++;
+			if (rk->end_next == ns) {
+				rk->pump_done = 1;
+				break;
+			}
+			memset(&rk->next, 0, sizeof rk->next);
+			rk->next.ev.kind = (enum tr_kind)END_KIND;
+			rk->next.ev.stream = rk->end_next++;
+			rk->has_next = 1;
+		}
+		struct stream_st *s = rk->streams[rk->next.ev.stream];
+		if (s->used == QDEPTH) {
+			s->prod_wait = 1;
+			rk->host_state = "waiting for a free slot in a stream's queue";
+			return PUMP_BLOCKED;
+		}
+		rk->host_state = NULL;
+		enqueue(s, &rk->next);
+		rk->has_next = 0;
+	}
+	return PUMP_END;
+}
+
+/* k slots of stream s's queue freed (its executor is done with their ops):
+   the host's expansion goes on if it waited for one. */
+static void free_slots(struct stream_st *s, int k)
+{
+	if (!s->items || k <= 0)
+		return;
+	s->used -= k;
+	assert(s->used >= 0);
+	if (!s->prod_wait)
+		return;
+	s->prod_wait = 0;
+	struct rank_st *rk = s->rk;
+	if (host_pump(rk->run, rk, 0) != PUMP_BLOCKED)
+		sg_sem_release(rk->wake);
+}
+
+/* A rank's host with one stream, which its own actor runs (no queue
+   between actors): queues device ops that can merge into one sleep and
+   runs the queue when anything else comes (or it is full). */
+static void host_inline(struct run *R, struct rank_st *rk)
+{
+	int rc;
+	while ((rc = fetch(R, rk, 1)) != 0) {
 		if (rc == RP_STEADY_RUN_QUEUE) { /* a steady state skips from here: run what is queued first */
 			for (int i = 0; i < tr_nstreams(R->t); i++)
 				if (rk->streams[i])
 					run_queue(R, rk->streams[i]);
 			continue;
 		}
-		if (rc < 0) {
-			rp_fail(R, SIM_EXIT_TRACE, "%s", why);
-			break;
-		}
-		if (rc == 0 || R->err_code)
-			break;
-		if (q.ev.kind == TK_MARK) {
-			rk->mark = (short)q.ev.mark;
-			continue;
-		}
-		if (q.ev.kind == TK_MEM) {
-			if (set_memory(R, rk, &q.ev))
-				break;
-			continue;
-		}
-		q.mark = rk->mark;
-		q.issued = simgrid_get_clock();
-		for (int i = 0; i < q.ev.nafter; i++) {
-			q.need[i] = rk->issued[q.ev.after[i]];
-			if (q.need[i] == 0) {
-				rp_fail(R, SIM_EXIT_TRACE,
-				        "%s:%d: rank %d: after=%s waits for an op this rank never issued",
-				        tr_path(R->t), q.ev.line, rk->rank, tr_label_name(R->t, q.ev.after[i]));
-				break;
-			}
-		}
-		if (R->err_code)
-			break;
-		if (q.ev.label >= 0)
-			q.inst = ++rk->issued[q.ev.label];
-		struct stream_st *s = stream_get(R, rk, q.ev.stream);
-		if (!s)
-			break;
-		R->issued_ops++;
-		if (!R->inline_streams) {
-			push(s, &q);
-			continue;
-		}
-		/* One stream: queue device ops that can merge into one sleep and run
-		   the queue when anything else comes (or it is full). */
+		const struct qev *q = &rk->next;
+		struct stream_st *s = rk->streams[q->ev.stream];
+		rk->has_next = 0;
 		if (s->n == s->cap && grow_queue(R, s))
 			break;
-		s->q[s->n++] = q; /* run_queue leaves it empty with head 0 */
-		if (q.ev.label >= 0 || q.ev.nafter > 0 || s->n == QDEPTH || !rp_merges(R, s, &q))
+		s->q[s->n++] = *q; /* run_queue leaves it empty with head 0 */
+		if (q->ev.label >= 0 || q->ev.nafter > 0 || s->n == QDEPTH || !rp_merges(R, s, q))
 			run_queue(R, s);
 	}
-	if (R->inline_streams) {
-		for (int i = 0; i < tr_nstreams(R->t); i++)
-			if (rk->streams[i]) {
-				run_queue(R, rk->streams[i]);
-				rk->streams[i]->done = !R->err_code;
-			}
-		rk->host_done = 1;
-		return;
-	}
-	/* end every stream this rank used */
-	memset(&q, 0, sizeof q);
-	q.ev.kind = (enum tr_kind)END_KIND;
 	for (int i = 0; i < tr_nstreams(R->t); i++)
-		if (rk->streams[i])
-			push(rk->streams[i], &q);
+		if (rk->streams[i]) {
+			run_queue(R, rk->streams[i]);
+			rk->streams[i]->done = !R->err_code;
+		}
+}
+
+static void host_main(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	struct rank_st *rk = sg_actor_self_get_data();
+	struct run *R = rk->run;
+	if (R->inline_streams)
+		host_inline(R, rk);
+	else
+		while (host_pump(R, rk, 1) != PUMP_END)
+			sg_sem_acquire(rk->wake);
 	rk->host_done = 1;
 }
 
@@ -567,15 +650,15 @@ static void run_free(struct run *R)
 			gsl_rng_free(rk->rng);
 		for (int s = 0; s < ns; s++)
 			if (rk->streams[s]) {
-				if (rk->streams[s]->items) {
+				if (rk->streams[s]->items)
 					sg_sem_destroy(rk->streams[s]->items);
-					sg_sem_destroy(rk->streams[s]->slots);
-				}
 				free(rk->streams[s]->q);
 				free(rk->streams[s]);
 			}
 		if (rk->mu)
 			sg_mutex_destroy(rk->mu);
+		if (rk->wake)
+			sg_sem_destroy(rk->wake);
 		if (rk->cv)
 			sg_cond_destroy(rk->cv);
 		free(rk->streams);
@@ -595,6 +678,7 @@ static void run_free(struct run *R)
 	free(R->txt_hash);
 	free(R->line_text);
 	free(R->line_dm);
+	free(R->p2p_text);
 	dm_free(R->dm);
 	free(R);
 }
@@ -669,6 +753,8 @@ static int replay(struct run *R, char *why, size_t whylen)
 		for (int l = 0; l < nl; l++)
 			rk->lbl_span[l] = -1;
 		rk->mark = -1;
+		rk->end_next = -1;
+		rk->wake = sg_sem_init(0);
 		rk->mu = sg_mutex_init();
 		rk->cv = sg_cond_init();
 		if (o->jitter > 0) {

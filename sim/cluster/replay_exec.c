@@ -262,9 +262,20 @@ static void base_span(struct run *R, struct rp_span *sp, const struct stream_st 
 		sp->text = R->line_text[q->ev.line] - 1;
 		return;
 	}
+	struct p2p_text *slot = NULL; /* send/recv: their text per (line, peer), in a fixed table */
+	if (!per_line && q->ev.line >= 0 &&
+	    (R->p2p_text || (R->p2p_text = calloc(P2P_TEXT_SLOTS, sizeof *R->p2p_text)))) {
+		slot = &R->p2p_text[((unsigned)q->ev.line * 2654435761u ^ (unsigned)q->ev.peer) % P2P_TEXT_SLOTS];
+		if (slot->line == q->ev.line + 1 && slot->peer == q->ev.peer) {
+			sp->text = slot->text;
+			return;
+		}
+	}
 	char text[OP_TEXT_MAX + 128];
 	tr_event_format(R->t, &q->ev, text, sizeof text);
 	sp->text = intern(R, text);
+	if (slot && sp->text >= 0)
+		*slot = (struct p2p_text){q->ev.line + 1, q->ev.peer, sp->text};
 	if (!per_line || sp->text < 0)
 		return;
 	if (q->ev.line >= R->nline_text) {
@@ -277,25 +288,6 @@ static void base_span(struct run *R, struct rp_span *sp, const struct stream_st 
 		R->nline_text = n;
 	}
 	R->line_text[q->ev.line] = sp->text + 1;
-}
-
-/*
- * A stream's queue between its host actor and its executor (not inline):
- * plain counters, and a semaphore only when a side has to block (empty
- * queue, full queue): every semaphore call is an engine call, which costs as
- * much as the op it would guard. Actors run one at a time, so a flag set
- * before blocking is seen by the other side.
- */
-void rp_free_slots(struct stream_st *s, int k)
-{
-	if (!s->items || k <= 0)
-		return;
-	s->used -= k;
-	assert(s->used >= 0);
-	if (s->prod_wait) {
-		s->prod_wait = 0;
-		sg_sem_release(s->slots);
-	}
 }
 
 /* The device model's time of a device op: every expansion of a trace line
@@ -391,7 +383,7 @@ void rp_exec_ops(struct run *R, struct stream_st *s, struct qev *first, long pre
 		char why[TR_MSG_MAX];
 		if (predict(R, &batch[i]->ev, &dr, why, sizeof why)) {
 			rp_fail(R, SIM_EXIT_TRACE, "%s:%d: %s", tr_path(R->t), batch[i]->ev.line, why);
-			rp_free_slots(s, nb - 1);
+			s->taken += nb - 1;
 			return;
 		}
 		double d = dr.time_s * jitter(R, s->rk);
@@ -423,7 +415,7 @@ void rp_exec_ops(struct run *R, struct stream_st *s, struct qev *first, long pre
 	}
 	/* only the last op of a batch can carry a label (see the loop above) */
 	label_done(s, batch[nb - 1], last);
-	rp_free_slots(s, nb - 1);
+	s->taken += nb - 1; /* their slots are freed with first's (stream_main) */
 	rp_progress(R);
 }
 

@@ -65,7 +65,14 @@ struct rank_st {
 	short mark;
 	int host_done;
 	const char *host_state; /* what the host actor is blocked on */
-	double mem[MEM_COUNT];  /* current `memory` categories */
+	/* the host's expansion of the trace, which an executor that frees a
+	   slot may carry on (host_pump in replay.c) */
+	sg_sem_t wake;   /* the host actor waits here for its pump to need it */
+	struct qev next; /* fetched, not yet queued (has_next): its stream is full */
+	int has_next;
+	int end_next;          /* ending: the next stream to queue the end to; -1 before the trace ends */
+	int pump_done;         /* every stream has its end queued */
+	double mem[MEM_COUNT]; /* current `memory` categories */
 	gsl_rng *rng;
 	struct p2pseq *p2p; /* sequence numbers of send/recv per (peer, tag, dir) */
 	int np2p, cap2p;
@@ -84,8 +91,9 @@ struct stream_st {
 	struct qev *q;
 	int head, n, cap;
 	int used;                  /* slots holding an op: queued (n) or taken and running */
-	char cons_wait, prod_wait; /* the executor waits on items, the host on slots */
-	sg_sem_t items, slots;
+	int taken;                 /* ops a batch took from the queue after its first (rp_exec_ops) */
+	char cons_wait, prod_wait; /* the executor waits on items; the host's next op on a slot */
+	sg_sem_t items;
 	long last_span;
 	int done;
 	const struct qev *cur; /* op being executed (for deadlock reports) */
@@ -153,6 +161,14 @@ struct line_dm {
 	struct dm_result r;
 };
 
+/* the text of a send or recv, whose peer the line alone does not fix */
+#define P2P_TEXT_SLOTS 4096
+struct p2p_text {
+	int line; /* + 1; 0: empty */
+	int peer;
+	int text;
+};
+
 struct run {
 	const struct arch_chip *chip;
 	double matrix_fp16; /* the chip's fp16 dense matrix peak, FLOP/s: what a delay scale=matrix scales by */
@@ -178,7 +194,8 @@ struct run {
 	int *tmp_idx;   /* rank -> host index scratch, -1 */
 	int *line_text; /* trace line -> text index + 1 (ops whose text depends on the line only) */
 	int nline_text;
-	struct line_dm *line_dm; /* LINE_SLOTS: a line's op and its prediction (see predict) */
+	struct line_dm *line_dm;   /* LINE_SLOTS: a line's op and its prediction (see predict) */
+	struct p2p_text *p2p_text; /* P2P_TEXT_SLOTS (see base_span) */
 	struct dm *dm;           /* the device model's memo for this run (NULL until the first op, or out of memory) */
 	struct steady *steady;   /* replay_steady.c's state; NULL: every iteration is played */
 	struct pworker *pw_free; /* idle actors of the pair-task pool (replay_plan.c) */
@@ -255,7 +272,10 @@ int rp_steady_init(struct run *R);
    at the boundary where it skips some (after RP_STEADY_RUN_QUEUE: the rank's
    inline queue must be run first, then call again) and tags q->iter. */
 #define RP_STEADY_RUN_QUEUE 4
-int rp_steady_next(struct run *R, struct rank_st *rk, struct qev *q, char *why, size_t whylen);
+/* With may_block 0 (an executor carries the host's expansion on): returns
+   RP_STEADY_NEED_HOST instead of stopping there (which blocks), q unset. */
+#define RP_STEADY_NEED_HOST 5
+int rp_steady_next(struct run *R, struct rank_st *rk, struct qev *q, char *why, size_t whylen, int may_block);
 /* A span was recorded for q (index i). */
 void rp_steady_recorded(struct run *R, const struct qev *q, long i);
 /* Stream s has nothing left to run (its executor is about to wait). */
@@ -269,13 +289,12 @@ void rp_steady_free(struct run *R);
 
 /* replay_exec.c: executing one op (each leaves its span; the invariants in replay.c). The seconds since the
    run began; the progress line (every 1024 ops, when due); when span i ends (a steady state's copies too);
-   an instance dropped once its last member left; an op's wait for its after= labels; its slots freed */
+   an instance dropped once its last member left; an op's wait for its after= labels */
 double rp_wall_now(struct run *R);
 void rp_progress(struct run *R);
 double rp_span_end(struct run *R, long i);
 void rp_inst_drop(struct run *R, struct inst *x);
 void rp_wait_labels(struct run *R, struct stream_st *s, const struct qev *q, long *pred, double *ready);
-void rp_free_slots(struct stream_st *s, int k);
 /* whether q can join the batch of device ops queued on s; the batch, a host delay, a collective, a send or
    recv run on stream s after span pred */
 int rp_merges(struct run *R, const struct stream_st *s, const struct qev *q);

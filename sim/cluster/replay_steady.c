@@ -408,11 +408,13 @@ static void armed_stop(struct run *R, struct rank_st *rk)
 		skip_rank(R, rk);
 }
 
-int rp_steady_next(struct run *R, struct rank_st *rk, struct qev *q, char *why, size_t whylen)
+int rp_steady_next(struct run *R, struct rank_st *rk, struct qev *q, char *why, size_t whylen, int may_block)
 {
 	struct steady *S = R->steady;
 	struct st_rank *sr = &S->rk[rk->rank];
 	for (;;) {
+		if (sr->at_stop && !may_block)
+			return RP_STEADY_NEED_HOST;
 		if (sr->at_stop) {
 			sr->at_stop = 0;
 			armed_stop(R, rk);

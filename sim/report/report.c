@@ -24,28 +24,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* span a starts before span b (the earlier recorded first on a tie) */
-static int starts_before(const struct rp_span *sp, long a, long b)
+/* A span's place in the order by start: its start and index, side by side
+   so that sorting reads one array in order (not the spans at random). */
+struct by_t0 {
+	double t0;
+	long i;
+};
+
+/* a starts before b (the earlier recorded first on a tie) */
+static int starts_before(const struct by_t0 *a, const struct by_t0 *b)
 {
-	return sp[a].t0 < sp[b].t0 || (sp[a].t0 == sp[b].t0 && a < b);
+	return a->t0 < b->t0 || (a->t0 == b->t0 && a->i < b->i);
 }
 
 /* Sorts v[0..n) by start, with tmp[0..n) as scratch: a merge sort of the
    runs already in order (a rank's spans come in order per stream, so there
    are few), linear when there is one run. */
-static void sort_by_start(const struct rp_span *sp, long *v, long *tmp, long n)
+static void sort_by_start(struct by_t0 *v, struct by_t0 *tmp, long n)
 {
 	for (;;) { /* merge neighbouring runs pairwise until one remains */
 		long i = 0, o = 0, runs = 0;
 		while (i < n) {
 			long a = i, am = i + 1;
-			while (am < n && !starts_before(sp, v[am], v[am - 1]))
+			while (am < n && !starts_before(&v[am], &v[am - 1]))
 				am++;
 			long b = am, bm = am < n ? am + 1 : am;
-			while (bm < n && !starts_before(sp, v[bm], v[bm - 1]))
+			while (bm < n && !starts_before(&v[bm], &v[bm - 1]))
 				bm++;
 			while (a < am && b < bm)
-				tmp[o++] = starts_before(sp, v[b], v[a]) ? v[b++] : v[a++];
+				tmp[o++] = starts_before(&v[b], &v[a]) ? v[b++] : v[a++];
 			while (a < am)
 				tmp[o++] = v[a++];
 			while (b < bm)
@@ -63,9 +70,12 @@ static void sort_by_start(const struct rp_span *sp, long *v, long *tmp, long n)
    sort_by_start per rank). */
 static int sort_by_rank_start(const struct rp_result *r, long *idx)
 {
-	long *first = calloc((size_t)r->ranks + 1, sizeof *first), *tmp = malloc(((size_t)r->nspans + 1) * sizeof *tmp);
-	if (!first || !tmp) {
+	long *first = calloc((size_t)r->ranks + 1, sizeof *first);
+	struct by_t0 *v = malloc(((size_t)r->nspans + 1) * sizeof *v),
+	             *tmp = malloc(((size_t)r->nspans + 1) * sizeof *tmp);
+	if (!first || !v || !tmp) {
 		free(first);
+		free(v);
 		free(tmp);
 		return -1;
 	}
@@ -74,14 +84,16 @@ static int sort_by_rank_start(const struct rp_result *r, long *idx)
 	for (int k = 0; k < r->ranks; k++)
 		first[k + 1] += first[k];
 	for (long i = 0; i < r->nspans; i++)
-		tmp[first[r->spans[i].rank]++] = i;
+		v[first[r->spans[i].rank]++] = (struct by_t0){r->spans[i].t0, i};
 	for (int k = r->ranks; k > 0; k--)
 		first[k] = first[k - 1];
 	first[0] = 0;
-	memcpy(idx, tmp, (size_t)r->nspans * sizeof *idx);
 	for (int k = 0; k < r->ranks; k++)
-		sort_by_start(r->spans, idx + first[k], tmp, first[k + 1] - first[k]);
+		sort_by_start(v + first[k], tmp, first[k + 1] - first[k]);
+	for (long i = 0; i < r->nspans; i++)
+		idx[i] = v[i].i;
 	free(first);
+	free(v);
 	free(tmp);
 	return 0;
 }
