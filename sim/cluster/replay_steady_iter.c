@@ -8,6 +8,8 @@
  */
 #include "replay_steady_int.h"
 
+#include <assert.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,22 +84,26 @@ int st_active(const struct steady *S)
 
 /* ---- evaluating iterations ---- */
 
-struct canon_key {
-	int rank, stream;
-	long idx, pos;
-};
-
-static int by_canon(const void *a, const void *b)
+/* Stable counting sort of the positions p[0..n) by key[p] in [0, nkeys):
+   out[0..n) */
+static int count_sort(const long *p, const int *key, long n, int nkeys, long *out)
 {
-	const struct canon_key *x = a, *y = b;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	return (x->idx > y->idx) - (x->idx < y->idx);
+	long *first = calloc((size_t)nkeys + 1, sizeof *first);
+	if (!first)
+		return -1;
+	for (long i = 0; i < n; i++)
+		first[key[p[i]] + 1]++;
+	for (int k = 0; k < nkeys; k++)
+		first[k + 1] += first[k];
+	for (long i = 0; i < n; i++)
+		out[first[key[p[i]]]++] = p[i];
+	free(first);
+	return 0;
 }
 
-/* Sets h's canonical order; -1 when memory runs out. */
+/* Sets h's canonical order; -1 when memory runs out. The spans are listed
+   as recorded (by index), so two stable counting sorts, by stream then by
+   rank, give the order by rank, stream, then as recorded. */
 int st_canonical(const struct run *R, struct st_hist *h)
 {
 	long n = h->spans.n;
@@ -111,20 +117,30 @@ int st_canonical(const struct run *R, struct st_hist *h)
 		h->icanon = ic;
 		h->ccap = n;
 	}
-	struct canon_key *k = malloc(((size_t)n + 1) * sizeof *k);
-	if (!k)
-		return -1;
-	for (long p = 0; p < n; p++) {
-		const struct rp_span *s = &R->r->spans[h->spans.v[p]];
-		k[p] = (struct canon_key){s->rank, s->stream, h->spans.v[p], p};
+	int *rank = calloc((size_t)n + 1, sizeof *rank), *stream = calloc((size_t)n + 1, sizeof *stream);
+	long *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
+	int rc = -1;
+	if (rank && stream && tmp) {
+		int nstreams = 1;
+		for (long p = 0; p < n; p++) {
+			const struct rp_span *s = &R->r->spans[h->spans.v[p]];
+			assert(p == 0 || h->spans.v[p] > h->spans.v[p - 1]); /* as recorded */
+			rank[p] = s->rank;
+			stream[p] = s->stream;
+			if (s->stream >= nstreams)
+				nstreams = s->stream + 1;
+			h->canon[p] = p;
+		}
+		rc = count_sort(h->canon, stream, n, nstreams, tmp) || count_sort(tmp, rank, n, R->nranks, h->canon)
+		         ? -1
+		         : 0;
 	}
-	qsort(k, (size_t)n, sizeof *k, by_canon);
-	for (long c = 0; c < n; c++) {
-		h->canon[c] = k[c].pos;
-		h->icanon[k[c].pos] = c;
-	}
-	free(k);
-	return 0;
+	for (long c = 0; !rc && c < n; c++)
+		h->icanon[h->canon[c]] = c;
+	free(rank);
+	free(stream);
+	free(tmp);
+	return rc;
 }
 
 /* The canonical position of span i in iteration h, -1 when not in it. */
