@@ -384,6 +384,7 @@ static void fit_replay_gen(void)
 			set.texts[m] = vcase_trace(v, &v->gc, cmd);
 			set.chips[m] = &copies[m];
 			set.rpn[m] = v->rpn;
+			set.cost[m] = (double)v->activities;
 			set.idx[m] = i, kind[m] = pass;
 		}
 	fit_apply(NULL);

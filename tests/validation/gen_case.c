@@ -302,6 +302,7 @@ static void replay_one(long i, void *ctx, void *out)
 		res->time_s = r.time_s;
 		res->ranks = r.ranks;
 		res->nrep = r.nrep;
+		res->activities = r.sg_activities;
 		import_families(b->texts[i], &r, res);
 		rp_result_free(&r);
 	}
@@ -321,52 +322,84 @@ static void replayed(long i, void *ctx, int ok, int status, double wall_s)
 	r->wall_s = wall_s;
 }
 
-void vgen_replay_all(const char *const *texts, const struct arch_chip *const *on, const int *rpn, int n, int jobs,
-                     struct vgen_result *res)
+static const double *order_cost;
+static int by_cost_desc(const void *pa, const void *pb)
+{
+	int a = *(const int *)pa, b = *(const int *)pb;
+	if (order_cost[a] != order_cost[b])
+		return order_cost[a] > order_cost[b] ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+void vgen_replay_all(const char *const *texts, const struct arch_chip *const *on, const int *rpn, const double *cost,
+                     int n, int jobs, struct vgen_result *res)
 {
 	/* the same trace on the same chip (rows of one configuration measured in
-	   several releases) is replayed once: first[i] is its first occurrence.
-	   The same chip: one pointer, or a copy with the same fields (the fit's
-	   copies with one fold's constants) */
-	int *first = malloc((size_t)(n > 0 ? n : 1) * sizeof *first);
-	const char **utexts = malloc((size_t)(n > 0 ? n : 1) * sizeof *utexts);
-	const struct arch_chip **uchips = malloc((size_t)(n > 0 ? n : 1) * sizeof *uchips);
-	int *urpn = malloc((size_t)(n > 0 ? n : 1) * sizeof *urpn);
-	struct vgen_result *ures = calloc((size_t)(n > 0 ? n : 1), sizeof *ures);
-	if (!first || !utexts || !uchips || !urpn || !ures) {
+	   several releases) is replayed once: first[i] is its first occurrence
+	   (of the u distinct ones). The same chip: one pointer, or a copy with
+	   the same fields (the fit's copies with one fold's constants) */
+	size_t k = (size_t)(n > 0 ? n : 1);
+	int *first = malloc(k * sizeof *first), *uidx = malloc(k * sizeof *uidx), *urpn = malloc(k * sizeof *urpn);
+	const char **utexts = malloc(k * sizeof *utexts);
+	const struct arch_chip **uchips = malloc(k * sizeof *uchips);
+	double *ucost = calloc(k, sizeof *ucost);
+	struct vgen_result *ures = calloc(k, sizeof *ures), *back = calloc(k, sizeof *back);
+	if (!first || !uidx || !urpn || !utexts || !uchips || !ucost || !ures || !back) {
 		fprintf(stderr, "validate: out of memory\n");
 		exit(1);
 	}
 	int u = 0;
 	for (int i = 0; i < n; i++) {
 		first[i] = u;
-		for (int k = 0; k < u; k++)
-			if ((uchips[k] == on[i] || !memcmp(uchips[k], on[i], sizeof *on[i])) && urpn[k] == rpn[i] &&
-			    texts[i] && utexts[k] && !strcmp(utexts[k], texts[i])) {
-				first[i] = k;
+		for (int j = 0; j < u; j++) {
+			int f = uidx[j];
+			if ((on[f] == on[i] || !memcmp(on[f], on[i], sizeof *on[i])) && rpn[f] == rpn[i] && texts[i] &&
+			    texts[f] && !strcmp(texts[f], texts[i])) {
+				first[i] = j;
 				break;
 			}
-		if (first[i] == u) {
-			utexts[u] = texts[i];
-			urpn[u] = rpn[i];
-			uchips[u++] = on[i];
 		}
+		if (first[i] == u) {
+			ucost[u] = cost ? cost[i] : 0;
+			uidx[u++] = i;
+		}
+	}
+	/* the distinct ones, costliest first: job j is distinct one ord[j] */
+	int *ord = malloc(k * sizeof *ord);
+	if (!ord) {
+		fprintf(stderr, "validate: out of memory\n");
+		exit(1);
+	}
+	for (int j = 0; j < u; j++)
+		ord[j] = j;
+	order_cost = ucost;
+	qsort(ord, (size_t)u, sizeof *ord, by_cost_desc);
+	for (int j = 0; j < u; j++) {
+		utexts[j] = texts[uidx[ord[j]]];
+		uchips[j] = on[uidx[ord[j]]];
+		urpn[j] = rpn[uidx[ord[j]]];
 	}
 	struct vgen_batch b = {utexts, uchips, urpn, ures};
 	if (pp_run(u, jobs, sizeof *ures, ures, replay_one, replayed, &b))
-		for (int i = 0; i < u; i++)
-			if (!ures[i].rc && !ures[i].time_s) {
-				ures[i].rc = -1;
-				snprintf(ures[i].why, sizeof ures[i].why, "cannot start a process: %s",
+		for (int j = 0; j < u; j++)
+			if (!ures[j].rc && !ures[j].time_s) {
+				ures[j].rc = -1;
+				snprintf(ures[j].why, sizeof ures[j].why, "cannot start a process: %s",
 				         strerror(errno));
 			}
+	for (int j = 0; j < u; j++)
+		back[ord[j]] = ures[j];
 	for (int i = 0; i < n; i++)
-		res[i] = ures[first[i]];
+		res[i] = back[first[i]];
 	free(first);
+	free(uidx);
+	free(urpn);
 	free(utexts);
 	free(uchips);
-	free(urpn);
+	free(ucost);
 	free(ures);
+	free(back);
+	free(ord);
 }
 
 void vgen_set_init(struct vgen_set *s, int n)
@@ -377,8 +410,9 @@ void vgen_set_init(struct vgen_set *s, int n)
 	s->chips = calloc(k, sizeof *s->chips);
 	s->idx = calloc(k, sizeof *s->idx);
 	s->rpn = calloc(k, sizeof *s->rpn);
+	s->cost = calloc(k, sizeof *s->cost);
 	s->res = calloc(k, sizeof *s->res);
-	if (!s->texts || !s->chips || !s->idx || !s->rpn || !s->res) {
+	if (!s->texts || !s->chips || !s->idx || !s->rpn || !s->cost || !s->res) {
 		fprintf(stderr, "validate: out of memory\n");
 		exit(1);
 	}
@@ -387,7 +421,7 @@ void vgen_set_init(struct vgen_set *s, int n)
 void vgen_set_run(struct vgen_set *s)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	vgen_replay_all((const char *const *)s->texts, s->chips, s->rpn, s->m,
+	vgen_replay_all((const char *const *)s->texts, s->chips, s->rpn, s->cost, s->m,
 	                cpus < 1   ? 1
 	                : cpus > 8 ? 8
 	                           : (int)cpus,
@@ -402,6 +436,7 @@ void vgen_set_free(struct vgen_set *s)
 	free(s->chips);
 	free(s->idx);
 	free(s->rpn);
+	free(s->cost);
 	free(s->res);
 	memset(s, 0, sizeof *s);
 }

@@ -53,6 +53,7 @@ struct vgen_result {
 	int rc;          /* 0, or rp_run's exit code (-1: the child died) */
 	double time_s;   /* step time */
 	int ranks, nrep; /* ranks of the trace, representatives replayed */
+	long activities; /* SimGrid activities the replay ran (sleeps, parallel tasks): its work */
 	double wall_s;   /* wall-clock time of the child */
 	/* an imported trace (`sim import kineto`): per kernel family (enum imp_family), the replayed time of the
 	   modelled ops, all ranks, and the measured time of the kernels they stand for (the trace's comments) */
@@ -63,10 +64,11 @@ struct vgen_result {
 /* Replays each of n traces on its chip (on[i]) with rpn[i] ranks per node
    (0: all its devices; sim run --ranks-per-node), at most jobs at a time,
    each in a forked child; fills res[i]. A trace equal to an earlier one on
-   the same chip and placement is replayed once (both get its result). The
-   caller has made no SimGrid call. */
-void vgen_replay_all(const char *const *texts, const struct arch_chip *const *on, const int *rpn, int n, int jobs,
-                     struct vgen_result *res);
+   the same chip and placement is replayed once (both get its result). With
+   cost (else NULL), the costliest start first, so that the last to end is
+   a short one. The caller has made no SimGrid call. */
+void vgen_replay_all(const char *const *texts, const struct arch_chip *const *on, const int *rpn, const double *cost,
+                     int n, int jobs, struct vgen_result *res);
 
 /* A batch of replays: m traces (owned), each on its chip, each for the
    caller's item idx[j]; res[j] once run. */
@@ -74,7 +76,8 @@ struct vgen_set {
 	int m;
 	char **texts;
 	const struct arch_chip **chips;
-	int *rpn; /* ranks per node of each (0: all the node's devices) */
+	int *rpn;     /* ranks per node of each (0: all the node's devices) */
+	double *cost; /* the work of each, roughly (0: unknown): the longest start first */
 	int *idx;
 	struct vgen_result *res;
 };

@@ -122,7 +122,7 @@ void traces_run(const char *root)
 			rpn[n++] = 0;
 		}
 	}
-	vgen_replay_all(texts, on, rpn, n, 2, res);
+	vgen_replay_all(texts, on, rpn, NULL, n, 2, res);
 	n = 0;
 	for (int i = 0; i < nrows; i++) {
 		struct tr_row *r = &rows[i];

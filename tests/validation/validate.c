@@ -408,6 +408,7 @@ static void predict_gen(void)
 		set.texts[j] = vcase_trace(v, &v->gc, cmd);
 		set.chips[j] = chips[v->chip].c;
 		set.rpn[j] = v->rpn;
+		set.cost[j] = gen_cost(v);
 	}
 	set.m = n;
 	vgen_set_run(&set);
@@ -423,6 +424,7 @@ static void predict_gen(void)
 		v->step_s = r->time_s;
 		v->ranks = r->ranks;
 		v->nrep = r->nrep;
+		v->activities = r->activities;
 		memcpy(v->fam_replay_s, r->fam_replay_s, sizeof v->fam_replay_s);
 		memcpy(v->fam_meas_s, r->fam_meas_s, sizeof v->fam_meas_s);
 		v->pred = gen_metric(v, v->step_s);
@@ -595,9 +597,9 @@ int main(int argc, char **argv)
 			spct(b1, sizeof b1, vs[i].ok ? vs[i].err : NAN);
 			printf(
 			    "  %-5s step %9.4g s on %5d ranks (%4d replayed)  predicted %10.4g  measured %10s  error "
-			    "%7s  replay %.1f s%s\n",
+			    "%7s  replay %.1f s, %ld engine activities%s\n",
 			    vs[i].id, vs[i].step_s, vs[i].ranks, vs[i].nrep, vs[i].pred, ms[vs[i].meas].value_text, b1,
-			    vs[i].wall_s, vs[i].unscored ? "  (not scored)" : "");
+			    vs[i].wall_s, vs[i].activities, vs[i].unscored ? "  (not scored)" : "");
 		}
 	if (ngen)
 		printf("  %d replays in %.1f s (wall clock)\n", ngen, gen_wall);

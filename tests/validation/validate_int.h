@@ -118,6 +118,7 @@ struct vcase {
 	/* an import case: the modelled ops' replayed time and their kernels' measured time per family (gen_case.h) */
 	double fam_replay_s[IF_COUNT], fam_meas_s[IF_COUNT];
 	int ranks, nrep;
+	long activities; /* SimGrid activities its step replay ran (sleeps, parallel tasks): the work of it */
 	/* a conditioned row: its case sets a constant of the model (a per-call
 	   overhead of its harness, which only that harness's own measurements
 	   give); reported apart, in no category score and not fitted */
