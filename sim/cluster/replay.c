@@ -3,8 +3,10 @@
  *
  * Actors: per rank a host actor ("hR") that expands the trace lazily and
  * pushes ops into per-stream queues (256 deep, like a launch queue), and
- * per used stream an executor ("rRsS"). Executors wait for after= labels
- * on the rank's condition variable; collectives and send/recv meet in
+ * per used stream an executor ("rRsS"); the executor that frees a slot of
+ * a full queue carries the host's expansion on (host_pump). Executors wait
+ * for after= labels on semaphores of their own, released by the op that
+ * completes the label (rp_wait_labels); collectives and send/recv meet in
  * rendezvous instances keyed by (communicator, group, sequence) or
  * (src, dst, tag, sequence). The last member to arrive plays the transfer
  * (latency sleep, then one parallel task per bandwidth phase) and releases
@@ -62,11 +64,9 @@
 #endif
 #include <math.h>
 #include <simgrid/actor.h>
-#include <simgrid/cond.h>
 #include <simgrid/engine.h>
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
-#include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -652,15 +652,13 @@ static void run_free(struct run *R)
 			if (rk->streams[s]) {
 				if (rk->streams[s]->items)
 					sg_sem_destroy(rk->streams[s]->items);
+				if (rk->streams[s]->lbl_sem)
+					sg_sem_destroy(rk->streams[s]->lbl_sem);
 				free(rk->streams[s]->q);
 				free(rk->streams[s]);
 			}
-		if (rk->mu)
-			sg_mutex_destroy(rk->mu);
 		if (rk->wake)
 			sg_sem_destroy(rk->wake);
-		if (rk->cv)
-			sg_cond_destroy(rk->cv);
 		free(rk->streams);
 	}
 	for (int h = 0; h < NBUCKETS; h++) /* rendezvous a deadlock left open */
@@ -755,8 +753,6 @@ static int replay(struct run *R, char *why, size_t whylen)
 		rk->mark = -1;
 		rk->end_next = -1;
 		rk->wake = sg_sem_init(0);
-		rk->mu = sg_mutex_init();
-		rk->cv = sg_cond_init();
 		if (o->jitter > 0) {
 			rk->rng = gsl_rng_alloc(gsl_rng_mt19937);
 			gsl_rng_set(rk->rng, o->seed * 1000003ul + (unsigned long)i);

@@ -15,11 +15,9 @@
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <simgrid/actor.h>
-#include <simgrid/cond.h>
 #include <simgrid/engine.h>
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
-#include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -204,18 +202,24 @@ static int member_index(const struct inst *x, int rank)
 
 /* ---- executing one op ---- */
 
+/* An op's wait for its after= labels. Actors run one at a time, so the
+   check and the wait need no lock: a stream that has to wait names the label
+   (waiting_label) and sleeps on its own semaphore, which label_done releases
+   when that label completes; a label already done costs no engine call. */
 void rp_wait_labels(struct run *R, struct stream_st *s, const struct qev *q, long *pred, double *ready)
 {
 	struct rank_st *rk = s->rk;
 	for (int i = 0; i < q->ev.nafter; i++) {
 		int l = q->ev.after[i];
-		sg_mutex_lock(rk->mu);
 		while (rk->done[l] < q->need[i] && !R->err_code) {
+			if (!s->lbl_sem && !(s->lbl_sem = sg_sem_init(0))) {
+				rp_fail(R, SIM_EXIT_INTERNAL, "out of memory");
+				return;
+			}
 			s->waiting_label = l;
-			sg_cond_wait(rk->cv, rk->mu);
+			sg_sem_acquire(s->lbl_sem);
 		}
 		s->waiting_label = -1;
-		sg_mutex_unlock(rk->mu);
 		long sp = rk->lbl_span[l];
 		if (rp_span_end(R, sp) > *ready) {
 			*ready = rp_span_end(R, sp);
@@ -229,12 +233,16 @@ static void label_done(struct stream_st *s, const struct qev *q, long span)
 	if (q->ev.label < 0)
 		return;
 	struct rank_st *rk = s->rk;
-	sg_mutex_lock(rk->mu);
 	rk->done[q->ev.label] = q->inst;
 	rk->lbl_span[q->ev.label] = span;
 	rk->completed[q->ev.label]++;
-	sg_cond_notify_all(rk->cv);
-	sg_mutex_unlock(rk->mu);
+	for (int i = 0; i < tr_nstreams(rk->run->t); i++) { /* wake the streams waiting for it (they check again) */
+		struct stream_st *w = rk->streams[i];
+		if (w && w->waiting_label == q->ev.label) {
+			w->waiting_label = -1;
+			sg_sem_release(w->lbl_sem);
+		}
+	}
 }
 
 static double jitter(struct run *R, struct rank_st *rk)

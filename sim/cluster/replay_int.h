@@ -60,8 +60,6 @@ struct rank_st {
 	int *completed;             /* per label: ops completed (invariant 7) */
 	long *lbl_span;             /* per label: span of the latest completion */
 	int *coll_seq;              /* per communicator */
-	sg_mutex_t mu;
-	sg_cond_t cv;
 	short mark;
 	int host_done;
 	const char *host_state; /* what the host actor is blocked on */
@@ -99,6 +97,7 @@ struct stream_st {
 	const struct qev *cur; /* op being executed (for deadlock reports) */
 	struct inst *waiting;  /* rendezvous it waits in */
 	int waiting_label;     /* label it waits for, -1 */
+	sg_sem_t lbl_sem;      /* ... on this semaphore (made when it first waits) */
 };
 
 /* A collective or send/recv being assembled. */

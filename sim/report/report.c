@@ -103,31 +103,35 @@ static int is_comm(int kind)
 	return kind == TK_COLL || kind == TK_SEND || kind == TK_RECV;
 }
 
-/* Length of the union of the spans sp[idx[0..n)] (sp[0..n) when idx is
-   NULL), sorted by start, that pass the filter. */
-static double union_len(const struct rp_span *sp, const long *idx, long n, int want)
+/* Lengths of the unions of the spans sp[idx[0..n)] (sp[0..n) when idx is
+   NULL), sorted by start, in one pass: u[0] of the device ops, u[1] of the
+   communication, u[2] of all but host delays, u[3] of all. */
+static void union_lens(const struct rp_span *sp, const long *idx, long n, double u[4])
 {
-	double total = 0, lo = 0, hi = -1;
+	double lo[4] = {0, 0, 0, 0}, hi[4] = {-1, -1, -1, -1};
+	for (int w = 0; w < 4; w++)
+		u[w] = 0;
 	for (long i = 0; i < n; i++) {
 		const struct rp_span *s = &sp[idx ? idx[i] : i];
-		int ok = want == 0   ? s->kind == TK_OP
-		         : want == 1 ? is_comm(s->kind)
-		         : want == 2 ? s->kind != TK_DELAY
-		                     : 1;
-		if (!ok || s->t1 <= s->t0)
+		if (s->t1 <= s->t0)
 			continue;
-		if (s->t0 > hi) {
-			if (hi > lo)
-				total += hi - lo;
-			lo = s->t0;
-			hi = s->t1;
-		} else if (s->t1 > hi) {
-			hi = s->t1;
+		int in[4] = {s->kind == TK_OP, is_comm(s->kind), s->kind != TK_DELAY, 1};
+		for (int w = 0; w < 4; w++) {
+			if (!in[w])
+				continue;
+			if (s->t0 > hi[w]) {
+				if (hi[w] > lo[w])
+					u[w] += hi[w] - lo[w];
+				lo[w] = s->t0;
+				hi[w] = s->t1;
+			} else if (s->t1 > hi[w]) {
+				hi[w] = s->t1;
+			}
 		}
 	}
-	if (hi > lo)
-		total += hi - lo;
-	return total;
+	for (int w = 0; w < 4; w++)
+		if (hi[w] > lo[w])
+			u[w] += hi[w] - lo[w];
 }
 
 const char *report_span_label(const struct rp_span *s, const struct rp_result *r, char buf[32])
@@ -186,8 +190,7 @@ static int by_time_desc(const void *a, const void *b)
    lies between two cuts of its own). sub is scratch for n indices. */
 static void rank_unions(const struct rp_result *r, const long *idx, long n, const long *copies, long *sub, double u[4])
 {
-	for (int w = 0; w < 4; w++)
-		u[w] = union_len(r->spans, idx, n, w);
+	union_lens(r->spans, idx, n, u);
 	if (!copies)
 		return;
 	long m = 0;
@@ -198,8 +201,10 @@ static void rank_unions(const struct rp_result *r, const long *idx, long n, cons
 		if (i < n && si < 0)
 			continue;
 		if (si != cur && m) { /* the spans of steady state cur end here */
+			double t[4];
+			union_lens(r->spans, sub, m, t);
 			for (int w = 0; w < 4; w++)
-				u[w] += (double)r->steady[cur].copies * union_len(r->spans, sub, m, w);
+				u[w] += (double)r->steady[cur].copies * t[w];
 			m = 0;
 		}
 		cur = si;
@@ -212,8 +217,7 @@ static int unions_of(const struct report *rep, const struct rp_span *v, long n, 
 {
 	(void)rep;
 	(void)arg;
-	for (int w = 0; w < 4; w++)
-		u[w] = union_len(v, NULL, n, w);
+	union_lens(v, NULL, n, u);
 	return 0;
 }
 
