@@ -12,7 +12,7 @@
  * files are shards 0..N-1 of one sweep (same N, P, ID and header), that each
  * holds exactly its points, and writes the header and every row without
  * the point column in grid order. A field may be quoted and hold commas or
- * line breaks (csv_field in cmd_sweep.c): records are read as CSV, not as
+ * line breaks (csv_put_field, sim/base/csv.c): records are read as CSV, not as
  * lines.
  */
 #include "cli.h"

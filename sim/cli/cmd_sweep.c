@@ -19,6 +19,7 @@
  * (exit 73) and renamed into place only when complete.
  */
 #include "cli.h"
+#include "csv.h"
 #include "engine.h"
 #include "gen.h"
 #include "model.h"
@@ -568,21 +569,6 @@ static int run_all(const struct sw_job *j, long n, struct sw_row *rows)
 	return 0;
 }
 
-static void csv_field(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void csv_num(FILE *f, double v)
 {
 	if (isfinite(v))
@@ -597,7 +583,7 @@ static void write_csv(FILE *f, const struct sw_args *a, const struct sw_row *row
 		fprintf(f, "%s%ld/%ld of %ld points, sweep %016llx\npoint,", SWEEP_SHARD_LINE, a->shard_i, a->shard_n,
 		        npoints(a), sweep_id(a));
 	for (int k = 0; k < a->nkeys; k++) {
-		csv_field(f, a->keys[k].key);
+		csv_put_field(f, a->keys[k].key, 0);
 		fputc(',', f);
 	}
 	fputs("time_s,bound,tflops,mfu,hfu,tokens_per_s,peak_mem_bytes,fits,error\n", f);
@@ -607,13 +593,13 @@ static void write_csv(FILE *f, const struct sw_args *a, const struct sw_row *row
 		if (a->shard_n)
 			fprintf(f, "%ld,", i);
 		for (int k = 0; k < a->nkeys; k++) {
-			csv_field(f, a->keys[k].vals[val_index(a, i, k)]);
+			csv_put_field(f, a->keys[k].vals[val_index(a, i, k)], 0);
 			fputc(',', f);
 		}
 		if (isfinite(r->time_s))
 			fprintf(f, "%.6g", r->time_s);
 		fputc(',', f);
-		csv_field(f, r->bound);
+		csv_put_field(f, r->bound, 0);
 		csv_num(f, r->tflops);
 		csv_num(f, r->mfu);
 		csv_num(f, r->hfu);
@@ -623,7 +609,7 @@ static void write_csv(FILE *f, const struct sw_args *a, const struct sw_row *row
 		if (r->fits >= 0)
 			fprintf(f, "%d", r->fits);
 		fputc(',', f);
-		csv_field(f, r->why);
+		csv_put_field(f, r->why, 0);
 		fputc('\n', f);
 	}
 }

@@ -7,6 +7,7 @@
  */
 #include "report.h"
 
+#include "csv.h"
 #include "json.h"
 #include "model.h"
 #include "outfile.h"
@@ -270,17 +271,6 @@ void report_json(const struct report *rep, const char *config_path, FILE *f)
 
 /* ---- files: written whole or not at all (sim/base/outfile.c) ---- */
 
-static void csv_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 int report_csv(const struct report *rep, const char *dir, char *why, size_t whylen)
 {
 	const struct rp_result *r = rep->r;
@@ -311,15 +301,15 @@ int report_csv(const struct report *rep, const char *dir, char *why, size_t whyl
 	for (const struct rp_span *s; (s = rp_span_iter_next(&it));) {
 		char label[32];
 		fprintf(f, "%d,", s->rank);
-		csv_str(f, tr_stream_name(rep->trace, s->stream));
+		csv_put_field(f, tr_stream_name(rep->trace, s->stream), 1);
 		fprintf(f, ",%d,%s,", s->line, report_span_label(s, r, label));
-		csv_str(f, r->texts[s->text]);
+		csv_put_field(f, r->texts[s->text], 1);
 		fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%s,%.9g,%.9g,", s->t0, s->t1, s->t1 - s->t0, s->t0 - s->arrive,
 		        s->bound >= 0  ? dm_bound_name((enum dm_bound)s->bound)
 		        : s->algo >= 0 ? coll_algo_name(s->algo)
 		                       : "",
 		        s->flops, s->bytes);
-		csv_str(f, s->mark >= 0 ? tr_mark_name(rep->trace, s->mark) : "");
+		csv_put_field(f, s->mark >= 0 ? tr_mark_name(rep->trace, s->mark) : "", 1);
 		fprintf(f, ",%.9g\n", s->t1 - s->t0 - s->gap_s); /* the kernel as a profiler times it */
 	}
 	if (out_commit(&o, err, sizeof err))
