@@ -313,7 +313,7 @@ static int fetch(struct run *R, struct rank_st *rk, int may_block)
  * the same simulated time the woken host would, and wakes the host only for
  * PUMP_HOST and PUMP_END. Without that, a host whose queue stays full woke
  * for every op a stream finished: an engine call and two context switches
- * an op, a third of the replay of a long pipeline.
+ * an op, about 15% of the replay of a long pipeline.
  */
 enum { PUMP_BLOCKED, PUMP_HOST, PUMP_END };
 
