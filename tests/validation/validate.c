@@ -344,13 +344,6 @@ static double gen_cost(const struct vcase *v)
 	return steps * (double)c->m.layers;
 }
 
-static const struct vcase *cost_base;
-static int cmp_cost(const void *pa, const void *pb)
-{
-	double a = gen_cost(&cost_base[*(const int *)pa]), b = gen_cost(&cost_base[*(const int *)pb]);
-	return a != b ? (a < b ? 1 : -1) : *(const int *)pa - *(const int *)pb;
-}
-
 /* Serves every serving case in this process and sets its prediction. */
 static void predict_serve(void)
 {
@@ -399,8 +392,6 @@ static void predict_gen(void)
 	for (int i = 0, j = 0; i < nvs; i++)
 		if (vs[i].gen && !vs[i].serve && vs[i].chip >= 0 && chips[vs[i].chip].c)
 			idx[j++] = i;
-	cost_base = vs;
-	qsort(idx, (size_t)n, sizeof *idx, cmp_cost);
 	for (int j = 0; j < n; j++) {
 		struct vcase *v = &vs[idx[j]];
 		char cmd[400];
