@@ -1,6 +1,6 @@
 /*
- * op.c -- the op vocabulary: one op line parsed into a struct op, the
- * canonical text of an op (the memoization key), and its useful work.
+ * op.c -- the op vocabulary: one op line parsed into a struct op (op_text.c
+ * writes an op's canonical text and counts its useful work).
  *
  * The parser is table driven: each kind lists its keys with a value type
  * (positive size, non-negative size, dtype, bool, one of a set of words,
@@ -10,6 +10,7 @@
  * output at least 1x1, products of sizes below 2^62).
  */
 #include "op.h"
+#include "op_int.h"
 
 #include "arch.h"
 
@@ -24,50 +25,40 @@
 #define SHOW_MAX   40          /* characters of a token quoted in a message */
 
 static const char *const kind_names[OP_KIND_COUNT] = {"gemm", "attn", "elem", "copy", "conv", "embedding"};
-static const char *const trans_names[] = {"nn", "nt", "tn", "tt", NULL};
-static const char *const epi_names[] = {"none", "bias", "gelu", "relu", "bias_gelu", "bias_relu", NULL};
+const char *const op_trans_names[] = {"nn", "nt", "tn", "tt", NULL};
+const char *const op_epi_names[] = {"none", "bias", "gelu", "relu", "bias_gelu", "bias_relu", NULL};
 static const char *const impl_names[] = {"flash2", "flash3",        "naive", "decode", "paged",
                                          "flash1", "flash2_decode", "cudnn", NULL};
-static const char *const dir_names[] = {"fwd", "bwd", NULL};
-static const char *const conv_dir_names[] = {"fwd", "bwd", "dgrad", "wgrad", NULL};
-static const char *const place_names[] = {"hbm", "host", NULL};
+const char *const op_dir_names[] = {"fwd", "bwd", NULL};
+const char *const op_conv_dir_names[] = {"fwd", "bwd", "dgrad", "wgrad", NULL};
+const char *const op_place_names[] = {"hbm", "host", NULL};
 static const char *const elem_names[] = {
     "add",     "mul",  "gelu",          "silu",        "swiglu",      "relu",  "layernorm", "rmsnorm",
     "softmax", "rope", "cast",          "adam",        "read",        "triad", "copy",      "cast_transpose",
     "permute", "fill", "layernorm_bwd", "rmsnorm_bwd", "softmax_bwd", NULL};
 _Static_assert(sizeof elem_names / sizeof elem_names[0] == EL_COUNT + 1, "one name per enum op_elem");
 _Static_assert(sizeof impl_names / sizeof impl_names[0] == ATTN_IMPL_COUNT + 1, "one name per enum op_attn_impl");
-_Static_assert(sizeof epi_names / sizeof epi_names[0] == EPI_COUNT + 1, "one name per enum op_epilogue");
+_Static_assert(sizeof op_epi_names / sizeof op_epi_names[0] == EPI_COUNT + 1, "one name per enum op_epilogue");
 #define DTYPES_EXPECTED "fp64|fp32|tf32|fp16|bf16|fp8|fp4|int8|int4|int32"
 
-/* FLOPs per element of each elementwise op (as the usual benchmarks count). */
-static const double elem_flops[EL_COUNT] = {
-    [EL_ADD] = 1,         [EL_MUL] = 1,   [EL_GELU] = 8,           [EL_SILU] = 4,
-    [EL_SWIGLU] = 5,      [EL_RELU] = 1,  [EL_LAYERNORM] = 8,      [EL_RMSNORM] = 5,
-    [EL_SOFTMAX] = 5,     [EL_ROPE] = 3,  [EL_CAST] = 0,           [EL_ADAM] = 12,
-    [EL_READ] = 1,        [EL_TRIAD] = 2, [EL_COPY] = 0,           [EL_CAST_TRANSPOSE] = 0,
-    [EL_PERMUTE] = 0,     [EL_FILL] = 0,  [EL_LAYERNORM_BWD] = 10, [EL_RMSNORM_BWD] = 7,
-    [EL_SOFTMAX_BWD] = 3,
-};
-
-static const char *name_in(const char *const *names, int count, int i)
+const char *op_name_in(const char *const *names, int count, int i)
 {
 	return i >= 0 && i < count ? names[i] : "?";
 }
 
 const char *op_kind_name(enum op_kind k)
 {
-	return name_in(kind_names, OP_KIND_COUNT, (int)k);
+	return op_name_in(kind_names, OP_KIND_COUNT, (int)k);
 }
 const char *op_elem_name(enum op_elem e)
 {
-	return name_in(elem_names, EL_COUNT, (int)e);
+	return op_name_in(elem_names, EL_COUNT, (int)e);
 }
 const char *op_attn_impl_name(enum op_attn_impl i)
 {
-	return name_in(impl_names, ATTN_IMPL_COUNT, (int)i);
+	return op_name_in(impl_names, ATTN_IMPL_COUNT, (int)i);
 }
-static const char *dtype_name(int dt)
+const char *op_dtype_name(int dt)
 {
 	return dt >= 0 && dt < DT_COUNT ? arch_dtype_name((enum arch_dtype)dt) : "?";
 }
@@ -102,8 +93,8 @@ static const struct key gemm_keys[G_COUNT + 1] = {
     [G_BATCH] = {"batch", V_POS, 0, NULL},
     [G_DTYPE] = {"dtype", V_DTYPE, 1, NULL},
     [G_ACC] = {"acc", V_DTYPE, 0, NULL},
-    [G_TRANS] = {"trans", V_CHOICE, 0, trans_names},
-    [G_EPI] = {"epilogue", V_CHOICE, 0, epi_names},
+    [G_TRANS] = {"trans", V_CHOICE, 0, op_trans_names},
+    [G_EPI] = {"epilogue", V_CHOICE, 0, op_epi_names},
     [G_WARM] = {"warm", V_BOOL, 0, NULL},
     [G_UNITS] = {"units", V_POS, 0, NULL},
     [G_MARGIN] = {"margin", V_POS, 0, NULL},
@@ -122,7 +113,7 @@ static const struct key attn_keys[A_COUNT + 1] = {
     [A_CAUSAL] = {"causal", V_BOOL, 0, NULL},
     [A_DTYPE] = {"dtype", V_DTYPE, 1, NULL},
     [A_IMPL] = {"impl", V_CHOICE, 1, impl_names},
-    [A_DIR] = {"dir", V_CHOICE, 0, dir_names},
+    [A_DIR] = {"dir", V_CHOICE, 0, op_dir_names},
     [A_PAGE] = {"page", V_POS, 0, NULL},
     [A_DROP] = {"dropout", V_PROB, 0, NULL},
     [A_WINDOW] = {"window", V_POS, 0, NULL},
@@ -141,8 +132,8 @@ static const struct key elem_keys[E_COUNT + 1] = {
 enum { Y_BYTES, Y_SRC, Y_DST, Y_COUNT };
 static const struct key copy_keys[Y_COUNT + 1] = {
     [Y_BYTES] = {"bytes", V_BYTES, 1, NULL},
-    [Y_SRC] = {"src", V_CHOICE, 0, place_names},
-    [Y_DST] = {"dst", V_CHOICE, 0, place_names},
+    [Y_SRC] = {"src", V_CHOICE, 0, op_place_names},
+    [Y_DST] = {"dst", V_CHOICE, 0, op_place_names},
 };
 
 enum {
@@ -180,7 +171,7 @@ static const struct key conv_keys[C_COUNT + 1] = {
     [C_DTYPE] = {"dtype", V_DTYPE, 1, NULL},
     [C_ACC] = {"acc", V_DTYPE, 0, NULL},
     [C_WARM] = {"warm", V_BOOL, 0, NULL},
-    [C_DIR] = {"dir", V_CHOICE, 0, conv_dir_names},
+    [C_DIR] = {"dir", V_CHOICE, 0, op_conv_dir_names},
     [C_UNITS] = {"units", V_POS, 0, NULL},
     [C_MARGIN] = {"margin", V_POS, 0, NULL},
     [C_BUSY] = {"busy", V_POS, 0, NULL},
@@ -449,7 +440,7 @@ static int check_acc(const char *kn, int dtype, int acc, char *why, size_t whyle
 	int di = arch_dtype_is_int((enum arch_dtype)dtype), ai = arch_dtype_is_int((enum arch_dtype)acc);
 	if (di != ai)
 		return fail(why, whylen, "%s: acc=%s does not suit dtype=%s (%s inputs accumulate in %s type)", kn,
-		            dtype_name(acc), dtype_name(dtype), di ? "integer" : "float",
+		            op_dtype_name(acc), op_dtype_name(dtype), di ? "integer" : "float",
 		            di ? "an integer" : "a float");
 	return 0;
 }
@@ -780,148 +771,4 @@ int op_parse(const char *line, const char *const *extra, struct op *op, char *wh
 	o.launch = launch == LAUNCH_GRAPH ? LAUNCH_GRAPH : LAUNCH_EAGER;
 	*op = o;
 	return 0;
-}
-
-/* ---- canonical text ---- */
-
-size_t op_format(const struct op *op, char *buf, size_t len)
-{
-	char a[48] = "", b[48] = "", u[48] = "";
-	int n = 0;
-	if (!buf)
-		len = 0;
-	if (!op)
-		return 0;
-	/* units=, margin= and busy= only where given: the text of every other op stays what it was */
-	if (op->units > 0)
-		snprintf(u, sizeof u, " units=%lld", op->units);
-	else if (op->margin > 0)
-		snprintf(u, sizeof u, " margin=%lld", op->margin);
-	else if (op->busy > 0)
-		snprintf(u, sizeof u, " busy=%lld", op->busy);
-	switch (op->kind) {
-	case OP_GEMM:
-		if (op->tile_m > 0) /* tile= only where given, as units= */
-			snprintf(a, sizeof a, " tile=%dx%d", op->tile_m, op->tile_n);
-		n = snprintf(buf, len,
-		             "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s acc=%s trans=%s epilogue=%s warm=%d%s%s",
-		             op->m, op->n, op->k, op->batch, dtype_name(op->dtype), dtype_name(op->acc_dtype),
-		             name_in(trans_names, 4, (int)op->trans), name_in(epi_names, EPI_COUNT, (int)op->epilogue),
-		             op->warm, u, a);
-		break;
-	case OP_ATTN:
-		if (op->impl == ATTN_PAGED)
-			snprintf(a, sizeof a, " page=%lld", op->page);
-		if (op->dropout > 0) {
-			/* the fewest digits that read back as the same double: the canonical text is the op */
-			int p = 1;
-			do
-				snprintf(a, sizeof a, " dropout=%.*g", p, op->dropout);
-			while (p++ < 17 && strtod(a + 9, NULL) != op->dropout);
-		}
-		if (op->window) {
-			size_t used = strlen(a);
-			snprintf(a + used, sizeof a - used, " window=%lld", op->window);
-		}
-		n = snprintf(buf, len,
-		             "attn b=%lld h=%lld hkv=%lld sq=%lld skv=%lld d=%lld causal=%d dtype=%s impl=%s%s dir=%s "
-		             "warm=%d",
-		             op->b, op->h, op->hkv, op->sq, op->skv, op->d, op->causal, dtype_name(op->dtype),
-		             op_attn_impl_name(op->impl), a, name_in(dir_names, 2, (int)op->dir), op->warm);
-		break;
-	case OP_ELEM:
-		if (op_elem_is_row(op->elem))
-			snprintf(a, sizeof a, " cols=%lld", op->cols);
-		if (op->elem == EL_CAST || op->elem == EL_CAST_TRANSPOSE)
-			snprintf(b, sizeof b, " to=%s", dtype_name(op->to_dtype));
-		n = snprintf(buf, len, "elem op=%s n=%lld%s dtype=%s%s warm=%d%s%s%s", op_elem_name(op->elem),
-		             op->elems, a, dtype_name(op->dtype), b, op->warm, op->strided ? " strided=1" : "",
-		             op->split ? " split=1" : "", op->eager ? " eager=1" : "");
-		break;
-	case OP_COPY:
-		n = snprintf(buf, len, "copy bytes=%.0f src=%s dst=%s", op->bytes,
-		             name_in(place_names, 2, (int)op->src), name_in(place_names, 2, (int)op->dst));
-		break;
-	case OP_CONV:
-		/* dir= only where not the forward: the text of every forward conv stays what it was */
-		if (op->dir != DIR_FWD)
-			snprintf(a, sizeof a, " dir=%s", name_in(conv_dir_names, 4, (int)op->dir));
-		n = snprintf(
-		    buf, len,
-		    "conv n=%lld c=%lld h=%lld w=%lld k=%lld r=%lld s=%lld stride=%lld pad=%lld dtype=%s acc=%s "
-		    "warm=%d%s%s",
-		    op->batch, op->cin, op->ih, op->iw, op->cout, op->r, op->s, op->stride, op->pad,
-		    dtype_name(op->dtype), dtype_name(op->acc_dtype), op->warm, a, u);
-		break;
-	case OP_EMBED:
-		n = snprintf(buf, len, "embedding tokens=%lld dim=%lld vocab=%lld dtype=%s warm=%d", op->tokens,
-		             op->dim, op->vocab, dtype_name(op->dtype), op->warm);
-		break;
-	default: n = snprintf(buf, len, "?"); break;
-	}
-	/* launch= only where it is a graph's: the text of every other op stays what it was */
-	if (n >= 0 && op->launch == LAUNCH_GRAPH) {
-		size_t used = (size_t)n < len ? (size_t)n : (len ? len - 1 : 0);
-		int m = snprintf(buf ? buf + used : NULL, len > used ? len - used : 0, " launch=graph");
-		n = m < 0 ? n : n + m;
-	}
-	return n < 0 ? 0 : (size_t)n;
-}
-
-/* ---- useful work ---- */
-
-/* Unmasked (query, key) pairs: causal with the queries aligned to the end
-   of the keys (query i of sq sees keys up to skv - sq + i). */
-/* sum of min(w, p + 1) over key positions p = a .. b (w = 0: no window) */
-static double visible_keys(double a, double b, double w)
-{
-	if (a > b)
-		return 0;
-	if (w <= 0 || b + 1 <= w)
-		return (b - a + 1) * (a + b + 2) / 2;
-	if (a + 1 >= w)
-		return (b - a + 1) * w;
-	return visible_keys(a, w - 1, 0) + (b - w + 1) * w;
-}
-
-/* Unmasked (query, key) pairs: causal with the queries aligned to the end
-   of the keys (query i of sq sees keys up to skv - sq + i; with a window,
-   its `window` latest of them). */
-static double attn_pairs(const struct op *op)
-{
-	double sq = (double)op->sq, skv = (double)op->skv;
-	if (!op->causal)
-		return sq * skv;
-	/* query i's last key is p = skv - sq + i; the first sq - skv queries see no key */
-	double first = skv - sq > 0 ? skv - sq : 0;
-	return visible_keys(first, skv - 1, (double)op->window);
-}
-
-double op_flops(const struct op *op)
-{
-	if (!op)
-		return 0;
-	switch (op->kind) {
-	case OP_GEMM: return 2.0 * (double)op->m * (double)op->n * (double)op->k * (double)op->batch;
-	case OP_ATTN: {
-		double f = 4.0 * (double)op->b * (double)op->h * (double)op->d * attn_pairs(op);
-		return op->dir == DIR_BWD ? 2.5 * f : f;
-	}
-	case OP_ELEM:
-		return (int)op->elem >= 0 && (int)op->elem < EL_COUNT ? elem_flops[op->elem] * (double)op->elems : 0;
-	case OP_CONV: {
-		if (op->stride <= 0 || op->pad < 0 || op->ih <= 0 || op->iw <= 0)
-			return 0;
-		double pp = (double)op->ih + 2.0 * (double)op->pad - (double)op->r,
-		       qq = (double)op->iw + 2.0 * (double)op->pad - (double)op->s;
-		if (pp < 0 || qq < 0)
-			return 0;
-		double p = floor(pp / (double)op->stride) + 1, q = floor(qq / (double)op->stride) + 1;
-		return (op->dir == DIR_BWD ? 4.0 : 2.0) * (double)op->batch * p * q * (double)op->cout *
-		       (double)op->cin * (double)op->r * (double)op->s;
-	}
-	case OP_COPY:
-	case OP_EMBED:
-	default: return 0;
-	}
 }
