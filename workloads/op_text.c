@@ -7,8 +7,6 @@
 #include "op.h"
 #include "op_int.h"
 
-#include "arch.h"
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
