@@ -1,5 +1,5 @@
 /*
- * gen_test.h -- what tests/test_gen.c and tests/test_gen_mech.c share: a preset
+ * gen_test.h -- what tests/test_gen.c, test_gen_mech.c and test_gen_par.c share: a preset
  * with the defaults `sim gen` fills in, a layout, a generated trace's text, the
  * checks every generated trace passes (test_trace), a refused configuration and
  * a refused command line. Static in each test (CHECK counts per file, check.h).
