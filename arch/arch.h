@@ -146,6 +146,8 @@ struct arch_model {
 	double static_power;     /* share of TDP not available to the matrix units (leakage, memory, uncore) */
 	double l2_eff;           /* fraction of peak L2 bandwidth a stream reaches */
 	double mma_eff;          /* fraction of the matrix units' issue rate a main loop sustains */
+	double sync_eff;         /* of mma.sync's peak (matrix.sync_fraction), the share a kernel sustains beside its
+	                            other instructions, on units whose native matrix path is asynchronous */
 	double loaded_latency;   /* memory latency under full load, as a multiple of the idle one */
 	double bytes_per_thread; /* bytes a thread of an elementwise kernel keeps in flight */
 	double dram_latency_s;   /* used where memory.device.latency is unset */

@@ -156,6 +156,7 @@ static void fp_model(struct fp *f, const struct arch_model *k)
 	fp_double(f, k->static_power);
 	fp_double(f, k->l2_eff);
 	fp_double(f, k->mma_eff);
+	fp_double(f, k->sync_eff);
 	fp_double(f, k->loaded_latency);
 	fp_double(f, k->bytes_per_thread);
 	fp_double(f, k->dram_latency_s);

@@ -297,6 +297,11 @@ static const struct arch_param model_params[] = {
 	    R_DEV),
 	FLT("mma_efficiency", arch_model, mma_eff, 0, "0.95", 0.1, 1,
 	    "fraction of the matrix units' rate a GEMM main loop sustains (issue and sync overhead)", R_DEV),
+	FLT("sync_efficiency", arch_model, sync_eff, 0, "0.73", 0.1, 1,
+	    "on units whose matrix pipe is asynchronous (compute.*.matrix.async: Hopper's wgmma), the share of the "
+	    "synchronous instruction's peak (matrix.sync_fraction, a loop of mma.sync alone) that a kernel built on "
+	    "it (FlashAttention-1/2, the library's fallback GEMMs) sustains among its other instructions",
+	    R_DEV),
 	FLT("loaded_latency", arch_model, loaded_latency, 0, "1.5", 1, 10,
 	    "memory latency under full load as a multiple of the idle latency (queueing)", R_DEV),
 	QTY("bytes_per_thread", UNIT_BYTES, arch_model, bytes_per_thread, 0, "16 B", 1, 1024,

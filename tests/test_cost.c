@@ -39,10 +39,10 @@ int main(void)
 	near("energy of no time", cost_energy_tdp_j(700, 0, 1), 0);
 
 	/* 400 W, static share 0.3, 1 s, 1 device: static 120 J; 1e14 FLOPs of
-	   bf16 = 5e13 MACs x 2 pJ x (2 / 2) = 100 J; 220 J under the 400 J cap */
-	near("activity energy", cost_energy_activity_j(400, 0.3, 2, 2, 1e14, 1, 1), 220);
-	/* fp8 halves the MAC energy: 120 + 50 */
-	near("activity energy fp8", cost_energy_activity_j(400, 0.3, 2, 1, 1e14, 1, 1), 170);
+	   bf16 = 5e13 MACs x 2 pJ x 1 (a 16-bit MAC) = 100 J; 220 J under the 400 J cap */
+	near("activity energy", cost_energy_activity_j(400, 0.3, 2, 1, 1e14, 1, 1), 220);
+	/* a MAC at half the energy of a 16-bit one: 120 + 50 */
+	near("activity energy, half a MAC", cost_energy_activity_j(400, 0.3, 2, 0.5, 1e14, 1, 1), 170);
 	/* 1e15 FLOPs would need 1120 J in 1 s: capped at the TDP's 400 J */
 	near("activity energy capped", cost_energy_activity_j(400, 0.3, 2, 2, 1e15, 1, 1), 400);
 	unknown("activity, no MAC energy", cost_energy_activity_j(400, 0.3, 0, 2, 1e14, 1, 1));
@@ -70,9 +70,21 @@ int main(void)
 	unknown("per $, perf unknown", cost_div(COST_UNKNOWN, 0.77));
 	unknown("per $, negative", cost_div(1, -1));
 
-	near("bytes of bf16", cost_dtype_bytes(DT_BF16), 2);
-	near("bytes of fp4", cost_dtype_bytes(DT_FP4), 0.5);
-	near("bytes of fp64", cost_dtype_bytes(DT_FP64), 8);
+	/* a MAC's energy against a 16-bit one, from Horowitz's 45 nm table (ISSCC 2014): an 8-bit multiply 0.2 pJ,
+	   a 16-bit float multiply 1.1 pJ, a 32-bit float add (the accumulation) 0.9 pJ: fp8 (0.2 + 0.9) / (1.1 +
+	   0.9) = 0.55, within a percent */
+	near("MAC energy of bf16", cost_mac_scale(DT_BF16), 1);
+	if (fabs(cost_mac_scale(DT_FP8) - 0.55) > 0.0055) {
+		printf("FAIL MAC energy of fp8: %g, Horowitz's table gives 0.55\n", cost_mac_scale(DT_FP8));
+		fails++;
+	}
+	if (!(cost_mac_scale(DT_FP4) < cost_mac_scale(DT_FP8) && cost_mac_scale(DT_FP8) < 1 &&
+	      cost_mac_scale(DT_FP32) > 1 && cost_mac_scale(DT_FP32) < 2)) {
+		printf("FAIL MAC energy not ordered by width: fp4 %g, fp8 %g, fp32 %g\n", cost_mac_scale(DT_FP4),
+		       cost_mac_scale(DT_FP8), cost_mac_scale(DT_FP32));
+		fails++;
+	}
+	near("MAC energy of no dtype", cost_mac_scale(-1), 0);
 
 	/* the MAC energy of the unit group with a matrix unit for the dtype */
 	struct arch_chip c;

@@ -178,7 +178,7 @@ static void derive(struct column *k, const struct cost_params *cp)
 	v[M_PRICE] = c->price_usd > 0 ? c->price_usd : COST_UNKNOWN;
 	v[M_E_TDP] = cost_energy_tdp_j(c->tdp_w, t, k->devices);
 	v[M_E_ACT] = cost_energy_activity_j(c->tdp_w, c->model.static_power, cost_mac_pj(c, k->dtype),
-	                                    cost_dtype_bytes(k->dtype), k->flops, t, k->devices);
+	                                    cost_mac_scale(k->dtype), k->flops, t, k->devices);
 	v[M_USD_H] = cost_usd_per_hour(c->price_usd, c->tdp_w, cp);
 	v[M_USD_RUN] = cost_usd_of_run(v[M_USD_H], k->devices, t);
 	v[M_TFLOPS_W] = cost_div(v[M_TFLOPS], tdp);

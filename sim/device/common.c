@@ -9,6 +9,7 @@
 #include "model_int.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -47,6 +48,24 @@ double dt_bytes(int dt)
 	case DT_INT4: return 0.5;
 	}
 	return 4;
+}
+
+/* The energy of a MAC of dtype dt relative to a 16-bit one: (operand bytes / 2)^0.86. A multiplier's energy grows
+   faster than its operands' width, but the fp32 accumulation and the operand delivery do not shrink with them:
+   Horowitz (ISSCC 2014, "Computing's energy problem", 45 nm) gives 0.2 pJ for an 8-bit integer multiply, 1.1 pJ for
+   a 16-bit float multiply and 0.9 pJ for a 32-bit float add, so an 8-bit MAC into fp32 costs (0.2 + 0.9) / (1.1 +
+   0.9) = 0.55 of a 16-bit one, 0.5^0.86. */
+double mac_energy_scale(int dt)
+{
+	return pow(dt_bytes(dt) / 2, 0.86);
+}
+
+/* The share of a unit's matrix rate the synchronous warp-level instruction (mma.sync) sustains in a kernel:
+   matrix.sync_fraction (its peak, a loop of it alone), times model.sync_efficiency where the unit's native
+   matrix path is asynchronous (Hopper: the legacy instruction beside the kernel's loads and lane work). */
+double sync_rate_frac(const struct arch_chip *c, const struct arch_unit *u)
+{
+	return u->mat_sync_frac * (u->mat_async ? c->model.sync_eff : 1);
 }
 
 /* The unit group and pipe that run dtype dt: the best matrix unit, else the

@@ -132,5 +132,7 @@ int dm_iteration(const struct arch_chip *c, const struct op *op, struct dm_iter 
 
 /* Bytes of one element of dtype dt (enum arch_dtype; 4 for an unknown one). */
 double dt_bytes(int dt);
+/* the energy of a MAC of dtype dt relative to a 16-bit one (common.c: Horowitz's table) */
+double mac_energy_scale(int dt);
 
 #endif

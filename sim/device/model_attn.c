@@ -54,8 +54,8 @@ static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm
 	/* chiplets: each CTA streams its own chunk of keys, (n-1)/n of it from other dies */
 	double d2d_B = ms.remote * (kv_B + 2 * q_B);
 	t[B_D2D] = ms.d2d_bw > 0 ? d2d_B / ms.d2d_bw : 0;
-	/* FlashDecoding's split-KV kernels are FlashAttention-2's: mma.sync (matrix.sync_fraction) */
-	t[matrix ? B_MATRIX : B_VECTOR] = macs / (macs_clk * (matrix ? u->mat_sync_frac : 1) * clock * u->count);
+	/* FlashDecoding's split-KV kernels are FlashAttention-2's: mma.sync (sync_rate_frac) */
+	t[matrix ? B_MATRIX : B_VECTOR] = macs / (macs_clk * (matrix ? sync_rate_frac(c, u) : 1) * clock * u->count);
 	t[B_SFU] = rows * op->skv * op->b * op->hkv / (u->sfu > 0 ? u->sfu * clock * u->count : 1e12);
 	double page_s = 0;
 	if (op->impl == ATTN_PAGED) /* a block-table lookup before each page of each CTA */
@@ -236,8 +236,8 @@ static int attn_flash1(const struct arch_chip *c, const struct op *op, struct dm
 	   sum of the partial dQ and its fp32 accumulation */
 	double lane_row = bwd ? warps : 3 + (warps - 1);
 	double sfu_ops = (double)bq * bc * sfu_score;
-	double lane_ops = (double)bq * bc * lane_score + lane_row * bq * dk + 2.0 * warps * bq;   /* + row max, sum */
-	double mma_per_s = macs_clk * (matrix ? u->mat_sync_frac : 1) * clock * c->model.mma_eff; /* mma.sync */
+	double lane_ops = (double)bq * bc * lane_score + lane_row * bq * dk + 2.0 * warps * bq; /* + row max, sum */
+	double mma_per_s = macs_clk * (matrix ? sync_rate_frac(c, u) : 1) * clock * c->model.mma_eff; /* mma.sync */
 	double lanes_per_s = u->vec[DT_FP32] * clock, sfu_per_s = u->sfu > 0 ? u->sfu * clock : lanes_per_s / 4;
 	double t_mma = macs_step / mma_per_s, t_sfu = lanes_per_s > 0 ? sfu_ops / sfu_per_s : 0,
 	       t_vec = lanes_per_s > 0 ? lane_ops / lanes_per_s : 0;

@@ -185,14 +185,15 @@ static void flash_bwd_shape(const struct op *op, const struct flash_variant *v, 
 	}
 }
 
-/* CTAs resident per unit: warps, shared memory, registers (255 per thread at half the file), at least 1 */
+/* CTAs resident per unit: warps, shared memory, registers (255 a thread: the H100 trace in tests/import
+   records 255 for FlashAttention-2's flash_fwd_kernel, so two CTAs of 4 warps fit a 256 KiB file), at least 1 */
 static double flash_occupancy(const struct arch_unit *u, const struct flash_shape *s)
 {
 	double occ = dmin((double)u->max_ctas, floor((double)u->max_warps / s->warps));
 	if (u->smem_bytes > 0)
 		occ = dmin(occ, floor(u->smem_bytes / s->smem_B));
 	if (u->regfile_bytes > 0)
-		occ = dmin(occ, floor(u->regfile_bytes / (s->warps * 32.0 * 255 * 4 * 0.5)));
+		occ = dmin(occ, floor(u->regfile_bytes / (s->warps * 32.0 * 255 * 4)));
 	/* a CTA that does not fit (head dim 256 on a unit with little shared memory, say) is still run, one per unit:
 	   this clamp is active on shipped configs, a model choice (the kernel would spill), not an invariant */
 	if (occ < 1)
@@ -470,7 +471,9 @@ static void flash_explain(FILE *ex, const struct arch_unit *u, const struct op *
 {
 	char dtxt[96];
 	xp(ex, "unit: %ld x %s, matrix %.0f MAC/clk%s, %.0f fp32 lanes, %.0f SFU/clk at %.0f MHz\n", u->count, u->name,
-	   macs_clk, u->mat_sync_frac < 1 && !v->async ? " (mma.sync: matrix.sync_fraction of the rate)" : "",
+	   macs_clk,
+	   u->mat_sync_frac < 1 && !v->async ? " (mma.sync: matrix.sync_fraction x model.sync_efficiency of the rate)"
+	                                     : "",
 	   u->vec[DT_FP32], u->sfu, r->clock_hz / 1e6);
 	xp(ex,
 	   "blocks: %d %s rows per CTA, %d per inner step; %lld CTAs, %.0f per unit (%d warps each, "
@@ -513,8 +516,9 @@ static int flash_time(const struct arch_chip *c, const struct op *op, const stru
 		return -1;
 	}
 	/* FlashAttention-2 issues the synchronous warp-level instruction (mma.sync), which on units that also
-	   take asynchronous ones (Hopper wgmma) reaches only matrix.sync_fraction of their rate */
-	double issue_clk = macs_clk * (matrix && !v->async ? u->mat_sync_frac : 1);
+	   take asynchronous ones (Hopper wgmma) reaches only matrix.sync_fraction of their rate, and among the
+	   kernel's other instructions model.sync_efficiency of that (sync_rate_frac) */
+	double issue_clk = macs_clk * (matrix && !v->async ? sync_rate_frac(c, u) : 1);
 	struct memsys ms;
 	memsys_of(c, &ms);
 	struct flash_shape s;

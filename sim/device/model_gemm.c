@@ -229,7 +229,7 @@ static double gemm_main_loop(const struct arch_chip *c, const struct arch_unit *
 		/* the fallback kernel: mma.sync, and warp-wide loads of narrow_B bytes a thread for its A and B tiles
 		 */
 		double full_s = w->mma_s, loads = (double)x->kit * bk * (bm + bn) * ea / (32 * narrow_B);
-		w->mma_s = dmax(full_s / u->mat_sync_frac, loads * u->mat_narrow_clk / clock);
+		w->mma_s = dmax(full_s / sync_rate_frac(c, u), loads * u->mat_narrow_clk / clock);
 		x->mac_frac = full_s / w->mma_s;
 	}
 	/* shared memory: operands read by the warps (64x64 warp tiles re-read each) */
@@ -573,7 +573,7 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 		/* the waves take at least their matrix time (waves.c) */
 		double duty = one.t[B_MATRIX] / one.time * one.mac_frac;
 		assert(duty >= 0 && duty <= 1);
-		dyn_power_w = (double)u->count * macs_clk * clock * u->mat_pj * 1e-12 * (dt_bytes(g->dt) / 2) * duty;
+		dyn_power_w = (double)u->count * macs_clk * clock * u->mat_pj * 1e-12 * mac_energy_scale(g->dt) * duty;
 		avail_power_w = c->tdp_w * (1 - c->model.static_power);
 		if (dyn_power_w > avail_power_w) {
 			clock *= sqrt(avail_power_w / dyn_power_w);
@@ -649,7 +649,7 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 			   "bytes: "
 			   "the library's fallback kernel, mma.sync at %.0f%% of the matrix rate and %.0f-byte loads, "
 			   "one warp-wide load every %.1f cycles per unit (matrix.fallback_load_cycles)\n",
-			   g->ld[0], g->ld[1], g->ld[2], 100 * u->mat_sync_frac, nb, u->mat_narrow_clk);
+			   g->ld[0], g->ld[1], g->ld[2], 100 * sync_rate_frac(c, u), nb, u->mat_narrow_clk);
 		xp(ex,
 		   "kernel search: %d candidates (%s, stages, split-K) fit the unit; fastest %s %.2f us, next "
 		   "%dx%d s%d k%d %.2f us\n",

@@ -78,6 +78,8 @@ int pick_unit(const struct arch_chip *c, int dt, int *matrix, double *macs_per_c
 int need_unit(const struct arch_chip *c, int dt, int *matrix, double *macs_per_clk, double *clock, char *why,
               size_t wl);
 int pick_vector_unit(const struct arch_chip *c);
+/* the share of the matrix rate mma.sync sustains in a kernel (common.c) */
+double sync_rate_frac(const struct arch_chip *c, const struct arch_unit *u);
 double unit_threads(const struct arch_unit *u);
 /* integer lanes per clock of a unit: its int32 pipe (vector.int32), else its fp32 lanes */
 double int_lanes(const struct arch_unit *u);

@@ -28,20 +28,20 @@ double cost_energy_tdp_j(double tdp_w, double time_s, int devices)
 	return tdp_w * time_s * devices;
 }
 
-double cost_energy_activity_j(double tdp_w, double static_share, double mac_pj, double dtype_bytes, double flops,
+double cost_energy_activity_j(double tdp_w, double static_share, double mac_pj, double mac_scale, double flops,
                               double time_s, int devices)
 {
 	double cap = cost_energy_tdp_j(tdp_w, time_s, devices);
-	if (!cost_known(cap) || !pos(mac_pj) || !pos(dtype_bytes) || !isfinite(flops) || flops < 0 ||
+	if (!cost_known(cap) || !pos(mac_pj) || !pos(mac_scale) || !isfinite(flops) || flops < 0 ||
 	    !isfinite(static_share) || static_share < 0)
 		return COST_UNKNOWN;
-	double e = static_share * cap + flops / 2 * mac_pj * 1e-12 * (dtype_bytes / 2);
+	double e = static_share * cap + flops / 2 * mac_pj * 1e-12 * mac_scale;
 	return e < cap ? e : cap;
 }
 
-double cost_dtype_bytes(int dt)
+double cost_mac_scale(int dt)
 {
-	return dt >= 0 && dt < DT_COUNT ? dt_bytes(dt) : 0;
+	return dt >= 0 && dt < DT_COUNT ? mac_energy_scale(dt) : 0;
 }
 
 double cost_mac_pj(const struct arch_chip *c, int dt)

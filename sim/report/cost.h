@@ -45,18 +45,19 @@ double cost_energy_tdp_j(double tdp_w, double time_s, int devices);
 /*
  * Energy from activity: the static share of the TDP for the whole time
  * (leakage, memory, uncore: model.static_power) plus the matrix units'
- * dynamic energy, flops / 2 MACs at mac_pj per 16-bit MAC scaled by the
- * operand width (dtype_bytes / 2), capped at the TDP energy (the board's
+ * dynamic energy, flops / 2 MACs at mac_pj per 16-bit MAC times mac_scale
+ * (a MAC of the dtype relative to a 16-bit one: cost_mac_scale, as the
+ * device model's power limit takes it), capped at the TDP energy (the board's
  * power limit). Unknown without a TDP or a MAC energy (mac_pj 0).
  */
-double cost_energy_activity_j(double tdp_w, double static_share, double mac_pj, double dtype_bytes, double flops,
+double cost_energy_activity_j(double tdp_w, double static_share, double mac_pj, double mac_scale, double flops,
                               double time_s, int devices);
 
 /* The MAC energy (pJ per 16-bit MAC) of the unit group that runs dtype dt on
    its matrix units, 0 where none has one. */
 double cost_mac_pj(const struct arch_chip *c, int dt);
-/* Bytes of one operand of dtype dt (fp16 2, fp8 1, fp4 0.5 ...). */
-double cost_dtype_bytes(int dt);
+/* The energy of a MAC of dtype dt relative to a 16-bit one (0 for no dtype). */
+double cost_mac_scale(int dt);
 
 /*
  * Dollars per hour of one device: price / (years x 8760 h) plus the

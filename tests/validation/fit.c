@@ -10,6 +10,11 @@
  * the mean absolute log ratio of predicted to measured over the fit rows:
  * the op-level cases that are not conditioned, and not this project's own
  * measurements (--also files: a held-out set) (cv_minimize, Nelder-Mead),
+ * plus a prior: FIT_PRIOR times the mean squared log ratio of the constants
+ * to their shipped values, so that constants the rows do not separate (the
+ * static power and the energy per MAC trade against each other along the
+ * power-limited GEMMs) stay near their values rather than wander along that
+ * ridge as a constant is added or a source left out,
  * the collective constants and the others as two blocks. A microarchitecture with no GEMM row to fit takes the
  * geometric mean of the fitted ones on its process node (chip.process), or of all fitted ones when none shares
  * it (the prior for a chip nobody measured: the energy of a MAC is set mostly by the process).
@@ -49,6 +54,8 @@ static const struct {
     {"model.dram_efficiency", offsetof(struct arch_model, dram_eff), FK_PLAIN, 0.7, 0.98, 0},
     {"model.l2_efficiency", offsetof(struct arch_model, l2_eff), FK_PLAIN, 0.5, 1, 0},
     {"model.mma_efficiency", offsetof(struct arch_model, mma_eff), FK_PLAIN, 0.7, 1, 0},
+    /* a legacy instruction among a kernel's loads and lane work: from half of its peak to all of it */
+    {"model.sync_efficiency", offsetof(struct arch_model, sync_eff), FK_PLAIN, 0.5, 1, 0},
     /* loaded latency up to a few times the idle one; a thread keeps 4-128 B in flight */
     {"model.loaded_latency", offsetof(struct arch_model, loaded_latency), FK_PLAIN, 1, 4, 0},
     {"model.bytes_per_thread", offsetof(struct arch_model, bytes_per_thread), FK_BYTES, 4, 128, 0},
@@ -70,6 +77,9 @@ static const struct {
    operand delivery, pJ (published estimates of 7-4 nm matrix units: about 1-5) */
 static const double pj_lo = 0.5, pj_hi = 10;
 #define NFITKEYS (int)(sizeof fitkeys / sizeof fitkeys[0])
+
+/* weight of the prior: the mean squared log ratio of the constants to their shipped values */
+#define FIT_PRIOR 0.05
 
 /* evaluations of the fit error per free parameter, restarts included */
 #ifndef FIT_EVALS
@@ -257,7 +267,8 @@ static int predict_now(const struct vcase *v, double *err)
 /* The error the fit minimizes at x: the mean absolute log ratio of
    predicted to measured over the fit rows outside source `out` (-1: all).
    Unlike the relative error it weighs a factor of two too fast and too slow
-   alike, so a few rows off by several times do not steer the fit. */
+   alike, so a few rows off by several times do not steer the fit. Plus the
+   prior (FIT_PRIOR, the header). */
 struct fit_ctx {
 	int out;
 };
@@ -276,7 +287,15 @@ static double fit_error(const double *x, void *vctx)
 		sum += fabs(log1p(e));
 		n++;
 	}
-	return n ? sum / n : 0;
+	double prior = 0;
+	int np = 0;
+	for (int k = 0; k < NFITKEYS; k++)
+		if (!fitkeys[k].coll && key_default[k] > 0)
+			prior += pow(log(x[k] / key_default[k]), 2), np++;
+	for (int f = 0; f < nfams; f++)
+		if (fam_default[f] > 0)
+			prior += pow(log(x[NFITKEYS + f] / fam_default[f]), 2), np++;
+	return (n ? sum / n : 0) + (np ? FIT_PRIOR * prior / np : 0);
 }
 
 /* The search range of every parameter: the keys', then the energies'. */
@@ -616,7 +635,10 @@ void fit_write(FILE *f)
 	    "The `model` section of a config (`sim help config`) holds the constants of the device model that no "
 	    "datasheet gives, and each chip's matrix units an energy per MAC (`matrix.pj_per_mac`). The suite "
 	    "fits them by minimizing the mean absolute log ratio of predicted to measured over the fit rows (a factor "
-	    "of two too fast weighs as much as one too slow; GSL's Nelder-Mead simplex, `tests/validation/cv.c`, "
+	    "of two too fast weighs as much as one too slow), plus %g times the mean squared log ratio of the "
+	    "constants to their shipped values (a prior: constants the rows do not separate, such as the static "
+	    "power and the energy per MAC, stay near them rather than wander along that ridge; GSL's Nelder-Mead "
+	    "simplex, `tests/validation/cv.c`, "
 	    "restarted from its best point while that gains, at most %d evaluations per free parameter: not always "
 	    "converged, so a figure can move by a point when a constant is added; the collective constants and the "
 	    "others as two blocks, from the shipped values), once on all %d fit rows and once per source left out "
@@ -625,7 +647,7 @@ void fit_write(FILE *f)
 	    "of "
 	    "all fitted ones when none shares it). A constant whose folds spread by "
 	    "more than a quarter of its median is marked: the rows do not pin it down, or one source pulls it.\n\n",
-	    FIT_EVALS, fit_all.nrows, nfold);
+	    FIT_PRIOR, FIT_EVALS, fit_all.nrows, nfold);
 	fprintf(f, "| constant | shipped | fitted (all rows) | folds: median | folds: min .. max | |\n"
 	           "|---|---:|---:|---:|---:|---|\n");
 	double *a = malloc(sizeof(double) * (size_t)(nsrcs + 1));
