@@ -126,7 +126,8 @@ static const struct arch_param unit_params[] = {
 	    "fp16 MACs per clock with fp16 accumulate, where faster than matrix.fp16 (GeForce); default: matrix.fp16",
 	    R_PEAK),
 	FLT("matrix.pj_per_mac", arch_unit, mat_pj, 0, "0", 0, 100,
-	    "energy of one dense 16-bit MAC with its operand delivery, in pJ (other dtypes scale with their bits); "
+	    "energy of one dense 16-bit MAC with its operand delivery, in pJ (a MAC of another dtype costs "
+	    "(bytes / 2)^0.86 of it: Horowitz's 45 nm table, sim/device/common.c); "
 	    "with chip.tdp it sets the clock a power-limited GEMM sustains; 0 = never power-limited. Fitted: "
 	    "docs/validation.md", "device model: power limit (sim/device/model_gemm.c); energy (sim/report/cost.c)"),
 	BOOL("matrix.async", arch_unit, mat_async, "false",
