@@ -1393,6 +1393,46 @@ def resnet():
 
 
 # ---------------------------------------------------------------- clock under the power limit
+def sustain(fn, hnd, seconds=2.5):
+    """fn back to back for `seconds` (about 100 ms of calls queued at a time, two batches at most), NVML samples
+    of the SM clock and the board power while they run: ms a call, the calls, and the samples after the first
+    third (the clock settling), sorted."""
+    import pynvml
+
+    est = bench_ms(fn)  # one call, to size the batches
+    per = max(1, int(100.0 / est))
+    clocks, watts = [], []
+    e0 = torch.cuda.Event(enable_timing=True)
+    e1 = torch.cuda.Event(enable_timing=True)
+    calls, prev = 0, None
+    t_end = time.time() + seconds
+    e0.record()
+    while time.time() < t_end:
+        for _ in range(per):
+            fn()
+        calls += per
+        done = torch.cuda.Event()
+        done.record()
+        # sample while the batch before runs (two batches queued at most, one always)
+        for _ in range(3):
+            time.sleep(0.02)
+            clocks.append(pynvml.nvmlDeviceGetClockInfo(hnd, pynvml.NVML_CLOCK_SM))
+            watts.append(pynvml.nvmlDeviceGetPowerUsage(hnd) / 1000.0)
+        if prev is not None:
+            prev.synchronize()
+        prev = done
+    e1.record()
+    torch.cuda.synchronize()
+    third = len(clocks) // 3
+    return e0.elapsed_time(e1) / calls, calls, sorted(clocks[third:]), sorted(watts[third:])
+
+
+def clock_note(what, calls, seconds, clocks, watts, rate):
+    """A clock row's note: what ran, the median SM clock and power (to_validation.py reads the clock from it)."""
+    return (f"sustained {calls} calls over {seconds} s {what}: SM clock median {clocks[len(clocks) // 2]} MHz "
+            f"(range {clocks[0]}-{clocks[-1]}), board power median {watts[len(watts) // 2]:.0f} W; {rate}")
+
+
 # The SM clock and the board power while one GEMM runs for seconds on all SMs or on fewer (the SM carveout):
 # how the clock rises as the SMs drawing power are fewer is the exponent of the DVFS curve near the power limit
 # (P ~ N f^a), which the device model's power limit assumes.
@@ -1418,41 +1458,68 @@ def dvfs():
             fn = lambda: torch.mm(a, b)  # noqa: E731
         for cv in (0, 16, 33, 50, 66, 88, 100):
             torch._C._set_sm_carveout_experimental(cv)
-            est = bench_ms(fn)  # one call, to queue about 100 ms of them at a time
-            per = max(1, int(100.0 / est))
-            clocks, watts = [], []
-            e0 = torch.cuda.Event(enable_timing=True)
-            e1 = torch.cuda.Event(enable_timing=True)
-            calls, prev = 0, None
-            t_end = time.time() + 2.5
-            e0.record()
-            while time.time() < t_end:
-                for _ in range(per):
-                    fn()
-                calls += per
-                done = torch.cuda.Event()
-                done.record()
-                # sample while the batch before runs (two batches queued at most, one always)
-                for _ in range(3):
-                    time.sleep(0.02)
-                    clocks.append(pynvml.nvmlDeviceGetClockInfo(hnd, pynvml.NVML_CLOCK_SM))
-                    watts.append(pynvml.nvmlDeviceGetPowerUsage(hnd) / 1000.0)
-                if prev is not None:
-                    prev.synchronize()
-                prev = done
-            e1.record()
-            torch.cuda.synchronize()
-            ms = e0.elapsed_time(e1) / calls
+            ms, calls, c_s, w_s = sustain(fn, hnd)
             torch._C._set_sm_carveout_experimental(None)
-            half = len(clocks) // 3  # the first third: the clock settling
-            c_s, w_s = sorted(clocks[half:]), sorted(watts[half:])
-            mhz, w = c_s[len(c_s) // 2], w_s[len(w_s) // 2]
             tr = " trans=nt" if dt == "fp8" else ""
             row("clock", f"gemm m={m} n={n} k={k} dtype={dt}{tr} units={sms - cv}", ms,
-                f"sustained {calls} calls over 2.5 s through cuBLASLt with an SM carveout of {cv}: SM clock median "
-                f"{mhz} MHz (range {c_s[0]}-{c_s[-1]}), board power median {w:.0f} W; "
-                f"{2.0 * m * n * k / ms / 1e9:.1f} TFLOP/s")
+                clock_note(f"through cuBLASLt with an SM carveout of {cv}", calls, 2.5, c_s, w_s,
+                           f"{2.0 * m * n * k / ms / 1e9:.1f} TFLOP/s"))
         del a, b
+    torch.backends.cuda.preferred_blas_library("cublas")
+    pynvml.nvmlShutdown()
+
+
+@guarded
+def clocks():
+    """The SM clock kernels other than a large GEMM sustain, as dvfs measures it, for what the model's clock
+    rules leave open (tests/validation/measured/README.md, "Open questions"): fused attention (FlashAttention-2
+    through torch SDPA's flash backend, cuDNN's through its cuDNN backend; forward and backward), which the model
+    runs at the rated tensor clock without a power limit; an fp32 GEMM on the CUDA cores, which it runs at the
+    top clock without one; a small bf16 GEMM; and cuBLAS's GEMV (m = 8, the weights 8192 x 8192) on all SMs and
+    on 99, 66 and 32 of them (SM carveout), whose read bandwidth (69-70% of the HBM peak on all SMs) the model
+    puts at 92%. Each is a clock row and a timed row (to_validation.py: the op's kind)."""
+    import pynvml
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    phase("clocks")
+    pynvml.nvmlInit()
+    hnd = pynvml.nvmlDeviceGetHandleByIndex(0)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    b, h, s, d = 4, 16, 4096, 128
+    fl = attn_flops(b, h, s, s, d, 1)
+    base = f"attn b={b} h={h} hkv={h} sq={s} skv={s} d={d} causal=1 dtype=bf16"
+    for impl, be in (("flash2", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+        q, k, v = (randn(b, h, s, d).requires_grad_() for _ in range(3))
+        with sdpa_kernel([be]):
+            fwd = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)  # noqa: E731
+            out = fwd()
+            go = torch.randn_like(out)
+            bwd = lambda: torch.autograd.grad(out, (q, k, v), go, retain_graph=True)  # noqa: E731
+            for direction, fn, mult in (("fwd", fwd, 1.0), ("bwd", bwd, 2.5)):
+                ms, calls, c_s, w_s = sustain(fn, hnd)
+                row("clock", f"{base} impl={impl} dir={direction}", ms,
+                    clock_note(f"of torch SDPA's {impl} backend", calls, 2.5, c_s, w_s,
+                               f"{mult * fl / ms / 1e9:.1f} TFLOP/s; what=attention {direction} ({impl})"))
+        del q, k, v, out, go
+    for dt, m in (("fp32", 8192), ("bf16", 1024)):
+        a = randn(m, m, dtype=torch.float32 if dt == "fp32" else torch.bfloat16)
+        bm = randn(m, m, dtype=torch.float32 if dt == "fp32" else torch.bfloat16)
+        ms, calls, c_s, w_s = sustain(lambda: torch.mm(a, bm), hnd)
+        row("clock", f"gemm m={m} n={m} k={m} dtype={dt}", ms,
+            clock_note("of torch.mm (cuBLAS)", calls, 2.5, c_s, w_s,
+                       f"{2.0 * m ** 3 / ms / 1e9:.1f} TFLOP/s; what=dense GEMM torch.mm"))
+        del a, bm
+    torch.backends.cuda.preferred_blas_library("cublaslt")
+    x = randn(8, 8192)
+    w = randn(8192, 8192)
+    for cv in (0, 33, 66, 100):
+        torch._C._set_sm_carveout_experimental(cv)
+        ms, calls, c_s, w_s = sustain(lambda: torch.mm(x, w), hnd)
+        torch._C._set_sm_carveout_experimental(None)
+        row("clock", f"gemm m=8 n=8192 k=8192 dtype=bf16 units={sms - cv}", ms,
+            clock_note(f"through cuBLASLt with an SM carveout of {cv}", calls, 2.5, c_s, w_s,
+                       f"{8192 * 8192 * 2 / ms / 1e6:.0f} GB/s of weights; what=GEMV torch.mm (cuBLASLt)"))
+    del x, w
     torch.backends.cuda.preferred_blas_library("cublas")
     pynvml.nvmlShutdown()
 
@@ -1498,7 +1565,7 @@ def main():
     env()
     only = set(sys.argv[1:])
     for section in (gemms, attention, memory, training, training_llama, inference, inference_trace, sm_share,
-                    conv, resnet, dvfs, moe_gemms, decode_attn, launch, training_moe, host_bound, gemm_floor, pinned_copies, profiler_cost):
+                    conv, resnet, dvfs, clocks, moe_gemms, decode_attn, launch, training_moe, host_bound, gemm_floor, pinned_copies, profiler_cost):
         if not only or section.__name__ in only:
             section()
     phase("end")

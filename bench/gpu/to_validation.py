@@ -91,16 +91,18 @@ def measure_rows(run, config, prefix, traces, date, device, software, out, cases
         op = re.sub(r" beside=copy:(\d+)", r" busy=\1", op.replace(" sms=", " units="))
         if kind == "clock":
             mhz = note.split("SM clock median ")[1].split()[0]
-            for k, v, u, w in (("gemm", value, "us", "dense GEMM torch.mm / torch._scaled_mm (cuBLASLt), sustained "
-                                "for 2.5 s"),
-                               ("clock", mhz, "MHz", "SM clock (NVML, median) under a sustained dense GEMM at the "
-                                "power limit")):
-                rid2 = prefix + ("G" + rid[1:] if k == "gemm" else rid)
+            # what ran (measure.py clocks: "what=..."; dvfs: the dense GEMMs), and the timed row's kind
+            what = note.rsplit("what=", 1)[1] if "what=" in note else \
+                "dense GEMM torch.mm / torch._scaled_mm (cuBLASLt)"
+            timed = "attention" if op.startswith("attn") else "gemm"
+            for k, v, u, w in ((timed, value, "us", f"{what}, sustained for 2.5 s"),
+                               ("clock", mhz, "MHz", f"SM clock (NVML, median) under a sustained {what}")):
+                rid2 = prefix + (("A" if timed == "attention" else "G") + rid[1:] if k != "clock" else rid)
                 sw = software.replace("(do_bench: CUDA events, L2 flushed, median)",
                                       "(CUDA events over 2.5 s of back-to-back calls; NVML clock samples)")
                 out.append("\t".join([rid2, k, device, sw, w, op, v, u, source("measure.py", date, path),
                                       note]))
-                cases.append(f"{rid2}\t{config}\t-\t{'us' if k == 'gemm' else 'mhz'}\t{op}")
+                cases.append(f"{rid2}\t{config}\t-\t{'mhz' if k == 'clock' else 'us'}\t{op}")
             continue
         if kind == "gemm":
             workload = "dense GEMM " + note.split(";")[0].split(",")[0]
