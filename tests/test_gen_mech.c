@@ -196,7 +196,8 @@ static void test_norm_backward(void)
    token copies around it. */
 struct moe_count {
 	long long a2a, a2a_bytes, routed, ag, ag_bytes, rs, rs_bytes, copies, copy_el;
-	struct tr_route route; /* the last routed all-to-all's */
+	long long exp_m, exp_batch; /* the experts' batched GEMMs: tokens an expert and experts (the largest) */
+	struct tr_route route;      /* the last routed all-to-all's */
 };
 
 static void count_moe_event(const struct tr_event *ev, void *arg)
@@ -213,9 +214,12 @@ static void count_moe_event(const struct tr_event *ev, void *arg)
 		n->rs++, n->rs_bytes += (long long)ev->bytes;
 	if (ev->kind == TK_OP && ev->op.kind == OP_ELEM && ev->op.elem == EL_COPY)
 		n->copies++, n->copy_el += ev->op.elems;
+	if (ev->kind == TK_OP && ev->op.kind == OP_GEMM && ev->op.batch > 1 && ev->op.trans == 0) /* the forward */
+		n->exp_m = ev->op.m > n->exp_m ? ev->op.m : n->exp_m, n->exp_batch = ev->op.batch;
 }
 
-static struct moe_count count_moe(const char *preset, enum gen_dispatcher d)
+static struct moe_count count_moe_load(const char *preset, enum gen_dispatcher d, double imbalance, double capacity,
+                                       struct gen_memory *mem)
 {
 	struct gen_config c;
 	config(&c, preset);
@@ -226,10 +230,18 @@ static struct moe_count count_moe(const char *preset, enum gen_dispatcher d)
 	c.p.ep = 8;
 	c.p.dispatcher = d;
 	c.p.zero = 1; /* the expert gradients' reduce-scatter goes over dp / ep, not ep */
+	c.p.moe_imbalance = imbalance, c.p.moe_capacity = capacity;
 	struct moe_count n;
 	memset(&n, 0, sizeof n);
 	each_event(&c, count_moe_event, &n);
+	if (mem)
+		gen_stage_memory(&c, 0, mem);
 	return n;
+}
+
+static struct moe_count count_moe(const char *preset, enum gen_dispatcher d)
+{
+	return count_moe_load(preset, d, 0, 0, NULL);
 }
 
 static void test_moe_dispatchers(void)
@@ -270,6 +282,47 @@ static void test_moe_dispatchers(void)
 	CHECK(q.routed == 4 && q.route.topk == 8 && q.route.experts == 128 && q.route.groups == 1 &&
 	          q.route.group_topk == 1,
 	      "flex qwen3: %lld routed (groups %d of %d)", q.routed, q.route.group_topk, q.route.groups);
+}
+
+/* --moe-imbalance F, --moe-capacity-factor C: the rank is the ep group's busiest, receiving min(F, C) times the
+   balanced T K token assignments (rounded up); what it receives scales (the all-to-alls, the sort and unsort of the
+   received chunks, its experts' tokens and their activations), what it sends does not (the permute before the
+   dispatch and the unpermute after the combine). DeepSeek-V3 on ep 8: 32 local experts, 256 tokens each balanced. */
+static void test_moe_load(void)
+{
+	long long T = 1024, h = 7168, K = 8, local = 256 / 8;
+	struct gen_memory m0, m1, m2;
+	struct moe_count a = count_moe_load("deepseek-v3", GEN_DISP_ALLTOALL, 0, 0, &m0);
+	struct moe_count b = count_moe_load("deepseek-v3", GEN_DISP_ALLTOALL, 1.5, 0, &m1);
+	struct moe_count c = count_moe_load("deepseek-v3", GEN_DISP_ALLTOALL, 1.5, 1.2, &m2);
+	long long rb = 3 * T * K / 2, rc = (long long)ceil(1.2 * (double)(T * K));
+	CHECK(a.exp_batch == local && a.exp_m == T * K / local && b.exp_batch == local && b.exp_m == rb / local &&
+	          c.exp_m == (rc + local - 1) / local,
+	      "experts' GEMMs: %lld x %lld tokens balanced, %lld x %lld at 1.5, %lld at 1.5 capped at 1.2; want %lld x "
+	      "%lld, "
+	      "%lld, %lld",
+	      a.exp_batch, a.exp_m, b.exp_batch, b.exp_m, c.exp_m, local, T * K / local, rb / local,
+	      (rc + local - 1) / local);
+	CHECK(b.a2a == 4 && b.a2a_bytes == 4 * rb * h * 2 && c.a2a_bytes == 4 * rc * h * 2,
+	      "all-to-alls: %lld bytes at 1.5, %lld capped at 1.2; want %lld, %lld", b.a2a_bytes, c.a2a_bytes,
+	      4 * rb * h * 2, 4 * rc * h * 2);
+	CHECK(b.copies == 8 && b.copy_el == 4 * T * K * h + 4 * rb * h,
+	      "copies at 1.5: %lld of %lld elements, want 8 of %lld (the sends' %lld, the receives' %lld)", b.copies,
+	      b.copy_el, 4 * T * K * h + 4 * rb * h, 4 * T * K * h, 4 * rb * h);
+	CHECK(m1.activations > m0.activations && m2.activations > m0.activations && m2.activations < m1.activations &&
+	          m1.params == m0.params,
+	      "activations %g balanced, %g at 1.5, %g capped at 1.2 (params %g, %g)", m0.activations, m1.activations,
+	      m2.activations, m0.params, m1.params);
+	/* a capacity over the balanced share drops nothing when routing is balanced */
+	struct moe_count d = count_moe_load("deepseek-v3", GEN_DISP_ALLTOALL, 0, 1.25, NULL);
+	CHECK(!memcmp(&d, &a, sizeof a), "capacity 1.25 with balanced routing changed the layer");
+	/* without expert parallelism the rank holds every expert: the imbalance moves nothing off it */
+	struct gen_config e;
+	config(&e, "mixtral-8x7b");
+	e.p.ep = 1, e.p.moe_imbalance = 2;
+	CHECK(gen_moe_load(&e.p) == 1, "ep 1, imbalance 2: load %g, want 1", gen_moe_load(&e.p));
+	e.p.moe_capacity = 0.5;
+	CHECK(gen_moe_load(&e.p) == 0.5, "ep 1, capacity 0.5: load %g, want 0.5", gen_moe_load(&e.p));
 }
 
 /* What every rank of a trace runs: GEMM FLOPs, all-to-alls and the all-to-alls on a stream of their own, other
@@ -461,6 +514,7 @@ int main(void)
 	test_dropout_ops();
 	test_norm_backward();
 	test_moe_dispatchers();
+	test_moe_load();
 	test_moe_overlap();
 	test_fp8_recipes();
 	test_ep_folding();

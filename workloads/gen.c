@@ -158,6 +158,14 @@ int gen_ep_folded(const struct gen_parallel *p)
 	return p->ep > 1 && p->dp % p->ep != 0;
 }
 
+double gen_moe_load(const struct gen_parallel *p)
+{
+	/* without expert parallelism the imbalance moves assignments between the experts of the one rank, whose
+	   total stays T x topk (a capacity under 1 still drops the same share from each) */
+	double f = p->ep > 1 && p->moe_imbalance > 0 ? p->moe_imbalance : 1;
+	return p->moe_capacity > 0 && p->moe_capacity < f ? p->moe_capacity : f;
+}
+
 long long gen_ep_dim(const struct gen_parallel *p)
 {
 	return gen_ep_folded(p) ? p->ep / p->tp : p->ep;
@@ -462,11 +470,11 @@ static double attn_act_token(const struct gen_model *m, long long t, double q)
 
 /* bytes per token of the FFN tensors one rank keeps: GELU in and out
    (2 x 2 ffn), SwiGLU gate and up outputs and their product (3 x 2 ffn);
-   MoE: each of topk experts' input copy and intermediates, shared experts.
-   q (attn_act_token): the activation's output is the second GEMM's input,
+   MoE: each of topk experts' input copy and intermediates (on the busiest rank: `load` times the balanced
+   share, gen_moe_load), shared experts. q (attn_act_token): the activation's output is the second GEMM's input,
    kept quantized (Transformer Engine's LayerNormMLP and GroupedLinear save
    the quantized tensor they multiplied), and so is an expert's input. */
-static double ffn_act_token(const struct gen_model *m, long long layer, long long t, double q, int folded)
+static double ffn_act_token(const struct gen_model *m, long long layer, long long t, double q, int folded, double load)
 {
 	double per = (m->act == GEN_SWIGLU ? 4.0 : 2.0) + q;
 	if (!gen_layer_is_moe(m, layer))
@@ -475,7 +483,7 @@ static double ffn_act_token(const struct gen_model *m, long long layer, long lon
 	   tp (gen_ep_folded), a rank routes its own 1/t of the tokens to experts it runs whole */
 	double w = m->moe_latent ? (double)m->moe_latent : (double)m->hidden;
 	double routed =
-	    folded ? m->topk * (q * w + per * m->expert_ffn) / t : m->topk * (q * w + per * m->expert_ffn / t);
+	    load * (folded ? m->topk * (q * w + per * m->expert_ffn) / t : m->topk * (q * w + per * m->expert_ffn / t));
 	return routed + m->shared * per * m->expert_ffn / t + (m->moe_latent ? 2 * w / (folded ? t : 1) : 0);
 }
 
@@ -512,7 +520,7 @@ double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen
 			core = c->attn_impl == GEN_NAIVE ? (rc == GEN_RC_NONE ? (drop ? 5.0 : 2.0) * al * s * s * b : 0)
 			                                 : 4.0 * al * s * b;
 			break;
-		default: tok = ffn_act_token(m, layer, c->p.tp, q, gen_ep_folded(&c->p)); break;
+		default: tok = ffn_act_token(m, layer, c->p.tp, q, gen_ep_folded(&c->p), gen_moe_load(&c->p)); break;
 		}
 		return repl + s * b * tok + core;
 	}
@@ -524,7 +532,7 @@ double gen_act_layer_bytes(const struct gen_config *c, long long layer, enum gen
 	double at = m->attn == GEN_CSA ? gen_csa_act_token(m, gen_layer_compress(m, layer), q) +
 	                                     2 * 2.0 * (double)m->hc * h * (m->hc > 1)
 	                               : attn_act_token(m, c->p.tp, q);
-	double shard = s * b * (at + ffn_act_token(m, layer, c->p.tp, q, gen_ep_folded(&c->p)));
+	double shard = s * b * (at + ffn_act_token(m, layer, c->p.tp, q, gen_ep_folded(&c->p), gen_moe_load(&c->p)));
 	double core;
 	if (c->attn_impl == GEN_NAIVE) /* softmax output 2, with dropout its mask 1 and output 2 bytes per score */
 		core = rc == GEN_RC_NONE ? (drop ? 5.0 : 2.0) * al * s * s * b : 0;
@@ -622,7 +630,8 @@ static void infer_memory(const struct gen_config *c, long long stage, struct gen
 	out->kv = 2 * layers * per_token * b * (double)tokens;
 	/* prefill's live set of one block: input and residual, and the larger of
 	   the attention and FFN intermediates */
-	double a = attn_act_token(m, c->p.tp, 2), f = ffn_act_token(m, m->layers - 1, c->p.tp, 2, 0); /* unquantized */
+	double a = attn_act_token(m, c->p.tp, 2),
+	       f = ffn_act_token(m, m->layers - 1, c->p.tp, 2, 0, gen_moe_load(&c->p)); /* unquantized */
 	if (c->attn_impl == GEN_NAIVE) /* the scores and the softmax output, 2 bytes each, per query */
 		a += 4.0 * (double)(m->heads / c->p.tp) * in;
 	out->activations = bm * in * (4.0 * m->hidden + (a > f ? a : f));

@@ -171,7 +171,11 @@ struct gen_parallel {
 	enum gen_dispatcher dispatcher; /* MoE token dispatch (default all-to-all) */
 	int moe_overlap; /* --moe-a2a-overlap: a forward's and a backward's layers interleaved, all-to-alls on a stream
 	                  */
-	long long vstages; /* model chunks per pipeline rank (interleaved) */
+	double moe_imbalance; /* --moe-imbalance: the busiest rank's token assignments over the balanced share (>= 1;
+	                         0: balanced, 1) */
+	double moe_capacity;  /* --moe-capacity-factor: an expert keeps at most this times the balanced share, the
+	                         rest dropped (0: dropless) */
+	long long vstages;    /* model chunks per pipeline rank (interleaved) */
 	/* Megatron-Core's uneven split (gen_chunk_layers): the first and last
 	   stage's layer counts (0: not given), or the embedding and the loss
 	   counted as one layer each of the first and the last model chunk */
@@ -197,6 +201,9 @@ struct gen_parallel {
    ranks and ep / tp data-parallel ones, so ep may exceed dp (Qwen3-235B-A22B with TP 2, EP 32 on a data-parallel
    group of 16). Sequence parallel: each rank routes its own seq / tp tokens and runs its experts whole. Taken when
    ep does not divide dp. */
+/* The busiest rank's share of an MoE layer's token assignments over the balanced one: --moe-imbalance (with ep 2
+   or more), capped by --moe-capacity-factor (gen.c) */
+double gen_moe_load(const struct gen_parallel *p);
 int gen_ep_folded(const struct gen_parallel *p);
 /* the layout's ep dim: the data-parallel ranks an expert group spans (ep, or ep / tp folded) */
 long long gen_ep_dim(const struct gen_parallel *p);

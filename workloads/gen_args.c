@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum flag_kind { F_POS, F_COUNT, F_ZERO, F_BOOL, F_ENUM, F_PROB, F_TEXT };
+enum flag_kind { F_POS, F_COUNT, F_ZERO, F_BOOL, F_ENUM, F_PROB, F_FACTOR, F_RATIO, F_TEXT };
 enum flag_mode { M_ANY, M_TRAIN, M_INFER };
 
 struct flag {
@@ -73,6 +73,8 @@ static const struct flag flags[] = {
     {"--router-group-topk", F_POS, C(m.router_group_topk), 64 * K, M_ANY, NULL},
     {"--moe-dispatcher", F_ENUM, C(p.dispatcher), 0, M_ANY, disp_names},
     {"--moe-a2a-overlap", F_BOOL, C(p.moe_overlap), 0, M_TRAIN, NULL},
+    {"--moe-imbalance", F_FACTOR, C(p.moe_imbalance), 64, M_ANY, NULL},
+    {"--moe-capacity-factor", F_RATIO, C(p.moe_capacity), 64, M_ANY, NULL},
     {"--window", F_COUNT, C(m.window), 16 * M, M_ANY, NULL},
     {"--window-skip-freq", F_COUNT, C(m.window_skip), 100 * K, M_ANY, NULL},
     {"--qk-norm", F_BOOL, C(m.qk_norm), 0, M_ANY, NULL},
@@ -164,7 +166,9 @@ static size_t field_size(const struct flag *f)
 	switch (f->kind) {
 	case F_POS:
 	case F_COUNT: return sizeof(long long);
-	case F_PROB: return sizeof(double);
+	case F_PROB:
+	case F_FACTOR:
+	case F_RATIO: return sizeof(double);
 	case F_TEXT: return (size_t)f->max + 1;
 	default: return sizeof(int);
 	}
@@ -199,6 +203,15 @@ static int set_flag(struct parse *P, struct gen_config *c, const struct flag *f,
 	}
 	char *end;
 	errno = 0;
+	if (f->kind == F_FACTOR || f->kind == F_RATIO) { /* a real number: from 1 (F_FACTOR), or above 0, to max */
+		double x = strtod(v, &end), lo = f->kind == F_FACTOR ? 1 : 0;
+		if (!((*v >= '0' && *v <= '9') || *v == '.') || *end || errno ||
+		    !(x >= lo && x > 0 && x <= (double)f->max))
+			return fail(P, "%s %s: expected a number from %s to %lld", f->name, v,
+			            f->kind == F_FACTOR ? "1" : "above 0", f->max);
+		*(double *)field(c, f) = x;
+		return 0;
+	}
 	if (f->kind == F_PROB) {
 		double x = strtod(v, &end);
 		if (!((*v >= '0' && *v <= '9') || *v == '.') || *end || errno || !(x >= 0 && x < 1))

@@ -6,6 +6,8 @@
  */
 #include "gen_trace_int.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,10 +217,11 @@ static void build_mlp(struct em *e, struct block *B, long long T, long long f, l
    picks the copies its local experts need (a permute: one copy per token and local expert), and after them
    scatters the weighted outputs back into the gathered order (unpermute) and reduce-scatters them to their ranks.
    With ep 1 there is nothing to gather. */
-static void moe_allgather(struct em *e, struct block *B, long long T, long long w, long long per, long long active)
+static void moe_allgather(struct em *e, struct block *B, long long T, long long w, long long per, long long active,
+                          long long hits)
 {
 	const struct gen_model *m = e->m;
-	long long ep = e->c->p.ep, hits = T * m->topk;
+	long long ep = e->c->p.ep;
 	int train = e->c->mode == GEN_TRAIN;
 	if (ep > 1) {
 		s_coll(B, ST_EP_AG, T * ep * m->experts);     /* routing map */
@@ -240,7 +243,13 @@ static void moe_allgather(struct em *e, struct block *B, long long T, long long 
    rank's local experts receive T x topk token assignments (balanced routing:
    the ep group's ep T topk spread over all experts, local / experts of them
    here), so min(local, T topk) experts run, each on its share: a decode step
-   of one sequence reads topk experts' weights, not every expert's.
+   of one sequence reads topk experts' weights, not every expert's. With
+   --moe-imbalance F the rank is the ep group's busiest, which receives F
+   times that (at most --moe-capacity-factor times it, the rest dropped:
+   gen_moe_load); every rank waits for it at the combine, so its share sets
+   the step: what it receives (the dispatch and combine, and the sort of the
+   received chunks) and its experts' GEMMs scale, what it sends (its own
+   tokens' permute) does not.
    Training moves the token copies as Megatron-Core's all-to-all dispatcher
    does (megatron/core/transformer/moe/token_dispatcher.py, moe_utils.py):
    a permute that groups the T x topk copies by expert before the dispatch,
@@ -261,9 +270,10 @@ static void build_moe(struct em *e, struct block *B, long long T)
 	int folded = gen_ep_folded(&e->c->p);
 	const struct gen_model *m = e->m;
 	long long ep = e->c->p.ep, local = m->experts / ep, hits = T * m->topk;
-	long long active = hits < local ? hits : local, per = (hits + active - 1) / active;
+	long long recv = (long long)ceil(gen_moe_load(&e->c->p) * (double)hits - 1e-9); /* the busiest rank's */
+	long long active = recv < local ? recv : local, per = (recv + active - 1) / active;
 	long long w = m->moe_latent ? m->moe_latent : e->h; /* the width the experts work on */
-	long long a2a = T * m->topk * w * 2;
+	long long a2a = recv * w * 2;
 	enum gen_dispatcher d = e->c->p.dispatcher;
 	int train = e->c->mode == GEN_TRAIN, sort = train && ep > 1 && local > 1;
 	s_gemm(B, T, m->experts, e->h, 1, 0, FP8_NONE);
@@ -271,17 +281,17 @@ static void build_moe(struct em *e, struct block *B, long long T)
 	if (m->moe_latent)
 		s_gemm(B, T, w, e->h, 1, 0, FP8_NORM); /* fc1_latent_proj, on the norm's output */
 	if (d == GEN_DISP_ALLGATHER) {
-		moe_allgather(e, B, T, w, per, active);
+		moe_allgather(e, B, T, w, per, active, recv);
 	} else {
 		if (train && d == GEN_DISP_ALLTOALL)
 			s_elem(B, "copy", hits * w, 0, NULL); /* permute */
 		if (ep > 1)
 			s_a2a(B, a2a, d == GEN_DISP_FLEX);
 		if (sort || (train && d == GEN_DISP_FLEX))
-			s_elem(B, "copy", hits * w, 0, NULL); /* sort chunks by local expert; flex: permute */
+			s_elem(B, "copy", recv * w, 0, NULL); /* sort chunks by local expert; flex: permute */
 		build_mlp_w(e, B, per, w, m->expert_ffn, folded ? 1 : e->t, active, FP8_SEP);
 		if (sort || (train && d == GEN_DISP_FLEX))
-			s_elem(B, "copy", hits * w, 0, NULL); /* unsort; flex: unpermute */
+			s_elem(B, "copy", recv * w, 0, NULL); /* unsort; flex: unpermute */
 		if (ep > 1)
 			s_a2a(B, a2a, d == GEN_DISP_FLEX);
 		if (train && d == GEN_DISP_ALLTOALL)

@@ -67,6 +67,9 @@ static int check_shape(const struct gen_config *c, char *why, size_t len)
 			            "--topk %lld is more than the %lld experts of --router-group-topk %lld groups",
 			            m->topk, g * (m->experts / G), g);
 	}
+	if (!m->experts && (p->moe_imbalance > 0 || p->moe_capacity > 0))
+		return fail(why, len, "%s: the model has no experts (an MoE preset, or --experts)",
+		            p->moe_imbalance > 0 ? "--moe-imbalance" : "--moe-capacity-factor");
 	/* Megatron-Core's own checks (megatron/training/arguments.py) */
 	if (p->moe_overlap && (!m->experts || p->ep < 2))
 		return fail(why, len,

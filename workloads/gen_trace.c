@@ -65,6 +65,16 @@ static void describe(struct em *e)
 	else if (m->experts)
 		gt_out(e, "# experts: %lld routed (top-%lld, ffn %lld), %lld shared, first %lld layer%s dense",
 		       m->experts, m->topk, m->expert_ffn, m->shared, m->dense_layers, m->dense_layers == 1 ? "" : "s");
+	if (m->experts && (c->p.moe_imbalance > 0 || c->p.moe_capacity > 0)) {
+		char cap[48] = "dropless";
+		if (c->p.moe_capacity > 0)
+			snprintf(cap, sizeof cap, "capacity factor %g, the rest dropped", c->p.moe_capacity);
+		gt_out(
+		    e,
+		    "# routing: the busiest rank of the ep group receives %g x the balanced share (imbalance %g%s; %s)",
+		    gen_moe_load(&c->p), c->p.moe_imbalance > 0 ? c->p.moe_imbalance : 1.0,
+		    c->p.ep > 1 ? "" : ", between the experts of each rank: ep 1", cap);
+	}
 	if (m->hybrid[0]) {
 		long long n[5];
 		gen_layer_counts(m, n);
