@@ -1433,6 +1433,20 @@ def clock_note(what, calls, seconds, clocks, watts, rate):
             f"(range {clocks[0]}-{clocks[-1]}), board power median {watts[len(watts) // 2]:.0f} W; {rate}")
 
 
+def carveout_rows(fn, hnd, op, carveouts, rate):
+    """A clock row of fn sustained with each SM carveout (PyTorch's, which cuBLAS(Lt)'s kernels keep off that
+    many SMs): the op with units=, rate(ms) its throughput in the note."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for cv in carveouts:
+        torch._C._set_sm_carveout_experimental(cv)
+        try:
+            ms, calls, c_s, w_s = sustain(fn, hnd)
+        finally:
+            torch._C._set_sm_carveout_experimental(None)
+        row("clock", f"{op} units={sms - cv}", ms,
+            clock_note(f"through cuBLASLt with an SM carveout of {cv}", calls, 2.5, c_s, w_s, rate(ms)))
+
+
 # The SM clock and the board power while one GEMM runs for seconds on all SMs or on fewer (the SM carveout):
 # how the clock rises as the SMs drawing power are fewer is the exponent of the DVFS curve near the power limit
 # (P ~ N f^a), which the device model's power limit assumes.
@@ -1443,7 +1457,6 @@ def dvfs():
     phase("dvfs")
     pynvml.nvmlInit()
     hnd = pynvml.nvmlDeviceGetHandleByIndex(0)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
     torch.backends.cuda.preferred_blas_library("cublaslt")
     m = n = k = 8192
     for dt in ("bf16", "fp8"):
@@ -1456,14 +1469,9 @@ def dvfs():
             a = randn(m, k)
             b = randn(k, n)
             fn = lambda: torch.mm(a, b)  # noqa: E731
-        for cv in (0, 16, 33, 50, 66, 88, 100):
-            torch._C._set_sm_carveout_experimental(cv)
-            ms, calls, c_s, w_s = sustain(fn, hnd)
-            torch._C._set_sm_carveout_experimental(None)
-            tr = " trans=nt" if dt == "fp8" else ""
-            row("clock", f"gemm m={m} n={n} k={k} dtype={dt}{tr} units={sms - cv}", ms,
-                clock_note(f"through cuBLASLt with an SM carveout of {cv}", calls, 2.5, c_s, w_s,
-                           f"{2.0 * m * n * k / ms / 1e9:.1f} TFLOP/s"))
+        tr = " trans=nt" if dt == "fp8" else ""
+        carveout_rows(fn, hnd, f"gemm m={m} n={n} k={k} dtype={dt}{tr}", (0, 16, 33, 50, 66, 88, 100),
+                      lambda ms: f"{2.0 * m * n * k / ms / 1e9:.1f} TFLOP/s")
         del a, b
     torch.backends.cuda.preferred_blas_library("cublas")
     pynvml.nvmlShutdown()
@@ -1484,7 +1492,6 @@ def clocks():
     phase("clocks")
     pynvml.nvmlInit()
     hnd = pynvml.nvmlDeviceGetHandleByIndex(0)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
     b, h, s, d = 4, 16, 4096, 128
     fl = attn_flops(b, h, s, s, d, 1)
     base = f"attn b={b} h={h} hkv={h} sq={s} skv={s} d={d} causal=1 dtype=bf16"
@@ -1512,13 +1519,8 @@ def clocks():
     torch.backends.cuda.preferred_blas_library("cublaslt")
     x = randn(8, 8192)
     w = randn(8192, 8192)
-    for cv in (0, 33, 66, 100):
-        torch._C._set_sm_carveout_experimental(cv)
-        ms, calls, c_s, w_s = sustain(lambda: torch.mm(x, w), hnd)
-        torch._C._set_sm_carveout_experimental(None)
-        row("clock", f"gemm m=8 n=8192 k=8192 dtype=bf16 units={sms - cv}", ms,
-            clock_note(f"through cuBLASLt with an SM carveout of {cv}", calls, 2.5, c_s, w_s,
-                       f"{8192 * 8192 * 2 / ms / 1e6:.0f} GB/s of weights; what=GEMV torch.mm (cuBLASLt)"))
+    carveout_rows(lambda: torch.mm(x, w), hnd, "gemm m=8 n=8192 k=8192 dtype=bf16", (0, 33, 66, 100),
+                  lambda ms: f"{8192 * 8192 * 2 / ms / 1e6:.0f} GB/s of weights; what=GEMV torch.mm (cuBLASLt)")
     del x, w
     torch.backends.cuda.preferred_blas_library("cublas")
     pynvml.nvmlShutdown()
