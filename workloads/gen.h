@@ -201,12 +201,12 @@ struct gen_parallel {
    ranks and ep / tp data-parallel ones, so ep may exceed dp (Qwen3-235B-A22B with TP 2, EP 32 on a data-parallel
    group of 16). Sequence parallel: each rank routes its own seq / tp tokens and runs its experts whole. Taken when
    ep does not divide dp. */
-/* The busiest rank's share of an MoE layer's token assignments over the balanced one: --moe-imbalance (with ep 2
-   or more), capped by --moe-capacity-factor (gen.c) */
-double gen_moe_load(const struct gen_parallel *p);
 int gen_ep_folded(const struct gen_parallel *p);
 /* the layout's ep dim: the data-parallel ranks an expert group spans (ep, or ep / tp folded) */
 long long gen_ep_dim(const struct gen_parallel *p);
+/* The busiest rank's share of an MoE layer's token assignments over the balanced one: --moe-imbalance (with ep 2
+   or more), capped by --moe-capacity-factor (gen.c) */
+double gen_moe_load(const struct gen_parallel *p);
 
 struct gen_infer {
 	long long batch;                  /* sequences per model replica */

@@ -13,9 +13,22 @@
 #include <string.h>
 
 /* sim gen's options that have no meaning for a stream */
-static const char *const not_serve[] = {"--mode",        "--batch",        "--dp",    "--ep",   "--moe-dispatcher",
-                                        "--micro-batch", "--global-batch", "--paged", "--zero", "--schedule",
-                                        "--recompute",   "--launch",       "-o",      NULL};
+static const char *const not_serve[] = {"--mode",
+                                        "--batch",
+                                        "--dp",
+                                        "--ep",
+                                        "--moe-dispatcher",
+                                        "--moe-imbalance",
+                                        "--moe-capacity-factor",
+                                        "--micro-batch",
+                                        "--global-batch",
+                                        "--paged",
+                                        "--zero",
+                                        "--schedule",
+                                        "--recompute",
+                                        "--launch",
+                                        "-o",
+                                        NULL};
 
 struct ctx {
 	char *why;
