@@ -203,19 +203,15 @@ static int set_flag(struct parse *P, struct gen_config *c, const struct flag *f,
 	}
 	char *end;
 	errno = 0;
-	if (f->kind == F_FACTOR || f->kind == F_RATIO) { /* a real number: from 1 (F_FACTOR), or above 0, to max */
-		double x = strtod(v, &end), lo = f->kind == F_FACTOR ? 1 : 0;
-		if (!((*v >= '0' && *v <= '9') || *v == '.') || *end || errno ||
-		    !(x >= lo && x > 0 && x <= (double)f->max))
+	if (f->kind == F_PROB || f->kind == F_FACTOR || f->kind == F_RATIO) { /* a real number */
+		double x = strtod(v, &end);
+		int num = ((*v >= '0' && *v <= '9') || *v == '.') && !*end && !errno;
+		if (f->kind == F_PROB && !(num && x >= 0 && x < 1))
+			return fail(P, "%s %s: expected a probability from 0 up to (not including) 1", f->name, v);
+		/* F_FACTOR from 1, F_RATIO above 0, both to max */
+		if (f->kind != F_PROB && !(num && x >= (f->kind == F_FACTOR ? 1 : 0) && x > 0 && x <= (double)f->max))
 			return fail(P, "%s %s: expected a number from %s to %lld", f->name, v,
 			            f->kind == F_FACTOR ? "1" : "above 0", f->max);
-		*(double *)field(c, f) = x;
-		return 0;
-	}
-	if (f->kind == F_PROB) {
-		double x = strtod(v, &end);
-		if (!((*v >= '0' && *v <= '9') || *v == '.') || *end || errno || !(x >= 0 && x < 1))
-			return fail(P, "%s %s: expected a probability from 0 up to (not including) 1", f->name, v);
 		*(double *)field(c, f) = x;
 		return 0;
 	}
