@@ -528,6 +528,42 @@ int main(int argc, char **argv)
 	struct dm_result sd = run(h, "attn b=64 h=32 hkv=8 sq=1 skv=256 d=128 causal=1 dtype=bf16 impl=paged");
 	CHECK(wd.time_s == sd.time_s, "a decode step's window of 256 (%.4g s) reads 256 keys (%.4g s)", wd.time_s,
 	      sd.time_s);
+	/* impl=paged, vLLM's PagedAttention: a CTA a query head (each reads its KV head's keys and values through
+	   L2; one die's L2 fetches a KV head once), V1 or V2 by vLLM's rule (forward_decode: V1 up to 8192 keys
+	   with one 512-key partition or more than 512 sequence-heads; V2 adds a reduce kernel). Counted by hand. */
+	{
+		double kv_B = 2.0 * 8 * 8 * 4096 * 128 * 2, q = 8.0 * 32 * 128 * 2; /* b 8, 8 KV heads, 4096 keys, bf16 */
+		struct dm_result p = run(h, "attn b=8 h=32 hkv=8 sq=1 skv=4096 d=128 dtype=bf16 impl=paged");
+		CHECK(fabs(p.bytes_dram / (kv_B + 2 * q) - 1) < 1e-12 && fabs(p.bytes_l2 / (4 * kv_B + 2 * q) - 1) < 1e-12,
+		      "paged GQA 4: %.6g B from memory (want %.6g), %.6g B through L2 (want %.6g)", p.bytes_dram,
+		      kv_B + 2 * q, p.bytes_l2, 4 * kv_B + 2 * q);
+		CHECK(!strcmp(p.kern.name, "paged_attention_v2") && p.kern.kernels == 2 && p.kern.ctas == 32 * 8 * 8,
+		      "256 sequence-heads, 8 partitions: %s, %d kernels, %lld CTAs (want V2, 2, 2048)", p.kern.name,
+		      p.kern.kernels, p.kern.ctas);
+		struct dm_result pv1 = run(h, "attn b=64 h=32 hkv=8 sq=1 skv=4096 d=128 dtype=bf16 impl=paged");
+		struct dm_result pv2 = run(h, "attn b=64 h=32 hkv=8 sq=1 skv=16384 d=128 dtype=bf16 impl=paged");
+		CHECK(!strcmp(pv1.kern.name, "paged_attention_v1") && pv1.kern.kernels == 1 && pv1.kern.ctas == 64 * 32,
+		      "2048 sequence-heads, 4096 keys: %s, %d kernels, %lld CTAs (want V1, 1, 2048)", pv1.kern.name,
+		      pv1.kern.kernels, pv1.kern.ctas);
+		CHECK(!strcmp(pv2.kern.name, "paged_attention_v2") && pv2.kern.ctas == 64 * 32 * 32,
+		      "16384 keys: %s, %lld CTAs (want V2, 65536)", pv2.kern.name, pv2.kern.ctas);
+		struct dm_result mha = run(h, "attn b=8 h=32 hkv=32 sq=1 skv=4096 d=128 dtype=bf16 impl=paged");
+		CHECK(fabs(mha.bytes_l2 / p.bytes_l2 - 1) < 1e-12 && mha.bytes_dram > 3.9 * p.bytes_dram,
+		      "32 KV heads: the same %.6g B through L2 as 8 (%.6g), 4x from memory (%.6g vs %.6g)", mha.bytes_l2,
+		      p.bytes_l2, mha.bytes_dram, p.bytes_dram);
+		struct arch_chip *x4 = load("hypothetical/h100_4chiplet.cfg", "dies.l2=\"private\"");
+		if (x4) { /* 4 dies, each L2 its own CTAs', no cache beyond: a KV head is read from memory by
+		             min(4, query heads per KV head) dies */
+			struct dm_result g8 = run(x4, "attn b=8 h=64 hkv=8 sq=1 skv=4096 d=128 dtype=bf16 impl=paged");
+			struct dm_result g2 = run(x4, "attn b=8 h=16 hkv=8 sq=1 skv=4096 d=128 dtype=bf16 impl=paged");
+			double q64 = 8.0 * 64 * 128 * 2, q16 = 8.0 * 16 * 128 * 2;
+			CHECK(fabs(g8.bytes_dram / (4 * kv_B + 2 * q64) - 1) < 1e-12 &&
+			          fabs(g2.bytes_dram / (2 * kv_B + 2 * q16) - 1) < 1e-12,
+			      "4 dies: GQA 8 reads %.6g B (want %.6g), GQA 2 %.6g B (want %.6g)", g8.bytes_dram,
+			      4 * kv_B + 2 * q64, g2.bytes_dram, 2 * kv_B + 2 * q16);
+			arch_free(x4);
+		}
+	}
 	struct dm_result wn = run(h, "attn b=1 h=16 sq=2048 skv=2048 d=64 causal=1 dtype=bf16 impl=naive window=128");
 	struct dm_result sn = run(h, "attn b=1 h=16 sq=2048 skv=2048 d=64 causal=1 dtype=bf16 impl=naive");
 	CHECK(wn.time_s == sn.time_s, "eager attention with a window (%.4g s) computes every score (%.4g s)", wn.time_s,

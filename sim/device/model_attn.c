@@ -95,6 +95,102 @@ static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm
 	return 0;
 }
 
+/*
+ * impl=paged: vLLM's PagedAttention V1/V2 kernels (csrc/attention/attention_kernels.cuh,
+ * paged_attention_kernel, after FasterTransformer's masked multi-head attention), the decode of vLLM's
+ * XFORMERS backend and of its ROCm backend up to 0.6.1 (its own MI300 kernel came with vllm-project/vllm#8310):
+ *   - the grid is query heads x sequences (V2: x partitions of 512 keys), one CTA a query head: under GQA the
+ *     query heads of one KV head each stream that head's keys and values (through L2, see below); the sq
+ *     query rows of a sequence (speculative decoding) are rows of the grid of their own, as vLLM's
+ *     batch-expansion scorer runs them;
+ *   - V1 or V2 as vllm/attention/ops/paged_attn.py (forward_decode) picks it: V1 when the context is at most
+ *     8192 keys and it has one partition or more than 512 sequence-heads; V2 adds a kernel that reduces the
+ *     partitions;
+ *   - 128 threads; each warp takes one page at a time, after reading the page's number from the block table,
+ *     the keys' pages first, then (after the softmax) the values' the same way: a page a warp in flight,
+ *     behind an L2 hit and a load;
+ *   - the logits of the CTA's keys in fp32 in shared memory (V1: the whole context), which bounds the CTAs a
+ *     unit holds; the dot products on the fp32 lanes (no matrix instructions).
+ * The query heads of one KV head are consecutive CTAs: on one die one L2 serves their re-reads; round robin
+ * puts them on min(dies, heads per KV head) dies, each of whose L2s fetches the head, from memory unless the
+ * chip serves a repeated fetch on chip (as flash_traffic).
+ */
+static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
+                      size_t wl)
+{
+	(void)why, (void)wl;
+	int gi = pick_vector_unit(c);
+	const struct arch_unit *u = &c->units[gi];
+	struct memsys ms;
+	memsys_of(c, &ms);
+	const long long part_keys = 512, threads = 128, v1_max_keys = 8192, v1_min_rows = 512;
+	double ea = dt_bytes(op->dtype), d = (double)op->d, page = (double)op->page;
+	long long rows = op->b * op->sq; /* the grid's sequences */
+	long long parts = cdiv(op->skv, part_keys);
+	int v1 = op->skv <= v1_max_keys && (parts == 1 || rows * op->h > v1_min_rows);
+	if (v1)
+		parts = 1;
+	double keys_cta = ceil((double)op->skv / (double)parts);
+	long long ctas = op->h * rows * parts;
+	double warps_cta = dmax(1, (double)threads / (double)u->warp_size);
+	double smem_cta = ceil(keys_cta / page) * page * 4 + d * ea;
+	double occ = dmin((double)u->max_ctas, floor((double)u->max_warps / warps_cta));
+	if (u->smem_bytes > 0)
+		occ = dmin(occ, floor(u->smem_bytes / smem_cta));
+	occ = dmax(1, occ);
+	double resident = dmin((double)ctas, (double)u->count * occ);
+	/* bytes: every CTA reads its KV head's keys and values; the queries read, the outputs written */
+	double kv_B = 2.0 * op->b * op->hkv * op->skv * d * ea;
+	double q_B = (double)rows * op->h * d * ea;
+	double group = (double)op->h / (double)op->hkv;
+	double l2_B = kv_B * (double)op->sq * group + 2 * q_B;
+	double fill_B = kv_B * (ms.dies > 1 ? dmin((double)ms.dies, group) : 1) + 2 * q_B;
+	double dram_B = ms.dies > 1 && !ms.dedup ? fill_B : kv_B + 2 * q_B;
+	double hit = 1 - dram_B / l2_B;
+	assert(hit > -1e-12 && hit < 1);
+	double lat_s = ms.lat_l2 + hit * ms.lat_l2 + (1 - hit) * ms.lat_dram;
+	double fly_B = resident * warps_cta * page * d * ea;
+	double t[B_COUNT] = {0};
+	t[B_DRAM] = dram_B / ms.dram_bw;
+	t[B_L2] = ms.l2_bw > 0 ? l2_B / ms.l2_bw : 0;
+	t[B_LATENCY] = l2_B * lat_s / fly_B;
+	double d2d_B = ms.remote * fill_B;
+	t[B_D2D] = ms.d2d_bw > 0 ? d2d_B / ms.d2d_bw : 0;
+	double lanes = u->vec[DT_FP32] * (double)u->count * u->clock_hz;
+	double macs = 2.0 * rows * op->h * op->skv * d; /* q.k, then p.v */
+	t[B_VECTOR] = lanes > 0 ? macs / lanes : 0;
+	t[B_SFU] = (double)rows * op->h * op->skv / (u->sfu > 0 ? u->sfu * u->clock_hz * (double)u->count : 1e12);
+	double body = 0;
+	for (int i = 0; i < B_COUNT; i++)
+		body = dmax(body, t[i]);
+	int kernels = v1 ? 1 : 2;
+	double launch = kernels * c->model.launch_s;
+	t[B_LAUNCH] = launch;
+	r->time_s = launch + ms.lat_dram * kernels + body;
+	memcpy(r->t_res, t, sizeof t);
+	r->bound = bound_of(t, launch, r->time_s);
+	r->bytes_dram = dram_B, r->bytes_l2 = l2_B, r->bytes_smem = 2 * keys_cta * 4 * (double)ctas;
+	r->bytes_d2d = d2d_B;
+	r->clock_hz = u->clock_hz, r->unit_group = gi, r->uses_matrix = 0;
+	r->peak_flops = 2 * u->vec[DT_FP32] * u->clock_hz * (double)u->count;
+	struct dm_kernel *k = &r->kern;
+	snprintf(k->name, sizeof k->name, "paged_attention_%s", v1 ? "v1" : "v2");
+	k->tile_m = 1, k->tile_n = (int)page, k->tile_k = (int)op->d, k->stages = 1;
+	k->splitk = (int)parts, k->ctas = ctas, k->ctas_per_unit = (int)occ;
+	k->waves = (double)ctas / ((double)u->count * occ), k->kernels = kernels;
+	if (ex) {
+		xp(ex,
+		   "paged attention %s (vLLM): %lld query heads x %lld sequences x %lld partitions = %lld CTAs, %.0f a "
+		   "unit (%.1f KiB of logits each)\n",
+		   v1 ? "V1" : "V2", op->h, rows, parts, ctas, occ, smem_cta / 1024);
+		xp(ex,
+		   "a CTA a query head: %.0f query heads read each KV head, %.4g MB through L2, %.4g MB from device "
+		   "memory; a page a warp in flight -> %.0f GB/s by Little's law\n",
+		   group, l2_B / 1e6, dram_B / 1e6, fly_B / lat_s / 1e9);
+	}
+	return 0;
+}
+
 /* One kernel of naive attention, a GEMM or an elementwise op, timed by its family directly (as dm_predict
    would, without the dispatch: the families sit below it). */
 static int naive_part_time(const struct arch_chip *c, const struct op *part, struct dm_result *r, char *why, size_t wl)
@@ -375,7 +471,7 @@ static const struct attn_kernel_ops attn_kernels[] = {
     {"flash3", flash3_time, flash3_iter},
     {"flash1", attn_flash1, NULL},
     {"decode", attn_decode, NULL},
-    {"paged", attn_decode, NULL},
+    {"paged", attn_paged, NULL},
     {"naive", attn_naive, NULL},
     {"flash2_decode", flash2_decode_time, NULL},
     {"cudnn", cudnn_time, NULL},

@@ -97,6 +97,19 @@ static void unprofiled_off(struct imp_options *o)
 	o->profiler_ns = 0;
 }
 
+/* vLLM's PagedAttention kernels decode (--decode-impl paged, or auto with --paged): a CTA a query head, so the
+   query heads of one KV head each read it; against FlashAttention-2's decode kernels, one CTA a KV head */
+static int paged_decode(const struct vcase *v)
+{
+	const struct gen_config *c = &v->gc;
+	return c->mode == GEN_INFER && gen_decode_attn(c) == ATTN_PAGED;
+}
+
+static void paged_decode_off(struct gen_config *c)
+{
+	c->inf.decode_impl = GEN_DEC_FLASH2;
+}
+
 static const struct mech mechs[] = {
     {"fp8 quantization kernels (--fp8-recipe)", "--fp8-recipe none: the fp8 GEMMs alone", fp8_quant, fp8_quant_off,
      NULL, NULL},
@@ -104,6 +117,9 @@ static const struct mech mechs[] = {
      "--grad-sync after: every gradient reduced after the backward", grad_overlap, grad_overlap_off, NULL, NULL},
     {"vLLM's host time per step (--engine vllm)", "--engine none: the device's work alone", engine_host,
      engine_host_off, NULL, NULL},
+    {"vLLM's PagedAttention decode, a CTA a query head (--decode-impl paged)",
+     "--decode-impl flash2_decode: FlashAttention-2's decode kernels, a CTA a KV head", paged_decode,
+     paged_decode_off, NULL, NULL},
     {"kernel launch gaps (model.launch_overhead)", "model.launch_overhead 0: kernels back to back", any_step, NULL,
      launch_off, NULL},
     {"CUDA graphs' launch gap (launch=graph: sim gen --launch graph, sim import --host graph)",
