@@ -532,9 +532,11 @@ int main(int argc, char **argv)
 	   L2; one die's L2 fetches a KV head once), V1 or V2 by vLLM's rule (forward_decode: V1 up to 8192 keys
 	   with one 512-key partition or more than 512 sequence-heads; V2 adds a reduce kernel). Counted by hand. */
 	{
-		double kv_B = 2.0 * 8 * 8 * 4096 * 128 * 2, q = 8.0 * 32 * 128 * 2; /* b 8, 8 KV heads, 4096 keys, bf16 */
+		double kv_B = 2.0 * 8 * 8 * 4096 * 128 * 2,
+		       q = 8.0 * 32 * 128 * 2; /* b 8, 8 KV heads, 4096 keys, bf16 */
 		struct dm_result p = run(h, "attn b=8 h=32 hkv=8 sq=1 skv=4096 d=128 dtype=bf16 impl=paged");
-		CHECK(fabs(p.bytes_dram / (kv_B + 2 * q) - 1) < 1e-12 && fabs(p.bytes_l2 / (4 * kv_B + 2 * q) - 1) < 1e-12,
+		CHECK(fabs(p.bytes_dram / (kv_B + 2 * q) - 1) < 1e-12 &&
+		          fabs(p.bytes_l2 / (4 * kv_B + 2 * q) - 1) < 1e-12,
 		      "paged GQA 4: %.6g B from memory (want %.6g), %.6g B through L2 (want %.6g)", p.bytes_dram,
 		      kv_B + 2 * q, p.bytes_l2, 4 * kv_B + 2 * q);
 		CHECK(!strcmp(p.kern.name, "paged_attention_v2") && p.kern.kernels == 2 && p.kern.ctas == 32 * 8 * 8,
@@ -549,11 +551,11 @@ int main(int argc, char **argv)
 		      "16384 keys: %s, %lld CTAs (want V2, 65536)", pv2.kern.name, pv2.kern.ctas);
 		struct dm_result mha = run(h, "attn b=8 h=32 hkv=32 sq=1 skv=4096 d=128 dtype=bf16 impl=paged");
 		CHECK(fabs(mha.bytes_l2 / p.bytes_l2 - 1) < 1e-12 && mha.bytes_dram > 3.9 * p.bytes_dram,
-		      "32 KV heads: the same %.6g B through L2 as 8 (%.6g), 4x from memory (%.6g vs %.6g)", mha.bytes_l2,
-		      p.bytes_l2, mha.bytes_dram, p.bytes_dram);
+		      "32 KV heads: the same %.6g B through L2 as 8 (%.6g), 4x from memory (%.6g vs %.6g)",
+		      mha.bytes_l2, p.bytes_l2, mha.bytes_dram, p.bytes_dram);
 		struct arch_chip *x4 = load("hypothetical/h100_4chiplet.cfg", "dies.l2=\"private\"");
 		if (x4) { /* 4 dies, each L2 its own CTAs', no cache beyond: a KV head is read from memory by
-		             min(4, query heads per KV head) dies */
+			     min(4, query heads per KV head) dies */
 			struct dm_result g8 = run(x4, "attn b=8 h=64 hkv=8 sq=1 skv=4096 d=128 dtype=bf16 impl=paged");
 			struct dm_result g2 = run(x4, "attn b=8 h=16 hkv=8 sq=1 skv=4096 d=128 dtype=bf16 impl=paged");
 			double q64 = 8.0 * 64 * 128 * 2, q16 = 8.0 * 16 * 128 * 2;
