@@ -184,9 +184,10 @@ static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_
 		   "unit (%.1f KiB of logits each)\n",
 		   v1 ? "V1" : "V2", op->h, rows, parts, ctas, occ, smem_cta / 1024);
 		xp(ex,
-		   "a CTA a query head: %.0f query heads read each KV head, %.4g MB through L2, %.4g MB from device "
+		   "a CTA a query head: each KV head read by %.0f CTA%s, %.4g MB through L2, %.4g MB from device "
 		   "memory; a page a warp in flight -> %.0f GB/s by Little's law\n",
-		   group, l2_B / 1e6, dram_B / 1e6, fly_B / lat_s / 1e9);
+		   group * (double)op->sq, group * (double)op->sq > 1 ? "s" : "", l2_B / 1e6, dram_B / 1e6,
+		   fly_B / lat_s / 1e9);
 	}
 	return 0;
 }
