@@ -2,7 +2,7 @@
  * model_attn.c -- attention: the kernel models by impl= name (attn_kernels, at
  * the end; dm_predict and dm_iteration reach them through attn_time and
  * attn_iteration), and the kernels that are not FlashAttention-2/-3 or cuDNN
- * (those are model_flash.c's): decode and paged decode, naive attention as
+ * (those are model_flash.c's): split-KV decode, vLLM's paged decode, naive attention as
  * separate kernels, and the original FlashAttention (-1).
  *
  * Invariants (asserted in Debug builds; a result's own in model.c):
@@ -20,7 +20,7 @@
 /* ------------------------------------------------------------------ */
 /* decode, naive, FlashAttention-1                                      */
 
-/* decode / paged: one (or a few) query rows per sequence against the KV cache */
+/* impl=decode: one (or a few) query rows per sequence against the KV cache, the keys split over CTAs */
 static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
                        size_t wl)
 {
@@ -40,8 +40,8 @@ static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm
 	long long split = (long long)dmax(1, dmin(ceil(2.0 * u->count / (double)groups), (double)cdiv(op->skv, 256)));
 	long long ctas = groups * split;
 	double keys_per_split = (double)op->skv / split;
-	/* in flight per CTA: a few blocks of keys; a page is the unit of a paged load */
-	double block_keys = op->impl == ATTN_PAGED ? dmin(64.0, (double)op->page) : 64.0;
+	/* in flight per CTA: a few blocks of keys */
+	double block_keys = 64.0;
 	double fly_B_cta = 4 * block_keys * d * ea * 2;
 	double occ = dmax(1, dmin((double)u->max_ctas, floor((double)u->max_warps / 4)));
 	double resident = dmin((double)ctas, u->count * occ);
@@ -57,17 +57,13 @@ static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm
 	/* FlashDecoding's split-KV kernels are FlashAttention-2's: mma.sync (sync_rate_frac) */
 	t[matrix ? B_MATRIX : B_VECTOR] = macs / (macs_clk * (matrix ? sync_rate_frac(c, u) : 1) * clock * u->count);
 	t[B_SFU] = rows * op->skv * op->b * op->hkv / (u->sfu > 0 ? u->sfu * clock * u->count : 1e12);
-	double page_s = 0;
-	if (op->impl == ATTN_PAGED) /* a block-table lookup before each page of each CTA */
-		page_s =
-		    ceil(keys_per_split / (double)op->page) / (fly_B_cta / (block_keys * d * ea * 2)) * ms.lat_l2 / 4;
 	double body = 0;
 	for (int i = 0; i < B_COUNT; i++)
 		body = dmax(body, t[i]);
 	int kernels = split > 1 ? 2 : 1; /* the split results are combined by a second kernel */
 	double launch = kernels * c->model.launch_s;
 	t[B_LAUNCH] = launch;
-	r->time_s = launch + ms.lat_dram * kernels + body + page_s;
+	r->time_s = launch + ms.lat_dram * kernels + body;
 	memcpy(r->t_res, t, sizeof t);
 	r->bound = bound_of(t, launch, r->time_s);
 	r->bytes_dram = kv_B + 2 * q_B;
@@ -79,8 +75,7 @@ static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm
 	r->uses_matrix = matrix;
 	r->peak_flops = 2 * macs_clk * clock * u->count;
 	struct dm_kernel *k = &r->kern;
-	snprintf(k->name, sizeof k->name, "%s_split%lld", op->impl == ATTN_PAGED ? "paged_decode" : "flash_decode",
-	         split);
+	snprintf(k->name, sizeof k->name, "flash_decode_split%lld", split);
 	k->tile_m = (int)dmax(rows, 16), k->tile_n = (int)block_keys, k->tile_k = (int)op->d, k->stages = 4;
 	k->splitk = (int)split, k->ctas = ctas, k->ctas_per_unit = (int)occ;
 	k->waves = (double)ctas / (u->count * occ), k->kernels = kernels;
