@@ -66,7 +66,7 @@ enum gen_launch { GEN_LAUNCH_EAGER, GEN_LAUNCH_GRAPH };
    --paged, else flash2_decode), FlashAttention-2's decode kernels
    (flash2_decode: torch SDPA's flash backend, vLLM's FLASH_ATTN backend,
    whose block table reads the paged cache), vLLM's PagedAttention kernels
-   (paged: its XFORMERS and ROCm backends), or a generic split-KV kernel
+   (paged: its XFORMERS backend, and ROCm's up to 0.6.1), or a generic split-KV kernel
    (decode: FlashDecoding) */
 enum gen_decode_impl { GEN_DEC_AUTO, GEN_DEC_FLASH2, GEN_DEC_PAGED, GEN_DEC_GENERIC };
 /* the attention kernels of prefill and training (decode is decode/paged):

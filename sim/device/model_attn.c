@@ -175,9 +175,9 @@ static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_
 	k->waves = (double)ctas / ((double)u->count * occ), k->kernels = kernels;
 	if (ex) {
 		xp(ex,
-		   "paged attention %s (vLLM): %lld query heads x %lld sequences x %lld partitions = %lld CTAs, %.0f a "
-		   "unit (%.1f KiB of logits each)\n",
-		   v1 ? "V1" : "V2", op->h, rows, parts, ctas, occ, smem_cta / 1024);
+		   "paged attention %s (vLLM): %lld query heads x %lld sequences x %lld partition%s = %lld CTAs, %.0f "
+		   "a unit (%.1f KiB of logits each)\n",
+		   v1 ? "V1" : "V2", op->h, rows, parts, parts > 1 ? "s" : "", ctas, occ, smem_cta / 1024);
 		xp(ex,
 		   "a CTA a query head: each KV head read by %.0f CTA%s, %.4g MB through L2, %.4g MB from device "
 		   "memory; a page a warp in flight -> %.0f GB/s by Little's law\n",
