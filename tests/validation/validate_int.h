@@ -32,7 +32,14 @@ struct meas {
 	int line;
 	int in_cases, in_skipped;
 	int lent; /* from an --also file: measured by this project on lent hardware */
+	/* the GEMM kernel the library ran, where the note names one whose name gives its tile (nvjet_sm90_tst_...,
+	   cutlass_80_tensorop_..., ampere_..., sm80_xmma_gemm_...tilesize...): its name, and its tile of C as the
+	   row-major op sees it (the names are column-major: their first dimension is the op's n); 0: none */
+	char kernel[96];
+	int lib_tile_m, lib_tile_n;
 };
+/* The library kernel a measurement's note names (struct meas: kernel, lib_tile_m, lib_tile_n); cases.c. */
+void kernel_of_note(const char *note, struct meas *m);
 
 enum metric {
 	M_TFLOPS,
