@@ -12,7 +12,9 @@
 # - a gen case option ranks_per_node= that is not a count is refused;
 # - a row in both cases.tsv and skipped.tsv is replayed but not scored: reported with its error and first blocker
 #   in its own table, in no category score or table;
-# - a skip reason too long to keep whole is refused, naming the row.
+# - a skip reason too long to keep whole is refused, naming the row;
+# - a note naming the GEMM kernel the library ran puts its tile, as the row-major op sees it, beside the
+#   model's in the report's kernel table.
 # usage: run_bad_cases.sh VALIDATE REPO_ROOT
 set -u
 validate=$1 root=$(cd "$2" && pwd)
@@ -122,6 +124,27 @@ check "the skipped rows' table marks it replayed" $?
 printf 'G021\t%s\n' "$(head -c 2100 /dev/zero | tr '\0' x)" >"$tmp/tests/validation/skipped.tsv"
 refused "a skip reason too long to keep is refused" "$tmp/m.tsv" \
 	'^validate: skipped.tsv:1: G021: reason of 2100 characters (at most 2047)'
+
+# 11. a note naming the library's GEMM kernel: its tile, read as the row-major op's (the names are column-major)
+printf 'G026\tconfigs/h100.cfg\t-\ttflops\tgemm m=1024 n=1024 k=1024 dtype=fp16\n' >"$tmp/tests/validation/cases.tsv"
+: >"$tmp/tests/validation/skipped.tsv"
+kernel_row() { # the note of G026, then the row of the report's kernel table expected
+	awk -F'\t' -v note="$1" 'BEGIN { OFS = "\t" } NR > 1 && $1 == "G026" { $10 = note } NR == 1 || $1 == "G026" { print }' \
+		"$m" >"$tmp/m4.tsv"
+	"$validate" "$tmp" "$tmp/m4.tsv" "$tmp/out.md" >"$tmp/out" 2>"$tmp/err"
+	sed -n "/^## GEMM kernels/,/^## [^G]/p" "$tmp/out.md" | grep -q "$2"
+}
+kernel_row 'cuBLAS ran nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT (CUPTI)' \
+	'^| G026 | .* | `nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT` | 128x256 | [0-9]*x[0-9]* |'
+check "a nvjet kernel's tile is read turned (its first side is the op's n)" $?
+kernel_row 'kernel: cutlass_80_tensorop_bf16_s16816gemm_bf16_64x256_32x3_nt_align8, 2 launches' \
+	'^| G026 | .* | `cutlass_80_tensorop_bf16_s16816gemm_bf16_64x256_.*` | 256x64 | '
+check "a CUTLASS kernel's tile is the one after gemm, not the instruction shape" $?
+kernel_row 'sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x32x8_stage3_warpsize2x2x1_ffma' \
+	'^| G026 | .* | 32x128 | '
+check "an xmma kernel's tile is its tilesize" $?
+kernel_row 'splitKreduce_kernel and gemvx only' '^| G026 '
+check "a note without a tiled kernel name has no row" $(( ! $? ))
 
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]
