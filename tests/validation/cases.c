@@ -11,7 +11,6 @@
  */
 #include "validate_int.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,47 +81,6 @@ int find_meas(const char *id)
 		if (!strcmp(ms[i].id, id))
 			return i;
 	return -1;
-}
-
-/* The first `<digits>x<digits>` at or after p whose digits start a number: a tile's two sides. */
-static int tile_after(const char *p, int *a, int *b)
-{
-	for (const char *q = p; *q; q++) {
-		if (!isdigit((unsigned char)*q) || (q > p && isdigit((unsigned char)q[-1])))
-			continue;
-		char *e;
-		long x = strtol(q, &e, 10);
-		if (*e != 'x' || !isdigit((unsigned char)e[1]))
-			continue;
-		long y = strtol(e + 1, NULL, 10);
-		if (x > 0 && y > 0 && x <= 1024 && y <= 1024) {
-			*a = (int)x, *b = (int)y;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-void kernel_of_note(const char *note, struct meas *m)
-{
-	/* the families whose names carry the tile, and where in the name it follows */
-	static const char *const prefix[] = {"nvjet_", "cutlass_", "ampere_", "sm80_xmma_gemm", "sm90_xmma_gemm"};
-	static const char *const after[] = {"_tst_", "gemm", "gemm", "tilesize", "tilesize"};
-	for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++) {
-		const char *k = strstr(note, prefix[i]);
-		if (!k)
-			continue;
-		size_t len = strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
-		char name[sizeof m->kernel];
-		snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), k);
-		const char *t = strstr(name, after[i]);
-		int a, b;
-		if (!t || !tile_after(t, &a, &b))
-			continue;
-		snprintf(m->kernel, sizeof m->kernel, "%s", name);
-		m->lib_tile_m = b, m->lib_tile_n = a; /* column-major names: their first side is the op's n */
-		return;
-	}
 }
 
 int read_measurements(const char *path, int lent)

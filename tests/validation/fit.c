@@ -258,7 +258,7 @@ static int predict_now(const struct vcase *v, double *err)
 {
 	double p;
 	char why[WHYLEN];
-	if (predict(chips[v->chip].c, v, &p, why, sizeof why))
+	if (predict(chips[v->chip].c, v, &p, NULL, why, sizeof why))
 		return -1;
 	*err = (p - ms[v->meas].value) / ms[v->meas].value;
 	return 0;

@@ -247,8 +247,10 @@ static struct arch_chip *load_chip(const char *root, const struct vcase *v, cons
 	return c;
 }
 
-/* The case's prediction in the measurement's unit; -1 with why on failure. */
-int predict(const struct arch_chip *c, const struct vcase *v, double *out, char *why, size_t whylen)
+/* The case's prediction in the measurement's unit; -1 with why on failure. kern (may be NULL): the kernel the model
+   runs the first op as. */
+int predict(const struct arch_chip *c, const struct vcase *v, double *out, struct dm_kernel *kern, char *why,
+            size_t whylen)
 {
 	double t = 0, flops = 0, clock_hz = 0;
 	for (int i = 0; i < v->nops; i++) {
@@ -274,6 +276,8 @@ int predict(const struct arch_chip *c, const struct vcase *v, double *out, char 
 			flops += op_flops(&v->ops[i]);
 		if (!v->coll[i].on && clock_hz == 0)
 			clock_hz = r.clock_hz; /* the first op's */
+		if (i == 0 && kern)
+			*kern = r.kern;
 	}
 	switch (v->metric) {
 	case M_TFLOPS: *out = flops / t / 1e12; break;
@@ -513,7 +517,7 @@ int main(int argc, char **argv)
 		if (v->chip < 0 || !chips[v->chip].c || v->gen)
 			continue;
 		char why[WHYLEN];
-		if (predict(chips[v->chip].c, v, &v->pred, why, sizeof why)) {
+		if (predict(chips[v->chip].c, v, &v->pred, &v->kern, why, sizeof why)) {
 			fail("%s: %s", v->id, why);
 			snprintf(v->why, sizeof v->why, "%.900s", why);
 			continue;

@@ -11,6 +11,7 @@
 #include "arch.h"
 #include "coll.h"
 #include "gen_case.h"
+#include "model.h"
 #include "op.h"
 
 #include <stddef.h>
@@ -38,8 +39,10 @@ struct meas {
 	char kernel[96];
 	int lib_tile_m, lib_tile_n;
 };
-/* The library kernel a measurement's note names (struct meas: kernel, lib_tile_m, lib_tile_n); cases.c. */
+/* kernels.c: the library kernel a measurement's note names (struct meas: kernel, lib_tile_m, lib_tile_n), and the
+   report's section that sets its tile beside the model's */
 void kernel_of_note(const char *note, struct meas *m);
+void write_kernels(FILE *f);
 
 enum metric {
 	M_TFLOPS,
@@ -102,6 +105,7 @@ struct vcase {
 	int chip; /* index into chips[] */
 	int ok;   /* parsed and predicted */
 	double pred, err;
+	struct dm_kernel kern; /* the kernel of its first op, as shipped (an op case) */
 	char why[WHYLEN];
 	/* a `gen` case: the ops column is a `sim gen` command whose trace is
 	   replayed (a training step or an inference batch) */
@@ -225,8 +229,10 @@ extern int nsrcs;
 
 /* validate.c */
 void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int predict(const struct arch_chip *c, const struct vcase *v, double *out, char *why, size_t whylen);
+int predict(const struct arch_chip *c, const struct vcase *v, double *out, struct dm_kernel *kern, char *why,
+            size_t whylen);
 double gen_metric(const struct vcase *v, double t);
+void md_cell(FILE *f, const char *s, size_t max); /* Markdown cell text: '|' escaped, cut to max characters */
 void pct(char *buf, size_t len, double x);
 void spct(char *buf, size_t len, double x);
 /* Splits a line in place at tabs (its line end dropped); returns the number of fields (<= max). */

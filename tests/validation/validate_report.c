@@ -7,7 +7,6 @@
  */
 #include "cv.h"
 #include "import.h"
-#include "model.h"
 #include "validate_int.h"
 
 #include <gsl/gsl_statistics_double.h>
@@ -132,7 +131,7 @@ int cmp_worst(const void *pa, const void *pb)
 }
 
 /* Markdown cell text: '|' escaped, shortened to max characters. */
-static void md_cell(FILE *f, const char *s, size_t max)
+void md_cell(FILE *f, const char *s, size_t max)
 {
 	size_t n = strlen(s);
 	size_t lim = n > max ? max - 3 : n;
@@ -236,63 +235,6 @@ static void write_lent(FILE *f)
 		pct(b1, sizeof b1, nsim ? sa / nsim : NAN);
 		spct(b2, sizeof b2, nsim ? ss / nsim : NAN);
 		fprintf(f, "| %s | %d | %d | %d | %s | %s |\n", cats[c].name, n, nsim, nskip, b1, b2);
-	}
-	fprintf(f, "\n");
-}
-
-/* The "GEMM kernels: the library's tile and the model's" section: the rows whose note names the kernel the
-   library ran (its tile is in the name), beside the tile the model's kernel search picks for the same op. */
-static void write_kernels(FILE *f)
-{
-	int n = 0, same = 0, turned = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1) {
-			if (!n)
-				return;
-			fprintf(f, "## GEMM kernels: the library's tile and the model's\n\n");
-			fprintf(
-			    f,
-			    "A GEMM is timed as the kernel the model's search picks (sim/device/model_gemm.c: every "
-			    "tile, stage count and split-K that fits, the fastest at the clock its power allows), "
-			    "standing for the one the library picks. Where a row's note names the kernel the library "
-			    "ran and the name gives its tile (cuBLAS's `nvjet_sm90_tst_...`, its CUTLASS "
-			    "`cutlass_80_tensorop_..._256x128_...` and `ampere_...` kernels, "
-			    "`sm80_xmma_gemm_..._tilesize...`; the names are column-major, so their first side is the "
-			    "row-major op's n), the two are compared: %d rows, the same tile for %d, the same turned "
-			    "for %d (which a square op cannot tell apart), another for %d. The library's tiles "
-			    "that the search does not have show what it lacks.\n\n",
-			    n, same, turned, n - same - turned);
-			fprintf(f,
-			        "| id | device | op | the library's kernel | its tile of C (m x n) | the model's | |\n"
-			        "|---|---|---|---|---|---|---|\n");
-		}
-		for (int i = 0; i < nvs; i++) {
-			const struct vcase *v = &vs[i];
-			const struct meas *m = &ms[v->meas];
-			if (!v->ok || v->gen || v->nops != 1 || v->coll[0].on || v->ops[0].kind != OP_GEMM ||
-			    !m->kernel[0] || v->ops[0].tile_m > 0)
-				continue;
-			struct dm_result r;
-			char why[WHYLEN];
-			memset(&r, 0, sizeof r);
-			if (dm_predict(chips[v->chip].c, &v->ops[0], &r, NULL, why, sizeof why))
-				continue;
-			int tm = r.kern.tile_m, tn = r.kern.tile_n;
-			int is_same = tm == m->lib_tile_m && tn == m->lib_tile_n;
-			int is_turned = !is_same && tm == m->lib_tile_n && tn == m->lib_tile_m;
-			if (pass == 0) {
-				n++, same += is_same, turned += is_turned;
-				continue;
-			}
-			fprintf(f, "| %s | ", v->id);
-			md_cell(f, m->device, 40);
-			fprintf(f, " | `%s` | `", v->op_text[0]);
-			md_cell(f, m->kernel, 60);
-			fprintf(f, "` | %dx%d | %dx%d | %s |\n", m->lib_tile_m, m->lib_tile_n, tm, tn,
-			        is_same     ? "same"
-			        : is_turned ? "turned"
-			                    : "");
-		}
 	}
 	fprintf(f, "\n");
 }
