@@ -96,9 +96,11 @@ static const struct arch_param unit_params[] = {
 	     "what a unit is: NVIDIA SM, AMD CU, Ascend AI core, TPU TensorCore, IPU tile ...", R_LABEL),
 	INT("count", arch_unit, count, REQ, NULL, 1, 1e6, "units on the chip (all dies)", R_PEAK_STEP),
 	QTY("clock", UNIT_FREQ, arch_unit, clock_hz, REQ, NULL, 1e6, 1e10,
-	    "clock of vector peaks and fp64 matrix peaks (boost clock)", R_PEAK_STEP),
+	    "clock of vector peaks and fp64 matrix peaks (boost clock); the top of the clock range, where a GEMM's "
+	    "power limit starts from", R_PEAK_STEP),
 	QTY("tensor_clock", UNIT_FREQ, arch_unit, tensor_clock_hz, 0, NULL, 1e6, 1e10,
-	    "clock of tf32-and-narrower matrix peaks where the vendor uses a lower one (H100: 1830 MHz); default: clock",
+	    "clock of tf32-and-narrower matrix peaks where the vendor uses a lower one (H100: 1830 MHz); default: clock. "
+	    "Only the peaks: a GEMM runs at clock less what its power limit takes",
 	    R_PEAK),
 	INT("warp_size", arch_unit, warp_size, 0, "32", 1, 1024, "threads per warp (NVIDIA 32) or wavefront (AMD 64)",
 	    R_DEV_STEP),

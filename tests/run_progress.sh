@@ -25,12 +25,12 @@ SIM_PROGRESS=fast "$sim" run configs/h100.cfg traces/allreduce_8.trace >/dev/nul
 grep -q '^sim ' "$tmp/bad.err" && fail "SIM_PROGRESS=fast printed: $(grep -m1 '^sim ' "$tmp/bad.err")"
 
 # compare over chips: a line per replayed chip when asked
-SIM_PROGRESS=0.001 "$sim" compare configs/h100.cfg configs/a100.cfg traces/allreduce_8.trace >/dev/null 2>"$tmp/cmp.err" ||
+SIM_PROGRESS=0.000001 "$sim" compare configs/h100.cfg configs/a100.cfg traces/allreduce_8.trace >/dev/null 2>"$tmp/cmp.err" ||
 	fail "compare exited $?"
 has "$tmp/cmp.err" '^sim compare: 2/2 chips replayed' "sim compare printed no progress"
 
-# sweep: points done
-SIM_PROGRESS=0.001 "$sim" sweep configs/h100.cfg --op 'gemm m=4096 n=4096 k=4096 dtype=bf16' \
+# sweep: points done (a line at each: a point of two takes about a millisecond)
+SIM_PROGRESS=0.000001 "$sim" sweep configs/h100.cfg --op 'gemm m=4096 n=4096 k=4096 dtype=bf16' \
 	--set compute.sm.count=66,132 -o "$tmp/s.csv" 2>"$tmp/sw.err" || fail "sweep exited $?"
 has "$tmp/sw.err" '^sim sweep: 2/2 points' "sim sweep printed no progress"
 

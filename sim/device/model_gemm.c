@@ -27,7 +27,6 @@ struct gemm_cand {
 	double l2_B, dram_B, smem_B;
 	double d2d_B;    /* bytes across dies (chiplets) */
 	double work;     /* MACs including padding */
-	double mac_frac; /* share of the pipe time the matrix units draw full power: 1, less in the fallback kernel */
 	double narrow_B; /* bytes a thread loads in the fallback kernel (gemm_narrow_B); 0: 16-byte vectors */
 	long long ctas;
 	/* one CTA's main loop, for dm_iteration: iterations, pipe and shared-memory seconds of the whole
@@ -39,6 +38,11 @@ struct gemm_cand {
 static const int tiles_mn[][2] = {{256, 128}, {128, 256}, {128, 128}, {256, 64}, {64, 256}, {128, 64},
                                   {64, 128},  {64, 64},   {128, 32},  {32, 128}, {64, 32},  {32, 64},
                                   {16, 128},  {16, 256},  {16, 64},   {32, 256}, {32, 32},  {16, 32}};
+/* the further tiles of the kernels for asynchronous matrix units (wgmma's M of 64 a warpgroup, N in steps of 8 up
+   to 256): the ones cuBLAS's sm90 kernels ran in this project's measurements (tests/validation/kernels.c) */
+static const int tiles_async_mn[][2] = {{320, 128}, {128, 320}, {192, 192}, {256, 96},  {96, 256},
+                                        {256, 160}, {160, 256}, {192, 128}, {128, 192}, {192, 96},
+                                        {96, 192},  {128, 96},  {96, 128},  {96, 64},   {64, 96}};
 static const int splits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
 
 static double out_bytes(int dt, int acc)
@@ -223,14 +227,12 @@ static double gemm_main_loop(const struct arch_chip *c, const struct arch_unit *
 	double macs = (double)bm * bn * (double)(x->kit * bk);
 	x->work = macs * (double)x->ctas;
 	w->mma_s = macs / (macs_clk * clock * c->model.mma_eff);
-	x->mac_frac = 1;
 	double narrow_B = x->narrow_B;
 	if (narrow_B > 0) {
 		/* the fallback kernel: mma.sync, and warp-wide loads of narrow_B bytes a thread for its A and B tiles
 		 */
 		double full_s = w->mma_s, loads = (double)x->kit * bk * (bm + bn) * ea / (32 * narrow_B);
 		w->mma_s = dmax(full_s / sync_rate_frac(c, u), loads * u->mat_narrow_clk / clock);
-		x->mac_frac = full_s / w->mma_s;
 	}
 	/* shared memory: operands read by the warps (64x64 warp tiles re-read each) */
 	double warp_m = dmin(bm, 64), warp_n = dmin(bn, 64);
@@ -423,11 +425,14 @@ static int gemm_search(const struct arch_chip *c, const struct arch_unit *u, con
 		kit[si] = gemm_kit(g, bk, splits[si]);
 	/* the tiles searched: every one, or the one the op names (tile=) */
 	const int(*tset)[2] = tiles_mn, given[1][2] = {{g->tile_m, g->tile_n}};
-	size_t ntiles = sizeof tiles_mn / sizeof tiles_mn[0];
+	size_t nbase = sizeof tiles_mn / sizeof tiles_mn[0], ntiles = nbase;
+	if (u->mat_async && matrix && narrow_B <= 0)
+		ntiles += sizeof tiles_async_mn / sizeof tiles_async_mn[0];
 	if (g->tile_m > 0)
-		tset = given, ntiles = 1;
+		tset = given, ntiles = nbase = 1;
 	for (size_t ti = 0; ti < ntiles; ti++) {
-		int bm = tset[ti][0], bn = tset[ti][1];
+		int bm = ti < nbase ? tset[ti][0] : tiles_async_mn[ti - nbase][0];
+		int bn = ti < nbase ? tset[ti][1] : tiles_async_mn[ti - nbase][1];
 		long long tiles = cdiv(g->m, bm) * cdiv(g->n, bn) * g->batch;
 		for (int si = 0; si < NSPLITS; si++)
 			grid_s[si] = kit[si] ? gemm_floor_grid(c, u, g, macs_clk, clock, ms, in_B, bm, bn, bk, kit[si],
@@ -530,6 +535,11 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 	if (gi < 0)
 		return -1;
 	const struct arch_unit *chip_u = &c->units[gi];
+	/* the datasheet's peak is at the clock its figures use (compute.tensor_clock); the clock a kernel runs at is
+	   the top of the DVFS range (compute.clock) less what the power limit takes (below) */
+	double peak_hz = clock;
+	if (matrix)
+		clock = dmax(clock, chip_u->clock_hz);
 	if (g->units > chip_u->count || g->margin >= chip_u->count || g->busy >= chip_u->count) {
 		const char *key = g->units ? "units" : g->margin ? "margin" : "busy";
 		snprintf(why, wl, "%s=%lld: %s has %ld units of %s (%s= takes 1 to %ld)", key,
@@ -556,23 +566,29 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 		bk = (int)dmax(8, 32 / ea);
 	struct gemm_cand best, second;
 	int ncand = gemm_pick(c, pick, u, g, macs_clk, clock, matrix, &ms, bk, &best, &second);
-	/* power: the matrix units' dynamic power at this clock and duty cycle must fit the TDP
-	   left after static power; above it the clock drops (P ~ f^2 near the top of the DVFS range).
-	   Units the kernel does not run on draw no dynamic power of it. */
+	/* power: the matrix units' dynamic power at this clock must fit the TDP left after static power; above it the
+	   clock drops (P ~ f^2 near the top of the DVFS range) and the search runs again at that clock. The power is
+	   that of the kernel the library picks at the range's top: its MAC rate x matrix.pj_per_mac of the dtype x the
+	   average unit's duty cycle (the MACs done, padding included, at the rate a main loop sustains,
+	   model.mma_efficiency, over the kernel's time: a tail wave on few units draws the power of those units only).
+	   Units the kernel does not run on draw none of it. A kernel named by the op (tile=) runs at the clock the
+	   library's pick sets, so no tile is faster than the search's. */
 	double boost_hz = clock, dyn_power_w = 0, avail_power_w = 0;
 	if (ncand && matrix && u->mat_pj > 0 && c->tdp_w > 0) {
-		/* chiplets: the duty cycle is the one the kernel has on one die of the same resources (the
-		   single step the fit was made with; taking the chiplet kernel's lower duty in that one step
-		   would raise the clock past what its power allows) */
+		/* chiplets: the duty cycle is the one the kernel has on one die of the same resources (the single step
+		   the fit was made with; taking the chiplet kernel's lower duty in that one step would raise the clock
+		   past what its power allows) */
 		struct gemm_cand one = best, one2;
-		if (ms.dies > 1) {
+		if (ms.dies > 1 || g->tile_m > 0) {
 			struct memsys m1 = ms;
-			memsys_of_one(c, &m1);
-			gemm_pick(c, pick, u, g, macs_clk, clock, matrix, &m1, bk, &one, &one2);
+			if (ms.dies > 1)
+				memsys_of_one(c, &m1);
+			struct gemm_in lib = *g;
+			lib.tile_m = lib.tile_n = 0;
+			gemm_pick(c, pick, u, &lib, macs_clk, clock, matrix, &m1, bk, &one, &one2);
 		}
-		/* the waves take at least their matrix time (waves.c) */
-		double duty = one.t[B_MATRIX] / one.time * one.mac_frac;
-		assert(duty >= 0 && duty <= 1);
+		double duty = one.work / ((double)u->count * macs_clk * clock * c->model.mma_eff) / one.time;
+		assert(duty >= 0 && duty <= 1 + 1e-9); /* the waves take at least their matrix time (waves.c) */
 		dyn_power_w = (double)u->count * macs_clk * clock * u->mat_pj * 1e-12 * mac_energy_scale(g->dt) * duty;
 		avail_power_w = c->tdp_w * (1 - c->model.static_power);
 		if (dyn_power_w > avail_power_w) {
@@ -599,7 +615,7 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 	r->clock_hz = clock;
 	r->unit_group = gi;
 	r->uses_matrix = matrix;
-	r->peak_flops = 2 * macs_clk * boost_hz * chip_u->count; /* the chip's datasheet peak, not the power-limited
+	r->peak_flops = 2 * macs_clk * peak_hz * chip_u->count; /* the chip's datasheet peak, not the power-limited
 	                                                             one, nor that of the units the kernel has */
 	struct dm_kernel *k = &r->kern;
 	snprintf(k->name, sizeof k->name, "gemm_%dx%dx%d_s%d_k%d", best.bm, best.bn, best.bk, best.stages, best.split);
