@@ -308,7 +308,7 @@ int main(int argc, char **argv)
 	}
 
 	/* the tiles of an asynchronous matrix unit's kernels (wgmma: M in steps of 64 a warpgroup): a 1536-cube GEMM
-	   fits 192x96 tiles, 8 x 16 = 128 CTAs, in one wave on the H100's 132 SMs, where tiles of powers of two take
+	   fits 192x128 tiles, 8 x 12 = 96 CTAs, in one wave on the H100's 132 SMs, where tiles of powers of two take
 	   144 (128x128) or 72 with half the SMs idle (256x128, 128x256); the A100's synchronous mma kernels keep the
 	   power-of-two tiles */
 	{
