@@ -89,6 +89,7 @@ static void fp_unit(struct fp *f, const struct arch_unit *u)
 	fp_long(f, u->mat_async);
 	fp_double(f, u->mat_sync_frac);
 	fp_double(f, u->mat_narrow_clk);
+	fp_double(f, u->mat_narrow_st_clk);
 	fp_double(f, u->smem_Bpc);
 	fp_double(f, u->lat_alu);
 	fp_double(f, u->lat_sfu);

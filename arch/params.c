@@ -150,6 +150,13 @@ static const struct arch_param unit_params[] = {
 	    "H100: 9.1, fitted on the 10 misaligned LX rows measured here (in-sample; docs/validation.md); A100: the "
 	    "same, the same sm_80 kernels (not fitted on A100 data)",
 	    "device model: GEMMs with misaligned leading dimensions (sim/device/model_gemm.c)"),
+	FLT("matrix.fallback_store_cycles", arch_unit, mat_narrow_st_clk, 0, "0", 0, 1000,
+	    "unit cycles per warp-wide store of C in the epilogue of that fallback kernel when C's leading dimension "
+	    "is not a multiple of 16 bytes (an output of an odd width, as a vocabulary of 50257): its threads store "
+	    "2 or 4 bytes each, on the same load-store path as the main loop's narrow loads. 0: C's stores cost "
+	    "nothing beyond its bytes. H100: fitted on the 2 LX rows whose only misaligned operand is C (in-sample); "
+	    "A100: the same, the same sm_80 kernels (not fitted on A100 data)",
+	    "device model: GEMMs with misaligned leading dimensions (sim/device/model_gemm.c)"),
 	FLT("shared_mem_bandwidth", arch_unit, smem_Bpc, 0, "128", 1, 1e5,
 	    "shared-memory (LDS) bytes per clock per unit (NVIDIA: 32 banks x 4 B = 128)", R_DEV_STEP),
 	FLT("matrix.sparsity", arch_unit, sparsity, 0, "1", 1, 16, "speed-up of 2:4 structured sparsity on tf32 and narrower types (2 on A100/H100; 1 = none)",

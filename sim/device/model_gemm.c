@@ -234,7 +234,13 @@ static double gemm_main_loop(const struct arch_chip *c, const struct arch_unit *
 		/* the fallback kernel: mma.sync, and warp-wide loads of narrow_B bytes a thread for its A and B tiles
 		 */
 		double full_s = w->mma_s, loads = (double)x->kit * bk * (bm + bn) * ea / (32 * narrow_B);
-		w->mma_s = dmax(full_s / sync_rate_frac(c, u), loads * u->mat_narrow_clk / clock);
+		/* and, where C is the misaligned one, its epilogue's warp-wide stores of its own alignment's bytes, on
+		   the same load-store path (matrix.fallback_store_cycles); split-K's partials are aligned fp32 */
+		double ec = out_bytes(g->dt, g->acc);
+		int c_al = align_of(g->ld[2], ec);
+		double stores = c_al < 16 && x->split == 1 ? dmin(bm, g->m) * dmin(bn, g->n) * ec / (32.0 * c_al) : 0;
+		w->mma_s = dmax(full_s / sync_rate_frac(c, u),
+		                (loads * u->mat_narrow_clk + stores * u->mat_narrow_st_clk) / clock);
 	}
 	/* shared memory: operands read by the warps (64x64 warp tiles re-read each) */
 	double warp_m = dmin(bm, 64), warp_n = dmin(bn, 64);
@@ -666,8 +672,10 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 			   "alignment: a leading dimension (A %lld, B %lld, C %lld elements) is not a multiple of 16 "
 			   "bytes: "
 			   "the library's fallback kernel, mma.sync at %.0f%% of the matrix rate and %.0f-byte loads, "
-			   "one warp-wide load every %.1f cycles per unit (matrix.fallback_load_cycles)\n",
-			   g->ld[0], g->ld[1], g->ld[2], 100 * sync_rate_frac(c, u), nb, u->mat_narrow_clk);
+			   "one warp-wide load every %.1f cycles per unit (matrix.fallback_load_cycles), a store of C "
+			   "narrower than 16 bytes every %.1f (matrix.fallback_store_cycles)\n",
+			   g->ld[0], g->ld[1], g->ld[2], 100 * sync_rate_frac(c, u), nb, u->mat_narrow_clk,
+			   u->mat_narrow_st_clk);
 		xp(ex,
 		   "kernel search: %d candidates (%s, stages, split-K) fit the unit; fastest %s %.2f us, next "
 		   "%dx%d s%d k%d %.2f us\n",
