@@ -65,10 +65,10 @@ struct arch_unit {
 	double mat_sync_frac;  /* share of the matrix rate the synchronous warp-level instruction (mma.sync) reaches */
 	double mat_narrow_clk; /* unit cycles per warp-wide global load narrower than 16 B in the library's fallback
 	                          GEMM kernel for misaligned leading dimensions (0: no such fallback modelled) */
-	double
-	    mat_narrow_st_clk; /* unit cycles per warp-wide store of C narrower than 16 B in that kernel's epilogue,
-	                          when C's leading dimension is the misaligned one (0: its stores cost nothing more) */
-	double smem_Bpc;       /* shared-memory bandwidth, bytes per clock per unit */
+	/* unit cycles per warp-wide store of C narrower than 16 B in that kernel's epilogue, when C's leading
+	   dimension is the misaligned one (0: its stores cost nothing more) */
+	double mat_narrow_st_clk;
+	double smem_Bpc; /* shared-memory bandwidth, bytes per clock per unit */
 	/* issue-to-use latencies of the warp-level stepper (sim/step/step.c), in the unit's cycles */
 	double lat_alu;  /* dependent fp32/int lane instruction (FFMA) */
 	double lat_sfu;  /* special-function instruction (MUFU.EX2) */
