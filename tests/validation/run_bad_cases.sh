@@ -15,9 +15,11 @@
 # - a skip reason too long to keep whole is refused, naming the row;
 # - a note naming the GEMM kernel the library ran puts its tile, as the row-major op sees it, beside the
 #   model's in the report's kernel table.
-# usage: run_bad_cases.sh VALIDATE REPO_ROOT
+# - a kernel-timed case (metric "tflops kernel") is predicted from the kernel's time as `sim op` prints it
+#   ("profiled": the launch less the gap before the kernel), and " kernel" is refused on a collective.
+# usage: run_bad_cases.sh VALIDATE REPO_ROOT SIM
 set -u
-validate=$1 root=$(cd "$2" && pwd)
+validate=$1 root=$(cd "$2" && pwd) sim=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/tests/validation"
@@ -145,6 +147,23 @@ kernel_row 'sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x32x8_stage3_warpsi
 check "an xmma kernel's tile is its tilesize" $?
 kernel_row 'splitKreduce_kernel and gemvx only' '^| G026 '
 check "a note without a tiled kernel name has no row" $(( ! $? ))
+
+# 12. a source that timed the kernel alone (a profiler's duration): the op's time less its launch gap
+printf 'G026\tconfigs/a100.cfg\t-\ttflops kernel\tgemm m=1024 n=1024 k=1024 dtype=fp16\n' \
+	>"$tmp/tests/validation/cases.tsv"
+"$validate" "$tmp" "$tmp/m.tsv" "$tmp/out.md" --no-steps >"$tmp/out" 2>"$tmp/err"
+pred=$(sed -n '/^## gemm/,/^## /p' "$tmp/out.md" | awk -F' [|] ' '$1 == "| G026" { print $5 }')
+prof=$("$sim" op "$root/configs/a100.cfg" 'gemm m=1024 n=1024 k=1024 dtype=fp16' | awk '$1 == "profiled" { print $2, $3 }')
+awk -v p="$pred" -v t="$prof" 'BEGIN {
+	split(t, a, " "); s = a[1] * (a[2] == "us" ? 1e-6 : a[2] == "ms" ? 1e-3 : 1)
+	want = 2 * 1024 ^ 3 / s / 1e12; exit !(s > 0 && p > 0 && (p - want) / want < 0.001 && (want - p) / want < 0.001) }'
+check "a kernel-timed case is the op's profiled time ($pred TFLOP/s; sim op: profiled $prof)" $?
+grep -q '^| G026 | .* | `gemm m=1024 n=1024 k=1024 dtype=fp16`, kernel time (less the launch gap) |' "$tmp/out.md"
+check "the report says a row compares the kernel's time" $?
+{ head -1 "$m"; grep -P '^C040\t' "$m"; } >"$tmp/m6.tsv"
+printf 'C040\tconfigs/a100.cfg\t-\tbusbw kernel\tcoll op=allreduce bytes=1MiB ranks=8\n' >"$tmp/tests/validation/cases.tsv"
+refused "a kernel time on a collective's bus bandwidth is refused" "$tmp/m6.tsv" \
+	"^validate: cases.tsv:1: C040: ' kernel' (a profiler's kernel time) is for op lines"
 
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

@@ -271,7 +271,7 @@ int predict(const struct arch_chip *c, const struct vcase *v, double *out, struc
 			snprintf(why, whylen, "'%.300s': predicted time %g s is not positive", v->op_text[i], r.time_s);
 			return -1;
 		}
-		t += r.time_s;
+		t += v->kernel_time ? r.time_s - r.gap_s : r.time_s;
 		if (!v->coll[i].on)
 			flops += op_flops(&v->ops[i]);
 		if (!v->coll[i].on && clock_hz == 0)

@@ -97,6 +97,7 @@ struct vcase {
 	int nsets;
 	enum metric metric;
 	double metric_arg;
+	int kernel_time; /* metric " kernel": each op's time less its launch gap, as a profiler times the kernel */
 	char ops_text[2048];
 	char op_text[MAX_OPS][320];
 	struct op ops[MAX_OPS];

@@ -177,6 +177,8 @@ static void md_ops(FILE *f, const struct vcase *v)
 		md_cell(f, parts[i], sizeof parts[i]);
 		fputc('`', f);
 	}
+	if (v->kernel_time)
+		fputs(", kernel time (less the launch gap)", f);
 }
 
 void pct(char *buf, size_t len, double x)
@@ -784,14 +786,16 @@ void write_report(FILE *f, const struct catstat *cs, const struct catstat *all, 
 	        " (training rows of mixture-of-experts models are scored apart, as %s, and eager steps replayed from "
 	        "their profiler traces, as %s)",
 	        cats[NCATS - 1].name, cats[NCATS - 2].name);
-	fprintf(f, " in `tests/validation/measurements-public.tsv` (a copy of "
-	           "`shared/reference/measurements-public.tsv`, see `tests/validation/README.md`) is either "
-	           "simulated as a case of `tests/validation/cases.tsv` (config, `--set` overrides that are settings "
-	           "of the run, never a figure measured in it, the op lines whose times are summed, and how the time "
-	           "converts to the measurement's unit) or listed with its reason in "
-	           "`tests/validation/skipped.tsv` (a row in both is replayed but not scored: \"Replayed, not "
-	           "scored\"). So is every row of `tests/validation/measurements-lent.tsv`, "
-	           "what this project measured itself on lent hardware (\"Measured here\").\n\n");
+	fprintf(f,
+	        " in `tests/validation/measurements-public.tsv` (a copy of "
+	        "`shared/reference/measurements-public.tsv`, see `tests/validation/README.md`) is either "
+	        "simulated as a case of `tests/validation/cases.tsv` (config, `--set` overrides that are settings "
+	        "of the run, never a figure measured in it, the op lines whose times are summed, and how the time "
+	        "converts to the measurement's unit: a launch's whole time, or where the source timed the kernel "
+	        "alone as a profiler does, the kernel's, less the launch gap before it) or listed with its reason in "
+	        "`tests/validation/skipped.tsv` (a row in both is replayed but not scored: \"Replayed, not "
+	        "scored\"). So is every row of `tests/validation/measurements-lent.tsv`, "
+	        "what this project measured itself on lent hardware (\"Measured here\").\n\n");
 	fprintf(f, "A training or inference row is a `sim gen` command instead of op lines: the generated trace (one "
 	           "training step, or one request batch: prefill and every decode step) is replayed on the config's "
 	           "cluster, each row in a process of its own, and the step time converts to the figure the way "
