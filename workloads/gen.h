@@ -215,6 +215,7 @@ struct gen_infer {
 	int paged;                        /* PagedAttention, KV blocks of GEN_PAGE tokens */
 	enum gen_engine engine;           /* whose host work each step waits for */
 	enum gen_decode_impl decode_impl; /* --decode-impl */
+	int same_prompt;                  /* --same-prompt: the batch is one prompt B times, decoded greedily */
 };
 
 #define GEN_PAGE 16

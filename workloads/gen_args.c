@@ -118,6 +118,7 @@ static const struct flag flags[] = {
     {"--engine", F_ENUM, C(inf.engine), 0, M_INFER, engine_names},
     {"--launch", F_ENUM, C(launch), 0, M_ANY, launch_names},
     {"--decode-impl", F_ENUM, C(inf.decode_impl), 0, M_INFER, decode_impl_names},
+    {"--same-prompt", F_BOOL, C(inf.same_prompt), 0, M_INFER, NULL},
 };
 #undef C
 #undef K

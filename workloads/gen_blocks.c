@@ -239,6 +239,21 @@ static void moe_allgather(struct em *e, struct block *B, long long T, long long 
 		s_coll(B, ST_EP_RS, T * ep * w * 2);
 }
 
+/* --same-prompt (inference): of a block's T tokens only e->distinct differ (a decode step of B copies of one
+   sequence: one), the same on every rank of the ep group (one prompt throughout), and equal tokens take the same
+   experts: the group's ep x T x topk assignments fall on min(experts, distinct x topk) experts, balanced over the
+   group; *active of them on the busiest rank, *per assignments each, *recv in all. */
+static void moe_spread(const struct em *e, long long T, long long local, long long *active, long long *per,
+                       long long *recv)
+{
+	const struct gen_model *m = e->m;
+	long long hit = e->distinct * m->topk < m->experts ? e->distinct * m->topk : m->experts;
+	long long on_rank = (hit + e->c->p.ep - 1) / e->c->p.ep;
+	*active = on_rank < local ? on_rank : local;
+	*per = (e->c->p.ep * T * m->topk + hit - 1) / hit;
+	*recv = *active * *per;
+}
+
 /* router, dispatch, the local experts' tokens, combine, shared experts. A
    rank's local experts receive T x topk token assignments (balanced routing:
    the ep group's ep T topk spread over all experts, local / experts of them
@@ -264,7 +279,9 @@ static void moe_allgather(struct em *e, struct block *B, long long T, long long 
    back up; both are linear layers replicated over tp, on all T tokens.
    Folded over tp (gen_ep_folded), T is the rank's own tokens (sequence
    parallel), routed to experts it runs whole; the shared experts keep tp,
-   their input gathered over it and their output scattered back. */
+   their input gathered over it and their output scattered back.
+   With --same-prompt (moe_spread) a decode step reads topk experts' weights
+   whatever the batch. */
 static void build_moe(struct em *e, struct block *B, long long T)
 {
 	int folded = gen_ep_folded(&e->c->p);
@@ -272,6 +289,8 @@ static void build_moe(struct em *e, struct block *B, long long T)
 	long long ep = e->c->p.ep, local = m->experts / ep, hits = T * m->topk;
 	long long recv = (long long)ceil(gen_moe_load(&e->c->p) * (double)hits - 1e-9); /* the busiest rank's */
 	long long active = recv < local ? recv : local, per = (recv + active - 1) / active;
+	if (e->distinct > 0 && e->distinct < T)
+		moe_spread(e, T, local, &active, &per, &recv);
 	long long w = m->moe_latent ? m->moe_latent : e->h; /* the width the experts work on */
 	long long a2a = recv * w * 2;
 	enum gen_dispatcher d = e->c->p.dispatcher;

@@ -27,6 +27,7 @@ static const char *const not_serve[] = {"--mode",
                                         "--schedule",
                                         "--recompute",
                                         "--launch",
+                                        "--same-prompt",
                                         "-o",
                                         NULL};
 
