@@ -3,6 +3,7 @@
 #  1. Mixtral-8x7B (8 experts, top 2), batch 16 on tp 4: without the flag a decode step's expert GEMMs run the 8
 #     experts on 16 x 2 / 8 = 4 tokens each (batch=8, m=4); with it the two experts its one token picks take all
 #     16 (batch=2, m=16), and the prefill (64 positions, 128 assignments over 8 experts) is written unchanged;
+#     with --moe-capacity-factor 1 each keeps the balanced share, 4 (the rest dropped);
 #  2. with --ep 2 over --dp 2 the decode step's two experts are one on each rank, which takes both ranks' 16
 #     tokens (m=32, one expert: no batch=);
 #  3. a dense model's trace does not change (the same text past its command line);
@@ -31,6 +32,9 @@ cmp -s <(sed -n '/^def prefill_moe_fwd {/,/^}/p' "$tmp/a.trace") <(sed -n '/^def
 	-o "$tmp/e.trace" || fail "sim gen --ep 2 --same-prompt"
 sed -n '/^def decode_moe_post {/,/^}/p' "$tmp/e.trace" | grep -E '^ *gemm m=32 n=28672 k=4096 dtype' >/dev/null ||
 	fail "--ep 2 --same-prompt: the busiest rank's expert is not one GEMM of 32 tokens"
+"$sim" gen $g --same-prompt --moe-capacity-factor 1 -o "$tmp/c.trace" || fail "sim gen --moe-capacity-factor 1"
+[ "$(experts "$tmp/c.trace" decode_moe_post | grep -c ' m=4 .* batch=2 ')" = 2 ] ||
+	fail "--same-prompt --moe-capacity-factor 1: the two experts do not keep the balanced 4 tokens each"
 # 3
 d='llama3-8b --mode infer --batch 16 --input-len 64 --output-len 9'
 "$sim" gen $d -o "$tmp/d.trace" && "$sim" gen $d --same-prompt -o "$tmp/ds.trace" || fail "sim gen $d"

@@ -242,7 +242,8 @@ static void moe_allgather(struct em *e, struct block *B, long long T, long long 
 /* --same-prompt (inference): of a block's T tokens only e->distinct differ (a decode step of B copies of one
    sequence: one), the same on every rank of the ep group (one prompt throughout), and equal tokens take the same
    experts: the group's ep x T x topk assignments fall on min(experts, distinct x topk) experts, balanced over the
-   group; *active of them on the busiest rank, *per assignments each, *recv in all. */
+   group; *active of them on the busiest rank, *per assignments each (at most --moe-capacity-factor times the
+   balanced share, the rest dropped), *recv in all. */
 static void moe_spread(const struct em *e, long long T, long long local, long long *active, long long *per,
                        long long *recv)
 {
@@ -250,7 +251,13 @@ static void moe_spread(const struct em *e, long long T, long long local, long lo
 	long long hit = e->distinct * m->topk < m->experts ? e->distinct * m->topk : m->experts;
 	long long on_rank = (hit + e->c->p.ep - 1) / e->c->p.ep;
 	*active = on_rank < local ? on_rank : local;
-	*per = (e->c->p.ep * T * m->topk + hit - 1) / hit;
+	long long all = e->c->p.ep * T * m->topk;
+	*per = (all + hit - 1) / hit;
+	if (e->c->p.moe_capacity > 0) {
+		long long cap = (long long)ceil(e->c->p.moe_capacity * (double)all / (double)m->experts - 1e-9);
+		if (cap < *per)
+			*per = cap > 0 ? cap : 1;
+	}
 	*recv = *active * *per;
 }
 
