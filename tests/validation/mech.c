@@ -110,6 +110,18 @@ static void paged_decode_off(struct gen_config *c)
 	c->inf.decode_impl = GEN_DEC_FLASH2;
 }
 
+/* a batch of one prompt decoded greedily (--same-prompt): an MoE decode step's tokens are one, on the top-k experts
+   (a dense model's rows do not change: not counted) */
+static int same_prompt(const struct vcase *v)
+{
+	return v->gc.mode == GEN_INFER && v->gc.inf.same_prompt && v->gc.m.experts > 0;
+}
+
+static void same_prompt_off(struct gen_config *c)
+{
+	c->inf.same_prompt = 0;
+}
+
 static const struct mech mechs[] = {
     {"fp8 quantization kernels (--fp8-recipe)", "--fp8-recipe none: the fp8 GEMMs alone", fp8_quant, fp8_quant_off,
      NULL, NULL},
@@ -120,6 +132,9 @@ static const struct mech mechs[] = {
     {"vLLM's PagedAttention decode, a CTA a query head (--decode-impl paged)",
      "--decode-impl flash2_decode: FlashAttention-2's decode kernels, a CTA a KV head", paged_decode, paged_decode_off,
      NULL, NULL},
+    {"one prompt B times, decoded greedily (--same-prompt)",
+     "distinct sequences: an MoE decode step's tokens spread over every expert", same_prompt, same_prompt_off, NULL,
+     NULL},
     {"kernel launch gaps (model.launch_overhead)", "model.launch_overhead 0: kernels back to back", any_step, NULL,
      launch_off, NULL},
     {"CUDA graphs' launch gap (launch=graph: sim gen --launch graph, sim import --host graph)",
