@@ -3,7 +3,8 @@
 #  1. Mixtral-8x7B (8 experts, top 2), batch 16 on tp 4: without the flag a decode step's expert GEMMs run the 8
 #     experts on 16 x 2 / 8 = 4 tokens each (batch=8, m=4); with it the two experts its one token picks take all
 #     16 (batch=2, m=16), and the prefill (64 positions, 128 assignments over 8 experts) is written unchanged;
-#     with --moe-capacity-factor 1 each keeps the balanced share, 4 (the rest dropped);
+#     with --moe-capacity-factor 1 each keeps the balanced share, 4 (the rest dropped); a 2-token prompt's prefill
+#     runs on 2 x 2 = 4 experts;
 #  2. with --ep 2 over --dp 2 the decode step's two experts are one on each rank, which takes both ranks' 16
 #     tokens (m=32, one expert: no batch=);
 #  3. a dense model's trace does not change (the same text past its command line);
@@ -27,6 +28,11 @@ experts() { # the expert GEMM lines (n = the ffn share on tp 4 x 2, or k = it) o
 	fail "--same-prompt: decode experts not m=16 batch=2: $(experts "$tmp/s.trace" decode_moe_post)"
 cmp -s <(sed -n '/^def prefill_moe_fwd {/,/^}/p' "$tmp/a.trace") <(sed -n '/^def prefill_moe_fwd {/,/^}/p' "$tmp/s.trace") ||
 	fail "--same-prompt changed the prefill"
+# a prompt of 2 tokens at batch 16: its 2 positions take 4 of the 8 experts, 16 x 2 x 2 / 4 = 16 tokens each
+"$sim" gen mixtral-8x7b --mode infer --tp 4 --batch 16 --input-len 2 --output-len 3 --same-prompt -o "$tmp/p.trace" ||
+	fail "sim gen --input-len 2 --same-prompt"
+[ "$(experts "$tmp/p.trace" prefill_moe_fwd | grep -c ' m=16 .* batch=4 ')" = 2 ] ||
+	fail "--same-prompt, 2-token prompt: prefill experts not m=16 batch=4: $(experts "$tmp/p.trace" prefill_moe_fwd)"
 # 2
 "$sim" gen mixtral-8x7b --mode infer --dp 2 --ep 2 --batch 16 --input-len 64 --output-len 3 --same-prompt \
 	-o "$tmp/e.trace" || fail "sim gen --ep 2 --same-prompt"

@@ -6,8 +6,8 @@
  */
 #include "gen_trace_int.h"
 
+#include <assert.h>
 #include <math.h>
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,14 +241,16 @@ static void moe_allgather(struct em *e, struct block *B, long long T, long long 
 
 /* --same-prompt (inference): of a block's T tokens only e->distinct differ (a decode step of B copies of one
    sequence: one), the same on every rank of the ep group (one prompt throughout), and equal tokens take the same
-   experts: the group's ep x T x topk assignments fall on min(experts, distinct x topk) experts, balanced over the
+   experts: the group's ep x T x topk assignments fall on distinct x topk of the experts (build_moe calls this when
+   that is fewer than all of them; else the routing is the balanced one, --moe-imbalance included), spread over the
    group; *active of them on the busiest rank, *per assignments each (at most --moe-capacity-factor times the
    balanced share, the rest dropped), *recv in all. */
 static void moe_spread(const struct em *e, long long T, long long local, long long *active, long long *per,
                        long long *recv)
 {
 	const struct gen_model *m = e->m;
-	long long hit = e->distinct * m->topk < m->experts ? e->distinct * m->topk : m->experts;
+	long long hit = e->distinct * m->topk;
+	assert(hit > 0 && hit < m->experts);
 	long long on_rank = (hit + e->c->p.ep - 1) / e->c->p.ep;
 	*active = on_rank < local ? on_rank : local;
 	long long all = e->c->p.ep * T * m->topk;
@@ -296,7 +298,7 @@ static void build_moe(struct em *e, struct block *B, long long T)
 	long long ep = e->c->p.ep, local = m->experts / ep, hits = T * m->topk;
 	long long recv = (long long)ceil(gen_moe_load(&e->c->p) * (double)hits - 1e-9); /* the busiest rank's */
 	long long active = recv < local ? recv : local, per = (recv + active - 1) / active;
-	if (e->distinct > 0 && e->distinct < T)
+	if (e->distinct > 0 && e->distinct < T && e->distinct * m->topk < m->experts) /* fewer experts than all hit */
 		moe_spread(e, T, local, &active, &per, &recv);
 	long long w = m->moe_latent ? m->moe_latent : e->h; /* the width the experts work on */
 	long long a2a = recv * w * 2;
