@@ -542,6 +542,9 @@ enum block_kind gt_layer_kind(const struct gen_model *m, long long layer)
 void gt_build_block(struct em *e, enum block_kind kind, const struct tok *k, struct block *B)
 {
 	B->n = 0;
+	/* --same-prompt: every sequence of the batch is the same, so its tokens differ only by position (a decode
+	   step: one token) */
+	e->distinct = e->c->inf.same_prompt ? k->sq : 0;
 	switch (kind) {
 	case BK_EMB: build_emb(e, B, k); break;
 	case BK_HEAD: build_head(e, B, k); break;
@@ -558,5 +561,6 @@ void gt_build_block(struct em *e, enum block_kind kind, const struct tok *k, str
 		e->csa = 0;
 		break;
 	}
+	e->distinct = 0;
 	block_weights(e->c, kind, &B->par);
 }

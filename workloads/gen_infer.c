@@ -55,7 +55,6 @@ static int decode_defs(struct em *e, struct step *attn)
 {
 	const struct gen_config *c = e->c;
 	e->graph = decode_graph(c);
-	e->distinct = c->inf.same_prompt ? 1 : 0; /* one prompt B times, decoded greedily: one token a step */
 	struct tok k = {c->inf.batch / gen_infer_microbatches(c), 1, c->inf.input_len + 1, 1, 0};
 	struct block *B = malloc(sizeof *B);
 	if (!B)
@@ -71,7 +70,6 @@ static int decode_defs(struct em *e, struct step *attn)
 	}
 	free(B);
 	e->graph = 0;
-	e->distinct = 0;
 	return 0;
 }
 
@@ -240,15 +238,12 @@ int gt_write_infer(struct em *e)
 		return -1;
 	if (c->p.pp == 1)
 		gt_memory_line(e, 0);
-	e->distinct =
-	    c->inf.same_prompt ? c->inf.input_len : 0; /* the prompt's positions, the same in every sequence */
 	for (int kind = 0; kind < BK_COUNT; kind++) {
 		if (!gt_kind_used(e, kind))
 			continue;
 		gt_build_block(e, (enum block_kind)kind, &k, B);
 		gt_emit_block_defs(e, "prefill_", (enum block_kind)kind, B);
 	}
-	e->distinct = 0;
 	free(B);
 	if (c->p.pp > 1) {
 		emit_infer_pp(e);

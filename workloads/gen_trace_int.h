@@ -112,7 +112,8 @@ struct em {
 	int swa;              /* the block being built attends through the sliding window */
 	int graph;            /* the device ops written now are a CUDA graph's: they get launch=graph */
 	long long csa;        /* DeepSeek-V4: the ratio its keys compress by (0: the window alone) */
-	long long distinct;   /* the distinct tokens of the block being built (--same-prompt); 0: every token */
+	long long
+	    distinct; /* the distinct tokens of the block being built (--same-prompt: its positions); 0: every one */
 	/* --moe-a2a-overlap: the block kinds cut at their all-to-alls (gen_trace.c), and each one's dispatch */
 	int cut[BK_COUNT];
 	struct step a2a[BK_COUNT];
