@@ -26,6 +26,7 @@ check paged 1 --paged
 check flash2_decode 0 --paged --decode-impl flash2_decode
 check decode 0 --decode-impl decode
 check paged 1 --decode-impl paged
+check mmha 0 --decode-impl mmha
 # 2
 s='configs/h100.cfg llama3-8b --burst --requests 8 --input-len 256 --output-len 32'
 "$sim" serve $s --json >"$tmp/p.json" || fail "sim serve"
@@ -37,5 +38,5 @@ jq -n -e --slurpfile p "$tmp/p.json" --slurpfile f "$tmp/f.json" \
 "$sim" gen llama3-8b --decode-impl paged >/dev/null 2>"$tmp/e" && fail "--decode-impl in training accepted"
 [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q -- '--decode-impl belongs to --mode infer' "$tmp/e" || fail "training: $(cat "$tmp/e")"
 "$sim" gen $g --decode-impl xqa >/dev/null 2>"$tmp/e"
-[ $? = 2 ] && grep -q 'expected auto|flash2_decode|paged|decode' "$tmp/e" || fail "--decode-impl xqa: $(cat "$tmp/e")"
+[ $? = 2 ] && grep -q 'expected auto|flash2_decode|paged|decode|mmha' "$tmp/e" || fail "--decode-impl xqa: $(cat "$tmp/e")"
 finish decode_impl

@@ -125,8 +125,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ATTN_IMPL_COUNT; i++) {
 		char line[160];
 		snprintf(line, sizeof line, "attn b=2 h=8 sq=%d skv=1024 d=128 dtype=bf16 impl=%s",
-		         i == ATTN_DECODE || i == ATTN_PAGED || i == ATTN_FLASH2_DECODE ? 1 : 1024,
-		         op_attn_impl_name((enum op_attn_impl)i));
+		         op_attn_impl_decodes(i) ? 1 : 1024, op_attn_impl_name((enum op_attn_impl)i));
 		struct dm_result ri = run(h, line);
 		CHECK(ri.time_s > 0 && ri.kern.kernels >= 1, "%s: no kernel model", line);
 	}
@@ -219,6 +218,29 @@ int main(int argc, char **argv)
 		arch_free(h200);
 	} else
 		CHECK(0, "configs/h200.cfg does not load");
+
+	/* TensorRT-LLM's generation kernels with multi_block_mode off (impl=mmha) on an A100 (108 SMs): XQA where
+	   4 x sequences x KV heads >= 108 (16 x 8 x 4 = 512), one kernel, the keys not split; else masked MHA, one CTA
+	   a query head (8 at one sequence of 8 heads), never split. With 8 CTAs the cache streams at what 8 SMs keep
+	   in flight, far below the device's bandwidth: slower than the generic split-KV kernel, and the time grows
+	   with the keys (the same CTAs, twice the bytes) */
+	struct dm_result xq = run(a, "attn b=16 h=32 hkv=8 sq=1 skv=2048 d=128 dtype=fp16 impl=mmha");
+	CHECK(!strcmp(xq.kern.name, "xqa_generation") && xq.kern.splitk == 1 && xq.kern.kernels == 1,
+	      "mmha b=16 hkv=8: %s, %d splits, %d kernels (xqa_generation, 1, 1)", xq.kern.name, xq.kern.splitk,
+	      xq.kern.kernels);
+	struct dm_result m4 = run(a, "attn b=1 h=8 sq=1 skv=4096 d=128 dtype=fp16 impl=mmha");
+	struct dm_result m8 = run(a, "attn b=1 h=8 sq=1 skv=8192 d=128 dtype=fp16 impl=mmha");
+	struct dm_result g4 = run(a, "attn b=1 h=8 sq=1 skv=4096 d=128 dtype=fp16 impl=decode");
+	CHECK(!strcmp(m4.kern.name, "masked_multihead_attention") && m4.kern.ctas == 8 && m4.kern.splitk == 1,
+	      "mmha b=1 h=8: %s, %lld CTAs, %d splits (masked_multihead_attention, 8, 1)", m4.kern.name, m4.kern.ctas,
+	      m4.kern.splitk);
+	double m4_bytes = 2.0 * 8 * 4096 * 128 * 2;
+	CHECK(m4.time_s > 3 * m4_bytes / a->dram.bw_Bps && m4.time_s > 2 * g4.time_s,
+	      "mmha with 8 CTAs %.3g s: not slower than the cache at full bandwidth (%.3g s) or split-KV (%.3g s)",
+	      m4.time_s, m4_bytes / a->dram.bw_Bps, g4.time_s);
+	CHECK(m8.time_s > 1.8 * m4.time_s && m8.time_s < 2.1 * m4.time_s,
+	      "mmha 8192 keys %.3g s vs 4096 %.3g s: not about twice (the same 8 CTAs stream twice the bytes)",
+	      m8.time_s, m4.time_s);
 
 	/* softmax's exp: on the same bytes, softmax takes longer than a plain copy-like op */
 	struct dm_result sm = run(a, "elem op=softmax n=134217728 cols=4096 dtype=fp16");

@@ -72,6 +72,7 @@ enum op_attn_impl gen_decode_attn(const struct gen_config *c)
 	case GEN_DEC_FLASH2: return ATTN_FLASH2_DECODE;
 	case GEN_DEC_PAGED: return ATTN_PAGED;
 	case GEN_DEC_GENERIC: return ATTN_DECODE;
+	case GEN_DEC_MMHA: return ATTN_MMHA;
 	default: return c->inf.paged ? ATTN_PAGED : ATTN_FLASH2_DECODE;
 	}
 }

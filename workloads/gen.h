@@ -66,9 +66,11 @@ enum gen_launch { GEN_LAUNCH_EAGER, GEN_LAUNCH_GRAPH };
    --paged, else flash2_decode), FlashAttention-2's decode kernels
    (flash2_decode: torch SDPA's flash backend, vLLM's FLASH_ATTN backend,
    whose block table reads the paged cache), vLLM's PagedAttention kernels
-   (paged: its XFORMERS backend, and ROCm's up to 0.6.1), or a generic split-KV kernel
-   (decode: FlashDecoding) */
-enum gen_decode_impl { GEN_DEC_AUTO, GEN_DEC_FLASH2, GEN_DEC_PAGED, GEN_DEC_GENERIC };
+   (paged: its XFORMERS backend, and ROCm's up to 0.6.1), a generic split-KV kernel
+   (decode: FlashDecoding), or TensorRT-LLM's generation kernels with
+   multi_block_mode off (mmha: masked MHA, or XQA for grouped KV heads, the
+   keys of a sequence never split) */
+enum gen_decode_impl { GEN_DEC_AUTO, GEN_DEC_FLASH2, GEN_DEC_PAGED, GEN_DEC_GENERIC, GEN_DEC_MMHA };
 /* the attention kernels of prefill and training (decode is decode/paged):
    fused FlashAttention-2/-3, cuDNN's fused attention (what Transformer
    Engine runs on Hopper and later), or the separate kernels of an eager

@@ -48,9 +48,10 @@ static const char *const gs_names[] = {"overlap", "after", NULL};
 static const char *const recipe_names[] = {"delayed", "current", "mxfp8", "none", NULL};
 static const char *const engine_names[] = {"none", "vllm", NULL};
 static const char *const launch_names[] = {"eager", "graph", NULL}; /* enum gen_launch order */
-static const char *const decode_impl_names[] = {"auto", "flash2_decode", "paged", "decode", NULL}; /* gen_decode_impl */
-static const char *const cp_comm_names[] = {"p2p", "a2a", NULL};                 /* enum gen_cp_comm order */
-static const char *const disp_names[] = {"alltoall", "allgather", "flex", NULL}; /* enum gen_dispatcher order */
+static const char *const decode_impl_names[] = {"auto",   "flash2_decode", "paged",
+                                                "decode", "mmha",          NULL}; /* gen_decode_impl */
+static const char *const cp_comm_names[] = {"p2p", "a2a", NULL};                  /* enum gen_cp_comm order */
+static const char *const disp_names[] = {"alltoall", "allgather", "flex", NULL};  /* enum gen_dispatcher order */
 
 #define C(f) offsetof(struct gen_config, f)
 #define K    (1LL << 10)

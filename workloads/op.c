@@ -28,7 +28,7 @@ static const char *const kind_names[OP_KIND_COUNT] = {"gemm", "attn", "elem", "c
 const char *const op_trans_names[] = {"nn", "nt", "tn", "tt", NULL};
 const char *const op_epi_names[] = {"none", "bias", "gelu", "relu", "bias_gelu", "bias_relu", NULL};
 static const char *const impl_names[] = {"flash2", "flash3",        "naive", "decode", "paged",
-                                         "flash1", "flash2_decode", "cudnn", NULL};
+                                         "flash1", "flash2_decode", "cudnn", "mmha",   NULL};
 const char *const op_dir_names[] = {"fwd", "bwd", NULL};
 const char *const op_conv_dir_names[] = {"fwd", "bwd", "dgrad", "wgrad", NULL};
 const char *const op_place_names[] = {"hbm", "host", NULL};
@@ -57,6 +57,11 @@ const char *op_elem_name(enum op_elem e)
 const char *op_attn_impl_name(enum op_attn_impl i)
 {
 	return op_name_in(impl_names, ATTN_IMPL_COUNT, (int)i);
+}
+
+int op_attn_impl_decodes(enum op_attn_impl i)
+{
+	return i == ATTN_DECODE || i == ATTN_PAGED || i == ATTN_FLASH2_DECODE || i == ATTN_MMHA;
 }
 const char *op_dtype_name(int dt)
 {
@@ -521,7 +526,7 @@ static int build_attn(struct op *o, const struct pstate *st, char *why, size_t w
 		            : o->impl == ATTN_FLASH3 ? "FlashAttention-3 has no dropout"
 		            : o->impl == ATTN_CUDNN  ? "the model's cuDNN kernel has no dropout"
 		                                     : "inference has no dropout");
-	if (o->impl == ATTN_DECODE || o->impl == ATTN_PAGED || o->impl == ATTN_FLASH2_DECODE) {
+	if (op_attn_impl_decodes(o->impl)) {
 		if (o->sq > 16)
 			return fail(why, whylen,
 			            "attn: impl=%s needs sq between 1 and 16, not sq=%lld (decode: one query (up to 16 "

@@ -38,6 +38,8 @@ enum op_attn_impl {
 	ATTN_FLASH2_DECODE, /* FlashAttention-2's decode path (flash_api.cpp), as torch SDPA's flash backend runs it */
 	ATTN_CUDNN, /* cuDNN's fused flash attention (torch SDPA's cuDNN backend, Transformer Engine's FusedAttention)
 	             */
+	ATTN_MMHA,  /* TensorRT-LLM's generation attention with multi_block_mode off: masked MHA or XQA, keys not split
+	             */
 	ATTN_IMPL_COUNT
 };
 enum op_dir {
@@ -169,5 +171,7 @@ const char *op_elem_name(enum op_elem e);
 /* a row op (layernorm, rmsnorm, softmax and their backward): one CTA a row of `cols` */
 int op_elem_is_row(enum op_elem e);
 const char *op_attn_impl_name(enum op_attn_impl i);
+/* 1 for the inference decode kernels (a few query rows a sequence against its KV cache: sq <= 16, no dir=bwd) */
+int op_attn_impl_decodes(enum op_attn_impl i);
 
 #endif

@@ -13,6 +13,7 @@
  */
 #include "model_attn_int.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +21,10 @@
 /* ------------------------------------------------------------------ */
 /* decode, naive, FlashAttention-1                                      */
 
-/* impl=decode: one (or a few) query rows per sequence against the KV cache, the keys split over CTAs */
-static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
-                       size_t wl)
+/* impl=decode: one (or a few) query rows per sequence against the KV cache, the keys split over CTAs (at most
+   max_split ways: 1 for a kernel that does not split them) */
+static int decode_kernel(const struct arch_chip *c, const struct op *op, long long max_split, struct dm_result *r,
+                         FILE *ex, char *why, size_t wl)
 {
 	int matrix;
 	double macs_clk, clock;
@@ -38,6 +40,7 @@ static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm
 	/* split the keys so that every unit has work (FlashDecoding) */
 	long long groups = op->b * op->hkv;
 	long long split = (long long)dmax(1, dmin(ceil(2.0 * u->count / (double)groups), (double)cdiv(op->skv, 256)));
+	split = split < max_split ? split : max_split;
 	long long ctas = groups * split;
 	double keys_per_split = (double)op->skv / split;
 	/* in flight per CTA: a few blocks of keys */
@@ -90,6 +93,12 @@ static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm
 	return 0;
 }
 
+static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
+                       size_t wl)
+{
+	return decode_kernel(c, op, LLONG_MAX, r, ex, why, wl);
+}
+
 /*
  * impl=paged: vLLM's PagedAttention V1/V2 kernels (csrc/attention/attention_kernels.cuh,
  * paged_attention_kernel, after FasterTransformer's masked multi-head attention), the decode of vLLM's
@@ -110,25 +119,30 @@ static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm
  * puts them on min(dies, heads per KV head) dies, each of whose L2s fetches the head, from memory unless the
  * chip serves a repeated fetch on chip (as flash_traffic).
  */
-static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
-                      size_t wl)
+/* A kernel of one CTA a query head a sequence (a grid of query heads x sequences x parts of the keys): each CTA
+   streams its KV head's keys, then its values, with fly_warp_B bytes in flight a warp, `granule` keys at a time
+   (their fp32 logits in shared memory bound the CTAs a unit holds); `kernels` = 2 when a second kernel reduces
+   the parts. The paged kernel's and TensorRT-LLM's masked MHA's shared body. */
+struct head_kernel {
+	long long parts, threads;
+	double fly_warp_B, granule;
+	int kernels;
+	const char *name;
+};
+
+static void head_ctas_time(const struct arch_chip *c, const struct op *op, const struct head_kernel *hk,
+                           struct dm_result *r, double *lat_out, double *fly_out, double *occ_out)
 {
-	(void)why, (void)wl;
 	int gi = pick_vector_unit(c);
 	const struct arch_unit *u = &c->units[gi];
 	struct memsys ms;
 	memsys_of(c, &ms);
-	const long long part_keys = 512, threads = 128, v1_max_keys = 8192, v1_min_rows = 512;
-	double ea = dt_bytes(op->dtype), d = (double)op->d, page = (double)op->page;
+	double ea = dt_bytes(op->dtype), d = (double)op->d;
 	long long rows = op->b * op->sq; /* the grid's sequences */
-	long long parts = cdiv(op->skv, part_keys);
-	int v1 = op->skv <= v1_max_keys && (parts == 1 || rows * op->h > v1_min_rows);
-	if (v1)
-		parts = 1;
-	double keys_cta = ceil((double)op->skv / (double)parts);
-	long long ctas = op->h * rows * parts;
-	double warps_cta = dmax(1, (double)threads / (double)u->warp_size);
-	double smem_cta = ceil(keys_cta / page) * page * 4 + d * ea;
+	double keys_cta = ceil((double)op->skv / (double)hk->parts);
+	long long ctas = op->h * rows * hk->parts;
+	double warps_cta = dmax(1, (double)hk->threads / (double)u->warp_size);
+	double smem_cta = ceil(keys_cta / hk->granule) * hk->granule * 4 + d * ea;
 	double occ = dmin((double)u->max_ctas, floor((double)u->max_warps / warps_cta));
 	if (u->smem_bytes > 0)
 		occ = dmin(occ, floor(u->smem_bytes / smem_cta));
@@ -144,7 +158,7 @@ static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_
 	double hit = 1 - dram_B / l2_B;
 	assert(hit > -1e-12 && hit < 1);
 	double lat_s = ms.lat_l2 + hit * ms.lat_l2 + (1 - hit) * ms.lat_dram;
-	double fly_B = resident * warps_cta * page * d * ea;
+	double fly_B = resident * warps_cta * hk->fly_warp_B;
 	double t[B_COUNT] = {0};
 	t[B_DRAM] = dram_B / ms.dram_bw;
 	t[B_L2] = ms.l2_bw > 0 ? l2_B / ms.l2_bw : 0;
@@ -158,10 +172,9 @@ static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_
 	double body = 0;
 	for (int i = 0; i < B_COUNT; i++)
 		body = dmax(body, t[i]);
-	int kernels = v1 ? 1 : 2;
-	double launch = kernels * c->model.launch_s;
+	double launch = hk->kernels * c->model.launch_s;
 	t[B_LAUNCH] = launch;
-	r->time_s = launch + ms.lat_dram * kernels + body;
+	r->time_s = launch + ms.lat_dram * hk->kernels + body;
 	memcpy(r->t_res, t, sizeof t);
 	r->bound = bound_of(t, launch, r->time_s);
 	r->bytes_dram = dram_B, r->bytes_l2 = l2_B, r->bytes_smem = 2 * keys_cta * 4 * (double)ctas;
@@ -169,21 +182,108 @@ static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_
 	r->clock_hz = u->clock_hz, r->unit_group = gi, r->uses_matrix = 0;
 	r->peak_flops = 2 * u->vec[DT_FP32] * u->clock_hz * (double)u->count;
 	struct dm_kernel *k = &r->kern;
-	snprintf(k->name, sizeof k->name, "paged_attention_%s", v1 ? "v1" : "v2");
-	k->tile_m = 1, k->tile_n = (int)page, k->tile_k = (int)op->d, k->stages = 1;
-	k->splitk = (int)parts, k->ctas = ctas, k->ctas_per_unit = (int)occ;
-	k->waves = (double)ctas / ((double)u->count * occ), k->kernels = kernels;
+	snprintf(k->name, sizeof k->name, "%s", hk->name);
+	k->tile_m = 1, k->tile_n = (int)hk->granule, k->tile_k = (int)op->d, k->stages = 1;
+	k->splitk = (int)hk->parts, k->ctas = ctas, k->ctas_per_unit = (int)occ;
+	k->waves = (double)ctas / ((double)u->count * occ), k->kernels = hk->kernels;
+	*lat_out = lat_s, *fly_out = fly_B, *occ_out = occ;
+}
+
+static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
+                      size_t wl)
+{
+	(void)why, (void)wl;
+	const long long part_keys = 512, threads = 128, v1_max_keys = 8192, v1_min_rows = 512;
+	double ea = dt_bytes(op->dtype), d = (double)op->d;
+	long long rows = op->b * op->sq;
+	long long parts = cdiv(op->skv, part_keys);
+	int v1 = op->skv <= v1_max_keys && (parts == 1 || rows * op->h > v1_min_rows);
+	if (v1)
+		parts = 1;
+	struct head_kernel hk = {.parts = parts,
+	                         .threads = threads,
+	                         .fly_warp_B = (double)op->page * d * ea, /* a page a warp */
+	                         .granule = (double)op->page,
+	                         .kernels = v1 ? 1 : 2,
+	                         .name = v1 ? "paged_attention_v1" : "paged_attention_v2"};
+	double lat_s, fly_B, occ;
+	head_ctas_time(c, op, &hk, r, &lat_s, &fly_B, &occ);
 	if (ex) {
+		double group = (double)op->h / (double)op->hkv * (double)op->sq;
 		xp(ex,
 		   "paged attention %s (vLLM): %lld query heads x %lld sequences x %lld partition%s = %lld CTAs, %.0f "
 		   "a unit (%.1f KiB of logits each)\n",
-		   v1 ? "V1" : "V2", op->h, rows, parts, parts > 1 ? "s" : "", ctas, occ, smem_cta / 1024);
+		   v1 ? "V1" : "V2", op->h, rows, parts, parts > 1 ? "s" : "", r->kern.ctas, occ,
+		   (ceil(ceil((double)op->skv / (double)parts) / (double)op->page) * (double)op->page * 4 + d * ea) /
+		       1024);
 		xp(ex,
 		   "a CTA a query head: each KV head read by %.0f CTA%s, %.4g MB through L2, %.4g MB from device "
 		   "memory; a page a warp in flight -> %.0f GB/s by Little's law\n",
-		   group * (double)op->sq, group * (double)op->sq > 1 ? "s" : "", l2_B / 1e6, dram_B / 1e6,
-		   fly_B / lat_s / 1e9);
+		   group, group > 1 ? "s" : "", r->bytes_l2 / 1e6, r->bytes_dram / 1e6, fly_B / lat_s / 1e9);
 	}
+	return 0;
+}
+
+/*
+ * impl=mmha: TensorRT-LLM's generation-phase attention (its GPT attention plugin) with multi_block_mode off,
+ * the default of the run.py of its examples up to 0.11 (examples/utils.py, add_common_args: --multi_block_mode
+ * is a store_true flag): the keys of a sequence are never split over CTAs.
+ *   - XQA when the query heads share KV heads and 4 x sequences x KV heads reach the SM count
+ *     (decoderXQARunner's mayHavePerfGain, kEnableMinBlockFactor 4): one CTA a KV head a sequence, its query
+ *     heads together on the matrix unit: the decode kernel with one split;
+ *   - else the masked multi-head attention kernel (decoderMaskedMultiheadAttentionLaunch.h,
+ *     mmha_launch_kernel_ex): a grid of query heads x sequences, one CTA a query head reading its KV head's keys
+ *     and values (L2 serves a group's re-reads), 256 threads, or where fewer than 4 CTAs an SM are launched,
+ *     256 x min(ceil(SMs x CTAs an SM holds / CTAs), CTAs an SM holds) up to 1024 (CTAs an SM holds: by its
+ *     registers, 64 a thread: at most 32 warps an SM, as the launcher's comment has it). In flight a thread:
+ *     model.bytes_per_thread.
+ */
+static int attn_mmha(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
+                     size_t wl)
+{
+	const struct arch_unit *u = &c->units[pick_vector_unit(c)];
+	const double xqa_factor = 4, regs_thread = 64, base_threads = 256, max_threads = 1024;
+	long long rows = op->b * op->sq;
+	if (op->h > op->hkv && xqa_factor * (double)(rows * op->hkv) >= (double)u->count) {
+		int rc = decode_kernel(c, op, 1, r, ex, why, wl);
+		if (!rc) {
+			snprintf(r->kern.name, sizeof r->kern.name, "xqa_generation");
+			if (ex)
+				xp(ex,
+				   "XQA: %lld sequences x %lld KV heads >= SMs / 4: a CTA a KV head, keys not split\n",
+				   rows, op->hkv);
+		}
+		return rc;
+	}
+	long long ctas = rows * op->h;
+	double threads = base_threads;
+	if ((double)ctas < 4.0 * (double)u->count) {
+		double warps_regs = u->regfile_bytes > 0
+		                        ? floor(u->regfile_bytes / (regs_thread * 4 * (double)u->warp_size))
+		                        : (double)u->max_warps;
+		double per_unit =
+		    dmax(1, floor(dmin(warps_regs, (double)u->max_warps) * (double)u->warp_size / base_threads));
+		double factor = dmin(ceil((double)u->count * per_unit / (double)ctas), per_unit);
+		threads = dmin(base_threads * factor, max_threads);
+		threads = threads < 512 ? base_threads : threads < 1024 ? 512 : max_threads;
+	}
+	struct head_kernel hk = {.parts = 1,
+	                         .threads = (long long)threads,
+	                         .fly_warp_B = c->model.bytes_per_thread * (double)u->warp_size,
+	                         .granule = 1,
+	                         .kernels = 1,
+	                         .name = "masked_multihead_attention"};
+	double lat_s, fly_B, occ;
+	head_ctas_time(c, op, &hk, r, &lat_s, &fly_B, &occ);
+	if (ex)
+		xp(ex,
+		   "masked MHA (TensorRT-LLM, multi_block_mode off): %lld query heads x %lld sequences = %lld CTAs of "
+		   "%.0f "
+		   "threads, %.0f a unit; %.4g MB through L2, %.4g MB from device memory; %.0f KiB in flight -> %.0f "
+		   "GB/s "
+		   "by Little's law\n",
+		   op->h, rows, ctas, threads, occ, r->bytes_l2 / 1e6, r->bytes_dram / 1e6, fly_B / 1024,
+		   fly_B / lat_s / 1e9);
 	return 0;
 }
 
@@ -463,13 +563,10 @@ struct attn_kernel_ops {
 };
 
 static const struct attn_kernel_ops attn_kernels[] = {
-    {"flash2", flash2_time, flash2_iter},
-    {"flash3", flash3_time, flash3_iter},
-    {"flash1", attn_flash1, NULL},
-    {"decode", attn_decode, NULL},
-    {"paged", attn_paged, NULL},
-    {"naive", attn_naive, NULL},
-    {"flash2_decode", flash2_decode_time, NULL},
+    {"flash2", flash2_time, flash2_iter}, {"flash3", flash3_time, flash3_iter},
+    {"flash1", attn_flash1, NULL},        {"decode", attn_decode, NULL},
+    {"paged", attn_paged, NULL},          {"mmha", attn_mmha, NULL},
+    {"naive", attn_naive, NULL},          {"flash2_decode", flash2_decode_time, NULL},
     {"cudnn", cudnn_time, NULL},
 };
 
@@ -489,7 +586,7 @@ static const struct attn_kernel_ops *attn_kernel(const struct op *op, char *why,
 static struct op windowed(const struct op *op)
 {
 	struct op w = *op;
-	int decode = op->impl == ATTN_DECODE || op->impl == ATTN_PAGED || op->impl == ATTN_FLASH2_DECODE;
+	int decode = op_attn_impl_decodes(op->impl);
 	if (op->window > 0 && decode) {
 		w.skv = (long long)dmin((double)op->skv, (double)(op->window + op->sq - 1));
 		w.window = 0;

@@ -110,6 +110,19 @@ static void paged_decode_off(struct gen_config *c)
 	c->inf.decode_impl = GEN_DEC_FLASH2;
 }
 
+/* TensorRT-LLM's generation kernels with multi_block_mode off (--decode-impl mmha): a sequence's keys never split
+   over CTAs; against the generic split-KV kernel that fills the chip */
+static int mmha_decode(const struct vcase *v)
+{
+	const struct gen_config *c = &v->gc;
+	return c->mode == GEN_INFER && gen_decode_attn(c) == ATTN_MMHA;
+}
+
+static void mmha_decode_off(struct gen_config *c)
+{
+	c->inf.decode_impl = GEN_DEC_GENERIC;
+}
+
 /* a batch of one prompt decoded greedily (--same-prompt): an MoE decode step's tokens are one, on the top-k experts
    (a dense model's rows do not change: not counted) */
 static int same_prompt(const struct vcase *v)
@@ -132,6 +145,8 @@ static const struct mech mechs[] = {
     {"vLLM's PagedAttention decode, a CTA a query head (--decode-impl paged)",
      "--decode-impl flash2_decode: FlashAttention-2's decode kernels, a CTA a KV head", paged_decode, paged_decode_off,
      NULL, NULL},
+    {"TensorRT-LLM's decode with multi_block_mode off, the keys never split (--decode-impl mmha)",
+     "--decode-impl decode: a split-KV kernel that fills the chip", mmha_decode, mmha_decode_off, NULL, NULL},
     {"one prompt B times, decoded greedily (--same-prompt)",
      "distinct sequences: an MoE decode step's tokens spread over every expert", same_prompt, same_prompt_off, NULL,
      NULL},
