@@ -126,6 +126,7 @@ static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm
 struct head_kernel {
 	long long parts, threads;
 	double fly_warp_B, granule;
+	double warps_unit; /* warps a unit holds of this kernel (its registers); 0: the unit's limit */
 	int kernels;
 	const char *name;
 };
@@ -143,7 +144,8 @@ static void head_ctas_time(const struct arch_chip *c, const struct op *op, const
 	long long ctas = op->h * rows * hk->parts;
 	double warps_cta = dmax(1, (double)hk->threads / (double)u->warp_size);
 	double smem_cta = ceil(keys_cta / hk->granule) * hk->granule * 4 + d * ea;
-	double occ = dmin((double)u->max_ctas, floor((double)u->max_warps / warps_cta));
+	double warps_unit = hk->warps_unit > 0 ? dmin(hk->warps_unit, (double)u->max_warps) : (double)u->max_warps;
+	double occ = dmin((double)u->max_ctas, floor(warps_unit / warps_cta));
 	if (u->smem_bytes > 0)
 		occ = dmin(occ, floor(u->smem_bytes / smem_cta));
 	occ = dmax(1, occ);
@@ -257,10 +259,9 @@ static int attn_mmha(const struct arch_chip *c, const struct op *op, struct dm_r
 	}
 	long long ctas = rows * op->h;
 	double threads = base_threads;
+	double warps_regs = u->regfile_bytes > 0 ? floor(u->regfile_bytes / (regs_thread * 4 * (double)u->warp_size))
+	                                         : (double)u->max_warps;
 	if ((double)ctas < 4.0 * (double)u->count) {
-		double warps_regs = u->regfile_bytes > 0
-		                        ? floor(u->regfile_bytes / (regs_thread * 4 * (double)u->warp_size))
-		                        : (double)u->max_warps;
 		double per_unit =
 		    dmax(1, floor(dmin(warps_regs, (double)u->max_warps) * (double)u->warp_size / base_threads));
 		double factor = dmin(ceil((double)u->count * per_unit / (double)ctas), per_unit);
@@ -271,17 +272,16 @@ static int attn_mmha(const struct arch_chip *c, const struct op *op, struct dm_r
 	                         .threads = (long long)threads,
 	                         .fly_warp_B = c->model.bytes_per_thread * (double)u->warp_size,
 	                         .granule = 1,
+	                         .warps_unit = warps_regs,
 	                         .kernels = 1,
 	                         .name = "masked_multihead_attention"};
 	double lat_s, fly_B, occ;
 	head_ctas_time(c, op, &hk, r, &lat_s, &fly_B, &occ);
 	if (ex)
 		xp(ex,
-		   "masked MHA (TensorRT-LLM, multi_block_mode off): %lld query heads x %lld sequences = %lld CTAs of "
-		   "%.0f "
-		   "threads, %.0f a unit; %.4g MB through L2, %.4g MB from device memory; %.0f KiB in flight -> %.0f "
-		   "GB/s "
-		   "by Little's law\n",
+		   "masked MHA (TensorRT-LLM, multi_block_mode off): %lld query heads x %lld sequences = %lld CTAs "
+		   "of %.0f threads, %.0f a unit; %.4g MB through L2, %.4g MB from device memory; %.0f KiB in "
+		   "flight -> %.0f GB/s by Little's law\n",
 		   op->h, rows, ctas, threads, occ, r->bytes_l2 / 1e6, r->bytes_dram / 1e6, fly_B / 1024,
 		   fly_B / lat_s / 1e9);
 	return 0;
