@@ -71,7 +71,7 @@ enum gen_launch { GEN_LAUNCH_EAGER, GEN_LAUNCH_GRAPH };
    multi_block_mode off (mmha: masked MHA, or XQA for grouped KV heads, the
    keys of a sequence never split) */
 enum gen_decode_impl { GEN_DEC_AUTO, GEN_DEC_FLASH2, GEN_DEC_PAGED, GEN_DEC_GENERIC, GEN_DEC_MMHA };
-/* the attention kernels of prefill and training (decode is decode/paged):
+/* the attention kernels of prefill and training (decode: --decode-impl):
    fused FlashAttention-2/-3, cuDNN's fused attention (what Transformer
    Engine runs on Hopper and later), or the separate kernels of an eager
    framework (Q K^T, mask, softmax, P V), which keep the s x s scores */

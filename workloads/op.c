@@ -63,6 +63,7 @@ int op_attn_impl_decodes(enum op_attn_impl i)
 {
 	return i == ATTN_DECODE || i == ATTN_PAGED || i == ATTN_FLASH2_DECODE || i == ATTN_MMHA;
 }
+
 const char *op_dtype_name(int dt)
 {
 	return dt >= 0 && dt < DT_COUNT ? arch_dtype_name((enum arch_dtype)dt) : "?";

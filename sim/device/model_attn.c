@@ -99,30 +99,11 @@ static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm
 	return decode_kernel(c, op, LLONG_MAX, r, ex, why, wl);
 }
 
-/*
- * impl=paged: vLLM's PagedAttention V1/V2 kernels (csrc/attention/attention_kernels.cuh,
- * paged_attention_kernel, after FasterTransformer's masked multi-head attention), the decode of vLLM's
- * XFORMERS backend and of its ROCm backend up to 0.6.1 (its own MI300 kernel came with vllm-project/vllm#8310):
- *   - the grid is query heads x sequences (V2: x partitions of 512 keys), one CTA a query head: under GQA the
- *     query heads of one KV head each stream that head's keys and values (through L2, see below); the sq
- *     query rows of a sequence (speculative decoding) are rows of the grid of their own, as vLLM's
- *     batch-expansion scorer runs them;
- *   - V1 or V2 as vllm/attention/ops/paged_attn.py (forward_decode) picks it: V1 when the context is at most
- *     8192 keys and it has one partition or more than 512 sequence-heads; V2 adds a kernel that reduces the
- *     partitions;
- *   - 128 threads; each warp takes one page at a time, after reading the page's number from the block table,
- *     the keys' pages first, then (after the softmax) the values' the same way: a page a warp in flight,
- *     behind an L2 hit and a load;
- *   - the logits of the CTA's keys in fp32 in shared memory (V1: the whole context), which bounds the CTAs a
- *     unit holds; the dot products on the fp32 lanes (no matrix instructions).
- * The query heads of one KV head are consecutive CTAs: on one die one L2 serves their re-reads; round robin
- * puts them on min(dies, heads per KV head) dies, each of whose L2s fetches the head, from memory unless the
- * chip serves a repeated fetch on chip (as flash_traffic).
- */
 /* A kernel of one CTA a query head a sequence (a grid of query heads x sequences x parts of the keys): each CTA
    streams its KV head's keys, then its values, with fly_warp_B bytes in flight a warp, `granule` keys at a time
    (their fp32 logits in shared memory bound the CTAs a unit holds); `kernels` = 2 when a second kernel reduces
-   the parts. The paged kernel's and TensorRT-LLM's masked MHA's shared body. */
+   the parts. The paged kernel's and TensorRT-LLM's masked MHA's shared body; *seen gets what --explain prints
+   beside the result (the CTAs a unit holds are r->kern.ctas_per_unit). */
 struct head_kernel {
 	long long parts, threads;
 	double fly_warp_B, granule;
@@ -131,8 +112,14 @@ struct head_kernel {
 	const char *name;
 };
 
+struct head_seen {
+	double fly_B;    /* bytes in flight, all resident CTAs together */
+	double rate_Bps; /* what they stream at, by Little's law */
+	double smem_B;   /* shared memory of a CTA: its keys' logits */
+};
+
 static void head_ctas_time(const struct arch_chip *c, const struct op *op, const struct head_kernel *hk,
-                           struct dm_result *r, double *lat_out, double *fly_out, double *occ_out)
+                           struct dm_result *r, struct head_seen *seen)
 {
 	int gi = pick_vector_unit(c);
 	const struct arch_unit *u = &c->units[gi];
@@ -188,9 +175,29 @@ static void head_ctas_time(const struct arch_chip *c, const struct op *op, const
 	k->tile_m = 1, k->tile_n = (int)hk->granule, k->tile_k = (int)op->d, k->stages = 1;
 	k->splitk = (int)hk->parts, k->ctas = ctas, k->ctas_per_unit = (int)occ;
 	k->waves = (double)ctas / ((double)u->count * occ), k->kernels = hk->kernels;
-	*lat_out = lat_s, *fly_out = fly_B, *occ_out = occ;
+	seen->fly_B = fly_B, seen->rate_Bps = fly_B / lat_s, seen->smem_B = smem_cta;
 }
 
+/*
+ * impl=paged: vLLM's PagedAttention V1/V2 kernels (csrc/attention/attention_kernels.cuh,
+ * paged_attention_kernel, after FasterTransformer's masked multi-head attention), the decode of vLLM's
+ * XFORMERS backend and of its ROCm backend up to 0.6.1 (its own MI300 kernel came with vllm-project/vllm#8310):
+ *   - the grid is query heads x sequences (V2: x partitions of 512 keys), one CTA a query head: under GQA the
+ *     query heads of one KV head each stream that head's keys and values (through L2, see below); the sq
+ *     query rows of a sequence (speculative decoding) are rows of the grid of their own, as vLLM's
+ *     batch-expansion scorer runs them;
+ *   - V1 or V2 as vllm/attention/ops/paged_attn.py (forward_decode) picks it: V1 when the context is at most
+ *     8192 keys and it has one partition or more than 512 sequence-heads; V2 adds a kernel that reduces the
+ *     partitions;
+ *   - 128 threads; each warp takes one page at a time, after reading the page's number from the block table,
+ *     the keys' pages first, then (after the softmax) the values' the same way: a page a warp in flight,
+ *     behind an L2 hit and a load;
+ *   - the logits of the CTA's keys in fp32 in shared memory (V1: the whole context), which bounds the CTAs a
+ *     unit holds; the dot products on the fp32 lanes (no matrix instructions).
+ * The query heads of one KV head are consecutive CTAs: on one die one L2 serves their re-reads; round robin
+ * puts them on min(dies, heads per KV head) dies, each of whose L2s fetches the head, from memory unless the
+ * chip serves a repeated fetch on chip (as flash_traffic).
+ */
 static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
                       size_t wl)
 {
@@ -208,20 +215,19 @@ static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_
 	                         .granule = (double)op->page,
 	                         .kernels = v1 ? 1 : 2,
 	                         .name = v1 ? "paged_attention_v1" : "paged_attention_v2"};
-	double lat_s, fly_B, occ;
-	head_ctas_time(c, op, &hk, r, &lat_s, &fly_B, &occ);
+	struct head_seen seen;
+	head_ctas_time(c, op, &hk, r, &seen);
 	if (ex) {
 		double group = (double)op->h / (double)op->hkv * (double)op->sq;
 		xp(ex,
-		   "paged attention %s (vLLM): %lld query heads x %lld sequences x %lld partition%s = %lld CTAs, %.0f "
+		   "paged attention %s (vLLM): %lld query heads x %lld sequences x %lld partition%s = %lld CTAs, %d "
 		   "a unit (%.1f KiB of logits each)\n",
-		   v1 ? "V1" : "V2", op->h, rows, parts, parts > 1 ? "s" : "", r->kern.ctas, occ,
-		   (ceil(ceil((double)op->skv / (double)parts) / (double)op->page) * (double)op->page * 4 + d * ea) /
-		       1024);
+		   v1 ? "V1" : "V2", op->h, rows, parts, parts > 1 ? "s" : "", r->kern.ctas, r->kern.ctas_per_unit,
+		   seen.smem_B / 1024);
 		xp(ex,
 		   "a CTA a query head: each KV head read by %.0f CTA%s, %.4g MB through L2, %.4g MB from device "
 		   "memory; a page a warp in flight -> %.0f GB/s by Little's law\n",
-		   group, group > 1 ? "s" : "", r->bytes_l2 / 1e6, r->bytes_dram / 1e6, fly_B / lat_s / 1e9);
+		   group, group > 1 ? "s" : "", r->bytes_l2 / 1e6, r->bytes_dram / 1e6, seen.rate_Bps / 1e9);
 	}
 	return 0;
 }
@@ -275,15 +281,15 @@ static int attn_mmha(const struct arch_chip *c, const struct op *op, struct dm_r
 	                         .warps_unit = warps_regs,
 	                         .kernels = 1,
 	                         .name = "masked_multihead_attention"};
-	double lat_s, fly_B, occ;
-	head_ctas_time(c, op, &hk, r, &lat_s, &fly_B, &occ);
+	struct head_seen seen;
+	head_ctas_time(c, op, &hk, r, &seen);
 	if (ex)
 		xp(ex,
 		   "masked MHA (TensorRT-LLM, multi_block_mode off): %lld query heads x %lld sequences = %lld CTAs "
-		   "of %.0f threads, %.0f a unit; %.4g MB through L2, %.4g MB from device memory; %.0f KiB in "
+		   "of %.0f threads, %d a unit; %.4g MB through L2, %.4g MB from device memory; %.0f KiB in "
 		   "flight -> %.0f GB/s by Little's law\n",
-		   op->h, rows, ctas, threads, occ, r->bytes_l2 / 1e6, r->bytes_dram / 1e6, fly_B / 1024,
-		   fly_B / lat_s / 1e9);
+		   op->h, rows, ctas, threads, r->kern.ctas_per_unit, r->bytes_l2 / 1e6, r->bytes_dram / 1e6,
+		   seen.fly_B / 1024, seen.rate_Bps / 1e9);
 	return 0;
 }
 
