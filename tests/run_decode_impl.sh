@@ -4,7 +4,10 @@
 #     decode attention line (and page= only for paged), none on the prefill's;
 #  2. sim serve takes the same flag: its decode attention is the one sim gen writes (a burst served once with
 #     each choice gives different times, the same requests);
-#  3. --decode-impl is refused in training and for a value it does not know (exit 2, one line).
+#  3. --decode-impl is refused in training and for a value it does not know (exit 2, one line);
+#  4. --engine vllm replays the decode steps from CUDA graphs, whose paged kernel keeps the capture's launch:
+#     maxkv= min(8192, the model's context) (llama3-8b 8192, llama2-7b 4096) on every paged decode line, none
+#     without the engine, with --enforce-eager, with another kernel, or past the 256 sequences vLLM captures.
 # usage: run_decode_impl.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
@@ -39,4 +42,19 @@ jq -n -e --slurpfile p "$tmp/p.json" --slurpfile f "$tmp/f.json" \
 [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q -- '--decode-impl belongs to --mode infer' "$tmp/e" || fail "training: $(cat "$tmp/e")"
 "$sim" gen $g --decode-impl xqa >/dev/null 2>"$tmp/e"
 [ $? = 2 ] && grep -q 'expected auto|flash2_decode|paged|decode|mmha' "$tmp/e" || fail "--decode-impl xqa: $(cat "$tmp/e")"
+# 4
+maxkv() { # args: expected maxkv (0: none), gen args...
+	local want=$1
+	shift
+	"$sim" gen "$@" -o "$tmp/m.trace" || { fail "sim gen $*"; return; }
+	awk -v want="$want" '/^ *attn .* sq=1 / { n++; m = match($0, / maxkv=[0-9]+/) ? substr($0, RSTART + 7, RLENGTH - 7) : 0
+		ok += (m == want) } END { exit !(n > 0 && ok == n) }' "$tmp/m.trace" ||
+		fail "sim gen $*: decode attention not maxkv=$want on every line"
+}
+maxkv 8192 $g --paged --engine vllm
+maxkv 4096 llama2-7b --mode infer --batch 2 --input-len 64 --output-len 3 --paged --engine vllm
+maxkv 0 $g --paged
+maxkv 0 $g --paged --engine vllm --enforce-eager
+maxkv 0 $g --engine vllm --decode-impl flash2_decode
+maxkv 0 llama3-8b --mode infer --batch 300 --input-len 64 --output-len 3 --paged --engine vllm
 finish decode_impl

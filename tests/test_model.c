@@ -620,6 +620,39 @@ int main(int argc, char **argv)
 		      pv1.kern.kernels, pv1.kern.ctas);
 		CHECK(!strcmp(pv2.kern.name, "paged_attention_v2") && pv2.kern.ctas == 64 * 32 * 32,
 		      "16384 keys: %s, %lld CTAs (want V2, 65536)", pv2.kern.name, pv2.kern.ctas);
+		/* maxkv=, the launch's max_seq_len (vLLM under CUDA graphs: the capture's): V1's logits are sized by
+		   it. H100, 228 KiB of shared memory and 64 warps a unit, 4 warps a CTA: 2048 keys' logits (8 KiB,
+		   and 256 B of query) leave the warps the bound, 16 CTAs; 8192 keys' (32 KiB and 256 B) hold 7. The
+		   same bytes, no faster (on the MI300X, 64 KiB of LDS a unit: 7 CTAs, or 1, and slower). With one
+		   sequence of 128 keys launched for 8192 the launch has 16 partitions: V2 (32 sequence-heads), its 15
+		   empty partitions' CTAs returning at once. */
+		struct dm_result own = run(h, "attn b=64 h=32 hkv=8 sq=1 skv=2048 d=128 dtype=bf16 impl=paged");
+		struct dm_result cap =
+		    run(h, "attn b=64 h=32 hkv=8 sq=1 skv=2048 d=128 dtype=bf16 impl=paged maxkv=8192");
+		CHECK(own.kern.ctas_per_unit == 16 && cap.kern.ctas_per_unit == 7 && cap.time_s >= own.time_s &&
+		          cap.bytes_l2 == own.bytes_l2 && !strcmp(cap.kern.name, "paged_attention_v1"),
+		      "V1 launched for 8192 keys: %d CTAs a unit (want 7; its own 2048: %d, want 16), %.4g s (own %.4g "
+		      "s)",
+		      cap.kern.ctas_per_unit, own.kern.ctas_per_unit, cap.time_s, own.time_s);
+		struct arch_chip *mi = load("mi300x.cfg", NULL);
+		if (mi) {
+			struct dm_result o = run(mi, "attn b=64 h=32 hkv=8 sq=1 skv=2048 d=128 dtype=fp16 impl=paged");
+			struct dm_result c =
+			    run(mi, "attn b=64 h=32 hkv=8 sq=1 skv=2048 d=128 dtype=fp16 impl=paged maxkv=8192");
+			CHECK(o.kern.ctas_per_unit == 7 && c.kern.ctas_per_unit == 1 && c.time_s > 2 * o.time_s,
+			      "MI300X V1 launched for 8192 keys: %d CTAs a unit (want 1; own %d, want 7), %.4g s (own "
+			      "%.4g s)",
+			      c.kern.ctas_per_unit, o.kern.ctas_per_unit, c.time_s, o.time_s);
+			arch_free(mi);
+		}
+		struct dm_result one = run(h, "attn b=1 h=32 hkv=8 sq=1 skv=128 d=128 dtype=bf16 impl=paged");
+		struct dm_result one_cap =
+		    run(h, "attn b=1 h=32 hkv=8 sq=1 skv=128 d=128 dtype=bf16 impl=paged maxkv=8192");
+		CHECK(!strcmp(one.kern.name, "paged_attention_v1") &&
+		          !strcmp(one_cap.kern.name, "paged_attention_v2") && one_cap.kern.kernels == 2 &&
+		          one_cap.kern.ctas == 32 && one_cap.time_s > one.time_s,
+		      "128 keys launched for 8192: %s, %d kernels, %lld working CTAs (want V2, 2, 32; own: %s)",
+		      one_cap.kern.name, one_cap.kern.kernels, one_cap.kern.ctas, one.kern.name);
 		struct dm_result mha = run(h, "attn b=8 h=32 hkv=32 sq=1 skv=4096 d=128 dtype=bf16 impl=paged");
 		CHECK(fabs(mha.bytes_l2 / p.bytes_l2 - 1) < 1e-12 && mha.bytes_dram > 3.9 * p.bytes_dram,
 		      "32 KV heads: the same %.6g B through L2 as 8 (%.6g), 4x from memory (%.6g vs %.6g)",

@@ -100,6 +100,25 @@ double gen_engine_host_s(const struct gen_config *c, long long seqs)
 	return VLLM_V0_HOST_S_PER_SEQ * (double)seqs;
 }
 
+/*
+ * vLLM (V0, 0.5 and 0.6) replays its decode steps from CUDA graphs (enforce_eager off, its default; on with
+ * --enforce-eager) where the
+ * batch is at most 256 sequences (the largest of _BATCH_SIZES_TO_CAPTURE in vllm/worker/model_runner.py) and no
+ * context is longer than max_seq_len_to_capture, min(8192, max_model_len) (vllm/config.py; max_model_len is the
+ * model's context by default). A graph keeps the launch of its capture, and the capture passed
+ * max_seq_len_to_capture as the attention's max_seq_len (CommonAttentionState.graph_capture_get_metadata_for_batch,
+ * vllm/attention/backends/utils.py): the paged kernel's maxkv=.
+ */
+long long gen_decode_max_keys(const struct gen_config *c, long long batch, long long skv)
+{
+	const long long capture_batch = 256, capture_keys = 8192;
+	if (c->inf.engine != GEN_ENGINE_VLLM || c->inf.enforce_eager || gen_decode_attn(c) != ATTN_PAGED ||
+	    c->m.seq <= 0)
+		return 0;
+	long long cap = c->m.seq < capture_keys ? c->m.seq : capture_keys;
+	return batch <= capture_batch && skv < cap ? cap : 0;
+}
+
 /* ---- parameters ---------------------------------------------------------- */
 
 long long gen_ranks(const struct gen_config *c)

@@ -216,6 +216,7 @@ struct gen_infer {
 	long long output_len;             /* generated tokens (the first comes from prefill) */
 	int paged;                        /* PagedAttention, KV blocks of GEN_PAGE tokens */
 	enum gen_engine engine;           /* whose host work each step waits for */
+	int enforce_eager;                /* --enforce-eager: vLLM without CUDA graphs (gen_decode_max_keys) */
 	enum gen_decode_impl decode_impl; /* --decode-impl */
 	int same_prompt;                  /* --same-prompt: the batch is one prompt B times, decoded greedily */
 };
@@ -439,6 +440,9 @@ double gen_engine_host_s(const struct gen_config *c, long long seqs);
 const char *gen_engine_name(enum gen_engine e);
 /* the impl= of the decode steps' attention (--decode-impl, --paged) */
 enum op_attn_impl gen_decode_attn(const struct gen_config *c);
+/* The maxkv= of a decode step's paged attention over `batch` sequences of up to `skv` keys: the capture's
+   max_seq_len where the engine (--engine vllm) replays the step from a CUDA graph, else 0 (the step's own) */
+long long gen_decode_max_keys(const struct gen_config *c, long long batch, long long skv);
 
 /*
  * The ops of one engine step of a server (sim serve) on pipeline stage

@@ -117,6 +117,7 @@ static const struct flag flags[] = {
     {"--output-len", F_POS, C(inf.output_len), 16 * M, M_INFER, NULL},
     {"--paged", F_BOOL, C(inf.paged), 0, M_INFER, NULL},
     {"--engine", F_ENUM, C(inf.engine), 0, M_INFER, engine_names},
+    {"--enforce-eager", F_BOOL, C(inf.enforce_eager), 0, M_INFER, NULL},
     {"--launch", F_ENUM, C(launch), 0, M_ANY, launch_names},
     {"--decode-impl", F_ENUM, C(inf.decode_impl), 0, M_INFER, decode_impl_names},
     {"--same-prompt", F_BOOL, C(inf.same_prompt), 0, M_INFER, NULL},
@@ -438,6 +439,8 @@ static int complete(struct parse *P, struct gen_config *c, int mha)
 		return -1;
 	if (given(P, "--fp8-recipe") && c->p.dtype != GEN_FP8)
 		return fail(P, "--fp8-recipe needs --dtype fp8");
+	if (given(P, "--enforce-eager") && c->inf.engine != GEN_ENGINE_VLLM)
+		return fail(P, "--enforce-eager is vLLM's setting: it needs --engine vllm");
 	return 0;
 }
 

@@ -108,7 +108,24 @@ static const struct key gemm_keys[G_COUNT + 1] = {
     [G_TILE] = {"tile", V_TILE, 0, NULL},
 };
 
-enum { A_B, A_H, A_HKV, A_SQ, A_SKV, A_D, A_CAUSAL, A_DTYPE, A_IMPL, A_DIR, A_PAGE, A_DROP, A_WINDOW, A_WARM, A_COUNT };
+enum {
+	A_B,
+	A_H,
+	A_HKV,
+	A_SQ,
+	A_SKV,
+	A_D,
+	A_CAUSAL,
+	A_DTYPE,
+	A_IMPL,
+	A_DIR,
+	A_PAGE,
+	A_MAXKV,
+	A_DROP,
+	A_WINDOW,
+	A_WARM,
+	A_COUNT
+};
 static const struct key attn_keys[A_COUNT + 1] = {
     [A_B] = {"b", V_POS, 1, NULL},
     [A_H] = {"h", V_POS, 1, NULL},
@@ -121,6 +138,7 @@ static const struct key attn_keys[A_COUNT + 1] = {
     [A_IMPL] = {"impl", V_CHOICE, 1, impl_names},
     [A_DIR] = {"dir", V_CHOICE, 0, op_dir_names},
     [A_PAGE] = {"page", V_POS, 0, NULL},
+    [A_MAXKV] = {"maxkv", V_POS, 0, NULL},
     [A_DROP] = {"dropout", V_PROB, 0, NULL},
     [A_WINDOW] = {"window", V_POS, 0, NULL},
     [A_WARM] = {"warm", V_BOOL, 0, NULL},
@@ -507,6 +525,8 @@ static int build_attn(struct op *o, const struct pstate *st, char *why, size_t w
 	o->dir = (enum op_dir)v[A_DIR];
 	if (st->seen[A_PAGE])
 		o->page = v[A_PAGE];
+	if (st->seen[A_MAXKV] && v[A_MAXKV] != o->skv) /* maxkv=skv is the default: one canonical text */
+		o->maxkv = v[A_MAXKV];
 	o->warm = (int)v[A_WARM];
 	o->dropout = st->seen[A_DROP] ? st->prob : 0;
 	o->window = st->seen[A_WINDOW] ? v[A_WINDOW] : 0;
@@ -519,6 +539,14 @@ static int build_attn(struct op *o, const struct pstate *st, char *why, size_t w
 	if (st->seen[A_PAGE] && o->impl != ATTN_PAGED)
 		return fail(why, whylen, "attn: page= applies only to impl=paged (not impl=%s)",
 		            op_attn_impl_name(o->impl));
+	if (st->seen[A_MAXKV] && o->impl != ATTN_PAGED)
+		return fail(why, whylen, "attn: maxkv= applies only to impl=paged (not impl=%s)",
+		            op_attn_impl_name(o->impl));
+	if (o->maxkv && o->maxkv < o->skv)
+		return fail(why, whylen,
+		            "attn: maxkv=%lld is below skv=%lld (the longest context the kernel is launched for "
+		            "bounds every sequence's)",
+		            o->maxkv, o->skv);
 	if (o->dropout > 0 && o->impl != ATTN_FLASH1 && o->impl != ATTN_FLASH2)
 		return fail(why, whylen,
 		            "attn: dropout= applies to the training kernels impl=flash1 and impl=flash2 (impl=%s: %s)",

@@ -26,7 +26,7 @@ static const double elem_flops[EL_COUNT] = {
 
 size_t op_format(const struct op *op, char *buf, size_t len)
 {
-	char a[48] = "", b[48] = "", u[48] = "";
+	char a[96] = "", b[48] = "", u[48] = "";
 	int n = 0;
 	if (!buf)
 		len = 0;
@@ -52,6 +52,10 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 	case OP_ATTN:
 		if (op->impl == ATTN_PAGED)
 			snprintf(a, sizeof a, " page=%lld", op->page);
+		if (op->maxkv) {
+			size_t used = strlen(a);
+			snprintf(a + used, sizeof a - used, " maxkv=%lld", op->maxkv);
+		}
 		if (op->dropout > 0) {
 			/* the fewest digits that read back as the same double: the canonical text is the op */
 			int p = 1;

@@ -107,6 +107,7 @@ static int attn_decode(const struct arch_chip *c, const struct op *op, struct dm
 struct head_kernel {
 	long long parts, threads;
 	double fly_warp_B, granule;
+	double smem_keys;  /* keys whose fp32 logits a CTA's shared memory is sized for; 0: its own keys */
 	double warps_unit; /* warps a unit holds of this kernel (its registers); 0: the unit's limit */
 	int kernels;
 	const char *name;
@@ -130,7 +131,7 @@ static void head_ctas_time(const struct arch_chip *c, const struct op *op, const
 	double keys_cta = ceil((double)op->skv / (double)hk->parts);
 	long long ctas = op->h * rows * hk->parts;
 	double warps_cta = dmax(1, (double)hk->threads / (double)u->warp_size);
-	double smem_cta = ceil(keys_cta / hk->granule) * hk->granule * 4 + d * ea;
+	double smem_cta = ceil((hk->smem_keys > 0 ? hk->smem_keys : keys_cta) / hk->granule) * hk->granule * 4 + d * ea;
 	double warps_unit = hk->warps_unit > 0 ? dmin(hk->warps_unit, (double)u->max_warps) : (double)u->max_warps;
 	double occ = dmin((double)u->max_ctas, floor(warps_unit / warps_cta));
 	if (u->smem_bytes > 0)
@@ -192,8 +193,11 @@ static void head_ctas_time(const struct arch_chip *c, const struct op *op, const
  *   - 128 threads; each warp takes one page at a time, after reading the page's number from the block table,
  *     the keys' pages first, then (after the softmax) the values' the same way: a page a warp in flight,
  *     behind an L2 hit and a load;
- *   - the logits of the CTA's keys in fp32 in shared memory (V1: the whole context), which bounds the CTAs a
- *     unit holds; the dot products on the fp32 lanes (no matrix instructions).
+ *   - the logits in fp32 in shared memory, sized by the launch, not by the sequences: V1 the launcher's
+ *     max_seq_len (maxkv=, default skv), V2 a partition of 512; which bounds the CTAs a unit holds. Under CUDA
+ *     graphs vLLM launches the kernel with the capture's max_seq_len (CommonAttentionState's
+ *     graph_capture_get_metadata_for_batch, vllm/attention/backends/utils.py: max_seq_len_to_capture), which
+ *     also picks V1 or V2; the dot products on the fp32 lanes (no matrix instructions).
  * The query heads of one KV head are consecutive CTAs: on one die one L2 serves their re-reads; round robin
  * puts them on min(dies, heads per KV head) dies, each of whose L2s fetches the head, from memory unless the
  * chip serves a repeated fetch on chip (as flash_traffic).
@@ -205,14 +209,15 @@ static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_
 	const long long part_keys = 512, threads = 128, v1_max_keys = 8192, v1_min_rows = 512;
 	double ea = dt_bytes(op->dtype), d = (double)op->d;
 	long long rows = op->b * op->sq;
-	long long parts = cdiv(op->skv, part_keys);
-	int v1 = op->skv <= v1_max_keys && (parts == 1 || rows * op->h > v1_min_rows);
-	if (v1)
-		parts = 1;
+	long long launch_keys = op->maxkv > 0 ? op->maxkv : op->skv; /* the launcher's max_seq_len */
+	int v1 = launch_keys <= v1_max_keys && (cdiv(launch_keys, part_keys) == 1 || rows * op->h > v1_min_rows);
+	/* V2's grid has the partitions of launch_keys; those past a sequence's context return at once */
+	long long parts = v1 ? 1 : cdiv(op->skv, part_keys);
 	struct head_kernel hk = {.parts = parts,
 	                         .threads = threads,
 	                         .fly_warp_B = (double)op->page * d * ea, /* a page a warp */
 	                         .granule = (double)op->page,
+	                         .smem_keys = (double)(v1 ? launch_keys : part_keys),
 	                         .kernels = v1 ? 1 : 2,
 	                         .name = v1 ? "paged_attention_v1" : "paged_attention_v2"};
 	struct head_seen seen;
@@ -224,6 +229,12 @@ static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_
 		   "a unit (%.1f KiB of logits each)\n",
 		   v1 ? "V1" : "V2", op->h, rows, parts, parts > 1 ? "s" : "", r->kern.ctas, r->kern.ctas_per_unit,
 		   seen.smem_B / 1024);
+		if (op->maxkv)
+			xp(ex, "launched for %lld keys (maxkv): %s%s\n", op->maxkv,
+			   v1 ? "the logits sized for them" : "partitions past a sequence's keys return at once",
+			   v1 == (op->skv <= v1_max_keys && (parts == 1 || rows * op->h > v1_min_rows)) ? ""
+			   : v1 ? " (V1, where skv alone would pick V2)"
+			        : " (V2, where skv alone would pick V1)");
 		xp(ex,
 		   "a CTA a query head: each KV head read by %.0f CTA%s, %.4g MB through L2, %.4g MB from device "
 		   "memory; a page a warp in flight -> %.0f GB/s by Little's law\n",

@@ -182,7 +182,8 @@ static int price_line(void *ctx, int what, const char *line, long long times)
 /* a part of the stage's ops but attention (gen_serve_step), memoized */
 static double part_time(struct sv_model *m, long long stage, int part, long long tokens, long long sampled)
 {
-	unsigned long long key = ((unsigned long long)(3 + part) << 60) | ((unsigned long long)stage << 48) |
+	/* top bits 8 and up: attention's kinds (attn_op) are 1 to 4 */
+	unsigned long long key = ((unsigned long long)(8 + part) << 60) | ((unsigned long long)stage << 48) |
 	                         ((unsigned long long)tokens << 24) | (unsigned long long)sampled;
 	struct memo_ent *e = memo_find(m, key);
 	if (!e)
@@ -236,7 +237,8 @@ static long long ceil_div(double a, double b)
 }
 
 /* an attention op's time through the step memo: kind 1 decode, 2 prefill, 3 prefill through the sliding window (a
-   decode step's windowed layers read their window's keys: kind 1 over those) */
+   decode step's windowed layers read their window's keys: kind 1 over those), 4 decode in a step of decodes alone
+   (which vLLM replays from a CUDA graph: gen_decode_max_keys) */
 static double attn_op(struct sv_model *m, int kind, long long b, long long sq, long long skv)
 {
 	unsigned long long key = ((unsigned long long)kind << 60) | ((unsigned long long)b << 40) |
@@ -252,11 +254,12 @@ static double attn_op(struct sv_model *m, int kind, long long b, long long sq, l
 	a.b = b;
 	a.sq = sq;
 	a.skv = skv;
-	a.causal = kind >= 2;
+	a.causal = kind == 2 || kind == 3;
 	a.window = kind == 3 ? m->g.m.window : 0;
-	if (kind == 1) {
+	if (kind == 1 || kind == 4) {
 		a.impl = gen_decode_attn(&m->g); /* as sim gen writes it */
 		a.page = GEN_PAGE;
+		a.maxkv = kind == 4 ? gen_decode_max_keys(&m->g, b, skv) : 0;
 	}
 	double t = op_time(m, &a);
 	m->misses++;
@@ -278,14 +281,15 @@ static double attn_time(struct sv_model *m, const struct sv_shape *sh, int windo
 	if (sh->decodes > 0) {
 		double keys = windowed ? sh->decode_win : sh->decode_ctx;
 		long long b = sh->decodes, skv = ceil_div(keys / (double)b, 16) * 16;
+		int kind = sh->prefills > 0 ? 1 : 4;
 		if (skv <= ATTN_GRID) {
-			t += attn_op(m, 1, b, 1, skv);
+			t += attn_op(m, kind, b, 1, skv);
 		} else {
 			long long lo = skv / ATTN_GRID * ATTN_GRID;
-			double t0 = attn_op(m, 1, b, 1, lo);
+			double t0 = attn_op(m, kind, b, 1, lo);
 			t += lo == skv
 			         ? t0
-			         : t0 + (attn_op(m, 1, b, 1, lo + ATTN_GRID) - t0) * (double)(skv - lo) / ATTN_GRID;
+			         : t0 + (attn_op(m, kind, b, 1, lo + ATTN_GRID) - t0) * (double)(skv - lo) / ATTN_GRID;
 		}
 	}
 	if (sh->prefills > 0) {

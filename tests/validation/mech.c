@@ -110,6 +110,19 @@ static void paged_decode_off(struct gen_config *c)
 	c->inf.decode_impl = GEN_DEC_FLASH2;
 }
 
+/* vLLM's CUDA graphs (--engine vllm): the paged decode kernel launched for the capture's keys (maxkv=) */
+static int capture_launch(const struct vcase *v)
+{
+	const struct gen_config *c = &v->gc;
+	return c->mode == GEN_INFER && c->inf.engine == GEN_ENGINE_VLLM && !c->inf.enforce_eager &&
+	       gen_decode_attn(c) == ATTN_PAGED;
+}
+
+static void capture_launch_off(struct gen_config *c)
+{
+	c->inf.enforce_eager = 1;
+}
+
 /* TensorRT-LLM's generation kernels with multi_block_mode off (--decode-impl mmha): a sequence's keys never split
    over CTAs; against the generic split-KV kernel that fills the chip */
 static int mmha_decode(const struct vcase *v)
@@ -145,6 +158,8 @@ static const struct mech mechs[] = {
     {"vLLM's PagedAttention decode, a CTA a query head (--decode-impl paged)",
      "--decode-impl flash2_decode: FlashAttention-2's decode kernels, a CTA a KV head", paged_decode, paged_decode_off,
      NULL, NULL},
+    {"vLLM's CUDA graphs: the paged decode kernel launched for the capture's keys (--engine vllm, maxkv=)",
+     "--enforce-eager: launched for the step's own keys", capture_launch, capture_launch_off, NULL, NULL},
     {"TensorRT-LLM's decode with multi_block_mode off, the keys never split (--decode-impl mmha)",
      "--decode-impl decode: a split-KV kernel that fills the chip", mmha_decode, mmha_decode_off, NULL, NULL},
     {"one prompt B times, decoded greedily (--same-prompt)",
