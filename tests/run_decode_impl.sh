@@ -5,9 +5,10 @@
 #  2. sim serve takes the same flag: its decode attention is the one sim gen writes (a burst served once with
 #     each choice gives different times, the same requests);
 #  3. --decode-impl is refused in training and for a value it does not know (exit 2, one line);
-#  4. --engine vllm replays the decode steps from CUDA graphs, whose paged kernel keeps the capture's launch:
-#     maxkv= min(8192, the model's context) (llama3-8b 8192, llama2-7b 4096) on every paged decode line, none
-#     without the engine, with --enforce-eager, with another kernel, or past the 256 sequences vLLM captures.
+#  4. --engine vllm replays the decode steps from CUDA graphs, whose paged kernels keep the capture's launch:
+#     maxkv= min(8192, the model's context) (llama3-8b 8192, llama2-7b 4096) on every decode line of vLLM's
+#     PagedAttention or of FlashAttention through the block table (--paged), none without the engine, with
+#     --enforce-eager, over a contiguous cache, or past the 256 sequences vLLM captures.
 # usage: run_decode_impl.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
@@ -56,5 +57,6 @@ maxkv 4096 llama2-7b --mode infer --batch 2 --input-len 64 --output-len 3 --page
 maxkv 0 $g --paged
 maxkv 0 $g --paged --engine vllm --enforce-eager
 maxkv 0 $g --engine vllm --decode-impl flash2_decode
+maxkv 8192 $g --engine vllm --paged --decode-impl flash2_decode
 maxkv 0 llama3-8b --mode infer --batch 300 --input-len 64 --output-len 3 --paged --engine vllm
 finish decode_impl

@@ -52,13 +52,12 @@ EOF
 
 # 1b. vLLM's host work (--engine vllm, workloads/gen.c: 100 us a sequence before each step's forward): the
 # replayed batch is longer than the GPU's by exactly steps x sequences x 100 us (the prefill and 127 decode
-# steps of 64 sequences: 128 x 64 x 100 us = 0.8192 s; with FlashAttention's decode kernel, whose launch the
-# engine's CUDA graphs leave as it is: run_decode_impl.sh 4), and the burst served matches the replay of the
-# paged trace
-g='llama2-7b --mode infer --batch 64 --input-len 128 --output-len 128 --paged'
-"$sim" gen $g --decode-impl flash2_decode -o "$tmp/g0.trace"
-"$sim" gen $g --decode-impl flash2_decode --engine vllm -o "$tmp/gf.trace"
-"$sim" gen $g --engine vllm -o "$tmp/gv.trace"
+# steps of 64 sequences: 128 x 64 x 100 us = 0.8192 s; with a contiguous KV cache, which the engine's CUDA graphs
+# launch as it is: run_decode_impl.sh 4), and the burst served matches the replay of the paged trace
+g='llama2-7b --mode infer --batch 64 --input-len 128 --output-len 128'
+"$sim" gen $g -o "$tmp/g0.trace"
+"$sim" gen $g --engine vllm -o "$tmp/gf.trace"
+"$sim" gen $g --paged --engine vllm -o "$tmp/gv.trace"
 t0=$("$sim" run configs/a100_40gb.cfg "$tmp/g0.trace" --json | jq .time_s)
 tf=$("$sim" run configs/a100_40gb.cfg "$tmp/gf.trace" --json | jq .time_s)
 tv=$("$sim" run configs/a100_40gb.cfg "$tmp/gv.trace" --json | jq .time_s)

@@ -653,6 +653,16 @@ int main(int argc, char **argv)
 		          one_cap.kern.ctas == 32 && one_cap.time_s > one.time_s,
 		      "128 keys launched for 8192: %s, %d kernels, %lld working CTAs (want V2, 2, 32; own: %s)",
 		      one_cap.kern.name, one_cap.kern.kernels, one_cap.kern.ctas, one.kern.name);
+		/* FlashAttention's decode through a block table 8192 keys wide (maxkv=): its split heuristic sees 8192
+		   keys, so one sequence of 128 keys (a key block's worth, one split alone) gets several splits, all
+		   but the first empty, and the combine kernel after them */
+		struct dm_result f_own = run(h, "attn b=1 h=32 hkv=8 sq=1 skv=128 d=128 dtype=bf16 impl=flash2_decode");
+		struct dm_result f_cap =
+		    run(h, "attn b=1 h=32 hkv=8 sq=1 skv=128 d=128 dtype=bf16 impl=flash2_decode maxkv=8192");
+		CHECK(f_own.kern.kernels == 1 && f_cap.kern.kernels == 2 && f_cap.kern.splitk > 1 &&
+		          f_cap.bytes_dram > f_own.bytes_dram,
+		      "flash2_decode launched for 8192 keys: %d kernels, %d splits (own: %d kernel, %d splits)",
+		      f_cap.kern.kernels, f_cap.kern.splitk, f_own.kern.kernels, f_own.kern.splitk);
 		struct dm_result mha = run(h, "attn b=8 h=32 hkv=32 sq=1 skv=4096 d=128 dtype=bf16 impl=paged");
 		CHECK(fabs(mha.bytes_l2 / p.bytes_l2 - 1) < 1e-12 && mha.bytes_dram > 3.9 * p.bytes_dram,
 		      "32 KV heads: the same %.6g B through L2 as 8 (%.6g), 4x from memory (%.6g vs %.6g)",

@@ -107,13 +107,15 @@ double gen_engine_host_s(const struct gen_config *c, long long seqs)
  * context is longer than max_seq_len_to_capture, min(8192, max_model_len) (vllm/config.py; max_model_len is the
  * model's context by default). A graph keeps the launch of its capture, and the capture passed
  * max_seq_len_to_capture as the attention's max_seq_len (CommonAttentionState.graph_capture_get_metadata_for_batch,
- * vllm/attention/backends/utils.py): the paged kernel's maxkv=.
+ * vllm/attention/backends/utils.py) and a block table as wide as it (the model runner's graph_block_tables): the
+ * maxkv= of the paged kernel and of FlashAttention's decode through the block table (--paged).
  */
 long long gen_decode_max_keys(const struct gen_config *c, long long batch, long long skv)
 {
 	const long long capture_batch = 256, capture_keys = 8192;
-	if (c->inf.engine != GEN_ENGINE_VLLM || c->inf.enforce_eager || gen_decode_attn(c) != ATTN_PAGED ||
-	    c->m.seq <= 0)
+	enum op_attn_impl impl = gen_decode_attn(c);
+	if (c->inf.engine != GEN_ENGINE_VLLM || c->inf.enforce_eager || c->m.seq <= 0 ||
+	    !(impl == ATTN_PAGED || (impl == ATTN_FLASH2_DECODE && c->inf.paged)))
 		return 0;
 	long long cap = c->m.seq < capture_keys ? c->m.seq : capture_keys;
 	return batch <= capture_batch && skv < cap ? cap : 0;

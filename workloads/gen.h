@@ -440,8 +440,9 @@ double gen_engine_host_s(const struct gen_config *c, long long seqs);
 const char *gen_engine_name(enum gen_engine e);
 /* the impl= of the decode steps' attention (--decode-impl, --paged) */
 enum op_attn_impl gen_decode_attn(const struct gen_config *c);
-/* The maxkv= of a decode step's paged attention over `batch` sequences of up to `skv` keys: the capture's
-   max_seq_len where the engine (--engine vllm) replays the step from a CUDA graph, else 0 (the step's own) */
+/* The maxkv= of a decode step's attention through a block table (paged, or flash2_decode with --paged) over `batch`
+   sequences of up to `skv` keys: the capture's max_seq_len where the engine (--engine vllm) replays the step from a
+   CUDA graph, else 0 (the step's own) */
 long long gen_decode_max_keys(const struct gen_config *c, long long batch, long long skv);
 
 /*

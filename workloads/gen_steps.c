@@ -133,7 +133,7 @@ void gt_attn_text(struct em *e, struct lines *L, const struct step *s, const cha
 		gt_append(L, " window=%lld", s->window);
 	if (paged)
 		gt_append(L, " page=%d", GEN_PAGE);
-	long long maxkv = paged ? gen_decode_max_keys(e->c, s->b, skv) : 0;
+	long long maxkv = s->decode ? gen_decode_max_keys(e->c, s->b, skv) : 0;
 	if (maxkv)
 		gt_append(L, " maxkv=%lld", maxkv);
 	if (s->flash_drop) /* FlashAttention drops scores out inside its kernel */

@@ -539,8 +539,8 @@ static int build_attn(struct op *o, const struct pstate *st, char *why, size_t w
 	if (st->seen[A_PAGE] && o->impl != ATTN_PAGED)
 		return fail(why, whylen, "attn: page= applies only to impl=paged (not impl=%s)",
 		            op_attn_impl_name(o->impl));
-	if (st->seen[A_MAXKV] && o->impl != ATTN_PAGED)
-		return fail(why, whylen, "attn: maxkv= applies only to impl=paged (not impl=%s)",
+	if (st->seen[A_MAXKV] && o->impl != ATTN_PAGED && o->impl != ATTN_FLASH2_DECODE)
+		return fail(why, whylen, "attn: maxkv= applies only to impl=paged and impl=flash2_decode (not impl=%s)",
 		            op_attn_impl_name(o->impl));
 	if (o->maxkv && o->maxkv < o->skv)
 		return fail(why, whylen,

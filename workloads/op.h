@@ -92,8 +92,9 @@ struct op {
 	enum op_attn_impl impl;
 	enum op_dir dir;
 	long long page;   /* paged: tokens per KV page (default 16) */
-	long long maxkv;  /* paged: the longest context the kernel is launched for (vLLM's max_seq_len; under CUDA
-	                     graphs the capture's), sizing V1's logits and choosing V1 or V2; 0: skv */
+	long long maxkv;  /* paged, flash2_decode: the longest context the kernel is launched for (vLLM's
+	                     max_seq_len, FlashAttention's block table width x page; under CUDA graphs the
+	                     capture's): paged's V1 logits and V1 or V2, flash2_decode's key splits; 0: skv */
 	long long window; /* causal sliding window: each query sees its `window` latest keys, itself among them
 	                     (Mistral, Gemma, GPT-OSS; FlashAttention's window_size=(window-1, 0)); 0: every key */
 	double dropout; /* flash1/flash2 in training: dropout probability on the scores, inside the kernel (0: none) */

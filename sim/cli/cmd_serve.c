@@ -73,7 +73,7 @@ const char cmd_serve_help[] =
     "                          vLLM's V0 engine (0.5-0.6: scheduling, inputs,\n"
     "                          sampling and outputs, 100 us a sequence a step;\n"
     "                          steps of decodes alone from CUDA graphs, the\n"
-    "                          paged kernel launched for the capture's keys;\n"
+    "                          paged attention launched for the capture's keys;\n"
     "                          --enforce-eager: without graphs)\n"
     "\n"
     "fleet and limits:\n"

@@ -605,7 +605,10 @@ static int flash2_num_splits(long long blocks, long long slots, long long n_bloc
  * it (torch SDPA's flash backend; measured on H100 and H200, tests/validation/measured/README.md). With one query and
  * grouped KV heads, the queries of a KV head become the rows of one block (seqlenq_ngroups_swapped), padded to the
  * kernel's 64 or 128 rows on the matrix units; the keys are split over CTAs when the query blocks do not fill the
- * chip (flash2_num_splits), a second kernel combining the splits' fp32 partial outputs.
+ * chip (flash2_num_splits), a second kernel combining the splits' fp32 partial outputs. Through a block table
+ * (flash_attn_with_kvcache, mha_fwd_kvcache) the heuristic sees the table's width x its page as the keys: maxkv=,
+ * default skv. The splits it picks for those keys cover them in equal runs of key blocks, and a split past a
+ * sequence's keys writes an empty result at once (timed as nothing); the combine kernel reads every split.
  */
 int flash2_decode_time(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
                        size_t wl)
@@ -621,13 +624,15 @@ int flash2_decode_time(const struct arch_chip *c, const struct op *op, struct dm
 		k.sq = op->h / op->hkv, k.h = op->hkv;
 	k.impl = ATTN_FLASH2, k.causal = 0; /* one query sees every key: causal is not applied */
 	long long block_n = flash2_splitkv_block_n(op->d), n_blocks = cdiv(op->skv, block_n);
+	long long launch_blocks = cdiv(op->maxkv > 0 ? op->maxkv : op->skv, block_n);
 	long long units = c->units[gi].count, blocks = op->b * k.h * cdiv(k.sq, 64);
-	int splits = flash2_num_splits(blocks, 2 * units, n_blocks, 128);
-	if (splits == 1)
+	int splits = flash2_num_splits(blocks, 2 * units, launch_blocks, 128);
+	long long per_split = cdiv(launch_blocks, splits), working = cdiv(n_blocks, per_split);
+	if (working == 1 && splits == 1)
 		return flash_time(c, &k, &flash2_variant, r, ex, why, wl, NULL);
-	/* each split a sequence of its own: b x splits of ceil(blocks / splits) key blocks */
-	k.b = op->b * splits;
-	k.skv = (long long)dmin((double)op->skv, (double)(cdiv(n_blocks, splits) * block_n));
+	/* each working split a sequence of its own: b x splits of ceil(blocks / splits) key blocks */
+	k.b = op->b * working;
+	k.skv = (long long)dmin((double)op->skv, (double)(per_split * block_n));
 	if (flash_time(c, &k, &flash2_splitkv_variant, r, ex, why, wl, NULL))
 		return -1;
 	/* the combine kernel (combine_attn_seqk_parallel in flash_fwd_kernel.h): a CTA of 128 threads per 4, 8 or 16

@@ -110,12 +110,14 @@ static void paged_decode_off(struct gen_config *c)
 	c->inf.decode_impl = GEN_DEC_FLASH2;
 }
 
-/* vLLM's CUDA graphs (--engine vllm): the paged decode kernel launched for the capture's keys (maxkv=) */
+/* vLLM's CUDA graphs (--engine vllm): the decode attention through the block table launched for the capture's keys
+   (maxkv=) */
 static int capture_launch(const struct vcase *v)
 {
 	const struct gen_config *c = &v->gc;
+	enum op_attn_impl impl = gen_decode_attn(c);
 	return c->mode == GEN_INFER && c->inf.engine == GEN_ENGINE_VLLM && !c->inf.enforce_eager &&
-	       gen_decode_attn(c) == ATTN_PAGED;
+	       (impl == ATTN_PAGED || (impl == ATTN_FLASH2_DECODE && c->inf.paged));
 }
 
 static void capture_launch_off(struct gen_config *c)
@@ -158,7 +160,8 @@ static const struct mech mechs[] = {
     {"vLLM's PagedAttention decode, a CTA a query head (--decode-impl paged)",
      "--decode-impl flash2_decode: FlashAttention-2's decode kernels, a CTA a KV head", paged_decode, paged_decode_off,
      NULL, NULL},
-    {"vLLM's CUDA graphs: the paged decode kernel launched for the capture's keys (--engine vllm, maxkv=)",
+    {"vLLM's CUDA graphs: the decode attention through the block table launched for the capture's keys (--engine "
+     "vllm, maxkv=)",
      "--enforce-eager: launched for the step's own keys", capture_launch, capture_launch_off, NULL, NULL},
     {"TensorRT-LLM's decode with multi_block_mode off, the keys never split (--decode-impl mmha)",
      "--decode-impl decode: a split-KV kernel that fills the chip", mmha_decode, mmha_decode_off, NULL, NULL},
