@@ -59,4 +59,16 @@ maxkv 0 $g --paged --engine vllm --enforce-eager
 maxkv 0 $g --engine vllm --decode-impl flash2_decode
 maxkv 8192 $g --engine vllm --paged --decode-impl flash2_decode
 maxkv 0 llama3-8b --mode infer --batch 300 --input-len 64 --output-len 3 --paged --engine vllm
+# 5. --engine vllm samples each step's logits as vLLM's V0 sampler does (workloads/gen_blocks.c, vllm_sampler): the
+#    logits gathered over tp, then 12 passes over batch x vocabulary (Llama-3: 128256) in the head, in place of
+#    the vocabulary-parallel softmax and its all-reduce
+"$sim" gen llama3-8b --mode infer --tp 2 --batch 4 --input-len 64 --output-len 3 --paged --engine vllm \
+	-o "$tmp/s.trace" || fail "sim gen --engine vllm"
+awk '/^def decode_head_fwd/ { h = 1; next } h && /^}/ { h = 0 } h && / n=513024 / { n++ } h && /allgather comm=tp/ { g++ }
+	h && /allreduce/ { r++ } END { exit !(n == 12 && g == 1 && r == 0) }' "$tmp/s.trace" ||
+	fail "--engine vllm: the decode head is not the sampler's 12 passes over 4 x 128256 after one all-gather"
+"$sim" gen llama3-8b --mode infer --tp 2 --batch 4 --input-len 64 --output-len 3 --paged -o "$tmp/s0.trace"
+awk '/^def decode_head_fwd/ { h = 1; next } h && /^}/ { h = 0 } h && /softmax n=256512 / { s++ }
+	h && /allreduce comm=tp/ { r++ } END { exit !(s == 1 && r == 1) }' "$tmp/s0.trace" ||
+	fail "without an engine: the decode head is not a vocabulary-parallel softmax and its all-reduce"
 finish decode_impl

@@ -441,9 +441,43 @@ static void build_emb(struct em *e, struct block *B, const struct tok *k)
 		s_elem(B, "copy", (e->c->p.sp ? T / e->t : T) * e->m->hc * e->h, 0, NULL);
 }
 
+/* one elementwise pass of rows x the vocabulary (the sampler's), with the keys `extra` after its dtype */
+static void s_pass(struct block *B, const char *op, long long n, long long cols, const char *dtype, const char *extra)
+{
+	s_elem(B, op, n, cols, dtype);
+	B->st[B->n - 1].extra = extra;
+}
+
+/* vLLM's V0 sampler (vllm/model_executor/layers/sampler.py, Sampler.forward, 0.5 and 0.6) on each step's logits,
+   as the LLM-Inference-Bench harness samples (temperature 1, no top-p or top-k, no penalties, no logprobs asked):
+   the vocabulary-parallel logits gathered (the driver samples, the other ranks wait for its next step), in fp32,
+   divided by the temperatures (a column broadcast: a read and a write), softmax and log_softmax (PyTorch's
+   kernels), the draw (_multinomial: the probabilities indexed, an exponential_ tensor written, their quotient, its
+   argmax), and the sampled tokens' logprobs and ranks, which get_logprobs computes whatever was asked (the
+   logprobs indexed, x > the token's value as bool, .long(), .sum(1): timed as int8 and fp64 of the same
+   widths). Eager PyTorch kernels, outside the CUDA graphs of the decode steps. */
+static void vllm_sampler(struct em *e, struct block *B, long long rows)
+{
+	long long V = e->m->vocab, n = rows * V;
+	s_coll(B, ST_TP_AG_FWD, rows * e->vl * e->t * 2);
+	s_pass(B, "cast", n, 0, NULL, " to=fp32");
+	s_pass(B, "copy", n, 0, "fp32", NULL);
+	s_pass(B, "softmax", n, V, "fp32", " eager=1");
+	s_pass(B, "softmax", n, V, "fp32", " eager=1");
+	s_pass(B, "copy", n, 0, "fp32", NULL);
+	s_pass(B, "fill", n, 0, "fp32", NULL);
+	s_pass(B, "mul", n, 0, "fp32", NULL);
+	s_pass(B, "read", n, 0, "fp32", NULL);
+	s_pass(B, "copy", n, 0, "fp32", NULL);
+	s_pass(B, "cast", n, 0, "fp32", " to=int8");
+	s_pass(B, "cast", n, 0, "int8", " to=fp64");
+	s_pass(B, "read", n, 0, "fp64", NULL);
+}
+
 /* final norm, LM head (vocab-parallel), softmax cross-entropy in fp32 over
    the local vocabulary slice (its max and sum reduced over tp); inference
-   computes the logits of the last token of each sequence only */
+   computes the logits of the last token of each sequence only, and samples
+   them as its engine does (--engine vllm: vllm_sampler) */
 static void build_head(struct em *e, struct block *B, const struct tok *k)
 {
 	long long T = k->b * k->sq, rows = e->c->mode == GEN_INFER ? (k->rows ? k->rows : k->b) : T;
@@ -452,6 +486,10 @@ static void build_head(struct em *e, struct block *B, const struct tok *k)
 	s_norm(e, B, e->c->p.sp ? T / e->t : T, e->h);
 	s_coll(B, ST_TP_F, T * e->h * 2);
 	s_gemm(B, rows, e->vl, e->h, 1, 0, FP8_NONE);
+	if (e->c->mode == GEN_INFER && e->c->inf.engine == GEN_ENGINE_VLLM) {
+		vllm_sampler(e, B, rows);
+		return;
+	}
 	s_elem(B, "softmax", rows * e->vl, e->vl, "fp32");
 	s_coll(B, ST_TP_AR_FWD, rows * 8);
 }

@@ -402,7 +402,8 @@ static void elem_text(struct em *e, struct lines *L, const struct step *s)
 	char cols[32] = "";
 	if (s->k && s->k != s->n)
 		snprintf(cols, sizeof cols, " cols=%lld", s->k);
-	gt_add(L, "elem op=%s n=%lld%s dtype=%s", s->op, s->n, cols, s->dtype ? s->dtype : e->dt);
+	gt_add(L, "elem op=%s n=%lld%s dtype=%s%s", s->op, s->n, cols, s->dtype ? s->dtype : e->dt,
+	       s->extra ? s->extra : "");
 }
 
 /* A batched GEMM of the SSD kernels, in the activations' dtype (never fp8). */
@@ -485,6 +486,7 @@ void gt_step_fwd(struct em *e, struct lines *L, const struct step *s)
 		break;
 	case ST_TP_G: tp_coll(e, L, sp ? "reducescatter" : "allreduce", s->bytes); break;
 	case ST_TP_AR_FWD: tp_coll(e, L, "allreduce", s->bytes); break;
+	case ST_TP_AG_FWD: tp_coll(e, L, "allgather", s->bytes); break;
 	case ST_A2A: gt_a2a_text(e, L, s); break;
 	case ST_EP_AG: gt_add(L, "coll op=allgather comm=ep bytes=%lld", s->bytes); break;
 	case ST_EP_RS: gt_add(L, "coll op=reducescatter comm=ep bytes=%lld", s->bytes); break;
@@ -525,7 +527,8 @@ static void step_bwd(struct em *e, struct lines *L, const struct step *s)
 		if (sp)
 			tp_coll(e, L, "allgather", s->bytes);
 		break;
-	case ST_TP_AR_FWD: break;
+	case ST_TP_AR_FWD:
+	case ST_TP_AG_FWD: break;
 	case ST_A2A: gt_a2a_text(e, L, s); break;
 	case ST_EP_AG:
 		if (s->grad)

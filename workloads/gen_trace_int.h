@@ -22,6 +22,7 @@ enum step_kind {
 	ST_TP_F,      /* Megatron f: identity (sp: all-gather) fwd, all-reduce (sp: reduce-scatter) bwd */
 	ST_TP_G,      /* Megatron g: all-reduce (sp: reduce-scatter) fwd, identity (sp: all-gather) bwd */
 	ST_TP_AR_FWD, /* all-reduce over tp in the forward only (loss statistics) */
+	ST_TP_AG_FWD, /* all-gather over tp in the forward only (vLLM's logits, gathered for its sampler) */
 	ST_A2A,       /* all-to-all over ep, both ways (route: the flex dispatcher's, deduplicated) */
 	ST_EP_AG,     /* all-gather over ep; backward reduce-scatters the gradient (grad) or nothing */
 	ST_EP_RS,     /* reduce-scatter over ep; backward all-gathers the gradient */
@@ -48,6 +49,7 @@ struct step {
 	enum step_kind kind;
 	const char *op;                  /* elem: op name */
 	const char *dtype;               /* elem: dtype (NULL: activations') */
+	const char *extra;               /* elem: keys after dtype= (" to=fp32", " eager=1"; NULL: none) */
 	long long m, n, k, batch;        /* gemm (n also elem's elements, k its cols) */
 	int gelu;                        /* gemm: GELU epilogue */
 	enum fp8_in fp8;                 /* gemm: how an fp8 training step quantizes its input */

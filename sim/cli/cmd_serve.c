@@ -72,6 +72,7 @@ const char cmd_serve_help[] =
     "                          ahead of the device, as TensorRT-LLM; default) or\n"
     "                          vLLM's V0 engine (0.5-0.6: scheduling, inputs,\n"
     "                          sampling and outputs, 100 us a sequence a step;\n"
+    "                          its sampler's passes over the logits;\n"
     "                          steps of decodes alone from CUDA graphs, the\n"
     "                          paged attention launched for the capture's keys;\n"
     "                          --enforce-eager: without graphs)\n"
