@@ -8,7 +8,8 @@
 #  4. --engine vllm replays the decode steps from CUDA graphs, whose paged kernels keep the capture's launch:
 #     maxkv= min(8192, the model's context) (llama3-8b 8192, llama2-7b 4096) on every decode line of vLLM's
 #     PagedAttention or of FlashAttention through the block table (--paged), none without the engine, with
-#     --enforce-eager, over a contiguous cache, or past the 256 sequences vLLM captures.
+#     --enforce-eager, over a contiguous cache, or past the 256 sequences vLLM captures;
+#  5. --engine vllm's sampler in the head and its KV cache write in each layer, neither without it.
 # usage: run_decode_impl.sh SIM REPO_ROOT
 set -u
 sim=$1 root=$2
@@ -67,7 +68,15 @@ maxkv 0 llama3-8b --mode infer --batch 300 --input-len 64 --output-len 3 --paged
 awk '/^def decode_head_fwd/ { h = 1; next } h && /^}/ { h = 0 } h && / n=513024 / { n++ } h && /allgather comm=tp/ { g++ }
 	h && /allreduce/ { r++ } END { exit !(n == 12 && g == 1 && r == 0) }' "$tmp/s.trace" ||
 	fail "--engine vllm: the decode head is not the sampler's 12 passes over 4 x 128256 after one all-gather"
-"$sim" gen llama3-8b --mode infer --tp 2 --batch 4 --input-len 64 --output-len 3 --paged -o "$tmp/s0.trace"
+# and writes each step's keys and values into its paged cache with a kernel of their own: 4 x 2 x 4 KV heads (8 over
+# tp 2) x 128 elements a decode layer, after RoPE; no such copy without the engine
+for f in s s0; do
+	[ $f = s0 ] && { "$sim" gen llama3-8b --mode infer --tp 2 --batch 4 --input-len 64 --output-len 3 --paged \
+		-o "$tmp/s0.trace" || fail "sim gen without an engine"; }
+	awk -v want=$([ $f = s ] && echo 1 || echo 0) '/^def decode_dense_pre/ { h = 1; next } h && /^}/ { h = 0 }
+		h && /rope/ { r = 1 } h && r && /elem op=copy n=4096 / { c++ } END { exit !(c == want) }' "$tmp/$f.trace" ||
+		fail "trace $f: the decode layer's KV cache write not as expected"
+done
 awk '/^def decode_head_fwd/ { h = 1; next } h && /^}/ { h = 0 } h && /softmax n=256512 / { s++ }
 	h && /allreduce comm=tp/ { r++ } END { exit !(s == 1 && r == 1) }' "$tmp/s0.trace" ||
 	fail "without an engine: the decode head is not a vocabulary-parallel softmax and its all-reduce"

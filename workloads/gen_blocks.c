@@ -109,6 +109,10 @@ static void build_attn_mha(struct em *e, struct block *B, const struct tok *k)
 	}
 	if (e->m->rope)
 		s_elem(B, "rope", T * (e->al + e->kvl) * dh, 0, NULL);
+	/* vLLM writes the step's keys and values into its paged cache with a kernel of their own before the attention
+	   (reshape_and_cache / reshape_and_cache_flash, from each backend's forward in vllm/attention/backends/) */
+	if (e->c->mode == GEN_INFER && e->c->inf.engine == GEN_ENGINE_VLLM)
+		s_elem(B, "copy", T * 2 * e->kvl * dh, 0, NULL);
 	s_attn(e, B, k, e->kvl, dh);
 	s_gemm(B, T, e->h, e->al * dh, 1, 0, FP8_SEP);
 }
