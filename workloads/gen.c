@@ -102,13 +102,13 @@ double gen_engine_host_s(const struct gen_config *c, long long seqs)
 
 /*
  * vLLM (V0, 0.5 and 0.6) replays its decode steps from CUDA graphs (enforce_eager off, its default; on with
- * --enforce-eager) where the
- * batch is at most 256 sequences (the largest of _BATCH_SIZES_TO_CAPTURE in vllm/worker/model_runner.py) and no
- * context is longer than max_seq_len_to_capture, min(8192, max_model_len) (vllm/config.py; max_model_len is the
- * model's context by default). A graph keeps the launch of its capture, and the capture passed
- * max_seq_len_to_capture as the attention's max_seq_len (CommonAttentionState.graph_capture_get_metadata_for_batch,
- * vllm/attention/backends/utils.py) and a block table as wide as it (the model runner's graph_block_tables): the
- * maxkv= of the paged kernel and of FlashAttention's decode through the block table (--paged).
+ * --enforce-eager) where the batch is at most 256 sequences (the largest of _BATCH_SIZES_TO_CAPTURE in
+ * vllm/worker/model_runner.py) and no context is longer than max_seq_len_to_capture, min(8192, max_model_len)
+ * (vllm/config.py; max_model_len is the model's context by default). A graph keeps the launch of its capture, and the
+ * capture passed max_seq_len_to_capture as the attention's max_seq_len
+ * (CommonAttentionState.graph_capture_get_metadata_for_batch, vllm/attention/backends/utils.py) and a block table as
+ * wide as it (the model runner's graph_block_tables): the maxkv= of the paged kernel and of FlashAttention's decode
+ * through the block table (--paged).
  */
 long long gen_decode_max_keys(const struct gen_config *c, long long batch, long long skv)
 {

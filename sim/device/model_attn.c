@@ -229,12 +229,12 @@ static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_
 		   "a unit (%.1f KiB of logits each)\n",
 		   v1 ? "V1" : "V2", op->h, rows, parts, parts > 1 ? "s" : "", r->kern.ctas, r->kern.ctas_per_unit,
 		   seen.smem_B / 1024);
+		/* a launch for more keys only moves V1 to V2: more partitions, or past V1's 8192 keys */
+		int v1_own = op->skv <= v1_max_keys && (cdiv(op->skv, part_keys) == 1 || rows * op->h > v1_min_rows);
 		if (op->maxkv)
 			xp(ex, "launched for %lld keys (maxkv): %s%s\n", op->maxkv,
 			   v1 ? "the logits sized for them" : "partitions past a sequence's keys return at once",
-			   v1 == (op->skv <= v1_max_keys && (parts == 1 || rows * op->h > v1_min_rows)) ? ""
-			   : v1 ? " (V1, where skv alone would pick V2)"
-			        : " (V2, where skv alone would pick V1)");
+			   v1_own && !v1 ? " (V2, where its own keys would pick V1)" : "");
 		xp(ex,
 		   "a CTA a query head: each KV head read by %.0f CTA%s, %.4g MB through L2, %.4g MB from device "
 		   "memory; a page a warp in flight -> %.0f GB/s by Little's law\n",
