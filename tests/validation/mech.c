@@ -155,7 +155,7 @@ static const struct mech mechs[] = {
      NULL, NULL},
     {"gradient reduction overlapped with the backward (--grad-sync overlap)",
      "--grad-sync after: every gradient reduced after the backward", grad_overlap, grad_overlap_off, NULL, NULL},
-    {"vLLM's V0 engine: its host time per step and its sampler (--engine vllm)",
+    {"vLLM's V0 engine: its host time per step, its sampler, its KV-cache writes, its graphs' launch (--engine vllm)",
      "--engine none: the device's work alone, the logits' softmax for a sampler", engine_host, engine_host_off, NULL,
      NULL},
     {"vLLM's PagedAttention decode, a CTA a query head (--decode-impl paged)",
