@@ -209,7 +209,8 @@ static double part_time(struct sv_model *m, long long stage, int part, long long
 /* The stage's ops but attention for `tokens` new tokens of which `sampled`
    sample. The body (embedding, layers) is priced at its exact token count up
    to BODY_EXACT tokens (decode batches: vLLM pads them to its CUDA-graph
-   sizes, multiples of 8 up to 512, which this does not) and interpolated
+   sizes, 1, 2, 4 and multiples of 8 up to 256 in 0.5 and 0.6, which this
+   does not) and interpolated
    between multiples of BODY_GRID above (prefill-sized steps, whose GEMMs are
    compute-bound and near linear in the tokens); the head at its exact
    shape (its GEMM is the sampled rows'). */
