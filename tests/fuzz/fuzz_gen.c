@@ -39,7 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort(); /* every refusal says why, on one line */
 		return 0;
 	}
-	if (c.p.tp < 1 || c.p.pp < 1 || c.p.dp < 1 || c.p.ep < 1 || c.p.dp % c.p.ep)
+	/* the ep dim of the layout: ep, or ep / tp where the experts fold over the tensor-parallel ranks */
+	if (c.p.tp < 1 || c.p.pp < 1 || c.p.dp < 1 || c.p.ep < 1 || gen_ep_dim(&c.p) < 1 || c.p.dp % gen_ep_dim(&c.p))
 		abort();                    /* gen_check accepted a layout that does not multiply out */
 	if (c.p.pp * c.p.vstages <= 4096) { /* every layer in one chunk, the MTP modules where training runs them */
 		long long layers = 0, mtp = 0;
