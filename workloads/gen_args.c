@@ -441,6 +441,8 @@ static int complete(struct parse *P, struct gen_config *c, int mha)
 		return fail(P, "--fp8-recipe needs --dtype fp8");
 	if (given(P, "--enforce-eager") && c->inf.engine != GEN_ENGINE_VLLM)
 		return fail(P, "--enforce-eager is vLLM's setting: it needs --engine vllm");
+	if (c->inf.enforce_eager && c->launch == GEN_LAUNCH_GRAPH)
+		return fail(P, "--enforce-eager runs vLLM without CUDA graphs: not with --launch graph");
 	return 0;
 }
 

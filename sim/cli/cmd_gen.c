@@ -212,7 +212,7 @@ const char cmd_gen_help[] =
     "                      min(8192, the model's context); docs/workloads.md)\n"
     "  --enforce-eager     (--engine vllm) vLLM's enforce_eager: no CUDA graphs,\n"
     "                      each decode step's attention launched for its own\n"
-    "                      contexts\n"
+    "                      contexts (not with --launch graph)\n"
     "  --same-prompt       every sequence of the batch is one prompt, decoded\n"
     "                      greedily (a harness that repeats one text), so a\n"
     "                      decode step's tokens are one token: an MoE layer\n"
