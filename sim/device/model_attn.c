@@ -202,15 +202,24 @@ static void head_ctas_time(const struct arch_chip *c, const struct op *op, const
  * puts them on min(dies, heads per KV head) dies, each of whose L2s fetches the head, from memory unless the
  * chip serves a repeated fetch on chip (as flash_traffic).
  */
+enum { PAGED_PART_KEYS = 512 };
+
+/* vLLM's forward_decode: V1 for a launch of at most 8192 keys with one partition or more than 512
+   sequence-heads */
+static int paged_v1(long long keys, long long seq_heads)
+{
+	return keys <= 8192 && (cdiv(keys, PAGED_PART_KEYS) == 1 || seq_heads > 512);
+}
+
 static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_result *r, FILE *ex, char *why,
                       size_t wl)
 {
 	(void)why, (void)wl;
-	const long long part_keys = 512, threads = 128, v1_max_keys = 8192, v1_min_rows = 512;
+	const long long part_keys = PAGED_PART_KEYS, threads = 128;
 	double ea = dt_bytes(op->dtype), d = (double)op->d;
 	long long rows = op->b * op->sq;
 	long long launch_keys = op->maxkv > 0 ? op->maxkv : op->skv; /* the launcher's max_seq_len */
-	int v1 = launch_keys <= v1_max_keys && (cdiv(launch_keys, part_keys) == 1 || rows * op->h > v1_min_rows);
+	int v1 = paged_v1(launch_keys, rows * op->h);
 	/* V2's grid has the partitions of launch_keys; those past a sequence's context return at once */
 	long long parts = v1 ? 1 : cdiv(op->skv, part_keys);
 	struct head_kernel hk = {.parts = parts,
@@ -230,7 +239,7 @@ static int attn_paged(const struct arch_chip *c, const struct op *op, struct dm_
 		   v1 ? "V1" : "V2", op->h, rows, parts, parts > 1 ? "s" : "", r->kern.ctas, r->kern.ctas_per_unit,
 		   seen.smem_B / 1024);
 		/* a launch for more keys only moves V1 to V2: more partitions, or past V1's 8192 keys */
-		int v1_own = op->skv <= v1_max_keys && (cdiv(op->skv, part_keys) == 1 || rows * op->h > v1_min_rows);
+		int v1_own = paged_v1(op->skv, rows * op->h);
 		if (op->maxkv)
 			xp(ex, "launched for %lld keys (maxkv): %s%s\n", op->maxkv,
 			   v1 ? "the logits sized for them" : "partitions past a sequence's keys return at once",

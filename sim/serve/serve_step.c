@@ -242,6 +242,8 @@ static long long ceil_div(double a, double b)
    (which vLLM replays from a CUDA graph: gen_decode_max_keys) */
 static double attn_op(struct sv_model *m, int kind, long long b, long long sq, long long skv)
 {
+	if (kind == 4 && !gen_decode_max_keys(&m->g, b, skv))
+		kind = 1; /* launched as it would be eagerly: one memo entry for both */
 	unsigned long long key = ((unsigned long long)kind << 60) | ((unsigned long long)b << 40) |
 	                         ((unsigned long long)sq << 20) | (unsigned long long)(skv >> 4);
 	struct memo_ent *e = memo_find(m, key);

@@ -115,9 +115,7 @@ static void paged_decode_off(struct gen_config *c)
 static int capture_launch(const struct vcase *v)
 {
 	const struct gen_config *c = &v->gc;
-	enum op_attn_impl impl = gen_decode_attn(c);
-	return c->mode == GEN_INFER && c->inf.engine == GEN_ENGINE_VLLM && !c->inf.enforce_eager &&
-	       (impl == ATTN_PAGED || (impl == ATTN_FLASH2_DECODE && c->inf.paged));
+	return c->mode == GEN_INFER && gen_decode_max_keys(c, 1, 1) > 0; /* one sequence of one key: any capture */
 }
 
 static void capture_launch_off(struct gen_config *c)
