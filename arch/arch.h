@@ -122,6 +122,7 @@ struct arch_system {
 	int in_switch_reduction;      /* NVLS / SHARP capable switch */
 	long nics_per_device;         /* 0 = no inter-node network */
 	double nic_bw_Bps;            /* per NIC, per direction */
+	double nic_lat_s;             /* the latency the network plugin reports to the collective library */
 	long nodes;                   /* 0 = from the trace's rank count */
 	double oversubscription;      /* 1 = non-blocking */
 };

@@ -143,6 +143,7 @@ static void fp_system(struct fp *f, const struct arch_system *s)
 	fp_long(f, s->in_switch_reduction);
 	fp_long(f, s->nics_per_device);
 	fp_double(f, s->nic_bw_Bps);
+	fp_double(f, s->nic_lat_s);
 	fp_long(f, s->nodes);
 	fp_double(f, s->oversubscription);
 }

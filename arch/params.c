@@ -259,6 +259,11 @@ static const struct arch_param system_params[] = {
 	    "cluster platform: NIC links and whether nodes connect (sim/cluster/platform.c)"),
 	QTY("nic_bandwidth", UNIT_BANDWIDTH, arch_system, nic_bw_Bps, 0, NULL, 0, 1e13, "per NIC, per direction (\"400 Gb/s\")",
 	    "cluster platform: NIC links (sim/cluster/platform.c)"),
+	QTY("nic_latency", UNIT_TIME, arch_system, nic_lat_s, 0, "0 us", 0, 1e-3,
+	    "the latency the fabric's network plugin reports to NCCL (ncclNetProperties.latency; NCCL's InfiniBand "
+	    "and socket transports report none); NCCL adds it to every step that crosses the network, twice with "
+	    "the Simple protocol",
+	    "collectives: network steps' latency (sim/cluster/coll/common.c)"),
 	INT("nodes", arch_system, nodes, 0, "0", 0, 1e6, "nodes in the cluster; 0 = as many as the trace's ranks need",
 	    "cluster platform: the most ranks a trace may have (sim/cluster/platform.c)"),
 	FLT("oversubscription", arch_system, oversubscription, 0, "1", 1, 64, "oversubscription of the inter-node network: a node's uplink carries its NICs' bandwidth / this (1 = non-blocking)",

@@ -12,7 +12,11 @@
  *    2(n-1)/n x S / B with B the device's switch port (links x per-link
  *    bandwidth x model.link_efficiency); bus bandwidth factors; a forced
  *    algorithm the topology cannot run is refused; bigger messages never
- *    finish sooner; oneshot's bandwidth term, and auto never picks it.
+ *    finish sooner; oneshot's bandwidth term, and auto never picks it. On a
+ *    config with NICs, the latency a network plugin reports
+ *    (system.nic_latency, L): a ring all-reduce over m nodes crosses the
+ *    network 2(m-1) times and a tree 2 ceil(log2 m) times, each step L
+ *    later (2L with Simple, NCCL's flush), the bandwidth term unchanged.
  * 2. One replay of `coll op=allreduce comm=world bytes=BYTES algo=ALGO` on
  *    RANKS ranks: the step time equals the plan's latency + bandwidth terms
  *    to 1e-9 (SimGrid's flows on an idle platform reproduce the model
@@ -251,6 +255,45 @@ static void closed_forms(const struct arch_chip *c)
 	free(m);
 }
 
+/* system.nic_latency against NCCL's tuning formula (interLat = hwLat[NET] + L, + L again for Simple) */
+static void plugin_latency(const struct arch_chip *c)
+{
+	if (c->sys.nics_per_device <= 0)
+		return;
+	char why[512];
+	struct topo t0, t1;
+	struct coll_plan p0, p1;
+	int n = 2 * (int)c->sys.devices_per_node, nodes = 2;
+	int *m = iota(n);
+	CHECK(!platform_topo(c, n, 0, &t0, why, sizeof why), "%s", why);
+	t0.net_plugin_s = 0;
+	t1 = t0;
+	t1.net_plugin_s = 35e-6;
+	const char *algos[] = {"ring", "tree"};
+	const int net_steps[] = {2 * (nodes - 1), 2 * 1 /* ceil(log2 2) */};
+	const double sizes[] = {4096, 1 << 20, 1 << 30};
+	int simple = 0, other = 0;
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 3; j++) {
+			double S = sizes[j];
+			int a = coll_algo_find(algos[i]);
+			CHECK(!coll_plan(&t0, CO_ALLREDUCE, a, S, NULL, m, n, 0, &p0, why, sizeof why), "%s", why);
+			CHECK(!coll_plan(&t1, CO_ALLREDUCE, a, S, NULL, m, n, 0, &p1, why, sizeof why), "%s", why);
+			if (p0.proto != p1.proto) /* the plugin's latency may move the pick to another protocol */
+				continue;
+			*(p1.proto == PR_SIMPLE ? &simple : &other) += 1;
+			double want = net_steps[i] * 35e-6 * (p1.proto == PR_SIMPLE ? 2 : 1);
+			CHECK(fabs(p1.lat_s - p0.lat_s - want) <= 1e-12,
+			      "%s %g B on %d nodes (%s): latency %.9g s, %.9g s without the plugin's, want +%.9g s",
+			      algos[i], S, nodes, coll_proto_name(p1.proto), p1.lat_s, p0.lat_s, want);
+			CHECK(p1.bw_s == p0.bw_s, "%s %g B: the plugin's latency moved the bandwidth term", algos[i],
+			      S);
+		}
+	CHECK(simple > 0 && other > 0, "the plugin's latency checked on %d Simple and %d LL/LL128 plans", simple,
+	      other);
+	free(m);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 6 && argc != 7) {
@@ -268,6 +311,7 @@ int main(int argc, char **argv)
 	algo_table();
 	topo_table();
 	closed_forms(c);
+	plugin_latency(c);
 	int n = atoi(argv[3]);
 	/* OP may carry keys, comma-separated (alltoall,topk=8,experts=256: an MoE dispatch) */
 	char op[256];

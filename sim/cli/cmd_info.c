@@ -144,8 +144,11 @@ static void print_system(const struct arch_system *s)
 		printf(", in-switch reduction");
 	printf("\n");
 	if (s->nics_per_device > 0) {
-		printf("           %ld NIC%s per device x %s per direction\n", s->nics_per_device,
+		printf("           %ld NIC%s per device x %s per direction", s->nics_per_device,
 		       s->nics_per_device > 1 ? "s" : "", fmtq(s->nic_bw_Bps, UNIT_BANDWIDTH, a, 32));
+		if (s->nic_lat_s > 0)
+			printf(", the network plugin reports %s a step", fmtq(s->nic_lat_s, UNIT_TIME, a, 32));
+		printf("\n");
 		printf("           fabric oversubscription %g:1", s->oversubscription);
 		if (s->nodes > 0)
 			printf(", %ld nodes (%ld devices)", s->nodes, s->nodes * s->devices_per_node);
@@ -342,6 +345,7 @@ static void print_json(const struct arch_chip *c)
 		json_str(&j, "link", c->sys.link);
 		json_int(&j, "nics_per_device", c->sys.nics_per_device);
 		json_num_or_null(&j, "nic_bandwidth_Bps", c->sys.nic_bw_Bps);
+		json_num(&j, "nic_latency_s", c->sys.nic_lat_s);
 		json_int(&j, "nodes", c->sys.nodes);
 		json_obj_end(&j);
 	} else {

@@ -40,6 +40,7 @@ struct topo {
 	int nvls;              /* switch reduces in the network */
 	double nvls_eff;       /* in-switch reduction throughput / port bandwidth */
 	double lat_scale;      /* model.coll_latency_scale */
+	double net_plugin_s;   /* system.nic_latency: added to a network step (Simple: twice) */
 	double chunk;          /* model.coll_chunk */
 	const char *link_name; /* for reports: "nvlink", "xgmi", "pcie" */
 };

@@ -74,6 +74,7 @@ int platform_topo(const struct arch_chip *c, int ranks, int ranks_per_node, stru
 	}
 	t->nodes = (ranks + t->dpn - 1) / t->dpn;
 	t->lat_scale = c->model.coll_lat_scale > 0 ? c->model.coll_lat_scale : 1;
+	t->net_plugin_s = s->present ? s->nic_lat_s : 0;
 	t->nvls_eff = c->model.nvls_eff;
 	t->chunk = c->model.coll_chunk > 0 ? c->model.coll_chunk : 1048576;
 	double eff = c->model.link_eff;

@@ -44,9 +44,13 @@ double coll_ring_bw(const struct topo *t, struct shape s)
 	return b;
 }
 
+/* A step's latency over link class h; a step that crosses the network also pays the latency the network plugin
+   reports (system.nic_latency), twice with Simple (NCCL's tuning.cc: interLat = hwLat[NET] + latencyInter, and
+   once more for Simple's flush). */
 double coll_hop(const struct topo *t, enum hw_class h, enum coll_proto p, int tree)
 {
-	return (tree ? tree_hop_us : hop_us)[h][p] * 1e-6 * t->lat_scale;
+	double plugin_s = h == HW_NET ? t->net_plugin_s * (p == PR_SIMPLE ? 2 : 1) : 0;
+	return (tree ? tree_hop_us : hop_us)[h][p] * 1e-6 * t->lat_scale + plugin_s;
 }
 
 double coll_fill(const struct topo *t, double S, int n, int steps, double bw)
