@@ -628,9 +628,9 @@ int flash2_decode_time(const struct arch_chip *c, const struct op *op, struct dm
 	long long units = c->units[gi].count, blocks = op->b * k.h * cdiv(k.sq, 64);
 	int splits = flash2_num_splits(blocks, 2 * units, launch_blocks, 128);
 	long long per_split = cdiv(launch_blocks, splits), working = cdiv(n_blocks, per_split);
-	if (working == 1 && splits == 1)
+	if (splits == 1) /* one split covers every launch block, so it alone works */
 		return flash_time(c, &k, &flash2_variant, r, ex, why, wl, NULL);
-	/* each working split a sequence of its own: b x splits of ceil(blocks / splits) key blocks */
+	/* each working split a sequence of its own: b x working splits of per_split key blocks */
 	k.b = op->b * working;
 	k.skv = (long long)dmin((double)op->skv, (double)(per_split * block_n));
 	if (flash_time(c, &k, &flash2_splitkv_variant, r, ex, why, wl, NULL))
