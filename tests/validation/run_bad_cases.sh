@@ -16,7 +16,9 @@
 # - a note naming the GEMM kernel the library ran puts its tile, as the row-major op sees it, beside the
 #   model's in the report's kernel table.
 # - a kernel-timed case (metric "tflops kernel") is predicted from the kernel's time as `sim op` prints it
-#   ("profiled": the launch less the gap before the kernel), and " kernel" is refused on a collective.
+#   ("profiled": the launch less the gap before the kernel), and " kernel" is refused on a collective;
+# - --rows writes each row's figures as the report's, --baseline counts the rows that moved against such a table
+#   and names them, and refuses a file that is not one (exit 2, naming the file and line).
 # usage: run_bad_cases.sh VALIDATE REPO_ROOT SIM
 set -u
 validate=$1 root=$(cd "$2" && pwd) sim=$3
@@ -164,6 +166,35 @@ check "the report says a row compares the kernel's time" $?
 printf 'C040\tconfigs/a100.cfg\t-\tbusbw kernel\tcoll op=allreduce bytes=1MiB ranks=8\n' >"$tmp/tests/validation/cases.tsv"
 refused "a kernel time on a collective's bus bandwidth is refused" "$tmp/m6.tsv" \
 	"^validate: cases.tsv:1: C040: ' kernel' (a profiler's kernel time) is for op lines"
+
+# 13. the rows as a table (--rows) and the rows that moved against an earlier table (--baseline)
+printf 'G026\tconfigs/a100.cfg\t-\ttflops\tgemm m=1024 n=1024 k=1024 dtype=fp16\n' >"$tmp/tests/validation/cases.tsv"
+printf 'G057\tconfigs/a100.cfg\t-\tms\tgemm m=64 n=12288 k=12288 dtype=fp16\n' >>"$tmp/tests/validation/cases.tsv"
+printf 'G021\tnot expressible here\n' >"$tmp/tests/validation/skipped.tsv"
+"$validate" "$tmp" "$tmp/m.tsv" "$tmp/out.md" --no-steps --rows "$tmp/rows.tsv" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+err=$(sed -n '/^## gemm/,/^## /p' "$tmp/out.md" | awk -F' [|] ' '$1 == "| G026" { print $8 }')
+awk -F'\t' -v e="${err%\%}" 'NR == 1 { ok = $1 == "id" && $9 == "error_pct" } NR > 1 { n++ }
+	$1 == "G026" { ok = ok && $2 == "gemm" && $3 == "scored" && $5 == "configs/a100.cfg" && $9 == e }
+	END { exit !(ok && n == 2) }' "$tmp/rows.tsv"
+check "--rows writes a row a case, its error as the report's ($err, rc $rc)" $?
+"$validate" "$tmp" "$tmp/m.tsv" "$tmp/out.md" --no-steps --baseline "$tmp/rows.tsv" >"$tmp/out" 2>"$tmp/err"
+grep -q '^gemm  *2  *0  *0 ' "$tmp/out"
+check "against its own table no row moved" $?
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "G026" { $9 = "+0.0" } { print }' "$tmp/rows.tsv" >"$tmp/rows2.tsv"
+"$validate" "$tmp" "$tmp/m.tsv" "$tmp/out.md" --no-steps --baseline "$tmp/rows2.tsv" >"$tmp/out" 2>"$tmp/err"
+grep -q '^gemm  *2  *0  *1 ' "$tmp/out" && grep -q '^    G026  *gemm  *|error|   0.0% -> ' "$tmp/out"
+check "a row that was exact before is counted worse and named" $?
+printf 'id\tcategory\n' >"$tmp/rows3.tsv"
+"$validate" "$tmp" "$tmp/m.tsv" "$tmp/out.md" --no-steps --baseline "$tmp/rows3.tsv" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+grep -q "^validate: $tmp/rows3.tsv:1: expected the header of a table validate --rows writes" "$tmp/err"
+check "a baseline that is not such a table is refused, naming the file and line (rc $rc)" $(( $? || rc != 2 ))
+{ head -1 "$tmp/rows.tsv"; printf 'G026\tgemm\tscored\n'; } >"$tmp/rows4.tsv"
+"$validate" "$tmp" "$tmp/m.tsv" "$tmp/out.md" --no-steps --baseline "$tmp/rows4.tsv" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+grep -q "^validate: $tmp/rows4.tsv:2: expected 11 tab-separated fields" "$tmp/err"
+check "a baseline row cut short is refused, naming the line (rc $rc)" $(( $? || rc != 2 ))
 
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

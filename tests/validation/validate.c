@@ -23,7 +23,8 @@
  * ratios of ratios.tsv (the measured speed-up of chip a over chip b against
  * the predicted one) whose first row is from it, must stay under its guard
  * (`guards`, validate_report.c). Exit 0 when all of that holds, 1 otherwise (the reasons go to
- * stderr, one line each), 2 on a usage error.
+ * stderr, one line each), 2 on a usage error or a --baseline that is not a
+ * table --rows writes.
  *
  * It prints the per-category summary and the five worst rows, and writes a
  * Markdown report (docs/validation.md is that file; validate_report.c
@@ -43,7 +44,12 @@
  * same columns join them: tests/validation/measurements-lent.tsv holds the
  * rows this project measured itself on lent hardware (bench/gpu/).
  *
- * usage: validate ROOT MEASUREMENTS_TSV OUT_MD [--also TSV]... [--fit] [--no-steps]
+ * With --rows TSV it writes each row's figures as a table as well (rows.c;
+ * docs/validation-rows.tsv is that file), and with --baseline TSV it prints,
+ * per category, how many rows got better and worse than in such a table of an
+ * earlier run, and the rows that moved most.
+ *
+ * usage: validate ROOT MEASUREMENTS_TSV OUT_MD [--also TSV]... [--fit] [--no-steps] [--rows TSV] [--baseline TSV]
  */
 #include "model.h"
 #include "platform.h"
@@ -450,7 +456,7 @@ int main(int argc, char **argv)
 	enum { MAX_ALSO = 8 };
 	const char *also[MAX_ALSO];
 	int fit = 0, nalso = 0;
-	const char *pos[3];
+	const char *pos[3], *rows_path = NULL, *baseline = NULL;
 	int npos = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--fit"))
@@ -459,13 +465,20 @@ int main(int argc, char **argv)
 			no_steps = 1;
 		else if (!strcmp(argv[i], "--also") && i + 1 < argc && nalso < MAX_ALSO)
 			also[nalso++] = argv[++i];
+		else if (!strcmp(argv[i], "--rows") && i + 1 < argc && !rows_path)
+			rows_path = argv[++i];
+		else if (!strcmp(argv[i], "--baseline") && i + 1 < argc && !baseline)
+			baseline = argv[++i];
 		else if (npos < 3 && argv[i][0] != '-')
 			pos[npos++] = argv[i];
 		else
 			npos = 99;
 	}
 	if (npos != 3) {
-		fprintf(stderr, "usage: validate ROOT MEASUREMENTS_TSV OUT_MD [--also TSV]... [--fit] [--no-steps]\n");
+		fprintf(
+		    stderr,
+		    "usage: validate ROOT MEASUREMENTS_TSV OUT_MD [--also TSV]... [--fit] [--no-steps] [--rows TSV] "
+		    "[--baseline TSV]\n");
 		return 2;
 	}
 	const char *root = pos[0];
@@ -617,6 +630,9 @@ int main(int argc, char **argv)
 		       v->pred, ms[v->meas].value_text, ms[v->meas].unit, b1);
 	}
 
+	if (baseline && rows_compare(baseline, fit, stdout))
+		return 2;
+
 	FILE *f = fopen(pos[2], "w");
 	if (!f) {
 		fprintf(stderr, "validate: cannot write %s\n", pos[2]);
@@ -626,6 +642,18 @@ int main(int argc, char **argv)
 	if (fclose(f)) {
 		fprintf(stderr, "validate: cannot write %s\n", pos[2]);
 		return 1;
+	}
+	if (rows_path) {
+		FILE *rf = fopen(rows_path, "w");
+		if (!rf) {
+			fprintf(stderr, "validate: cannot write %s\n", rows_path);
+			return 1;
+		}
+		rows_write(rf, fit);
+		if (fclose(rf)) {
+			fprintf(stderr, "validate: cannot write %s\n", rows_path);
+			return 1;
+		}
 	}
 
 	for (int i = 0; i < nchips; i++)

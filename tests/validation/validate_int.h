@@ -282,6 +282,10 @@ void mech_free(void);
 /* traces.c: third-party profiler traces (traces.tsv) imported and replayed on the chip that recorded them and on
    others, and the report's section on them; a replay on the recording chip off its trace's measured span by more
    than 10% is a failure */
+/* rows.c: the rows as a table (--rows) and the rows that moved against an earlier table (--baseline) */
+void rows_write(FILE *f, int fit);
+int rows_compare(const char *path, int fit, FILE *out); /* 0, or -1 with a line on stderr */
+
 void traces_run(const char *root);
 void traces_write(FILE *f);
 void traces_free(void);

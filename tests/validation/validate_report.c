@@ -821,11 +821,16 @@ void write_report(FILE *f, const struct catstat *cs, const struct catstat *all, 
 	           "absolute errors, its bias the mean of the signed ones, sd their standard deviation. The ctest "
 	           "`validation` fails when one source's rows pass their guard, a cross-validated figure its guard, "
 	           "an op does not parse or predict, or a row is in neither file; `validation_doc` fails when this "
-	           "page is stale. "
-	           "Regenerate it from the repository root with:\n\n");
+	           "page or `docs/validation-rows.tsv` (each row's figures of this page as a tab-separated table, for "
+	           "a spreadsheet or awk) is stale. "
+	           "Regenerate both from the repository root with the command below; `--baseline` prints, per "
+	           "category, how many rows got better and how many worse (by more than half a point of their "
+	           "cross-validated error) than in the table committed before, and the rows that moved most, so that a "
+	           "change that helps one row and hurts ten shows as such:\n\n");
 	fprintf(f, "```\ncmake -S . -B build && cmake --build build\n"
 	           "build/tests/validate . tests/validation/measurements-public.tsv docs/validation.md \\\n"
-	           "    --also tests/validation/measurements-lent.tsv --fit\n```\n\n");
+	           "    --also tests/validation/measurements-lent.tsv --fit \\\n"
+	           "    --baseline docs/validation-rows.tsv --rows docs/validation-rows.tsv\n```\n\n");
 
 	if (fit)
 		write_headline(f, cv, cvall);
