@@ -22,7 +22,7 @@
  * absolute error (MAPE) of each category's rows from one source, and of the
  * ratios of ratios.tsv (the measured speed-up of chip a over chip b against
  * the predicted one) whose first row is from it, must stay under its guard
- * (`guards`, validate_report.c). Exit 0 when all of that holds, 1 otherwise (the reasons go to
+ * (`guards`, guards.c). Exit 0 when all of that holds, 1 otherwise (the reasons go to
  * stderr, one line each), 2 on a usage error or a --baseline that is not a
  * table --rows writes.
  *
@@ -64,7 +64,7 @@
 
 /* Categories checked: the shipped MAPE each aims for, and guards of its
    cross-validated figures (--fit; NAN: none). The test fails when a guard
-   (here, or a source's in validate_report.c's `guards`) is passed; a category above its
+   (here, or a source's in guards.c's `guards`) is passed; a category above its
    target passes with the report saying the target is not met. */
 const struct vcat cats[] = {
     /* the guards: the cross-validated figures of 2026-11-24, when the fit and

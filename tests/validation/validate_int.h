@@ -1,8 +1,8 @@
 /*
  * validate_int.h -- private to tests/validation: what validate.c (reading,
- * predicting, checking), validate_report.c (the statistics, the guards and
+ * predicting, checking), validate_report.c (the statistics and
  * the report), fit.c (the fit of the model's constants and its out-of-sample
- * scores) and the sections of their own (traces.c, mech.c) share: the rows,
+ * scores) and the sections of their own (guards.c, rows.c, traces.c, mech.c) share: the rows,
  * the cases, the chip entries, and the few helpers they call.
  */
 #ifndef SIM_VALIDATION_INT_H
@@ -177,14 +177,16 @@ int cat_index(const char *name); /* index into cats[], -1: none */
 int find_meas(const char *id);   /* index into ms[], -1: none */
 double ratio_mape(int *n);       /* the ratios' MAPE over the n pairs scored */
 
-/* validate_report.c: the statistics, the guards and docs/validation.md */
+/* validate_report.c: the statistics and docs/validation.md */
 struct catstat stats_of(int cat);  /* category cat's scored rows as shipped (-1: all) */
 struct cvstat cvstats_of(int cat); /* ... in-sample and cross-validated (--fit) */
 int rows_in(int cat);              /* its rows, scored or not */
 int cv_within(const struct cvstat *s, double mape, double bias, double p90);   /* within those bounds */
 const char *verdict(int c, const struct catstat *cs, const struct cvstat *cv); /* the result cell's words */
-int guard_failed(const char *cat);                                             /* a source of cat passed its guard */
+/* guards.c */
+int guard_failed(const char *cat);             /* a source of cat passed its guard */
 void check_guards(void);                       /* fail() for each source past its guard */
+void write_guards(FILE *f);                    /* the report's "Guards" section */
 int cmp_worst(const void *pa, const void *pb); /* qsort: vs[] indexes by descending |error| */
 void write_report(FILE *f, const struct catstat *cs, const struct catstat *all, const int *order, int nok,
                   const struct cvstat *cv, const struct cvstat *cvall);
