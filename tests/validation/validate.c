@@ -451,6 +451,36 @@ static void predict_gen(void)
 	vgen_set_free(&set);
 }
 
+/* Writes the report to md_path and, given rows_path, the rows as a table: 0, or -1 with a line on stderr. */
+static int write_outputs(const char *md_path, const char *rows_path, const struct catstat *cs,
+                         const struct catstat *all, const int *order, int nord, int fit, const struct cvstat *cv,
+                         const struct cvstat *cvall)
+{
+	FILE *f = fopen(md_path, "w");
+	if (!f) {
+		fprintf(stderr, "validate: cannot write %s\n", md_path);
+		return -1;
+	}
+	write_report(f, cs, all, order, nord, fit ? cv : NULL, fit ? cvall : NULL);
+	if (fclose(f)) {
+		fprintf(stderr, "validate: cannot write %s\n", md_path);
+		return -1;
+	}
+	if (!rows_path)
+		return 0;
+	FILE *rf = fopen(rows_path, "w");
+	if (!rf) {
+		fprintf(stderr, "validate: cannot write %s\n", rows_path);
+		return -1;
+	}
+	rows_write(rf, fit);
+	if (fclose(rf)) {
+		fprintf(stderr, "validate: cannot write %s\n", rows_path);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	enum { MAX_ALSO = 8 };
@@ -630,31 +660,10 @@ int main(int argc, char **argv)
 		       v->pred, ms[v->meas].value_text, ms[v->meas].unit, b1);
 	}
 
-	if (baseline && rows_compare(baseline, fit, stdout))
-		return 2;
-
-	FILE *f = fopen(pos[2], "w");
-	if (!f) {
-		fprintf(stderr, "validate: cannot write %s\n", pos[2]);
-		return 1;
-	}
-	write_report(f, cs, &all, order, nord, fit ? cv : NULL, fit ? &cvall : NULL);
-	if (fclose(f)) {
-		fprintf(stderr, "validate: cannot write %s\n", pos[2]);
-		return 1;
-	}
-	if (rows_path) {
-		FILE *rf = fopen(rows_path, "w");
-		if (!rf) {
-			fprintf(stderr, "validate: cannot write %s\n", rows_path);
-			return 1;
-		}
-		rows_write(rf, fit);
-		if (fclose(rf)) {
-			fprintf(stderr, "validate: cannot write %s\n", rows_path);
-			return 1;
-		}
-	}
+	/* the outputs, then everything freed on every path (a sanitizer build counts what is not) */
+	int rc = baseline && rows_compare(baseline, fit, stdout) ? 2 : 0;
+	if (!rc && write_outputs(pos[2], rows_path, cs, &all, order, nord, fit, cv, &cvall))
+		rc = 1;
 
 	for (int i = 0; i < nchips; i++)
 		if (chips[i].c)
@@ -670,6 +679,8 @@ int main(int argc, char **argv)
 	fit_free();
 	mech_free();
 	traces_free();
+	if (rc)
+		return rc;
 	if (failures) {
 		fprintf(stderr, "validate: %d problem%s\n", failures, failures == 1 ? "" : "s");
 		return 1;
