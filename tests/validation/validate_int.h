@@ -183,13 +183,14 @@ struct cvstat cvstats_of(int cat); /* ... in-sample and cross-validated (--fit) 
 int rows_in(int cat);              /* its rows, scored or not */
 int cv_within(const struct cvstat *s, double mape, double bias, double p90);   /* within those bounds */
 const char *verdict(int c, const struct catstat *cs, const struct cvstat *cv); /* the result cell's words */
-/* guards.c */
-int guard_failed(const char *cat);             /* a source of cat passed its guard */
-void check_guards(void);                       /* fail() for each source past its guard */
-void write_guards(FILE *f);                    /* the report's "Guards" section */
 int cmp_worst(const void *pa, const void *pb); /* qsort: vs[] indexes by descending |error| */
 void write_report(FILE *f, const struct catstat *cs, const struct catstat *all, const int *order, int nok,
                   const struct cvstat *cv, const struct cvstat *cvall);
+
+/* guards.c: the per-source guards */
+int guard_failed(const char *cat); /* a source of cat passed its guard */
+void check_guards(void);           /* fail() for each source past its guard */
+void write_guards(FILE *f);        /* the report's "Guards" section */
 
 struct chipent {
 	char config[256];
