@@ -176,6 +176,12 @@ static int read_baseline(const char *path, struct brow **out, int *nout)
 	}
 	free(line);
 	fclose(f);
+	if (!rc && lineno == 0) {
+		fprintf(stderr,
+		        "validate: %s:1: expected the header of a table validate --rows writes, found an empty file\n",
+		        path);
+		rc = -1;
+	}
 	if (rc) {
 		free(b);
 		return -1;

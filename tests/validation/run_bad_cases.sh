@@ -190,6 +190,11 @@ printf 'id\tcategory\n' >"$tmp/rows3.tsv"
 rc=$?
 grep -q "^validate: $tmp/rows3.tsv:1: expected the header of a table validate --rows writes" "$tmp/err"
 check "a baseline that is not such a table is refused, naming the file and line (rc $rc)" $(( $? || rc != 2 ))
+: >"$tmp/rows5.tsv"
+"$validate" "$tmp" "$tmp/m.tsv" "$tmp/out.md" --no-steps --baseline "$tmp/rows5.tsv" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+grep -q "^validate: $tmp/rows5.tsv:1: expected the header of a table validate --rows writes, found an empty file" "$tmp/err"
+check "an empty baseline is refused (rc $rc)" $(( $? || rc != 2 ))
 { head -1 "$tmp/rows.tsv"; printf 'G026\tgemm\tscored\n'; } >"$tmp/rows4.tsv"
 "$validate" "$tmp" "$tmp/m.tsv" "$tmp/out.md" --no-steps --baseline "$tmp/rows4.tsv" >"$tmp/out" 2>"$tmp/err"
 rc=$?
