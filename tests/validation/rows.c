@@ -86,21 +86,6 @@ struct brow {
 	double err, cv;
 };
 
-/* Splits line (modified) at tabs into exactly RF_COUNT fields: 0, or -1 on another count. */
-static int split_row(char *line, char **fl)
-{
-	int n = 0;
-	fl[n++] = line;
-	for (char *p = line; *p; p++)
-		if (*p == '\t') {
-			if (n == RF_COUNT)
-				return -1;
-			*p = '\0';
-			fl[n++] = p + 1;
-		}
-	return n == RF_COUNT ? 0 : -1;
-}
-
 /* A percentage cell read back: NAN for an empty cell, -1 (and *bad set) for one that is not a number. */
 static double read_pct(const char *s, int *bad)
 {
@@ -143,9 +128,9 @@ static int read_baseline(const char *path, struct brow **out, int *nout)
 			}
 			continue;
 		}
-		char *fl[RF_COUNT];
+		char *fl[RF_COUNT + 1];
 		int bad = 0;
-		if (split_row(line, fl)) {
+		if (split_tabs(line, fl, RF_COUNT + 1) != RF_COUNT) {
 			fprintf(stderr, "validate: %s:%d: expected %d tab-separated fields\n", path, lineno, RF_COUNT);
 			rc = -1;
 			break;
