@@ -120,6 +120,8 @@ struct arch_system {
 	char topology[ARCH_NAME_MAX]; /* switch|full_mesh|hybrid_cube_mesh|ring|torus|pcie_host */
 	char link[ARCH_NAME_MAX];     /* name of the links.* group used inside a node */
 	int in_switch_reduction;      /* NVLS / SHARP capable switch */
+	double nvls_eff;              /* the collective library's in-switch reduction efficiency (0: unset) */
+	long nvls_channels;           /* the CTAs (channels) it runs an in-switch reduction on (0: unset) */
 	long nics_per_device;         /* 0 = no inter-node network */
 	double nic_bw_Bps;            /* per NIC, per direction */
 	double nic_lat_s;             /* the latency the network plugin reports to the collective library */
@@ -158,7 +160,6 @@ struct arch_model {
 	double l2_latency_s;     /* used where memory.l2.latency is unset */
 	double link_eff;         /* fraction of an intra-node link's bandwidth collectives and copies reach */
 	double nic_eff;          /* fraction of a scale-out NIC's line rate collectives and copies reach */
-	double nvls_eff;         /* in-switch reduction throughput / switch-port bandwidth */
 	double coll_lat_scale;   /* scales the collective latency table */
 	double coll_chunk;       /* bytes of a pipelined collective step (chunk x channels) */
 };

@@ -141,6 +141,8 @@ static void fp_system(struct fp *f, const struct arch_system *s)
 	FP_STR(f, s->topology);
 	FP_STR(f, s->link);
 	fp_long(f, s->in_switch_reduction);
+	fp_double(f, s->nvls_eff);
+	fp_long(f, s->nvls_channels);
 	fp_long(f, s->nics_per_device);
 	fp_double(f, s->nic_bw_Bps);
 	fp_double(f, s->nic_lat_s);
@@ -165,7 +167,6 @@ static void fp_model(struct fp *f, const struct arch_model *k)
 	fp_double(f, k->l2_latency_s);
 	fp_double(f, k->link_eff);
 	fp_double(f, k->nic_eff);
-	fp_double(f, k->nvls_eff);
 	fp_double(f, k->coll_lat_scale);
 	fp_double(f, k->coll_chunk);
 }

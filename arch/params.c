@@ -255,6 +255,16 @@ static const struct arch_param system_params[] = {
 	    R_PLAT),
 	BOOL("in_switch_reduction", arch_system, in_switch_reduction, "false", "switch reduces in the network (NVLS / SHARP)",
 	     "cluster platform, collectives: NVLS (sim/cluster/platform.c, coll.c)"),
+	FLT("nvls_efficiency", arch_system, nvls_eff, 0, NULL, 0.1, 1,
+	    "with in_switch_reduction: the collective library's efficiency of an in-switch all-reduce for this GPU "
+	    "generation, the share of the links' usable bandwidth it reaches (NCCL's nvlsEfficiency, "
+	    "src/tuning/nvls.cc: Hopper 0.85, Blackwell 0.74); required with in_switch_reduction",
+	    "collectives: NVLS bandwidth (sim/cluster/platform.c, sim/cluster/coll/nvls.c)"),
+	INT("nvls_channels", arch_system, nvls_channels, 0, NULL, 2, 64,
+	    "with in_switch_reduction: the channels (CTAs) the library runs it on inside a node, one of them kept for "
+	    "synchronisation (NCCL's NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100_NVL 24, src/transport/nvls.cc); "
+	    "required with in_switch_reduction",
+	    "collectives: NVLS bandwidth (sim/cluster/platform.c, sim/cluster/coll/nvls.c)"),
 	INT("nics_per_device", arch_system, nics_per_device, 0, "0", 0, 64, "scale-out NICs per device; 0 = no inter-node network (a trace must fit in one node)",
 	    "cluster platform: NIC links and whether nodes connect (sim/cluster/platform.c)"),
 	QTY("nic_bandwidth", UNIT_BANDWIDTH, arch_system, nic_bw_Bps, 0, NULL, 0, 1e13, "per NIC, per direction (\"400 Gb/s\")",
@@ -333,9 +343,6 @@ static const struct arch_param model_params[] = {
 	    "fraction of a scale-out NIC's line rate that collective and copy traffic reaches (RDMA headers, the "
 	    "collective library's proxy)",
 	    "cluster platform: NIC bandwidths (sim/cluster/platform.c)"),
-	FLT("nvls_efficiency", arch_model, nvls_eff, 0, "0.8", 0.1, 1,
-	    "in-switch reduction (NVLS, SHARP) throughput as a fraction of a device's switch-port bandwidth",
-	    "collectives: NVLS bandwidth (sim/cluster/coll.c)"),
 	QTY("coll_chunk", UNIT_BYTES, arch_model, coll_chunk, 0, "1 MiB", 1, 1e9,
 	    "bytes a pipelined collective step moves before the next step starts (chunk x channels): its fill cost",
 	    "collectives: pipeline fill (sim/cluster/coll.c)"),

@@ -16,7 +16,11 @@
  *    config with NICs, the latency a network plugin reports
  *    (system.nic_latency, L): a ring all-reduce over m nodes crosses the
  *    network 2(m-1) times and a tree 2 ceil(log2 m) times, each step L
- *    later (2L with Simple, NCCL's flush), the bandwidth term unchanged.
+ *    later (2L with Simple, NCCL's flush; a ring's Simple all-reduce of
+ *    nRanks/16 x 64 KiB or more 1.9 times that, NCCL's plateau), the
+ *    bandwidth term unchanged. NCCL's other refinements across nodes: the
+ *    LL protocol's steps inside a node take 1.8 times their latency, and
+ *    the plateau multiplies a ring's whole latency.
  * 2. One replay of `coll op=allreduce comm=world bytes=BYTES algo=ALGO` on
  *    RANKS ranks: the step time equals the plan's latency + bandwidth terms
  *    to 1e-9 (SimGrid's flows on an idle platform reproduce the model
@@ -283,6 +287,10 @@ static void plugin_latency(const struct arch_chip *c)
 				continue;
 			*(p1.proto == PR_SIMPLE ? &simple : &other) += 1;
 			double want = net_steps[i] * 35e-6 * (p1.proto == PR_SIMPLE ? 2 : 1);
+			/* NCCL's plateau of a ring: a Simple all-reduce across nodes of at least nRanks/16 x 64 KiB
+			   takes 1.9 times its whole latency, the plugin's included */
+			if (i == 0 && p1.proto == PR_SIMPLE && S >= n / 16.0 * 65536)
+				want *= 1.9;
 			CHECK(fabs(p1.lat_s - p0.lat_s - want) <= 1e-12,
 			      "%s %g B on %d nodes (%s): latency %.9g s, %.9g s without the plugin's, want +%.9g s",
 			      algos[i], S, nodes, coll_proto_name(p1.proto), p1.lat_s, p0.lat_s, want);
@@ -291,6 +299,54 @@ static void plugin_latency(const struct arch_chip *c)
 		}
 	CHECK(simple > 0 && other > 0, "the plugin's latency checked on %d Simple and %d LL/LL128 plans", simple,
 	      other);
+	free(m);
+}
+
+/* NCCL's refinements across nodes against its formula with its published constants (src/graph/tuning.cc, the
+   commit sim/cluster/coll/common.c cites: ring base latency LL 6.6, Simple 8.4 us; NVLink hop LL 0.47, Simple 3.4;
+   network hop LL 2.7, Simple 9.6): a ring all-reduce on 2 nodes of k takes base + (2(n-1) - 2)
+   x intra + 2 x net, its LL steps inside a node 1.8 times the NVLink hop, its Simple latency 1.9 times the whole
+   for nRanks/16 x 64 KiB or more. The pipeline fill is taken out (a chunk of ~0 bytes) and the plugin's latency
+   and model.coll_latency_scale set to 0 and 1. */
+static void nccl_refinements(const struct arch_chip *c)
+{
+	if (c->sys.nics_per_device <= 0 || c->sys.devices_per_node < 2)
+		return;
+	char why[512];
+	struct topo t;
+	struct coll_plan p;
+	int k = (int)c->sys.devices_per_node, n = 2 * k;
+	int *m = iota(n);
+	CHECK(!platform_topo(c, n, 0, &t, why, sizeof why), "%s", why);
+	if (t.intra_hw != HW_NVLINK) {
+		free(m);
+		return;
+	}
+	t.net_plugin_s = 0;
+	t.lat_scale = 1;
+	t.chunk = 1e-30;
+	int ring = coll_algo_find("ring");
+	const struct {
+		double S, base, intra, net;
+		enum coll_proto proto;
+		double plateau;
+	} cases[] = {
+	    {4096, 6.6, 1.8 * 0.47, 2.7, PR_LL, 1},
+	    {1 << 30, 8.4, 3.4, 9.6, PR_SIMPLE, 1.9},
+	};
+	for (int i = 0; i < 2; i++) {
+		CHECK(!coll_plan(&t, CO_ALLREDUCE, ring, cases[i].S, NULL, m, n, 0, &p, why, sizeof why), "%s", why);
+		if (p.proto != cases[i].proto)
+			continue; /* another protocol is faster here: nothing to compare */
+		int steps = 2 * (n - 1), inter = 2;
+		double want =
+		    (cases[i].base + (steps - inter) * cases[i].intra + inter * cases[i].net) * cases[i].plateau * 1e-6;
+		CHECK(fabs(p.lat_s - want) <= 1e-12,
+		      "ring %s all-reduce of %g B on 2 nodes of %d: latency %.9g s, want %.9g s",
+		      coll_proto_name(p.proto), cases[i].S, k, p.lat_s, want);
+	}
+	CHECK(!coll_plan(&t, CO_ALLREDUCE, ring, 1 << 30, NULL, m, n, 0, &p, why, sizeof why) && p.proto == PR_SIMPLE,
+	      "a 1 GiB ring all-reduce across nodes runs Simple (%s)", coll_proto_name(p.proto));
 	free(m);
 }
 
@@ -312,6 +368,7 @@ int main(int argc, char **argv)
 	topo_table();
 	closed_forms(c);
 	plugin_latency(c);
+	nccl_refinements(c);
 	int n = atoi(argv[3]);
 	/* OP may carry keys, comma-separated (alltoall,topk=8,experts=256: an MoE dispatch) */
 	char op[256];

@@ -7,7 +7,9 @@
  * algorithm and protocol, a hop latency per step by link class (NVLink-class,
  * PCIe, network), and a bandwidth term of the bytes each member moves over
  * the slowest hop, discounted by the protocol's payload share (LL carries 8
- * bytes of data per 16-byte line with flags, LL128 120 of 128). On top, a
+ * bytes of data per 16-byte line with flags, LL128 120 of 128), with NCCL's
+ * refinements across nodes (LL's steps inside a node 1.8 times their
+ * latency, the ring's Simple plateau: common.c, ring.c). On top, a
  * pipeline-fill term: every step of a ring moves one chunk before the next
  * step may start, so a collective pays steps x min(bytes per step,
  * model.coll_chunk) / bandwidth once. The latencies are NCCL's published

@@ -38,7 +38,7 @@ struct topo {
 	double nic_bw;         /* a device's NICs together, per direction; 0 = none */
 	double uplink_bw;      /* a node's share of an oversubscribed fabric; 0 = non-blocking */
 	int nvls;              /* switch reduces in the network */
-	double nvls_eff;       /* in-switch reduction throughput / port bandwidth */
+	double nvls_eff;       /* in-switch reduction throughput / port bandwidth (system.nvls_*) */
 	double lat_scale;      /* model.coll_latency_scale */
 	double net_plugin_s;   /* system.nic_latency: added to a network step (Simple: twice) */
 	double chunk;          /* model.coll_chunk */

@@ -75,7 +75,11 @@ int platform_topo(const struct arch_chip *c, int ranks, int ranks_per_node, stru
 	t->nodes = (ranks + t->dpn - 1) / t->dpn;
 	t->lat_scale = c->model.coll_lat_scale > 0 ? c->model.coll_lat_scale : 1;
 	t->net_plugin_s = s->present ? s->nic_lat_s : 0;
-	t->nvls_eff = c->model.nvls_eff;
+	/* an in-switch all-reduce at the library's efficiency for the generation, one of its channels kept for
+	   synchronisation (NCCL's NVLS model, src/tuning/nvls.cc: nvlsEfficiency x (nChannels - 1) / nChannels) */
+	t->nvls_eff = s->present && s->in_switch_reduction
+	                  ? s->nvls_eff * (double)(s->nvls_channels - 1) / (double)s->nvls_channels
+	                  : 0;
 	t->chunk = c->model.coll_chunk > 0 ? c->model.coll_chunk : 1048576;
 	double eff = c->model.link_eff;
 	if (s->present && s->nodes > 0 && t->nodes > s->nodes) {

@@ -68,7 +68,6 @@ static const struct {
     {"model.link_efficiency", offsetof(struct arch_model, link_eff), FK_PLAIN, 0.5, 0.95, 1},
     /* RDMA over InfiniBand or RoCE carries 4 KiB of payload per ~80 B of headers; NCCL's proxy adds little */
     {"model.nic_efficiency", offsetof(struct arch_model, nic_eff), FK_PLAIN, 0.7, 0.98, 1},
-    {"model.nvls_efficiency", offsetof(struct arch_model, nvls_eff), FK_PLAIN, 0.5, 1, 1},
     /* NCCL's chunk x channels: 128 KiB to 8 MiB */
     {"model.coll_chunk", offsetof(struct arch_model, coll_chunk), FK_BYTES, 131072, 8388608, 1},
     {"model.coll_latency_scale", offsetof(struct arch_model, coll_lat_scale), FK_PLAIN, 0.5, 2, 1},

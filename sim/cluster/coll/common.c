@@ -53,6 +53,14 @@ double coll_hop(const struct topo *t, enum hw_class h, enum coll_proto p, int tr
 	return (tree ? tree_hop_us : hop_us)[h][p] * 1e-6 * t->lat_scale + plugin_s;
 }
 
+/* A step inside a node of a group that spans nodes takes 1.8 times its latency with the LL protocol (NCCL's tuning
+   model, the commit hop_us cites: `if (nNodes > 1 && p == LL) intraLat *= 1.8`). */
+double coll_intra_hop(const struct coll_args *a, int tree)
+{
+	double h = coll_hop(a->t, a->t->intra_hw, a->p, tree);
+	return a->s.m > 1 && a->p == PR_LL ? 1.8 * h : h;
+}
+
 double coll_fill(const struct topo *t, double S, int n, int steps, double bw)
 {
 	double chunk = S / n < t->chunk ? S / n : t->chunk;

@@ -16,7 +16,7 @@ static int hier_cost(const struct coll_args *a, double *lat, double *bw)
 		return 0;
 	double bi = coll_intra_bw(t, a->s.deg) * a->pf, bn = coll_inter_bw(t, 1) * a->pf;
 	double v1 = (double)(k - 1) / k * S, v2 = 2.0 * (m - 1) / m * S / k;
-	*lat = a->base + 2 * (k - 1) * coll_hop(t, t->intra_hw, a->p, 0) + 2 * (m - 1) * coll_hop(t, HW_NET, a->p, 0) +
+	*lat = a->base + 2 * (k - 1) * coll_intra_hop(a, 0) + 2 * (m - 1) * coll_hop(t, HW_NET, a->p, 0) +
 	       coll_fill(t, S, n, 2 * (k - 1), bi) + coll_fill(t, S / k, m, 2 * (m - 1), bn);
 	*bw = 2 * v1 / bi + v2 / bn;
 	return 1;

@@ -1,8 +1,11 @@
 /*
  * nvls.c -- in-switch reduction (NVLink SHARP, NCCL's NVLS): each member
  * sends its buffer into the switch, which reduces and multicasts the result,
- * at model.nvls_efficiency of the port bandwidth. All-reduce inside one node
- * whose switch reduces (system.nvls), Simple protocol only.
+ * at the library's efficiency for the GPU generation of the port's usable
+ * bandwidth (system.nvls_efficiency x (nvls_channels - 1) / nvls_channels,
+ * NCCL's src/tuning/nvls.cc; sim/cluster/platform.c). All-reduce inside one
+ * node whose switch reduces (system.in_switch_reduction), Simple protocol
+ * only.
  */
 #include "coll_int.h"
 

@@ -62,8 +62,12 @@ static int ring_cost(const struct coll_args *a, double *lat, double *bw)
 	int steps = ring_steps(c, n);
 	int inter = m > 1 ? (c == CO_ALLREDUCE || c == CO_BARRIER ? 2 * (m - 1) : m - 1) : 0;
 	double b = coll_ring_bw(t, a->s) * a->pf;
-	*lat = a->base + (steps - inter) * coll_hop(t, t->intra_hw, a->p, 0) + inter * coll_hop(t, HW_NET, a->p, 0) +
-	       coll_fill(t, a->S, n, steps, b);
+	double l = a->base + (steps - inter) * coll_intra_hop(a, 0) + inter * coll_hop(t, HW_NET, a->p, 0);
+	/* NCCL's "plateau effect of ring": a Simple all-reduce across nodes of more than nRanks/16 x 64 KiB takes
+	   1.9 times its latency (tuning.cc, ncclTopoGetAlgoTime, at hop_us's commit) */
+	if (m > 1 && a->p == PR_SIMPLE && c == CO_ALLREDUCE && a->S >= n / 16.0 * 65536)
+		l *= 1.9;
+	*lat = l + coll_fill(t, a->S, n, steps, b);
 	*bw = ring_volume(c, a->S, n) / b;
 	return 1;
 }

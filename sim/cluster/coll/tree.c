@@ -60,7 +60,7 @@ static int tree_cost(const struct coll_args *a, double *lat, double *bw)
 	double t_net = v_net / (coll_inter_bw(t, k) * eff);
 	*bw = t_in > t_net ? t_in : t_net;
 	int lg = (int)ceil(log2((double)m));
-	*lat = a->base + 2 * ((k - 1) * coll_hop(t, t->intra_hw, a->p, 1) + lg * coll_hop(t, HW_NET, a->p, 1)) +
+	*lat = a->base + 2 * ((k - 1) * coll_intra_hop(a, 1) + lg * coll_hop(t, HW_NET, a->p, 1)) +
 	       coll_fill(t, a->S, n, 2 * (k - 1 + lg), 2.0 * a->S / *bw);
 	return 1;
 }
