@@ -209,11 +209,11 @@ int arch_check(struct kvmap *m, struct arch_chip *c, struct arch_error *err)
 		if (c->sys.link[0] && !arch_find_link(c, c->sys.link))
 			FAIL("system.link", "system.link: no links.%s group in this config", c->sys.link);
 		if (c->sys.in_switch_reduction && c->sys.nvls_eff <= 0)
-			FAIL("system.nvls_efficiency",
-			     "system: in_switch_reduction is true but nvls_efficiency is not given (the collective "
-			     "library's in-switch all-reduce efficiency for the GPU generation: NCCL's 0.85 Hopper, "
-			     "0.74 "
-			     "Blackwell)");
+			FAIL(
+			    "system.nvls_efficiency",
+			    "system: in_switch_reduction is true but nvls_efficiency is not given (the collective "
+			    "library's in-switch all-reduce efficiency for the GPU generation: NCCL's 0.85 Hopper, %s)",
+			    "0.74 Blackwell");
 		if (c->sys.in_switch_reduction && c->sys.nvls_channels < 2)
 			FAIL("system.nvls_channels",
 			     "system: in_switch_reduction is true but nvls_channels is not given (the channels the "

@@ -70,6 +70,7 @@ int coll_fl_add(struct fl *f, int src, int dst, double bytes);
 /* Per-step hop latency (s) on link class h under protocol p; tree steps
    have their own table. */
 double coll_hop(const struct topo *t, enum hw_class h, enum coll_proto p, int tree);
+/* The hop inside a node of a's group, 1.8 times as long with LL when the group spans nodes (NCCL's model). */
 double coll_intra_hop(const struct coll_args *a, int tree);
 /* Pipeline fill: steps x one chunk (S / n, at most model.coll_chunk) at bw. */
 double coll_fill(const struct topo *t, double S, int n, int steps, double bw);

@@ -63,8 +63,8 @@ static int ring_cost(const struct coll_args *a, double *lat, double *bw)
 	int inter = m > 1 ? (c == CO_ALLREDUCE || c == CO_BARRIER ? 2 * (m - 1) : m - 1) : 0;
 	double b = coll_ring_bw(t, a->s) * a->pf;
 	double l = a->base + (steps - inter) * coll_intra_hop(a, 0) + inter * coll_hop(t, HW_NET, a->p, 0);
-	/* NCCL's "plateau effect of ring": a Simple all-reduce across nodes of more than nRanks/16 x 64 KiB takes
-	   1.9 times its latency (tuning.cc, ncclTopoGetAlgoTime, at hop_us's commit) */
+	/* NCCL's "plateau effect of ring": a Simple all-reduce across nodes of nRanks/16 x 64 KiB or more takes
+	   1.9 times its latency (tuning.cc, ncclTopoGetAlgoTime, at the commit common.c's hop_us cites) */
 	if (m > 1 && a->p == PR_SIMPLE && c == CO_ALLREDUCE && a->S >= n / 16.0 * 65536)
 		l *= 1.9;
 	*lat = l + coll_fill(t, a->S, n, steps, b);
