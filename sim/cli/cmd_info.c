@@ -141,7 +141,7 @@ static void print_system(const struct arch_system *s)
 	if (s->link[0])
 		printf(" over %s", s->link);
 	if (s->in_switch_reduction)
-		printf(", in-switch reduction");
+		printf(", in-switch reduction (NVLS at %.2f on %ld channels, one kept)", s->nvls_eff, s->nvls_channels);
 	printf("\n");
 	if (s->nics_per_device > 0) {
 		printf("           %ld NIC%s per device x %s per direction", s->nics_per_device,
