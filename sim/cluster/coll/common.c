@@ -54,7 +54,10 @@ double coll_hop(const struct topo *t, enum hw_class h, enum coll_proto p, int tr
 }
 
 /* A step inside a node of a group that spans nodes takes 1.8 times its latency with the LL protocol (NCCL's tuning
-   model, the commit hop_us cites: `if (nNodes > 1 && p == LL) intraLat *= 1.8`). */
+   model, the commit hop_us cites: `if (nNodes > 1 && p == LL) intraLat *= 1.8`). NCCL's model of today
+   (src/tuning/ring.cc) has instead a floor under a multi-node ring's every step, the proxy's network overhead (1 us
+   a step, 3 with Simple; twice that on AMD hosts), and a plateau of 1.4 rather than 1.9 on sm80 and later (ring.c):
+   moving the whole table to one current version is left to do. */
 double coll_intra_hop(const struct coll_args *a, int tree)
 {
 	double h = coll_hop(a->t, a->t->intra_hw, a->p, tree);
