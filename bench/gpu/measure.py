@@ -192,7 +192,8 @@ def gemms():
             note = "torch.mm (cuBLAS), row-major A[m,k] B[k,n]" + (
                 ", allow_tf32" if dt == "tf32" else "")
         ms = bench_ms(fn)
-        row("gemm", op, ms, f"{note}; {gemm_flops(m, n, k) / ms / 1e9:.1f} TFLOP/s")
+        # the kernels cuBLAS picked (the tile, split-K and reduction kernels of the skinny and tiny shapes)
+        row("gemm", op, ms, f"{note}; {gemm_flops(m, n, k) / ms / 1e9:.1f} TFLOP/s; kernels {kernel_launches(fn)}")
         del a, fn
     torch.backends.cuda.matmul.allow_tf32 = False
 
