@@ -10,7 +10,9 @@
  *    new topology needs its row). Closed
  *    forms, no SimGrid: a ring all-reduce's bandwidth term is
  *    2(n-1)/n x S / B with B the device's switch port (links x per-link
- *    bandwidth x model.link_efficiency); bus bandwidth factors; a forced
+ *    bandwidth x model.link_efficiency), an in-switch one's S / (B x
+ *    system.nvls_efficiency x (nvls_channels - 1) / nvls_channels);
+ *    bus bandwidth factors; a forced
  *    algorithm the topology cannot run is refused; bigger messages never
  *    finish sooner; oneshot's bandwidth term, and auto never picks it. On a
  *    config with NICs, the latency a network plugin reports
@@ -215,6 +217,16 @@ static void closed_forms(const struct arch_chip *c)
 			                sizeof why) &&
 			          strstr(why, "nvls"),
 			      "nvls without in-switch reduction must be refused (%s)", why);
+		else {
+			/* NCCL's NVLS model from the config's own figures: the port's usable bandwidth x
+			   system.nvls_efficiency x (system.nvls_channels - 1) / system.nvls_channels */
+			double ch = (double)c->sys.nvls_channels, bn = B * c->sys.nvls_eff * (ch - 1) / ch;
+			CHECK(
+			    !coll_plan(&t, CO_ALLREDUCE, coll_algo_find("nvls"), S, NULL, m, 8, 0, &p, why, sizeof why),
+			    "%s", why);
+			CHECK(fabs(p.bw_s - S / bn) <= 1e-12 * S / bn,
+			      "nvls bandwidth term %.12g s, closed form %.12g s", p.bw_s, S / bn);
+		}
 	}
 	CHECK(coll_plan(&t, CO_ALLREDUCE, coll_algo_find("tree"), 1e6, NULL, m, 8, 0, &p, why, sizeof why) != 0,
 	      "a tree inside one node must be refused");
