@@ -7,6 +7,7 @@
 #     convolution_backward's dgrad and wgrad; the stem's dir=wgrad, its image needs no gradient), and its
 #     modelled convolutions, timed on configs/h200.cfg, within 20% of their measured sum (12% slow when this
 #     came in); an eager MoE step (H200) has its experts' aten::_grouped_mm as gemm batch= with PyTorch's tile, an
+#     fp8 aten::_scaled_grouped_mm (a fuzz seed) the tile and promote= of ScaledGroupMM.cu, an
 #     eager Llama step its rotary embeddings' aten::cat as elem op=copy;
 #  2. the same bytes twice;
 #  3. the coverage table adds up: per family modelled + carried = measured, the families sum to the total,
@@ -108,6 +109,18 @@ moe=traces/kineto/h200-2026-11-29/kineto_moe-small_mb4.json.gz
 awk '/^# gemm / { exit !($3 == $4 && $3 > 0) }' "$tmp/moe.trace" || fail "MoE: a GEMM kernel is carried"
 "$sim" run configs/h200.cfg "$tmp/moe.trace" >"$tmp/moe.run" || fail "sim run configs/h200.cfg (MoE import)"
 coverage_adds_up moe "$tmp/moe.trace" || fails=$((fails + 1))
+
+# the fp8 grouped GEMM (aten::_scaled_grouped_mm, the fuzz seed scaled_grouped.json, Hopper kernels): the tile of
+# ScaledGroupMM.cu's dispatch for each group's shape, promote=128 without use_fast_accum (its default), none with it,
+# and the 128x256 kernel without fast accumulation (its accumulators spill) left to the kernel search
+"$sim" import kineto tests/fuzz/corpus_kineto/scaled_grouped.json -o "$tmp/sg.trace" || fail "import scaled_grouped.json"
+grep '^gemm ' "$tmp/sg.trace" | sed 's/ stream=.*//' >"$tmp/sg.ops"
+printf '%s\n' 'gemm m=128 n=1536 k=2048 batch=16 dtype=fp8 trans=nt tile=64x128 promote=128' \
+	'gemm m=32768 n=4096 k=2048 batch=4 dtype=fp8 trans=nt tile=128x128 promote=128' \
+	'gemm m=32768 n=4096 k=2048 batch=4 dtype=fp8 trans=nt tile=256x128' \
+	'gemm m=512 n=1536 k=2048 batch=16 dtype=fp8 trans=nt' | diff - "$tmp/sg.ops" >/dev/null ||
+	fail "scaled grouped GEMMs: $(tr '\n' '|' <"$tmp/sg.ops")"
+"$sim" run configs/h200.cfg "$tmp/sg.trace" >/dev/null || fail "sim run configs/h200.cfg (scaled grouped GEMMs)"
 
 # an eager Llama step (H200): the rotary embeddings concatenate their halves (aten::cat, a TensorList whose type the
 # profiler does not record: 2 bytes an element from CatArrayBatchedCopy<OpaqueType<2u>, ...>): elem op=copy of the

@@ -545,6 +545,47 @@ int main(int argc, char **argv)
 		      "tile=1024x1024 should be refused naming the tile, got '%s'", wb);
 	}
 
+	/* promote= (fp8 partial sums added into fp32 registers every K elements, CUTLASS's FP8 main loop without fast
+	   accumulation): each promotion of a 128x128 tile is 128 x 128 adds on the H100 SM's 128 FP32 lanes (the
+	   whitepaper's 128 FP32 cores an SM), 128 cycles while the tensor cores wait; with K 128 per iteration (fp8)
+	   and one promotion per 128 of K, a main-loop iteration is 128 cycles longer, whatever the clock. The power the
+	   matrix units draw falls with their duty cycle, so the clock is never lower. The second set of accumulators
+	   takes registers: a 128x256 tile, 2 x 128 KiB of them, no longer fits the 256 KiB register file. */
+	{
+		const char *g0 = "gemm m=8192 n=8192 k=8192 dtype=fp8 trans=nt tile=128x128";
+		char l[256];
+		snprintf(l, sizeof l, "%s promote=128", g0);
+		struct op o0, o1;
+		struct dm_iter i0, i1;
+		char pw0[256] = "", pw1[256] = "";
+		int ok = !op_parse(g0, NULL, &o0, pw0, sizeof pw0) && !op_parse(l, NULL, &o1, pw1, sizeof pw1) &&
+		         !dm_iteration(h, &o0, &i0, pw0, sizeof pw0) && !dm_iteration(h, &o1, &i1, pw1, sizeof pw1);
+		CHECK(ok, "promote=: %s %s", pw0, pw1);
+		if (ok)
+			CHECK(i0.tile_k == 128 && fabs(i1.c_matrix - i0.c_matrix - 128) < 1e-6,
+			      "a 128x128 tile promoted every 128 of K: %.3f cycles an iteration more, want 128 (K %d)",
+			      i1.c_matrix - i0.c_matrix, i0.tile_k);
+		struct dm_result r0 = run(h, g0), r1 = run(h, l);
+		CHECK(r1.time_s > r0.time_s && r1.clock_hz >= r0.clock_hz,
+		      "promote=128: %.6g s at %.0f MHz, without %.6g s at %.0f MHz", r1.time_s, r1.clock_hz / 1e6,
+		      r0.time_s, r0.clock_hz / 1e6);
+		char txt[256];
+		op_format(&o1, txt, sizeof txt);
+		CHECK(strstr(txt, " promote=128") != NULL, "the canonical text keeps promote=: %s", txt);
+		struct dm_result wide = run(h, "gemm m=8192 n=8192 k=8192 dtype=fp8 trans=nt tile=128x256");
+		CHECK(wide.time_s > 0, "a 128x256 fp8 tile without promotion fits");
+		struct op ow;
+		char ww[256];
+		CHECK(!op_parse("gemm m=8192 n=8192 k=8192 dtype=fp8 trans=nt tile=128x256 promote=128", NULL, &ow, ww,
+		                sizeof ww) &&
+		          dm_predict(h, &ow, &wide, NULL, ww, sizeof ww) == -1 &&
+		          strstr(ww, "tile=128x256 does not fit"),
+		      "a promoted 128x256 tile should be refused (registers), got '%s'", ww);
+		CHECK(op_parse("gemm m=64 n=64 k=64 dtype=bf16 promote=128", NULL, &ow, ww, sizeof ww) == -1 &&
+		          strstr(ww, "promote= is for fp8"),
+		      "promote= on bf16 should be refused, got '%s'", ww);
+	}
+
 	/* a conv's backward: dgrad and wgrad, two kernels whose times add; with c == k, stride 1 and the padding that
 	   keeps the image's size, dgrad is the forward's GEMM (M = n h w, N = c, K = k r s) and costs the same */
 	{

@@ -91,7 +91,23 @@ struct key {
 
 #define MAX_KEYS 16
 
-enum { G_M, G_N, G_K, G_BATCH, G_DTYPE, G_ACC, G_TRANS, G_EPI, G_WARM, G_UNITS, G_MARGIN, G_BUSY, G_TILE, G_COUNT };
+enum {
+	G_M,
+	G_N,
+	G_K,
+	G_BATCH,
+	G_DTYPE,
+	G_ACC,
+	G_TRANS,
+	G_EPI,
+	G_WARM,
+	G_UNITS,
+	G_MARGIN,
+	G_BUSY,
+	G_TILE,
+	G_PROMOTE,
+	G_COUNT
+};
 static const struct key gemm_keys[G_COUNT + 1] = {
     [G_M] = {"m", V_POS, 1, NULL},
     [G_N] = {"n", V_POS, 1, NULL},
@@ -106,6 +122,7 @@ static const struct key gemm_keys[G_COUNT + 1] = {
     [G_MARGIN] = {"margin", V_POS, 0, NULL},
     [G_BUSY] = {"busy", V_POS, 0, NULL},
     [G_TILE] = {"tile", V_TILE, 0, NULL},
+    [G_PROMOTE] = {"promote", V_POS, 0, NULL},
 };
 
 enum {
@@ -502,6 +519,15 @@ static int build_gemm(struct op *o, const struct pstate *st, char *why, size_t w
 	o->warm = (int)v[G_WARM];
 	if (st->seen[G_TILE])
 		o->tile_m = (int)(v[G_TILE] >> 16), o->tile_n = (int)(v[G_TILE] & 0xffff);
+	if (st->seen[G_PROMOTE]) {
+		if (o->dtype != DT_FP8)
+			return fail(
+			    why, whylen,
+			    "gemm: promote=%lld with dtype=%s: promote= is for fp8 inputs (the partial sums of fp8 "
+			    "MMAs added into fp32 registers every K elements)",
+			    v[G_PROMOTE], op_dtype_name(o->dtype));
+		o->promote = v[G_PROMOTE];
+	}
 	if (check_acc("gemm", o->dtype, o->acc_dtype, why, whylen) || take_units("gemm", o, st, G_UNITS, why, whylen))
 		return -1;
 	const long long all[] = {o->m, o->n, o->k, o->batch};

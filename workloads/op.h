@@ -135,6 +135,12 @@ struct op {
 	   GEMM, GroupMM.cu); 0: the model's kernel search over every tile */
 	int tile_m, tile_n;
 
+	/* gemm: K elements between promotions of an fp8 kernel's partial sums into fp32 registers on the vector lanes
+	   (promote=K), as CUTLASS's FP8 main loop without fast accumulation does it (fp8_accumulation.hpp: every
+	   mma_promotion_interval 4 MMAs of K 32, 128 of K, after waiting for the MMAs in flight); 0: none, the MMAs
+	   accumulate alone (fast accumulation, or a library that hides the promotion behind other MMAs) */
+	long long promote;
+
 	/* every kind: how the kernels are launched (launch=eager|graph): one by one by the host (eager, the default),
 	   or as nodes of a CUDA graph, which pay model.graph_launch_gap before each kernel instead of
 	   model.launch_gap */

@@ -41,8 +41,12 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 		snprintf(u, sizeof u, " busy=%lld", op->busy);
 	switch (op->kind) {
 	case OP_GEMM:
-		if (op->tile_m > 0) /* tile= only where given, as units= */
+		if (op->tile_m > 0) /* tile= and promote= only where given, as units= */
 			snprintf(a, sizeof a, " tile=%dx%d", op->tile_m, op->tile_n);
+		if (op->promote > 0) {
+			size_t used = strlen(a);
+			snprintf(a + used, sizeof a - used, " promote=%lld", op->promote);
+		}
 		n = snprintf(buf, len,
 		             "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s acc=%s trans=%s epilogue=%s warm=%d%s%s",
 		             op->m, op->n, op->k, op->batch, op_dtype_name(op->dtype), op_dtype_name(op->acc_dtype),

@@ -20,7 +20,8 @@ id), to be appended by hand after review:
     (LayerNorm, RMSNorm, softmax): skipped, with the reason;
   - the local experts' GEMMs of MoE layers (batch=): torch.bmm's cases as
     measured, torch._grouped_mm's with the tile PyTorch's grouped kernel
-    runs (tile=), torch._scaled_grouped_mm's (fp8) skipped, with the reason;
+    runs (tile=), torch._scaled_grouped_mm's (fp8) with its tile and promote=128
+    but for its 128x256 kernel (skipped, with the reason);
   - GEMMs given fewer SMs (units=, the SM carveout) or beside a copy kernel
     that holds some (busy=; measure.py of 2026-11-28 wrote them sms= and
     beside=copy:): cases; convolutions (cuDNN forward, dgrad, wgrad, both):
@@ -49,10 +50,23 @@ ROW_KERNEL = ("PyTorch's eager row kernel (LayerNorm, RMSNorm, softmax), which r
               "that `sim gen`'s steps run (tests/validation/measured/README.md)")
 
 
-FP8_GROUPED = ("torch._scaled_grouped_mm (row-wise scaled fp8, PyTorch's own grouped kernel, not cuBLAS): 23-75% "
-               "below the model's fp8 rate (23-34% from 2048 tokens an expert), where cuBLAS's fp8 GEMMs of the "
-               "earlier runs (torch._scaled_mm, rows LG036-LG050) are within 20% above 100 us; which tile, schedule "
-               "and scaling epilogue it runs is not modelled yet (tests/validation/measured/README.md)")
+FP8_GROUPED_SPILL = ("torch._scaled_grouped_mm's 128x256 kernel without fast accumulation (ScaledGroupMM.cu runs it "
+                     "when no two of a group's M, N and K reach 2048 and neither M nor N is at most 128): its two sets "
+                     "of fp32 accumulators, 2 x 128 a thread, do not fit the registers and spill to local memory "
+                     "(3.3-4.1x the model's time of the same kernel without promotion), which the model does not time: "
+                     "`sim op` refuses the promoted tile (docs/cli.md, promote=)")
+
+
+def scaled_grouped_tile(m, n, k):
+    """torch._scaled_grouped_mm's kernel on Hopper without use_fast_accum (measure.py's call), from a group's M, N
+    and K (aten/src/ATen/native/cuda/ScaledGroupMM.cu, dispatch_fp8_grouped_gemm_on_tile_size): ping-pong 64x128
+    when M or N is at most 128, 128x128 when two of M, N and K are at least 2048, else 128x256 (K 64), each
+    promoting its partial sums every 128 of K (promote=128); None for the 128x256 one, whose accumulators spill."""
+    if min(m, n) <= 128:
+        return "64x128"
+    if (m >= 2048 and k >= 2048) or (m >= 2048 and n >= 2048) or (k >= 2048 and n >= 2048):
+        return "128x128"
+    return None
 
 
 # The host time PyTorch's profiler (record_shapes) adds per CPU op it records: the mean of its three chains in
@@ -178,7 +192,12 @@ def measure_rows(run, config, prefix, traces, date, device, software, out, cases
             skipped.append(f"{mid}\tPyTorch's batch norm (statistics, then the transform; the backward's "
                            f"reductions): the model has no batch-norm op")
         elif kind == "gemm" and impl == "grouped" and "dtype=fp8" in op:
-            skipped.append(f"{mid}\t{FP8_GROUPED}")
+            m, n, k = (int(re.search(rf" {d}=(\d+)", op).group(1)) for d in ("m", "n", "k"))
+            tile = scaled_grouped_tile(m, n, k)
+            if tile:
+                cases.append(f"{mid}\t{config}\t-\tus\t{op} tile={tile} promote=128")
+            else:
+                skipped.append(f"{mid}\t{FP8_GROUPED_SPILL}")
         elif kind == "gemm" and impl == "grouped":
             # PyTorch's grouped GEMM runs one CUTLASS kernel of a fixed tile (aten/src/ATen/native/cuda/GroupMM.cu):
             # 64x128 when a group's M or N is at most 128, else 128x256 (on Hopper)

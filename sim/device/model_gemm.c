@@ -153,8 +153,9 @@ static int gemm_occ(const struct arch_unit *u, const struct gemm_in *g, int bm, 
 {
 	double ea = dt_bytes(g->dt);
 	*warps = (int)dmin((double)u->max_warps, dmax(2, dmin(8, bm * bn / 4096.0)));
-	double smem_B = (double)S * (bm + bn) * bk * ea;              /* S stages of an A and a B tile */
-	double regs_B = (double)bm * bn * 4 + *warps * 32.0 * 64 * 4; /* fp32 accumulators + 64 regs/thread */
+	double smem_B = (double)S * (bm + bn) * bk * ea; /* S stages of an A and a B tile */
+	/* fp32 accumulators (twice with promote=: the MMAs' partial sums and the promoted ones) + 64 regs/thread */
+	double regs_B = (double)bm * bn * 4 * (g->promote > 0 ? 2 : 1) + *warps * 32.0 * 64 * 4;
 	double occ = (double)u->max_ctas;
 	if (u->smem_bytes > 0)
 		occ = dmin(occ, floor(u->smem_bytes / smem_B));
@@ -217,6 +218,15 @@ static double gemm_narrow_B(const struct arch_unit *u, const struct gemm_in *g, 
 	return al >= 4 ? 4 : al;
 }
 
+/* The promotions of one CTA's K of k_elems (promote=): each adds the tile's bm x bn partial sums on the unit's
+   fp32 lanes (s). */
+static double gemm_promote_s(const struct arch_unit *u, const struct gemm_in *g, int bm, int bn, double k_elems,
+                             double clock)
+{
+	assert(g->promote > 0 && u->vec[DT_FP32] > 0);
+	return ceil(k_elems / (double)g->promote) * (double)bm * bn / (u->vec[DT_FP32] * clock);
+}
+
 /* One CTA's main loop: its pipe time w->mma_s (or its shared-memory time, if longer on a unit whose matrix
    ops read registers), its bytes through L2 w->l2_B. Sets x->work, mma_s, smem_s; returns the bytes the
    warps read from shared memory. */
@@ -229,6 +239,11 @@ static double gemm_main_loop(const struct arch_chip *c, const struct arch_unit *
 	double macs = (double)bm * bn * (double)(x->kit * bk);
 	x->work = macs * (double)x->ctas;
 	w->mma_s = macs / (macs_clk * clock * c->model.mma_eff);
+	/* promote=: after every promote of K the warps wait for their MMAs in flight and add the partial sums into
+	   the fp32 accumulators on the unit's fp32 lanes, one add per element of the tile, while the matrix units
+	   idle (CUTLASS's GmmaFP8Accumulation::promote_core: warpgroup_wait<0>, then the adds) */
+	if (g->promote > 0 && u->vec[DT_FP32] > 0)
+		w->mma_s += gemm_promote_s(u, g, bm, bn, (double)x->kit * bk, clock);
 	double narrow_B = x->narrow_B;
 	if (narrow_B > 0) {
 		/* the fallback kernel: mma.sync, and warp-wide loads of narrow_B bytes a thread for its A and B tiles
@@ -694,6 +709,17 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 			   ms.dies, ms.l2_die / 1048576.0, ms.remote * 100, best.d2d_B / 1e9, ms.d2d_bw / 1e9,
 			   best.t[B_D2D] * 1e6,
 			   ms.remote * ms.d2d_hops * c->dies.d2d_latency_s * c->model.loaded_latency * 1e9);
+		if (g->promote > 0 && u->vec[DT_FP32] > 0) {
+			double per_s = gemm_promote_s(u, g, best.bm, best.bn, (double)g->promote, clock);
+			double all_s = gemm_promote_s(u, g, best.bm, best.bn, (double)best.kit * best.bk, clock);
+			xp(ex,
+			   "promotion: every %lld of K the %dx%d partial sums are added into fp32 registers on the "
+			   "%.0f "
+			   "fp32 lanes of the unit, %.0f cycles while the matrix units wait (%.3g us of each CTA's "
+			   "%.3g "
+			   "us main loop)\n",
+			   g->promote, best.bm, best.bn, u->vec[DT_FP32], per_s * clock, all_s * 1e6, best.mma_s * 1e6);
+		}
 		long long tm = cdiv(g->m, best.bm), tn = cdiv(g->n, best.bn);
 		xp(ex, "padding: %lld x %lld tiles cover %lld x %lld (%.1f%% of the work is padding)\n", tm, tn,
 		   tm * best.bm, tn * best.bn,

@@ -242,6 +242,24 @@ static int gemm_op(const struct gemm_form *f, json_t *args, const char *kernel, 
 
 /* ---- grouped GEMM ---- */
 
+/* torch._scaled_grouped_mm's kernel on Hopper (ScaledGroupMM.cu, dispatch_fp8_grouped_gemm_on_tile_size), from a
+   group's M, N and K and its use_fast_accum (input 8; False when not recorded, its default): ping-pong 64x128 when
+   M or N is at most 128; when two of M, N and K are at least 2048, 256x128 with fast accumulation and 128x128
+   without; else 128x256 (K 64). Without fast accumulation the partial sums are promoted every 128 of K (CUTLASS's
+   mma_promotion_interval 4 x K 32): promote=128, except in the 128x256 kernel, whose two sets of accumulators
+   (2 x 128 fp32 a thread) spill out of the registers, which the model does not time: that one is left to the
+   kernel search. */
+static const char *scaled_tile(json_t *args, long long m, long long n, long long k)
+{
+	int fast = concrete_bool(args, 8) == 1;
+	int large = (m >= 2048 && k >= 2048) || (m >= 2048 && n >= 2048) || (k >= 2048 && n >= 2048);
+	if (m <= 128 || n <= 128)
+		return fast ? " tile=64x128" : " tile=64x128 promote=128";
+	if (large)
+		return fast ? " tile=256x128" : " tile=128x128 promote=128";
+	return fast ? " tile=128x256" : "";
+}
+
 /* aten::_grouped_mm (and _scaled_grouped_mm, fp8): G GEMMs in one kernel, the groups' boundaries in `offs`
    (input 2; 4 for the scaled one), whose values the profiler does not record: the groups are taken as equal (what
    balanced routing gives), `gemm ... batch=G` of the mean size. The forms (GroupMM.cu): A [M, K] x B [G, K, N],
@@ -249,7 +267,9 @@ static int gemm_op(const struct gemm_form *f, json_t *args, const char *kernel, 
    gradient: G outputs [M, N]); A [G, M, K] x B [K, N], groups along N; A [G, M, K] x B [G, K, N]. PyTorch runs one
    CUTLASS kernel of a fixed tile: on Hopper (its kernel's name says sm9x) 64x128 when a group's M or N is at most
    128, else 128x256; on Blackwell (sm10x) 64x128 (aten/src/ATen/native/cuda/GroupMM.cu,
-   dispatch_bf16_grouped_kernel_on_tile_size), written as tile=. */
+   dispatch_bf16_grouped_kernel_on_tile_size), written as tile=. The fp8 one on Hopper
+   (ScaledGroupMM.cu, dispatch_fp8_grouped_gemm_on_tile_size; scaled_tile) has tiles of its own and, without
+   use_fast_accum, promotes its partial sums every 128 of K (promote=128). */
 static int grouped_op(json_t *args, int offs, const char *kernel, char *buf, size_t len)
 {
 	long long A[MAXD], B[MAXD], O[MAXD];
@@ -276,7 +296,7 @@ static int grouped_op(json_t *args, int offs, const char *kernel, char *buf, siz
 	else if (kernel && (strstr(kernel, "sm10x") || strstr(kernel, "Sm100")))
 		tile = " tile=64x128";
 	if (!strcmp(dt, "fp8"))
-		tile = ""; /* the scaled grouped kernel's own tiles: not read */
+		tile = kernel && (strstr(kernel, "sm9x") || strstr(kernel, "Sm90")) ? scaled_tile(args, m, n, k) : "";
 	int w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s%s%s", m, n, k, g, dt,
 	                 trans_key[ta][tb], tile);
 	return checked(buf, len, w);
