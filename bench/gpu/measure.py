@@ -272,14 +272,15 @@ MOE = [("qwen3-30b-a3b ep8", 2048, 768, 16), ("qwen3-235b-a22b ep32", 4096, 1536
 MOE_TOKENS = (128, 512, 2048, 8192)  # tokens each local expert receives
 
 
-def _grouped(x, w_t, offs, fp8):
+def _grouped(x, w_t, offs, fp8, fast=False):
     if not fp8:
         return lambda: torch._grouped_mm(x, w_t, offs=offs, out_dtype=torch.bfloat16)
     xa = x.to(torch.float8_e4m3fn)
     wb = w_t.to(torch.float8_e4m3fn)
     sa = torch.ones(x.shape[0], device=DEV, dtype=torch.float32)
     sb = torch.ones(w_t.shape[0], w_t.shape[2], device=DEV, dtype=torch.float32)
-    return lambda: torch._scaled_grouped_mm(xa, wb, sa, sb, offs=offs, out_dtype=torch.bfloat16)
+    return lambda: torch._scaled_grouped_mm(xa, wb, sa, sb, offs=offs, out_dtype=torch.bfloat16,
+                                            use_fast_accum=fast)
 
 
 @guarded
@@ -299,19 +300,24 @@ def moe_gemms():
                 ms = bench_ms(lambda x=x, w=w: torch.bmm(x.view(e, t, k), w.transpose(1, 2)))
                 row("gemm", f"{base} dtype=bf16 trans=nt", ms,
                     f"torch.bmm (cuBLAS strided batched), weights [E,n,k]; {what}; {fl / ms / 1e9:.1f} TFLOP/s; impl=bmm")
-                for fp8 in (False, True):
+                # fp8 twice: PyTorch's default (no fast accumulation: the partial sums promoted every 128 of K,
+                # sim op promote=128) and use_fast_accum=True, whose kernels do not promote; the kernels each ran
+                # (ScaledGroupMM.cu picks a tile by shape and accumulation) are recorded in the note
+                for fp8, fast in ((False, False), (True, False), (True, True)):
                     try:
-                        fn = _grouped(x, w.transpose(1, 2), offs, fp8)
+                        fn = _grouped(x, w.transpose(1, 2), offs, fp8, fast)
                         fn()
                         ms = bench_ms(fn)
+                        kern = kernel_launches(fn)
                     except Exception as ex:  # noqa: BLE001 - a build may lack the grouped kernels
                         print(f"  grouped{' fp8' if fp8 else ''} {base}: {ex}".splitlines()[0], flush=True)
                         continue
                     dt = "fp8" if fp8 else "bf16"
                     row("gemm", f"{base} dtype={dt} trans=nt", ms,
                         f"torch.{'_scaled' if fp8 else ''}_grouped_mm, equal offsets, weights [E,n,k]"
-                        f"{', e4m3, row-wise scales, bf16 out' if fp8 else ''}; {what}; {fl / ms / 1e9:.1f} TFLOP/s; "
-                        f"impl=grouped")
+                        f"{', e4m3, row-wise scales, bf16 out' if fp8 else ''}"
+                        f"{', use_fast_accum=True' if fast else ''}; {what}; {fl / ms / 1e9:.1f} TFLOP/s; "
+                        f"kernels {kern}; impl=grouped")
                 if proj == "fc1":  # the weight gradient of fc1: dW[E, h, 2f] = X^T dY
                     dy = randn(e, t, n)
                     ms = bench_ms(lambda x=x, dy=dy: torch.bmm(x.view(e, t, k).transpose(1, 2), dy))

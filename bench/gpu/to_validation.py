@@ -20,8 +20,9 @@ id), to be appended by hand after review:
     (LayerNorm, RMSNorm, softmax): skipped, with the reason;
   - the local experts' GEMMs of MoE layers (batch=): torch.bmm's cases as
     measured, torch._grouped_mm's with the tile PyTorch's grouped kernel
-    runs (tile=), torch._scaled_grouped_mm's (fp8) with its tile and promote=128
-    but for its 128x256 kernel (skipped, with the reason);
+    runs (tile=), torch._scaled_grouped_mm's (fp8) with its tile and, without
+    use_fast_accum, promote=128, but for that 128x256 kernel (skipped, with the
+    reason);
   - GEMMs given fewer SMs (units=, the SM carveout) or beside a copy kernel
     that holds some (busy=; measure.py of 2026-11-28 wrote them sms= and
     beside=copy:): cases; convolutions (cuDNN forward, dgrad, wgrad, both):
@@ -57,16 +58,18 @@ FP8_GROUPED_SPILL = ("torch._scaled_grouped_mm's 128x256 kernel without fast acc
                      "`sim op` refuses the promoted tile (docs/cli.md, promote=)")
 
 
-def scaled_grouped_tile(m, n, k):
-    """torch._scaled_grouped_mm's kernel on Hopper without use_fast_accum (measure.py's call), from a group's M, N
-    and K (aten/src/ATen/native/cuda/ScaledGroupMM.cu, dispatch_fp8_grouped_gemm_on_tile_size): ping-pong 64x128
-    when M or N is at most 128, 128x128 when two of M, N and K are at least 2048, else 128x256 (K 64), each
-    promoting its partial sums every 128 of K (promote=128); None for the 128x256 one, whose accumulators spill."""
+def scaled_grouped_tile(m, n, k, fast):
+    """torch._scaled_grouped_mm's kernel on Hopper, from a group's M, N and K and use_fast_accum
+    (aten/src/ATen/native/cuda/ScaledGroupMM.cu, dispatch_fp8_grouped_gemm_on_tile_size): ping-pong 64x128 when M
+    or N is at most 128; when two of M, N and K are at least 2048, 256x128 with fast accumulation, 128x128 without;
+    else 128x256 (K 64). Without fast accumulation (PyTorch's default) the kernels promote their partial sums every
+    128 of K: ' promote=128'. None for the 128x256 one without fast accumulation, whose accumulators spill."""
+    promote = "" if fast else " promote=128"
     if min(m, n) <= 128:
-        return "64x128"
+        return "64x128" + promote
     if (m >= 2048 and k >= 2048) or (m >= 2048 and n >= 2048) or (k >= 2048 and n >= 2048):
-        return "128x128"
-    return None
+        return ("256x128" if fast else "128x128") + promote
+    return "128x256" if fast else None
 
 
 # The host time PyTorch's profiler (record_shapes) adds per CPU op it records: the mean of its three chains in
@@ -193,9 +196,9 @@ def measure_rows(run, config, prefix, traces, date, device, software, out, cases
                            f"reductions): the model has no batch-norm op")
         elif kind == "gemm" and impl == "grouped" and "dtype=fp8" in op:
             m, n, k = (int(re.search(rf" {d}=(\d+)", op).group(1)) for d in ("m", "n", "k"))
-            tile = scaled_grouped_tile(m, n, k)
+            tile = scaled_grouped_tile(m, n, k, "use_fast_accum=True" in note)
             if tile:
-                cases.append(f"{mid}\t{config}\t-\tus\t{op} tile={tile} promote=128")
+                cases.append(f"{mid}\t{config}\t-\tus\t{op} tile={tile}")
             else:
                 skipped.append(f"{mid}\t{FP8_GROUPED_SPILL}")
         elif kind == "gemm" and impl == "grouped":
