@@ -713,11 +713,8 @@ int gemm_time_it(const struct arch_chip *c, const struct gemm_in *g, struct dm_r
 			double per_s = gemm_promote_s(u, g, best.bm, best.bn, (double)g->promote, clock);
 			double all_s = gemm_promote_s(u, g, best.bm, best.bn, (double)best.kit * best.bk, clock);
 			xp(ex,
-			   "promotion: every %lld of K the %dx%d partial sums are added into fp32 registers on the "
-			   "%.0f "
-			   "fp32 lanes of the unit, %.0f cycles while the matrix units wait (%.3g us of each CTA's "
-			   "%.3g "
-			   "us main loop)\n",
+			   "promotion: every %lld of K the %dx%d partial sums are added on the %.0f fp32 lanes of "
+			   "the unit, %.0f cycles while the matrix units wait (%.3g us of a CTA's %.3g us main loop)\n",
 			   g->promote, best.bm, best.bn, u->vec[DT_FP32], per_s * clock, all_s * 1e6, best.mma_s * 1e6);
 		}
 		long long tm = cdiv(g->m, best.bm), tn = cdiv(g->n, best.bn);
