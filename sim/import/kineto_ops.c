@@ -290,13 +290,15 @@ static int grouped_op(json_t *args, int offs, const char *kernel, char *buf, siz
 	if (g <= 0 || m <= 0 || n <= 0 || k <= 0 || B[nb - 2] != A[na - 1] || (na == 3 && nb == 3 && B[0] != A[0]))
 		return 0;
 	int ta = transposed(args, 0, na), tb = transposed(args, 1, nb);
+	int hopper = kernel && (strstr(kernel, "sm9x") || strstr(kernel, "Sm90"));
+	int blackwell = kernel && (strstr(kernel, "sm10x") || strstr(kernel, "Sm100"));
 	const char *tile = "";
-	if (kernel && (strstr(kernel, "sm9x") || strstr(kernel, "Sm90")))
-		tile = m <= 128 || n <= 128 ? " tile=64x128" : " tile=128x256";
-	else if (kernel && (strstr(kernel, "sm10x") || strstr(kernel, "Sm100")))
-		tile = " tile=64x128";
 	if (!strcmp(dt, "fp8"))
-		tile = kernel && (strstr(kernel, "sm9x") || strstr(kernel, "Sm90")) ? scaled_tile(args, m, n, k) : "";
+		tile = hopper ? scaled_tile(args, m, n, k) : "";
+	else if (hopper)
+		tile = m <= 128 || n <= 128 ? " tile=64x128" : " tile=128x256";
+	else if (blackwell)
+		tile = " tile=64x128";
 	int w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s%s%s", m, n, k, g, dt,
 	                 trans_key[ta][tb], tile);
 	return checked(buf, len, w);
