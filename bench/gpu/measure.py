@@ -35,7 +35,9 @@ the host's launches set their time, eager with profiler traces and replayed
 from a CUDA graph of the whole step), gemm_floor (small square GEMMs timed
 three ways: CUPTI, one call, a loop), pinned_copies (4 KiB to 64 MiB between
 pinned host memory and the device), profiler_cost (the host time the
-profiler adds per CPU op it records, figures in env.txt).
+profiler adds per CPU op it records, figures in env.txt), latency_load (the
+latency of device-memory loads against the load: 1 to 528 CTAs streaming with
+2, 8 or 32 KiB in flight each, figures in env.txt).
 
 Nothing here is fitted: the rows are compared with the model's predictions
 from the config alone (docs/validation.md, "Measured here").
@@ -1303,6 +1305,53 @@ def sm_share():
         del a, b
 
 
+# ---------------------------------------------------------------- latency under load
+# How long a load from device memory takes against how busy the memory is: C
+# CTAs of 512 threads each stream a buffer with one block of B bytes in flight
+# a loop iteration (no software pipelining: num_stages=1), reading only (one
+# float out a CTA). One iteration's time is the latency of the loads at that
+# load (Little's law: B / (bytes a CTA moves per second)). The configs give the
+# idle latency (memory.dram.latency + memory.l2.latency for a miss) and the
+# model multiplies it by model.loaded_latency at any load; the copy rows
+# LSM001-LSM003 (16 KiB a CTA, 8 to 32 CTAs) moved at the idle one. Figures in
+# env.txt (`latency_load`), no rows: an op line has no key for a kernel's grid.
+LOAD_CTAS = [1, 2, 4, 8, 16, 32, 66, 132, 264, 528]
+LOAD_BLOCKS = [1024, 4096, 16384]  # bf16 elements a CTA an iteration: 2, 8 and 32 KiB
+
+
+@guarded
+def latency_load():
+    import triton
+    import triton.language as tl
+
+    phase("latency_load")
+
+    @triton.jit
+    def _stream_read(src, out, n_blocks, step, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for b in range(pid, n_blocks, step):
+            offs = b.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+            acc += tl.load(src + offs).to(tl.float32)
+        tl.store(out + pid, tl.sum(acc, axis=0))
+
+    src = torch.empty(1 << 30, dtype=torch.bfloat16, device=DEV)  # 2 GiB, far past the L2
+    src.uniform_()
+    out = torch.empty(max(LOAD_CTAS), dtype=torch.float32, device=DEV)
+    ENV.append("latency_load block_bytes ctas read_GBps us_per_iteration")
+    for block in LOAD_BLOCKS:
+        nb = src.numel() // block
+        for c in LOAD_CTAS:
+            ms = bench_ms(lambda: _stream_read[(c,)](src, out, nb, c, BLOCK=block, num_warps=16, num_stages=1))
+            gbps = src.numel() * 2 / (ms * 1e-3) / 1e9
+            iters = math.ceil(nb / c)
+            line = f"latency_load {block * 2} {c} {gbps:.1f} {ms * 1e3 / iters:.3f}"
+            ENV.append(line)
+            print("  " + line, flush=True)
+    del src, out
+    torch.cuda.empty_cache()
+
+
 # ---------------------------------------------------------------- convolutions
 # ResNet-50's convolutions at batch 64, 224x224 (He et al. 2016, torchvision's
 # resnet50: stride on the 3x3), channels_last bf16 as a training script runs
@@ -1574,7 +1623,8 @@ def main():
     env()
     only = set(sys.argv[1:])
     for section in (gemms, attention, memory, training, training_llama, inference, inference_trace, sm_share,
-                    conv, resnet, dvfs, clocks, moe_gemms, decode_attn, launch, training_moe, host_bound, gemm_floor, pinned_copies, profiler_cost):
+                    conv, resnet, dvfs, clocks, moe_gemms, decode_attn, launch, training_moe, host_bound, gemm_floor, pinned_copies, profiler_cost,
+                    latency_load):
         if not only or section.__name__ in only:
             section()
     phase("end")
