@@ -31,10 +31,12 @@ bad() {
 # close A B TOL: |A - B| <= TOL x |B|
 close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= t * m + 1e-12) }'; }
 
-# 1. burst = static batch (gpt-oss-120b: its windowed layers, whose decode steps read their window's keys)
+# 1. burst = static batch (gpt-oss-120b: its windowed layers, whose decode steps read their window's keys): the
+# engine's budget takes the whole burst's prompts in one step (vLLM V0 then needs a context no longer than it)
 while IFS=: read -r cfg model tp b in out; do
 	s=$("$sim" serve "$cfg" "$model" --tp "$tp" --burst --requests "$b" --input-len "$in" --output-len "$out" \
-		--no-chunked-prefill --json | jq -r '[.duration_s, .ttft.mean_s, .tpot.mean_s] | @tsv')
+		--no-chunked-prefill --max-batched-tokens $((b * in)) --max-model-len $((in + out)) --json |
+		jq -r '[.duration_s, .ttft.mean_s, .tpot.mean_s] | @tsv')
 	"$sim" gen "$model" --mode infer --tp "$tp" --batch "$b" --input-len "$in" --output-len "$out" --paged -o "$tmp/g.trace"
 	r=$("$sim" run "$cfg" "$tmp/g.trace" --json | jq -r '[.time_s, .workload.ttft_s, .workload.tpot_s] | @tsv')
 	read -r sd st sp <<<"$s"

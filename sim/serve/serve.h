@@ -82,6 +82,7 @@ struct sv_args {
 	const char *sets[SV_MAX_SETS];
 	int nsets;
 	int json, find_rate;
+	int batched_given;               /* --max-batched-tokens was given */
 	char *gen_argv[SV_MAX_GEN_ARGS]; /* what goes to gen_parse_args */
 	int gen_argc;
 };

@@ -157,9 +157,10 @@ static int valued_opt(struct ctx *x, struct sv_args *A, struct sv_options *o, co
 		o->seed = (unsigned long)n;
 	} else if (!strcmp(a, "--max-num-seqs"))
 		rc = integer(x, a, v, 1, 65536, &o->max_num_seqs);
-	else if (!strcmp(a, "--max-batched-tokens"))
+	else if (!strcmp(a, "--max-batched-tokens")) {
 		rc = integer(x, a, v, 1, 1000000, &o->max_batched_tokens);
-	else if (!strcmp(a, "--max-model-len"))
+		A->batched_given = 1;
+	} else if (!strcmp(a, "--max-model-len"))
 		rc = integer(x, a, v, 2, 10000000, &o->max_model_len);
 	else if (!strcmp(a, "--block-size"))
 		rc = integer(x, a, v, 1, 4096, &o->block_tokens);
@@ -282,6 +283,21 @@ int sv_parse_args(int argc, char **argv, struct sv_args *A, struct sv_options *o
 			    !strncmp(why + 16, A->gen_argv[i], strlen(A->gen_argv[i])) &&
 			    why[16 + strlen(A->gen_argv[i])] == '\'')
 				*unknown = A->gen_argv[i];
+		return -1;
+	}
+	/* vLLM V0's scheduler without chunked prefill (vllm/config.py, SchedulerConfig): max_num_batched_tokens
+	   defaults to max(max_model_len, 2048) and may not be below max_model_len, since a longer prompt, prefilled
+	   whole, could never be scheduled (vLLM raises a ValueError) */
+	long long ctx = o->max_model_len ? o->max_model_len : g->m.seq;
+	if (!o->chunked_prefill && !A->batched_given)
+		o->max_batched_tokens = ctx > 2048 ? ctx : 2048;
+	else if (!o->chunked_prefill && o->max_batched_tokens < ctx) {
+		snprintf(
+		    why, whylen,
+		    "--max-batched-tokens %lld is below the context (%s %lld tokens) with --no-chunked-prefill: a "
+		    "longer prompt could never be scheduled (vLLM refuses it too); raise it, lower --max-model-len "
+		    "or leave chunked prefill on",
+		    o->max_batched_tokens, o->max_model_len ? "--max-model-len" : "the model's", ctx);
 		return -1;
 	}
 	if (o->prefill_replicas && o->prefill_replicas >= o->replicas) {
