@@ -73,6 +73,24 @@ sv=$("$sim" serve configs/a100_40gb.cfg llama2-7b --burst --requests 64 --input-
 read -r sd sh <<<"$sv"
 close "$sd" "$tv" 0.01 && [ "$sh" = vllm ] && ok || bad "burst with --engine vllm: serve $sv, run $tv"
 
+# 1c. TensorRT-LLM's executor (--engine trtllm): every tensor-parallel rank holds the whole embedding table
+# (Llama-3-70B at tp 4: 128256 x 8192 bf16 values, 3/4 of them more than a quarter), its cache defaults apply
+# unless given, the lookup needs no all-reduce, and the host adds nothing
+tw() { "$sim" serve configs/h100.cfg llama3-70b --tp 4 --requests 4 "$@" --json |
+	jq -r '[.memory_per_gpu.weights_bytes, .engine.capacity_policy, .engine.kv_free_fraction, .engine.host] | @tsv'; }
+read -r w0 p0 f0 h0 <<<"$(tw)"
+read -r w1 p1 f1 h1 <<<"$(tw --engine trtllm)"
+read -r w2 p2 f2 h2 <<<"$(tw --engine trtllm --capacity-policy max-utilization --kv-free-fraction 0.5)"
+close "$(awk -v a="$w1" -v b="$w0" 'BEGIN { printf "%.9g", a - b }')" $((128256 * 8192 * 2 * 3 / 4)) 1e-6 &&
+	[ "$p0 $f0 $h0" = "max-utilization 0 none" ] && [ "$p1 $f1 $h1" = "guaranteed-no-evict 0.9 trtllm" ] &&
+	[ "$p2 $f2 $w2" = "max-utilization 0.5 $w1" ] && ok ||
+	bad "--engine trtllm: weights $w0 -> $w1 (want +$((128256 * 8192 * 2 * 3 / 4))), policy $p0/$p1/$p2, fraction $f0/$f1/$f2"
+"$sim" gen llama3-70b --mode infer --tp 4 --batch 2 --input-len 64 --output-len 4 --engine trtllm -o "$tmp/trt.trace"
+"$sim" gen llama3-70b --mode infer --tp 4 --batch 2 --input-len 64 --output-len 4 -o "$tmp/none.trace"
+[ "$(grep -c 'coll op=allreduce' "$tmp/none.trace")" = $(($(grep -c 'coll op=allreduce' "$tmp/trt.trace") + 2)) ] &&
+	! grep -q '^  delay' "$tmp/trt.trace" && ok ||
+	bad "--engine trtllm: the embedding's all-reduce left in, or host delays in the trace"
+
 # 2. CSV against JSON and itself
 "$sim" serve configs/h100.cfg llama3-8b --rate 30 --requests 600 --input-len 64:1024 --output-len 8:256 \
 	--csv "$tmp/r.csv" --timeline "$tmp/t.json" --json >"$tmp/r.json" || bad "serve with outputs failed"

@@ -63,7 +63,7 @@ const char *gen_attn_impl_name(enum gen_attn_impl i)
 
 const char *gen_engine_name(enum gen_engine e)
 {
-	return e == GEN_ENGINE_VLLM ? "vllm" : "none";
+	return e == GEN_ENGINE_VLLM ? "vllm" : e == GEN_ENGINE_TRTLLM ? "trtllm" : "none";
 }
 
 enum op_attn_impl gen_decode_attn(const struct gen_config *c)
@@ -95,7 +95,7 @@ enum op_attn_impl gen_decode_attn(const struct gen_config *c)
 
 double gen_engine_host_s(const struct gen_config *c, long long seqs)
 {
-	if (c->inf.engine == GEN_ENGINE_NONE || seqs <= 0)
+	if (c->inf.engine != GEN_ENGINE_VLLM || seqs <= 0)
 		return 0;
 	return VLLM_V0_HOST_S_PER_SEQ * (double)seqs;
 }
@@ -649,6 +649,12 @@ static void infer_memory(const struct gen_config *c, long long stage, struct gen
 	    m->attn == GEN_MLA ? (double)(m->kv_lora + m->rope_dim) : 2 * kv_local(m, c->p.tp) * (double)m->head_dim;
 	*out = (struct gen_memory){0};
 	out->params = wbytes * (ps.dense + ps.expert);
+	if (c->inf.engine == GEN_ENGINE_TRTLLM && stage == 0 && c->p.tp > 1) {
+		/* TensorRT-LLM's checkpoint keeps the lookup table whole on every rank (convert_checkpoint.py:
+		   --use_parallel_embedding is off by default) beside the vocabulary-parallel LM head */
+		double full = (double)gen_vocab_padded(c) * (double)m->hidden;
+		out->params += wbytes * (m->tied && c->p.pp == 1 ? full : full - vocab_local(c) * (double)m->hidden);
+	}
 	out->kv = 2 * layers * per_token * b * (double)tokens;
 	/* prefill's live set of one block: input and residual, and the larger of
 	   the attention and FFN intermediates */

@@ -51,11 +51,12 @@ enum gen_dtype { GEN_BF16, GEN_FP16, GEN_FP8, GEN_FP4 };
    alone, no quantization kernel (a bound no recipe reaches, to show what
    the quantization costs) */
 enum gen_fp8_recipe { GEN_FP8_DELAYED, GEN_FP8_CURRENT, GEN_FP8_MX, GEN_FP8_NONE };
-/* the serving engine whose host work an inference step waits for
-   (--engine): none (the host keeps ahead of the device: TensorRT-LLM's C++
-   executor, a CUDA-graph loop), or vLLM's V0 engine (0.5-0.6, one
-   scheduler step per forward: gen_engine_host_s) */
-enum gen_engine { GEN_ENGINE_NONE, GEN_ENGINE_VLLM };
+/* the serving engine an inference step runs in (--engine): none (the host
+   keeps ahead of the device: a CUDA-graph loop), vLLM's V0 engine (0.5-0.6,
+   one scheduler step per forward: gen_engine_host_s), or TensorRT-LLM's C++
+   executor (its host keeps ahead too; its checkpoint holds the embedding
+   table whole on every tensor-parallel rank: infer_memory, build_emb) */
+enum gen_engine { GEN_ENGINE_NONE, GEN_ENGINE_VLLM, GEN_ENGINE_TRTLLM };
 /* how the device ops are launched (--launch): eager (one by one by the
    host, the default) or graph (from CUDA graphs: an inference's decode
    steps, as vLLM and TensorRT-LLM capture them, or a training step whole,

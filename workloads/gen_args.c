@@ -46,7 +46,7 @@ static const char *const dtype_names[] = {"bf16", "fp16", "fp8", "fp4", NULL};
 static const char *const impl_names[] = {"flash2", "flash3", "naive", "flash1", "cudnn", NULL};
 static const char *const gs_names[] = {"overlap", "after", NULL};
 static const char *const recipe_names[] = {"delayed", "current", "mxfp8", "none", NULL};
-static const char *const engine_names[] = {"none", "vllm", NULL};
+static const char *const engine_names[] = {"none", "vllm", "trtllm", NULL};
 static const char *const launch_names[] = {"eager", "graph", NULL}; /* enum gen_launch order */
 static const char *const decode_impl_names[] = {"auto",   "flash2_decode", "paged",
                                                 "decode", "mmha",          NULL}; /* gen_decode_impl */

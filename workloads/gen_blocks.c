@@ -436,8 +436,11 @@ static void build_emb(struct em *e, struct block *B, const struct tok *k)
 	struct step *s = push(B, ST_EMB);
 	s->m = T;
 	s->n = e->h;
-	s->k = e->vl;
-	s_coll(B, ST_TP_G, T * e->h * 2);
+	/* vocabulary-parallel: each rank's rows, then their sum over tp; TensorRT-LLM's whole table needs none */
+	int whole = e->c->mode == GEN_INFER && e->c->inf.engine == GEN_ENGINE_TRTLLM;
+	s->k = whole ? e->vl * e->t : e->vl;
+	if (!whole)
+		s_coll(B, ST_TP_G, T * e->h * 2);
 	if (!e->m->rope && !e->m->nopos) /* learned positions */
 		s_elem(B, "add", (e->c->p.sp ? T / e->t : T) * e->h, 0, NULL);
 	s_dropout(e, B, (e->c->p.sp ? T / e->t : T) * e->h);

@@ -70,14 +70,18 @@ const char cmd_serve_help[] =
     "                          request only when its whole KV fits, as\n"
     "                          TensorRT-LLM's default)\n"
     "  --prefix-hit F          share of each prompt found in the prefix cache (0)\n"
-    "  --engine none|vllm      host work each step waits for: none (the host keeps\n"
-    "                          ahead of the device, as TensorRT-LLM; default) or\n"
-    "                          vLLM's V0 engine (0.5-0.6: scheduling, inputs,\n"
-    "                          sampling and outputs, 100 us a sequence a step;\n"
-    "                          its sampler's passes over the logits;\n"
-    "                          steps of decodes alone from CUDA graphs, the\n"
-    "                          paged attention launched for the capture's keys;\n"
-    "                          --enforce-eager: without graphs)\n"
+    "  --engine none|vllm|trtllm  the engine: none (the host keeps ahead of the\n"
+    "                          device; default), vLLM's V0 engine (0.5-0.6:\n"
+    "                          scheduling, inputs, sampling and outputs, 100 us\n"
+    "                          a sequence a step; its sampler's passes over the\n"
+    "                          logits; steps of decodes alone from CUDA graphs,\n"
+    "                          the paged attention launched for the capture's\n"
+    "                          keys; --enforce-eager: without graphs), or\n"
+    "                          TensorRT-LLM's executor (the host ahead of the\n"
+    "                          device; the embedding table whole on every\n"
+    "                          tensor-parallel rank; its defaults unless given:\n"
+    "                          --kv-free-fraction 0.9, --capacity-policy\n"
+    "                          guaranteed-no-evict)\n"
     "\n"
     "fleet and limits:\n"
     "  --replicas N            model replicas, tp x pp GPUs each (default 1);\n"
@@ -172,7 +176,9 @@ static void serve_text(const struct arch_chip *c, const char *config, const stru
 	       o->guaranteed           ? "whole KV reserved at admission"
 	       : o->preempt == SV_SWAP ? "preempt by swap"
 	                               : "preempt by recompute",
-	       g->inf.engine == GEN_ENGINE_VLLM ? "; vLLM V0 host work before each step" : "");
+	       g->inf.engine == GEN_ENGINE_VLLM     ? "; vLLM V0 host work before each step"
+	       : g->inf.engine == GEN_ENGINE_TRTLLM ? "; TensorRT-LLM's executor (the embedding whole on every rank)"
+	                                            : "");
 	printf("memory         per device %.1f GiB: weights %.2f, %lld-token forward %.2f, KV cache %.2f GiB "
 	       "(%lld blocks, %.0f KiB a token; peak use %.0f%%)\n",
 	       r->capacity_bytes / GiB, r->weights_bytes / GiB, o->max_batched_tokens, r->act_bytes / GiB,

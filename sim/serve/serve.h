@@ -82,7 +82,8 @@ struct sv_args {
 	const char *sets[SV_MAX_SETS];
 	int nsets;
 	int json, find_rate;
-	int batched_given;               /* --max-batched-tokens was given */
+	int batched_given, policy_given,
+	    kv_free_given;               /* --max-batched-tokens, --capacity-policy, --kv-free-fraction */
 	char *gen_argv[SV_MAX_GEN_ARGS]; /* what goes to gen_parse_args */
 	int gen_argc;
 };

@@ -166,9 +166,10 @@ static int valued_opt(struct ctx *x, struct sv_args *A, struct sv_options *o, co
 		rc = integer(x, a, v, 1, 4096, &o->block_tokens);
 	else if (!strcmp(a, "--gpu-memory-utilization"))
 		rc = num(x, a, v, 0.01, 1, &o->mem_util);
-	else if (!strcmp(a, "--kv-free-fraction"))
+	else if (!strcmp(a, "--kv-free-fraction")) {
 		rc = num(x, a, v, 0.01, 1, &o->kv_free_frac);
-	else if (!strcmp(a, "--preempt")) {
+		A->kv_free_given = 1;
+	} else if (!strcmp(a, "--preempt")) {
 		if (strcmp(v, "recompute") && strcmp(v, "swap"))
 			return fail(x, a, v, "expected recompute or swap");
 		o->preempt = !strcmp(v, "swap") ? SV_SWAP : SV_RECOMPUTE;
@@ -176,6 +177,7 @@ static int valued_opt(struct ctx *x, struct sv_args *A, struct sv_options *o, co
 		if (strcmp(v, "max-utilization") && strcmp(v, "guaranteed-no-evict"))
 			return fail(x, a, v, "expected max-utilization or guaranteed-no-evict");
 		o->guaranteed = !strcmp(v, "guaranteed-no-evict");
+		A->policy_given = 1;
 	} else if (!strcmp(a, "--prefix-hit"))
 		rc = num(x, a, v, 0, 1, &o->prefix_hit);
 	else if (!strcmp(a, "--replicas")) {
@@ -284,6 +286,14 @@ int sv_parse_args(int argc, char **argv, struct sv_args *A, struct sv_options *o
 			    why[16 + strlen(A->gen_argv[i])] == '\'')
 				*unknown = A->gen_argv[i];
 		return -1;
+	}
+	/* TensorRT-LLM's executor (--engine trtllm): its KvCacheConfig's free_gpu_memory_fraction, 0.9, and its
+	   scheduler's default capacity policy, GUARANTEED_NO_EVICT, unless given */
+	if (g->inf.engine == GEN_ENGINE_TRTLLM) {
+		if (!A->kv_free_given)
+			o->kv_free_frac = 0.9;
+		if (!A->policy_given)
+			o->guaranteed = 1;
 	}
 	/* vLLM V0's scheduler without chunked prefill (vllm/config.py, SchedulerConfig): max_num_batched_tokens
 	   defaults to max(max_model_len, 2048) and may not be below max_model_len, since a longer prompt, prefilled

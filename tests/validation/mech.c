@@ -136,6 +136,19 @@ static void mmha_decode_off(struct gen_config *c)
 	c->inf.decode_impl = GEN_DEC_GENERIC;
 }
 
+/* TensorRT-LLM's checkpoint (--engine trtllm): the embedding table whole on every tensor-parallel rank, its memory
+   (which on a full device leaves fewer sequences' KV) and no all-reduce after the lookup */
+static int trt_embedding(const struct vcase *v)
+{
+	const struct gen_config *c = &v->gc;
+	return c->mode == GEN_INFER && c->inf.engine == GEN_ENGINE_TRTLLM && c->p.tp > 1;
+}
+
+static void trt_embedding_off(struct gen_config *c)
+{
+	c->inf.engine = GEN_ENGINE_NONE;
+}
+
 /* a batch of one prompt decoded greedily (--same-prompt): an MoE decode step's tokens are one, on the top-k experts
    (a dense model's rows do not change: not counted) */
 static int same_prompt(const struct vcase *v)
@@ -164,6 +177,9 @@ static const struct mech mechs[] = {
      "--enforce-eager: launched for the step's own keys", capture_launch, capture_launch_off, NULL, NULL},
     {"TensorRT-LLM's decode with multi_block_mode off, the keys never split (--decode-impl mmha)",
      "--decode-impl decode: a split-KV kernel that fills the chip", mmha_decode, mmha_decode_off, NULL, NULL},
+    {"TensorRT-LLM's embedding table whole on every tensor-parallel rank (--engine trtllm)",
+     "--engine none: the table split over the ranks, an all-reduce after the lookup", trt_embedding, trt_embedding_off,
+     NULL, NULL},
     {"one prompt B times, decoded greedily (--same-prompt)",
      "distinct sequences: an MoE decode step's tokens spread over every expert", same_prompt, same_prompt_off, NULL,
      NULL},
