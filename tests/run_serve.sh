@@ -200,5 +200,37 @@ done <<EOF
 66|nope.csv|configs/h100.cfg llama3-8b --requests-csv $tmp/nope.csv
 73|input|configs/h100.cfg llama3-8b --timeline configs/h100.cfg
 EOF
+# 6b. option combinations (a seeded draw of 40, the same every run): each run finishes, or refuses in one line
+# with a documented exit code (2 usage, 3 does not fit, 78 the chip lacks a unit the options ask for, fp8 on an
+# A100) and writes nothing; never an internal error (70), as --no-chunked-prefill with a budget below the
+# context once gave
+awk 'BEGIN {
+	srand(20261203)
+	split("configs/h100.cfg configs/mi300x.cfg configs/a100_40gb.cfg configs/ascend910b.cfg configs/h200.cfg", cf, " ")
+	split("llama3-8b llama2-7b llama3-70b mixtral-8x7b qwen3-30b-a3b", md, " ")
+	n = split("--tp=2|--tp=4|--pp=2|--rate=50|--burst|--input-len=1|--input-len=3000|--input-len=1:4000|" \
+		"--output-len=1|--output-len=2000|--max-num-seqs=1|--max-batched-tokens=16|--max-batched-tokens=100000|" \
+		"--max-model-len=64|--max-model-len=2048|--block-size=1|--block-size=256|--no-chunked-prefill|" \
+		"--gpu-memory-utilization=0.2|--kv-free-fraction=0.1|--preempt=swap|--capacity-policy=guaranteed-no-evict|" \
+		"--prefix-hit=1|--replicas=2|--prefill-replicas=1|--engine=vllm|--engine=trtllm|--dtype=fp8|" \
+		"--decode-impl=mmha|--decode-impl=paged", op, "|")
+	for (i = 0; i < 40; i++) {
+		line = cf[int(rand() * 5) + 1] " " md[int(rand() * 5) + 1] " --requests " (int(rand() * 3) == 0 ? 1 : 30)
+		k = int(rand() * 7)
+		for (j = 0; j < k; j++)
+			line = line " " op[int(rand() * n) + 1]
+		print line
+	}
+}' >"$tmp/combos"
+while read -r -a args; do
+	rm -f "$tmp/out.csv"
+	"$sim" serve "${args[@]}" --csv "$tmp/out.csv" >"$tmp/o" 2>"$tmp/e"
+	rc=$?
+	if [ "$rc" = 0 ] || { { [ "$rc" = 2 ] || [ "$rc" = 3 ] || [ "$rc" = 78 ]; } && [ "$(wc -l <"$tmp/e")" = 1 ] &&
+		[ ! -s "$tmp/o" ] && [ ! -e "$tmp/out.csv" ]; }; then ok; else
+		bad "serve ${args[*]}: exit $rc, stderr: $(head -c 300 "$tmp/e")"
+	fi
+done <"$tmp/combos"
+
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" = 0 ]
