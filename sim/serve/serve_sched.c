@@ -41,6 +41,7 @@
 
 #include "progress.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,9 +259,8 @@ static void schedule(struct eng *E)
 			;
 		return;
 	}
-	/* V0: prefills first, whole prompts */
-	if (budget < o->max_model_len)
-		budget = o->max_model_len;
+	/* V0: prefills first, whole prompts (sv_parse_args holds the budget at the context or above, as vLLM V0) */
+	assert(budget >= o->max_model_len);
 	while (E->whead && E->nrun < o->max_num_seqs && admit(E, &budget, 1))
 		;
 	if (E->nsched)
