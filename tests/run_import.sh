@@ -98,12 +98,13 @@ coverage_adds_up "$t" "$tmp/$t.trace" || fails=$((fails + 1))
 # aten::_grouped_mm, 16 groups of equal size (the offsets' values are not recorded), with the tile PyTorch's grouped
 # kernel runs on Hopper (GroupMM.cu: 128x256, no group's M or N at most 128): the forward [32768, 1024] x
 # [16, 1024, 1024] (the weights' transposed view: trans=nt) and the weight gradient [1024, 32768] x [32768, 1024],
-# grouped along K (trans=tn); every GEMM-family kernel is modelled (the argument-setup kernel is not a GEMM's)
+# grouped along K (trans=tn), each behind its argument-setup kernel (grouped=1: prepare_grouped_gemm_data, which
+# the op models as its first kernel); every GEMM-family kernel is modelled
 moe=traces/kineto/h200-2026-11-29/kineto_moe-small_mb4.json.gz
 "$sim" import kineto "$moe" -o "$tmp/moe.trace" || fail "import the MoE step"
-[ "$(grep -c '^gemm m=2048 n=1024 k=1024 batch=16 dtype=bf16 trans=nt tile=128x256 ' "$tmp/moe.trace")" = 4 ] ||
+[ "$(grep -c '^gemm m=2048 n=1024 k=1024 batch=16 dtype=bf16 trans=nt tile=128x256 grouped=1 ' "$tmp/moe.trace")" = 4 ] ||
 	fail "MoE: the 4 layers' expert forward is not gemm batch=16 trans=nt tile=128x256"
-[ "$(grep -c '^gemm m=1024 n=1024 k=2048 batch=16 dtype=bf16 trans=tn tile=128x256 ' "$tmp/moe.trace")" = 4 ] ||
+[ "$(grep -c '^gemm m=1024 n=1024 k=2048 batch=16 dtype=bf16 trans=tn tile=128x256 grouped=1 ' "$tmp/moe.trace")" = 4 ] ||
 	fail "MoE: the 4 layers' expert weight gradient (grouped along K) is not gemm m=1024 n=1024 k=2048 batch=16 trans=tn"
 [ "$(grep -c '^gemm .*batch=16 ' "$tmp/moe.trace")" = 24 ] || fail "MoE: not 24 grouped GEMMs (4 layers x 2 x 3)"
 awk '/^# gemm / { exit !($3 == $4 && $3 > 0) }' "$tmp/moe.trace" || fail "MoE: a GEMM kernel is carried"
@@ -115,10 +116,10 @@ coverage_adds_up moe "$tmp/moe.trace" || fails=$((fails + 1))
 # and the 128x256 kernel without fast accumulation (its accumulators spill) left to the kernel search
 "$sim" import kineto tests/fuzz/corpus_kineto/scaled_grouped.json -o "$tmp/sg.trace" || fail "import scaled_grouped.json"
 grep '^gemm ' "$tmp/sg.trace" | sed 's/ stream=.*//' >"$tmp/sg.ops"
-printf '%s\n' 'gemm m=128 n=1536 k=2048 batch=16 dtype=fp8 trans=nt tile=64x128 promote=128' \
-	'gemm m=32768 n=4096 k=2048 batch=4 dtype=fp8 trans=nt tile=128x128 promote=128' \
-	'gemm m=32768 n=4096 k=2048 batch=4 dtype=fp8 trans=nt tile=256x128' \
-	'gemm m=512 n=1536 k=2048 batch=16 dtype=fp8 trans=nt' | diff - "$tmp/sg.ops" >/dev/null ||
+printf '%s\n' 'gemm m=128 n=1536 k=2048 batch=16 dtype=fp8 trans=nt tile=64x128 promote=128 grouped=1' \
+	'gemm m=32768 n=4096 k=2048 batch=4 dtype=fp8 trans=nt tile=128x128 promote=128 grouped=1' \
+	'gemm m=32768 n=4096 k=2048 batch=4 dtype=fp8 trans=nt tile=256x128 grouped=1' \
+	'gemm m=512 n=1536 k=2048 batch=16 dtype=fp8 trans=nt grouped=1' | diff - "$tmp/sg.ops" >/dev/null ||
 	fail "scaled grouped GEMMs: $(tr '\n' '|' <"$tmp/sg.ops")"
 "$sim" run configs/h200.cfg "$tmp/sg.trace" >/dev/null || fail "sim run configs/h200.cfg (scaled grouped GEMMs)"
 

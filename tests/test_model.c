@@ -586,6 +586,37 @@ int main(int argc, char **argv)
 		      "promote= on bf16 should be refused, got '%s'", ww);
 	}
 
+	/* grouped= (a pointer-array grouped GEMM, PyTorch's torch._grouped_mm on Hopper: aten's
+	   prepare_grouped_gemm_data<<<1, groups>>> runs before the grouped kernel): the same GEMM kernel, one more
+	   kernel, so one more model.launch_overhead and launch gap, and what the setup adds beyond its launch is a
+	   few memory latencies (under 2 us on any chip), not work that grows with the GEMM */
+	{
+		const char *g0 = "gemm m=128 n=2048 k=768 batch=16 dtype=bf16 trans=nt tile=64x128";
+		const char *g1 = "gemm m=128 n=2048 k=768 batch=16 dtype=bf16 trans=nt tile=64x128 grouped=1";
+		struct dm_result r0 = run(h, g0), r1 = run(h, g1);
+		double extra_s = r1.time_s - r0.time_s - h->model.launch_s;
+		CHECK(r1.kern.kernels == 2 && r0.kern.kernels == 1 && !strcmp(r0.kern.name, r1.kern.name),
+		      "grouped=1: %d kernels (%s), without %d (%s)", r1.kern.kernels, r1.kern.name, r0.kern.kernels,
+		      r0.kern.name);
+		CHECK(extra_s > 0 && extra_s < 2e-6, "grouped=1 adds %.3g us beyond a launch of %.3g us", extra_s * 1e6,
+		      h->model.launch_s * 1e6);
+		CHECK(fabs(r1.gap_s - 2 * r0.gap_s) < 1e-12, "grouped=1: launch gaps %.3g us, one kernel's %.3g us",
+		      r1.gap_s * 1e6, r0.gap_s * 1e6);
+		struct dm_result b0 = run(h, "gemm m=8192 n=2048 k=768 batch=16 dtype=bf16 trans=nt tile=128x256");
+		struct dm_result b1 =
+		    run(h, "gemm m=8192 n=2048 k=768 batch=16 dtype=bf16 trans=nt tile=128x256 grouped=1");
+		CHECK(fabs((b1.time_s - b0.time_s) - (r1.time_s - r0.time_s)) < 1e-12,
+		      "the setup's cost does not grow with the GEMM: %.4g us at m=8192, %.4g us at m=128",
+		      (b1.time_s - b0.time_s) * 1e6, (r1.time_s - r0.time_s) * 1e6);
+		struct op o1;
+		char txt[256], pw[256];
+		CHECK(!op_parse(g1, NULL, &o1, pw, sizeof pw), "grouped=1 parses: %s", pw);
+		op_format(&o1, txt, sizeof txt);
+		CHECK(strstr(txt, " grouped=1") != NULL, "the canonical text keeps grouped=1: %s", txt);
+		CHECK(op_parse("gemm m=8 n=8 k=8 dtype=bf16 grouped=2", NULL, &o1, pw, sizeof pw) == -1,
+		      "grouped=2 should be refused");
+	}
+
 	/* a conv's backward: dgrad and wgrad, two kernels whose times add; with c == k, stride 1 and the padding that
 	   keeps the image's size, dgrad is the forward's GEMM (M = n h w, N = c, K = k r s) and costs the same */
 	{

@@ -122,7 +122,7 @@ static const struct {
     {"gem m=1 n=1 k=1 dtype=fp16", "unknown op kind 'gem' (expected gemm|attn|elem|copy|conv|embedding)"},
     {"GEMM m=1 n=1 k=1 dtype=fp16", "unknown op kind 'GEMM'"},
     {"gemm mm=1 n=1 k=1 dtype=fp16", "gemm: unknown key 'mm' (expected m, n, k, batch, dtype, acc, trans, epilogue, "
-                                     "warm, units, margin, busy, tile, promote, launch)"},
+                                     "warm, units, margin, busy, tile, promote, grouped, launch)"},
     {"gemm m=1 n=1 k=1 k=2 dtype=fp16", "gemm: k= given twice"},
     {"gemm m=1 n=1 dtype=fp16", "gemm: missing k="},
     {"gemm m=1 n=1 k=1", "gemm: missing dtype="},

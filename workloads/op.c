@@ -106,6 +106,7 @@ enum {
 	G_BUSY,
 	G_TILE,
 	G_PROMOTE,
+	G_GROUPED,
 	G_COUNT
 };
 static const struct key gemm_keys[G_COUNT + 1] = {
@@ -123,6 +124,7 @@ static const struct key gemm_keys[G_COUNT + 1] = {
     [G_BUSY] = {"busy", V_POS, 0, NULL},
     [G_TILE] = {"tile", V_TILE, 0, NULL},
     [G_PROMOTE] = {"promote", V_POS, 0, NULL},
+    [G_GROUPED] = {"grouped", V_BOOL, 0, NULL},
 };
 
 enum {
@@ -528,6 +530,7 @@ static int build_gemm(struct op *o, const struct pstate *st, char *why, size_t w
 			    v[G_PROMOTE], op_dtype_name(o->dtype));
 		o->promote = v[G_PROMOTE];
 	}
+	o->grouped = (int)v[G_GROUPED];
 	if (check_acc("gemm", o->dtype, o->acc_dtype, why, whylen) || take_units("gemm", o, st, G_UNITS, why, whylen))
 		return -1;
 	const long long all[] = {o->m, o->n, o->k, o->batch};

@@ -141,6 +141,12 @@ struct op {
 	   accumulate alone (fast accumulation, or a library that hides the promotion behind other MMAs) */
 	long long promote;
 
+	/* gemm: the batch's groups run as a pointer-array grouped GEMM (grouped=1), as PyTorch's torch._grouped_mm and
+	   torch._scaled_grouped_mm run them on Hopper and Blackwell (GroupMM.cu, ScaledGroupMM.cu: a one-block kernel,
+	   prepare_grouped_gemm_data<<<1, groups>>>, first writes each group's pointers, strides and problem size, then
+	   CUTLASS's grouped kernel, GemmUniversalMode::kGrouped, reads them): two kernels; 0: one batched kernel */
+	int grouped;
+
 	/* every kind: how the kernels are launched (launch=eager|graph): one by one by the host (eager, the default),
 	   or as nodes of a CUDA graph, which pay model.graph_launch_gap before each kernel instead of
 	   model.launch_gap */

@@ -47,6 +47,10 @@ size_t op_format(const struct op *op, char *buf, size_t len)
 			size_t used = strlen(a);
 			snprintf(a + used, sizeof a - used, " promote=%lld", op->promote);
 		}
+		if (op->grouped) {
+			size_t used = strlen(a);
+			snprintf(a + used, sizeof a - used, " grouped=1");
+		}
 		n = snprintf(buf, len,
 		             "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s acc=%s trans=%s epilogue=%s warm=%d%s%s",
 		             op->m, op->n, op->k, op->batch, op_dtype_name(op->dtype), op_dtype_name(op->acc_dtype),

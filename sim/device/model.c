@@ -67,7 +67,8 @@ static struct gemm_in gemm_in_of(const struct op *op, enum op_dir pass)
 		                    .busy = op->busy,
 		                    .tile_m = op->tile_m,
 		                    .tile_n = op->tile_n,
-		                    .promote = op->promote};
+		                    .promote = op->promote,
+		                    .grouped = op->grouped};
 		return g;
 	}
 	long long p = (op->ih + 2 * op->pad - op->r) / op->stride + 1;

@@ -116,6 +116,7 @@ struct gemm_in {
 	long long busy;     /* this many units held by another kernel: the kernel chosen for all runs on the rest */
 	int tile_m, tile_n; /* the kernel's tile of C (op.h tile=); 0: the search over every tile */
 	long long promote;  /* K elements between promotions of fp8 partial sums on the vector lanes (op.h); 0: none */
+	int grouped;        /* a pointer-array grouped GEMM: its setup kernel first (op.h grouped=) */
 };
 int gemm_time(const struct arch_chip *c, const struct gemm_in *g, struct dm_result *r, FILE *ex, char *why, size_t wl);
 /* The same, and the main-loop iteration of the kernel it picks (it may be NULL). */

@@ -269,7 +269,8 @@ static const char *scaled_tile(json_t *args, long long m, long long n, long long
    128, else 128x256; on Blackwell (sm10x) 64x128 (aten/src/ATen/native/cuda/GroupMM.cu,
    dispatch_bf16_grouped_kernel_on_tile_size), written as tile=. The fp8 one on Hopper
    (ScaledGroupMM.cu, dispatch_fp8_grouped_gemm_on_tile_size; scaled_tile) has tiles of its own and, without
-   use_fast_accum, promotes its partial sums every 128 of K (promote=128). */
+   use_fast_accum, promotes its partial sums every 128 of K (promote=128). Both launch a one-block setup kernel
+   (prepare_grouped_gemm_data) before the grouped one: grouped=1 where the kernel's name says which of them ran. */
 static int grouped_op(json_t *args, int offs, const char *kernel, char *buf, size_t len)
 {
 	long long A[MAXD], B[MAXD], O[MAXD];
@@ -299,8 +300,10 @@ static int grouped_op(json_t *args, int offs, const char *kernel, char *buf, siz
 		tile = m <= 128 || n <= 128 ? " tile=64x128" : " tile=128x256";
 	else if (blackwell)
 		tile = " tile=64x128";
-	int w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s%s%s", m, n, k, g, dt,
-	                 trans_key[ta][tb], tile);
+	/* CUTLASS's pointer-array kernels (Hopper, and bf16 on Blackwell) behind their setup kernel: grouped=1 */
+	const char *ptrs = (hopper || (blackwell && strcmp(dt, "fp8"))) ? " grouped=1" : "";
+	int w = snprintf(buf, len, "gemm m=%lld n=%lld k=%lld batch=%lld dtype=%s%s%s%s", m, n, k, g, dt,
+	                 trans_key[ta][tb], tile, ptrs);
 	return checked(buf, len, w);
 }
 

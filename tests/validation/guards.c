@@ -32,7 +32,8 @@ static const struct {
     {"gemm", "Azure/AI-benchmarking-guide", 0.12},
     {"gemm", "ROCm/rocm-blogs", 0.07},
     {"gemm", "deepseek-ai/DeepGEMM", 0.11},
-    {"gemm", "bench/gpu/measure.py", 0.13},
+    /* lowered on 2026-12-03 with grouped= (PyTorch's grouped GEMM behind its setup kernel): 10.1% to 9.3% */
+    {"gemm", "bench/gpu/measure.py", 0.11},
     {"gemm", "bench/gpu/misaligned.py", 0.10},
     /* lowered on 2026-12-01 with model.sync_efficiency and FlashAttention-2's register occupancy: 1.7% to 0.3%,
        7.4% to 6.0%, 19.3% to 6.7%, 10.7% to 6.1% */
